@@ -1,0 +1,344 @@
+//! The scenario as written in TOML: machine, kernel settings, costs, workloads, actions.
+//!
+//! Every table denies unknown keys, so a typo is an error that names the key rather than a
+//! silently ignored setting. Keys under `[kernel]` use the kernel's sysctl spelling
+//! (`vm.swappiness = 60` is the dotted TOML key `kernel.vm.swappiness`).
+
+use super::units::{Bytes, Nanos};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default)]
+    pub run: Run,
+    pub machine: Machine,
+    #[serde(default)]
+    pub kernel: Kernel,
+    #[serde(default)]
+    pub costs: Costs,
+    #[serde(default, rename = "workload")]
+    pub workloads: Vec<Workload>,
+    #[serde(default, rename = "action")]
+    pub actions: Vec<Action>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Run {
+    /// Virtual time simulated.
+    pub duration: Nanos,
+    /// Seed of every random stream (each task derives its own from this and its name).
+    pub seed: u64,
+    /// Interval between timeseries samples.
+    pub sample_interval: Nanos,
+    /// Longest a task runs before the scheduler picks again (DESIGN.md: at most 100 us).
+    pub slice: Nanos,
+}
+
+impl Default for Run {
+    fn default() -> Self {
+        Run {
+            duration: Nanos(10_000_000_000),
+            seed: 1,
+            sample_interval: Nanos(1_000_000_000),
+            slice: Nanos(100_000),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Machine {
+    /// Physical memory of the (single) node; all of it is managed by the buddy allocator.
+    pub memory: Bytes,
+    #[serde(default = "default_nr_cpus")]
+    pub nr_cpus: u32,
+    /// Size of ZONE_DMA32 (the memory below 4 GiB; x86-64 loses ~1 GiB of it to the PCI
+    /// hole). Default: min(memory, 3G). The rest of memory is ZONE_NORMAL.
+    #[serde(default)]
+    pub dma32: Option<Bytes>,
+    #[serde(default)]
+    pub swap: Swap,
+    /// The block device that holds files (page cache reads and writeback).
+    #[serde(default = "Device::nvme")]
+    pub storage: Device,
+}
+
+fn default_nr_cpus() -> u32 {
+    1
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SwapKind {
+    #[default]
+    None,
+    Zram,
+    Disk,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Swap {
+    #[serde(rename = "type")]
+    pub kind: SwapKind,
+    /// Swap capacity (zram: `disksize`, the uncompressed capacity).
+    pub size: Bytes,
+    /// zram: uncompressed / compressed size (typical anon data: 2-4, kernel-reference §8.4).
+    pub compression_ratio: f64,
+    /// zram: CPU time to compress one 4 KiB page (lzo-rle at ~700 MB/s: ~6 us).
+    pub compress_time: Nanos,
+    /// zram: CPU time to decompress one 4 KiB page (lzo-rle at ~2 GB/s: ~2 us).
+    pub decompress_time: Nanos,
+    /// zram: cap on the pool's memory (`mem_limit`); 0 = none.
+    pub mem_limit: Bytes,
+    /// disk: the device swap pages go to.
+    pub device: Device,
+}
+
+impl Default for Swap {
+    fn default() -> Self {
+        Swap {
+            kind: SwapKind::None,
+            size: Bytes(0),
+            compression_ratio: 3.0,
+            compress_time: Nanos(6_000),
+            decompress_time: Nanos(2_000),
+            mem_limit: Bytes(0),
+            device: Device::nvme(),
+        }
+    }
+}
+
+/// A block device: fixed latency per request plus transfer time at its bandwidth, with at
+/// most `queue_depth` requests in service at once.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Device {
+    #[serde(default = "Device::default_read_latency")]
+    pub read_latency: Nanos,
+    #[serde(default = "Device::default_write_latency")]
+    pub write_latency: Nanos,
+    /// Bytes per second.
+    #[serde(default = "Device::default_bandwidth")]
+    pub read_bandwidth: Bytes,
+    /// Bytes per second.
+    #[serde(default = "Device::default_bandwidth")]
+    pub write_bandwidth: Bytes,
+    #[serde(default = "Device::default_queue_depth")]
+    pub queue_depth: u32,
+}
+
+impl Device {
+    /// A datacentre NVMe SSD: ~80 us 4K read, ~20 us write (into its cache), 2 GB/s.
+    pub fn nvme() -> Device {
+        Device {
+            read_latency: Self::default_read_latency(),
+            write_latency: Self::default_write_latency(),
+            read_bandwidth: Self::default_bandwidth(),
+            write_bandwidth: Self::default_bandwidth(),
+            queue_depth: Self::default_queue_depth(),
+        }
+    }
+    fn default_read_latency() -> Nanos {
+        Nanos(80_000)
+    }
+    fn default_write_latency() -> Nanos {
+        Nanos(20_000)
+    }
+    fn default_bandwidth() -> Bytes {
+        Bytes(2 << 30)
+    }
+    fn default_queue_depth() -> u32 {
+        32
+    }
+}
+
+impl Default for Device {
+    fn default() -> Self {
+        Device::nvme()
+    }
+}
+
+/// Kernel settings under their sysctl names. Later issues add behaviour switches here.
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Kernel {
+    pub vm: Vm,
+    /// Tick rate; jiffy-based timeouts (kswapd's HZ/10 nap) follow it.
+    #[serde(rename = "HZ")]
+    pub hz: Hz,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct Hz(pub u32);
+impl Default for Hz {
+    fn default() -> Self {
+        Hz(1000)
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Vm {
+    pub swappiness: u32,
+    /// Default: computed as the kernel does at boot (`calculate_min_free_kbytes`).
+    pub min_free_kbytes: Option<u64>,
+    pub watermark_scale_factor: u32,
+    pub watermark_boost_factor: u32,
+    /// Per zone, lowest first: DMA, DMA32, NORMAL (the simulator has no DMA zone, but the
+    /// kernel's three-entry spelling is accepted; the DMA entry is ignored).
+    pub lowmem_reserve_ratio: Vec<u32>,
+    pub dirty_background_ratio: u32,
+    pub dirty_ratio: u32,
+    pub dirty_expire_centisecs: u32,
+    pub dirty_writeback_centisecs: u32,
+    /// Swap readahead window is 2^page-cluster pages.
+    #[serde(rename = "page-cluster")]
+    pub page_cluster: u32,
+}
+
+impl Default for Vm {
+    fn default() -> Self {
+        Vm {
+            swappiness: 60,
+            min_free_kbytes: None,
+            watermark_scale_factor: 10,
+            watermark_boost_factor: 15000,
+            lowmem_reserve_ratio: vec![256, 256, 32],
+            dirty_background_ratio: 10,
+            dirty_ratio: 20,
+            dirty_expire_centisecs: 3000,
+            dirty_writeback_centisecs: 500,
+            page_cluster: 3,
+        }
+    }
+}
+
+/// CPU costs of the work the simulator charges to tasks. Each default says where it
+/// comes from; all are per 4 KiB page unless said otherwise.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Costs {
+    /// A workload's access to a resident page (user time): a DRAM miss, ~100 ns.
+    pub access: Nanos,
+    /// Anonymous zero-fill fault: exception entry, page allocation, clear_page
+    /// (~0.5-1 us on current x86-64).
+    pub minor_fault: Nanos,
+    /// Kernel side of a major fault apart from the I/O wait or decompression.
+    pub major_fault: Nanos,
+    /// Reclaim per page scanned (isolate, rmap check, putback): shrink_inactive_list
+    /// runs at a few million pages per second per core, ~150 ns a page.
+    pub scan_page: Nanos,
+    /// Reclaim per page freed beyond the scan (unmap, TLB flush, free): ~300 ns.
+    pub reclaim_page: Nanos,
+    /// A read() or write() system call beyond its page copies.
+    pub syscall: Nanos,
+    /// Copying one 4 KiB page between page cache and user buffer (~10 GB/s): ~400 ns.
+    pub copy_page: Nanos,
+}
+
+impl Default for Costs {
+    fn default() -> Self {
+        Costs {
+            access: Nanos(100),
+            minor_fault: Nanos(1_000),
+            major_fault: Nanos(2_000),
+            scan_page: Nanos(150),
+            reclaim_page: Nanos(300),
+            syscall: Nanos(500),
+            copy_page: Nanos(400),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    /// An anonymous working set (private anonymous memory) accessed by `pattern`.
+    Anon,
+    /// Buffered read() of a set of files (or loads through mmap with `mmap = true`).
+    FileRead,
+    /// Buffered write() over a set of files.
+    FileWrite,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pattern {
+    Sequential,
+    Uniform,
+    Zipf,
+    /// `hot_fraction` of the pages get `hot_probability` of the accesses; at
+    /// `phase_change` the hot set moves to a different part of the range.
+    Hotcold,
+}
+
+/// One `[[workload]]`. Keys that do not apply to its `kind` are rejected by validation.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    pub name: String,
+    pub kind: WorkloadKind,
+    /// Number of tasks running this workload (they share its memory).
+    #[serde(default = "one")]
+    pub threads: u32,
+    #[serde(default)]
+    pub start: Nanos,
+    /// When the workload stops issuing operations (default: end of run).
+    #[serde(default)]
+    pub stop: Option<Nanos>,
+    #[serde(default = "default_pattern")]
+    pub pattern: Pattern,
+    /// Zipf exponent s (p(k) ∝ 1/k^s).
+    #[serde(default)]
+    pub skew: Option<f64>,
+    #[serde(default)]
+    pub hot_fraction: Option<f64>,
+    #[serde(default)]
+    pub hot_probability: Option<f64>,
+    #[serde(default)]
+    pub phase_change: Option<Nanos>,
+    /// Fraction of anon accesses that write.
+    #[serde(default)]
+    pub write_ratio: Option<f64>,
+    /// Operations per second per thread (paced); default: as fast as possible.
+    #[serde(default)]
+    pub rate: Option<f64>,
+    /// Idle time after each operation.
+    #[serde(default)]
+    pub think_time: Option<Nanos>,
+    /// anon: size of the working set.
+    #[serde(default)]
+    pub size: Option<Bytes>,
+    /// file-read / file-write: number of files and size of each.
+    #[serde(default)]
+    pub nr_files: Option<u32>,
+    #[serde(default)]
+    pub file_size: Option<Bytes>,
+    /// file-read / file-write: bytes per read()/write() call (one operation).
+    #[serde(default)]
+    pub io_size: Option<Bytes>,
+    /// file-read: access the files through mmap instead of read().
+    #[serde(default)]
+    pub mmap: Option<bool>,
+}
+
+fn one() -> u32 {
+    1
+}
+fn default_pattern() -> Pattern {
+    Pattern::Uniform
+}
+
+/// A knob written at a simulated time, as an administrator or an agent would.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Action {
+    pub at: Nanos,
+    /// Dotted scenario key, e.g. `kernel.vm.swappiness`.
+    pub set: String,
+    pub value: toml::Value,
+}
