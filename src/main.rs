@@ -1,1 +1,171 @@
-fn main(){}
+//! The `reclaimsim` command: a thin layer over the library.
+
+use clap::{Parser, Subcommand};
+use reclaimsim::report;
+use reclaimsim::scenario;
+use reclaimsim::sim::{RunOptions, Simulation};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(
+    name = "reclaimsim",
+    version,
+    about = "Deterministic simulator of Linux memory reclaim"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a scenario: print a summary, write DIR/results.json and DIR/timeseries.csv.
+    Run {
+        scenario: PathBuf,
+        /// Output directory (default: out/<scenario name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Override run.seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override a scenario key, e.g. --set kernel.vm.swappiness=10 (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// Check every invariant at every sample (slower).
+        #[arg(long)]
+        check: bool,
+        /// Do not print the summary.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Check a scenario without running it.
+    Validate {
+        scenario: PathBuf,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+    },
+    /// Measure the simulator's speed and memory (see BENCHMARKS.md).
+    Bench {
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+        /// Smaller runs (for a smoke test; the figures are noisier).
+        #[arg(long)]
+        quick: bool,
+    },
+    /// Internal: fill a 64 GiB machine and report peak RSS (run by `bench`).
+    #[command(hide = true)]
+    BenchRss,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Run {
+            scenario,
+            out,
+            seed,
+            mut sets,
+            check,
+            quiet,
+        } => {
+            if let Some(s) = seed {
+                sets.push(format!("run.seed={s}"));
+            }
+            let sc = match scenario::load(&scenario, &sets) {
+                Ok(sc) => sc,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let out = out.unwrap_or_else(|| {
+                PathBuf::from("out").join(
+                    scenario
+                        .file_stem()
+                        .map(|s| s.to_os_string())
+                        .unwrap_or_else(|| "run".into()),
+                )
+            });
+            let started = Instant::now();
+            let mut bar: Option<indicatif::ProgressBar> = None;
+            let show = std::io::stderr().is_terminal();
+            let opts = RunOptions {
+                check,
+                progress: Some(Box::new(move |now, end| {
+                    if !show || started.elapsed().as_secs_f64() < 1.0 {
+                        return;
+                    }
+                    let b = bar.get_or_insert_with(|| {
+                        let b = indicatif::ProgressBar::new(end / 1_000_000);
+                        b.set_style(
+                            indicatif::ProgressStyle::with_template(
+                                "{bar:40} {pos}/{len} ms simulated, {elapsed} elapsed",
+                            )
+                            .expect("template"),
+                        );
+                        b
+                    });
+                    b.set_position(now / 1_000_000);
+                    if now >= end {
+                        b.finish_and_clear();
+                    }
+                })),
+            };
+            let sim = Simulation::new(sc);
+            let series_and_results = sim.run_with_series(opts);
+            let (results, series) = match series_and_results {
+                Ok(x) => x,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(1);
+                }
+            };
+            if let Err(e) = report::write_run_dir(&out, &results, &series) {
+                eprintln!("error: writing {}: {e}", out.display());
+                return ExitCode::from(1);
+            }
+            if !quiet {
+                print!("{}", report::summary(&results));
+                println!(
+                    "\nwrote {}/results.json and timeseries.csv ({:.2}s wall)",
+                    out.display(),
+                    started.elapsed().as_secs_f64()
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Cmd::Validate { scenario, sets } => match scenario::load(&scenario, &sets) {
+            Ok(sc) => {
+                println!(
+                    "{}: ok ({} workloads, {} actions)",
+                    scenario.display(),
+                    sc.workloads.len(),
+                    sc.actions.len()
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        },
+        Cmd::Bench { json, quick } => {
+            let r = reclaimsim::bench::run(quick);
+            if json {
+                println!("{}", serde_json::to_string(&r).expect("bench serialises"));
+            } else {
+                print!("{}", r.text());
+            }
+            ExitCode::SUCCESS
+        }
+        Cmd::BenchRss => {
+            let rss = reclaimsim::bench::fill_64g_and_measure();
+            println!("{rss}");
+            ExitCode::SUCCESS
+        }
+    }
+}

@@ -1,13 +1,21 @@
 //! Scenario loading: TOML text -> validated [`Scenario`], with errors that name the file,
 //! the line and the dotted key path.
 //!
-//! STUB: being written (see the brief in the session); interface is fixed below.
+//! The text is parsed twice from the same source: once by `toml_edit` into a document that
+//! keeps spans (only used to find a key's line), once into a plain `toml::Value` that the
+//! `--set` overrides edit and that is then deserialized under `serde_path_to_error`, so every
+//! error carries the key path; the path is then looked up in the document for its line.
+//! Run-time changes ([`set_key`]) go through the same `toml::Value` path and the same
+//! validation, so a key settable by `--set` and by an action behaves the same way.
 
+mod keypath;
 pub mod schema;
 pub mod units;
+pub mod validate;
 
 pub use schema::*;
 
+use keypath::Seg;
 use std::path::Path;
 
 /// A scenario problem, always naming where it is.
@@ -33,17 +41,273 @@ pub fn load(path: &Path, sets: &[String]) -> Result<Scenario, ScenarioError> {
     parse_str(&text, &path.display().to_string(), sets)
 }
 
-pub fn parse_str(text: &str, file: &str, _sets: &[String]) -> Result<Scenario, ScenarioError> {
-    toml::from_str(text).map_err(|e: toml::de::Error| ScenarioError {
-        file: file.to_string(),
-        line: 0,
-        key: String::new(),
-        message: e.to_string(),
-    })
+/// A `--set` flag as applied, to recognise errors that come from it.
+struct Override<'a> {
+    raw: &'a str,
+    key: &'a str,
+    segs: Vec<Seg>,
 }
 
-/// Sets one dotted key (as a timed action does at run time).
-pub fn set_key(sc: &mut Scenario, key: &str, value: &toml::Value) -> Result<(), String> {
-    let _ = (sc, key, value);
-    Err("not yet".into())
+/// Parses `text` (named `file` in errors), applies `sets` (`dotted.key=value`, later ones
+/// win) and validates. Errors from a `--set` have line 0 and say so in the message.
+pub fn parse_str(text: &str, file: &str, sets: &[String]) -> Result<Scenario, ScenarioError> {
+    let err = |line, key: String, message: String| ScenarioError {
+        file: file.to_string(),
+        line,
+        key,
+        message,
+    };
+    let doc = toml_edit::ImDocument::parse(text).map_err(|e| {
+        let line = e.span().map_or(0, |s| keypath::line_at(text, s.start));
+        err(line, syntax_key(text, line), one_line(e.message()))
+    })?;
+    let table: toml::Table =
+        toml::from_str(text).map_err(|e| err(0, String::new(), one_line(e.message())))?;
+    let mut root = toml::Value::Table(table);
+
+    let mut applied = Vec::new();
+    for raw in sets {
+        let from =
+            |key: &str, msg: String| err(0, key.into(), format!("{msg} (from `--set {raw}`)"));
+        let Some((key, value)) = raw.split_once('=') else {
+            return Err(from(raw.trim(), "expected KEY=VALUE".into()));
+        };
+        let key = key.trim();
+        let segs = keypath::parse(key).map_err(|m| from(key, m))?;
+        keypath::set(&mut root, &segs, parse_value(value.trim())).map_err(|m| from(key, m))?;
+        applied.push(Override { raw, key, segs });
+    }
+
+    // A problem at or under a `--set` key, or at a key a `--set` created, is that flag's.
+    let locate = |segs: &[Seg], message: String| {
+        let (line, exists) = keypath::find_line(doc.as_table(), text, segs);
+        for o in applied.iter().rev() {
+            if segs.starts_with(&o.segs) || (o.segs.starts_with(segs) && !exists) {
+                let key = if segs == o.segs {
+                    o.key.to_string()
+                } else {
+                    keypath::format(segs)
+                };
+                return err(0, key, format!("{message} (from `--set {}`)", o.raw));
+            }
+        }
+        err(line, keypath::format(segs), message)
+    };
+
+    let mut sc: Scenario = serde_path_to_error::deserialize(root).map_err(|e| {
+        let d = describe(e);
+        locate(&d.segs, d.message)
+    })?;
+    if let Some(p) = validate::validate(&sc).into_iter().next() {
+        let segs = keypath::parse(&p.key).unwrap_or_default();
+        return Err(locate(&segs, p.message));
+    }
+    validate::normalize(&mut sc);
+    Ok(sc)
 }
+
+/// Sets one dotted key (as a timed action does at run time), e.g. `kernel.vm.swappiness`
+/// or `workload[0].rate`. The scenario is unchanged on error.
+///
+/// Generic rather than fast: the scenario goes through a `toml::Value` and back, so every
+/// key the file accepts is settable with the same checks, and it runs a few times per run.
+pub fn set_key(sc: &mut Scenario, key: &str, value: &toml::Value) -> Result<(), String> {
+    apply_key(sc, key, value).map_err(|e| e.to_string())
+}
+
+/// Why [`set_key`] failed: `key` is the path at fault; `bad_key` when the key itself is
+/// wrong (malformed or unknown) rather than its value.
+#[derive(Debug)]
+pub(crate) struct KeyError {
+    pub key: String,
+    pub message: String,
+    pub bad_key: bool,
+}
+
+impl std::fmt::Display for KeyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        if self.key.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.key, self.message)
+        }
+    }
+}
+
+pub(crate) fn apply_key(sc: &mut Scenario, key: &str, value: &toml::Value) -> Result<(), KeyError> {
+    let key_err = |message| KeyError {
+        key: key.to_string(),
+        message,
+        bad_key: true,
+    };
+    let segs = keypath::parse(key).map_err(key_err)?;
+    let mut root = toml::Value::try_from(&*sc).map_err(|e| KeyError {
+        key: String::new(),
+        message: format!("cannot serialize the scenario: {e}"),
+        bad_key: false,
+    })?;
+    keypath::set(&mut root, &segs, value.clone()).map_err(key_err)?;
+    let mut new: Scenario = serde_path_to_error::deserialize(root).map_err(|e| {
+        let d = describe(e);
+        KeyError {
+            key: keypath::format(&d.segs),
+            message: d.message,
+            bad_key: d.unknown,
+        }
+    })?;
+    if let Some(p) = validate::validate_static(&new).into_iter().next() {
+        return Err(KeyError {
+            key: p.key,
+            message: p.message,
+            bad_key: false,
+        });
+    }
+    validate::normalize(&mut new);
+    *sc = new;
+    Ok(())
+}
+
+/// A `--set` value: TOML if it parses as a value (`10`, `0.5`, `"zipf"`, `[1,2]`), else
+/// the bare text as a string, so `machine.memory=8G` and `pattern=zipf` work unquoted.
+fn parse_value(raw: &str) -> toml::Value {
+    toml::from_str::<toml::Table>(&format!("v = {raw}"))
+        .ok()
+        .filter(|t| t.len() == 1)
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(raw.to_string()))
+}
+
+/// A deserialization error as key path and message, serde's wording made to read as
+/// scenario language.
+struct Described {
+    segs: Vec<Seg>,
+    message: String,
+    /// The key itself is not in the schema.
+    unknown: bool,
+}
+
+fn describe(e: serde_path_to_error::Error<toml::de::Error>) -> Described {
+    use serde_path_to_error::Segment;
+    let mut segs: Vec<Seg> = e
+        .path()
+        .iter()
+        .filter_map(|s| match s {
+            Segment::Seq { index } => Some(Seg::Index(*index)),
+            Segment::Map { key } | Segment::Enum { variant: key } => Some(Seg::Key(key.clone())),
+            Segment::Unknown => None,
+        })
+        .collect();
+    let msg = one_line(e.inner().message());
+    let quoted: Vec<&str> = msg.split('`').skip(1).step_by(2).collect();
+    let mut unknown = false;
+    let message = if msg.starts_with("unknown field ") {
+        unknown = true;
+        let (word, names) = quoted.split_first().map_or(("", &[][..]), |(w, n)| (*w, n));
+        // serde puts the unknown key in the path (it failed while reading the key).
+        match suggest(word, names) {
+            Some(s) => format!("unknown key (did you mean `{s}`?)"),
+            None if names.is_empty() => "unknown key (this table takes no keys)".to_string(),
+            None => format!("unknown key (expected one of {})", list(names)),
+        }
+    } else if msg.starts_with("missing field ") {
+        // serde reports it at the parent: name the missing key itself.
+        segs.push(Seg::Key(quoted.first().unwrap_or(&"").to_string()));
+        "missing required key".to_string()
+    } else if msg.starts_with("unknown variant ") {
+        let (word, names) = quoted.split_first().map_or(("", &[][..]), |(w, n)| (*w, n));
+        match suggest(word, names) {
+            Some(s) => format!("unknown value `{word}` (did you mean `{s}`?)"),
+            None => format!("unknown value `{word}`, expected one of {}", list(names)),
+        }
+    } else if msg == "invalid type: unit variant, expected string only" {
+        // toml's wording when an enum key is given a non-string.
+        "invalid type: expected a string".to_string()
+    } else {
+        msg
+    };
+    Described {
+        segs,
+        message,
+        unknown,
+    }
+}
+
+fn list(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    quoted.join(", ")
+}
+
+/// The allowed name closest to a misspelt one, if close enough to be a likely typo.
+/// Case and `-` vs `_` do not count as differences.
+fn suggest<'a>(word: &str, names: &[&'a str]) -> Option<&'a str> {
+    let norm = |s: &str| s.to_ascii_lowercase().replace('-', "_");
+    let w = norm(word);
+    names
+        .iter()
+        .map(|n| (edit_distance(&w, &norm(n)), *n))
+        .filter(|(d, n)| *d <= (n.len() / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
+}
+
+/// Edit distance over chars where swapping two neighbours counts as one edit (optimal
+/// string alignment), since `strat` for `start` is a typical typo.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    d[0] = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j - 1] + cost)
+                .min(d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+fn one_line(msg: &str) -> String {
+    let parts: Vec<&str> = msg
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    parts.join("; ")
+}
+
+/// Best guess at the key a syntax error is in, since the document could not be parsed:
+/// the table header in force at `line` plus the key before `=` on that line.
+fn syntax_key(text: &str, line: usize) -> String {
+    let mut table = String::new();
+    let mut counts = std::collections::HashMap::<String, usize>::new();
+    for l in text.lines().take(line.saturating_sub(1)) {
+        let l = l.trim();
+        if let Some(name) = l.strip_prefix("[[").and_then(|r| r.split_once("]]")) {
+            let name = name.0.trim().to_string();
+            let n = counts.entry(name.clone()).or_default();
+            table = format!("{name}[{n}]");
+            *n += 1;
+        } else if let Some(name) = l.strip_prefix('[').and_then(|r| r.split_once(']')) {
+            table = name.0.trim().to_string();
+        }
+    }
+    let here = text.lines().nth(line.wrapping_sub(1)).unwrap_or("");
+    let key = here.split_once('=').map_or("", |(k, _)| k.trim());
+    match (table.as_str(), key) {
+        ("", "") => "(syntax)".to_string(),
+        (t, "") => t.to_string(),
+        ("", k) => k.to_string(),
+        (t, k) => format!("{t}.{k}"),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -34,7 +34,9 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     if num.is_empty() {
-        return Err(format!("size `{s}` has no number (expected e.g. `4K`, `512M`, `16G`)"));
+        return Err(format!(
+            "size `{s}` has no number (expected e.g. `4K`, `512M`, `16G`)"
+        ));
     }
     let mult: u64 = match unit.trim() {
         "" | "B" => 1,
@@ -69,7 +71,9 @@ pub fn parse_time(s: &str) -> Result<u64, String> {
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     if num.is_empty() {
-        return Err(format!("time `{s}` has no number (expected e.g. `5ms`, `2s`)"));
+        return Err(format!(
+            "time `{s}` has no number (expected e.g. `5ms`, `2s`)"
+        ));
     }
     let mult: f64 = match unit.trim() {
         "ns" => 1.0,
@@ -167,7 +171,7 @@ impl Serialize for Nanos {
 /// The shortest exact spelling of a size (`4G`, `1536M`, `4097`).
 pub fn format_size(b: u64) -> String {
     for (unit, shift) in [("T", 40), ("G", 30), ("M", 20), ("K", 10)] {
-        if b != 0 && b % (1u64 << shift) == 0 {
+        if b != 0 && b.is_multiple_of(1u64 << shift) {
             return format!("{}{}", b >> shift, unit);
         }
     }
@@ -177,7 +181,7 @@ pub fn format_size(b: u64) -> String {
 /// The shortest exact spelling of a time (`2s`, `5ms`, `100ns`).
 pub fn format_time(ns: u64) -> String {
     for (unit, div) in [("s", 1_000_000_000u64), ("ms", 1_000_000), ("us", 1_000)] {
-        if ns != 0 && ns % div == 0 {
+        if ns != 0 && ns.is_multiple_of(div) {
             return format!("{}{}", ns / div, unit);
         }
     }

@@ -1,0 +1,268 @@
+//! The invariant checker (`--check`, always on in tests).
+//!
+//! Every frame is free (inside exactly one buddy block) or on exactly one list; every
+//! counter equals what the lists say (so none has gone negative and wrapped); free +
+//! LRU + zram pool pages equal managed memory; page tables and the frames they map
+//! agree.
+
+use super::page::{lru, on, pg, pte};
+use super::zone::{MIGRATE_PCPTYPES, NR_PAGE_ORDERS};
+use super::Mm;
+
+impl Mm {
+    /// Checks every invariant; the first violation is returned as a message.
+    #[allow(clippy::needless_range_loop)] // the list index is the LRU id, not just a position
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let n = self.frames.len();
+        let mut owner = vec![0u8; n]; // 0: none, 1: buddy, 2: LRU, 3: zram
+        let mut claim = |pfn: usize, what: u8| -> Result<(), String> {
+            if owner[pfn] != 0 {
+                return Err(format!(
+                    "frame {pfn} is on two lists ({} and {what})",
+                    owner[pfn]
+                ));
+            }
+            owner[pfn] = what;
+            Ok(())
+        };
+
+        let mut free_total = 0u64;
+        for z in &self.zones {
+            let mut zone_free = 0u64;
+            for o in 0..NR_PAGE_ORDERS {
+                let mut blocks = 0u64;
+                for mt in 0..MIGRATE_PCPTYPES {
+                    let l = &z.free_area[o].free_list[mt];
+                    let mut len = 0;
+                    for pfn in l.iter(&self.frames) {
+                        let f = &self.frames[pfn as usize];
+                        if !f.test(pg::BUDDY)
+                            || f.order as usize != o
+                            || f.list != on::BUDDY
+                            || f.gen as usize != mt
+                        {
+                            return Err(format!(
+                                "free block {pfn} order {o} has flags {:#x} order {}",
+                                f.flags, f.order
+                            ));
+                        }
+                        if pfn % (1 << o) != 0 || pfn < z.start_pfn || pfn + (1 << o) > z.end_pfn {
+                            return Err(format!(
+                                "free block {pfn} order {o} misaligned or outside zone {}",
+                                z.name()
+                            ));
+                        }
+                        for p in pfn..pfn + (1 << o) {
+                            claim(p as usize, 1)?;
+                        }
+                        len += 1;
+                    }
+                    if len != l.len {
+                        return Err(format!(
+                            "zone {} order {o} mt {mt}: list says {} walked {len}",
+                            z.name(),
+                            l.len
+                        ));
+                    }
+                    blocks += len;
+                    zone_free += len << o;
+                }
+                if blocks != z.free_area[o].nr_free {
+                    return Err(format!(
+                        "zone {} order {o}: nr_free {} but {blocks} blocks",
+                        z.name(),
+                        z.free_area[o].nr_free
+                    ));
+                }
+            }
+            if zone_free != z.nr_free_pages {
+                return Err(format!(
+                    "zone {} NR_FREE_PAGES {} but {zone_free} free",
+                    z.name(),
+                    z.nr_free_pages
+                ));
+            }
+            free_total += zone_free;
+        }
+
+        let mut lru_total = 0u64;
+        let mut zone_lru = vec![[0u64; lru::NR_LRU_LISTS]; self.zones.len()];
+        let (mut dirty, mut writeback) = (0u64, 0u64);
+        for (memcg, v) in self.lruvecs.iter().enumerate() {
+            for l in 0..lru::NR_LRU_LISTS {
+                let mut per_zone = vec![0u64; self.zones.len()];
+                let mut len = 0;
+                for pfn in v.lists[l].iter(&self.frames) {
+                    let f = &self.frames[pfn as usize];
+                    claim(pfn as usize, 2)?;
+                    if f.list as usize != l || !f.test(pg::LRU) || f.memcg as usize != memcg {
+                        return Err(format!(
+                            "frame {pfn} on {} has list {} flags {:#x}",
+                            lru::name(l),
+                            f.list,
+                            f.flags
+                        ));
+                    }
+                    if l != lru::UNEVICTABLE && self.folio_lru_list(pfn) != l {
+                        return Err(format!(
+                            "frame {pfn} on {} but its flags say {}",
+                            lru::name(l),
+                            lru::name(self.folio_lru_list(pfn))
+                        ));
+                    }
+                    per_zone[f.zone as usize] += 1;
+                    len += 1;
+                    if f.test(pg::DIRTY) && f.is_file_lru() {
+                        dirty += 1;
+                    }
+                    if f.test(pg::WRITEBACK) {
+                        writeback += 1;
+                    }
+                }
+                if len != v.lists[l].len {
+                    return Err(format!(
+                        "memcg {memcg} {}: list says {} walked {len}",
+                        lru::name(l),
+                        v.lists[l].len
+                    ));
+                }
+                for (zi, &c) in per_zone.iter().enumerate() {
+                    if v.zone_size[l][zi] != c {
+                        return Err(format!(
+                            "memcg {memcg} {} zone {zi}: size {} counted {c}",
+                            lru::name(l),
+                            v.zone_size[l][zi]
+                        ));
+                    }
+                    zone_lru[zi][l] += c;
+                }
+                lru_total += len;
+            }
+        }
+        for (zi, z) in self.zones.iter().enumerate() {
+            if z.lru_pages != zone_lru[zi] {
+                return Err(format!(
+                    "zone {} LRU counters {:?} but lists hold {:?}",
+                    z.name(),
+                    z.lru_pages,
+                    zone_lru[zi]
+                ));
+            }
+        }
+        if dirty != self.wb.nr_dirty {
+            return Err(format!(
+                "nr_dirty {} but {dirty} dirty file pages",
+                self.wb.nr_dirty
+            ));
+        }
+        if writeback != self.wb.nr_writeback {
+            return Err(format!(
+                "nr_writeback {} but {writeback} pages under writeback",
+                self.wb.nr_writeback
+            ));
+        }
+
+        let mut zram = 0u64;
+        for pfn in self.zram_pool.iter(&self.frames) {
+            claim(pfn as usize, 3)?;
+            if !self.frames[pfn as usize].test(pg::ZRAM) {
+                return Err(format!("zram pool frame {pfn} lacks PG_zram"));
+            }
+            zram += 1;
+        }
+        if zram != self.zram_pool.len {
+            return Err(format!(
+                "zram pool says {} walked {zram}",
+                self.zram_pool.len
+            ));
+        }
+        if let Some(pfn) = owner.iter().position(|&o| o == 0) {
+            return Err(format!(
+                "frame {pfn} is neither free nor on any list (flags {:#x})",
+                self.frames[pfn].flags
+            ));
+        }
+        if free_total + lru_total + zram != self.managed_pages() {
+            return Err(format!(
+                "free {free_total} + LRU {lru_total} + zram {zram} != managed {}",
+                self.managed_pages()
+            ));
+        }
+
+        // Page tables and page caches against the frames they map.
+        let mut swap_refs = 0u64;
+        for (si, s) in self.spaces.iter().enumerate() {
+            if s.dead {
+                continue;
+            }
+            let (mut present, mut swapped) = (0u64, 0u64);
+            for (idx, &e) in s.entries.iter().enumerate() {
+                match pte::kind(e) {
+                    pte::PRESENT => {
+                        let pfn = pte::pfn(e);
+                        let f = &self.frames[pfn as usize];
+                        if f.mapping as usize != si || f.index as usize != idx || !f.test(pg::LRU) {
+                            return Err(format!(
+                                "{}[{idx}] maps frame {pfn} owned by {}[{}] flags {:#x}",
+                                s.name, f.mapping, f.index, f.flags
+                            ));
+                        }
+                        present += 1;
+                    }
+                    pte::SWAP => {
+                        let sw = self.swap.as_ref().ok_or("swap entry without swap")?;
+                        if sw.slot(pte::slot(e)) == pte::NONE {
+                            return Err(format!(
+                                "{}[{idx}] points at free swap slot {}",
+                                s.name,
+                                pte::slot(e)
+                            ));
+                        }
+                        swapped += 1;
+                        swap_refs += 1;
+                    }
+                    _ => {}
+                }
+            }
+            if present != s.nr_present || swapped != s.nr_swap {
+                return Err(format!(
+                    "{}: counts say {} present {} swapped, tables hold {present} and {swapped}",
+                    s.name, s.nr_present, s.nr_swap
+                ));
+            }
+        }
+        if let Some(sw) = &self.swap {
+            // Every used slot is referenced by a PTE or held by a swap-cache page.
+            let cached = self
+                .lruvecs
+                .iter()
+                .flat_map(|v| v.lists.iter())
+                .flat_map(|l| l.iter(&self.frames))
+                .filter(|&p| {
+                    let f = &self.frames[p as usize];
+                    f.test(pg::SWAPCACHE) && !self.spaces[f.mapping as usize].dead && {
+                        let s = &self.spaces[f.mapping as usize];
+                        pte::is_present(s.entries[f.index as usize])
+                    }
+                });
+            let used = sw.nr_used_slots();
+            let refs = swap_refs + cached.count() as u64;
+            let orphans = self
+                .lruvecs
+                .iter()
+                .flat_map(|v| v.lists.iter())
+                .flat_map(|l| l.iter(&self.frames))
+                .filter(|&p| {
+                    let f = &self.frames[p as usize];
+                    f.test(pg::ORPHAN) && f.test(pg::SWAPCACHE)
+                });
+            let refs = refs + orphans.count() as u64;
+            if used != refs {
+                return Err(format!(
+                    "{used} swap slots in use but {refs} references to them"
+                ));
+            }
+        }
+        Ok(())
+    }
+}

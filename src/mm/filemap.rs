@@ -1,0 +1,134 @@
+//! The page cache: buffered read() and write(), and mmap faults on files
+//! (mm/filemap.c `filemap_read`, `filemap_fault`, `generic_perform_write`,
+//! `filemap_add_folio`; kernel-reference §2.1, §2.13).
+
+use super::memory::FaultResult;
+use super::page::{pg, pte, Pfn};
+use super::page_alloc::GFP_HIGHUSER_MOVABLE;
+use super::Mm;
+use crate::stats::vmstat::Ev;
+
+impl Mm {
+    /// `filemap_add_folio`: a new page for `space[index]`, on the inactive file list
+    /// (or the active one when its shadow says it is a recent refault).
+    fn filemap_add_folio(&mut self, space: u32, index: u32) -> Option<Pfn> {
+        let old = self.spaces[space as usize].entries[index as usize];
+        let pfn = self.alloc_pages(GFP_HIGHUSER_MOVABLE, 0)?;
+        let f = &mut self.frames[pfn as usize];
+        f.mapping = space;
+        f.index = index;
+        f.memcg = 0;
+        // The allocation may have reclaimed; the slot is still what it was (nothing but
+        // this path fills it).
+        if pte::kind(old) == pte::SHADOW {
+            self.workingset_refault(pfn, pte::shadow_value(old));
+        }
+        self.folio_add_lru(pfn);
+        let s = &mut self.spaces[space as usize];
+        s.entries[index as usize] = pte::present(pfn);
+        s.nr_present += 1;
+        Some(pfn)
+    }
+
+    /// Brings pages `[first, first + n)` plus up to `ra_pages` of readahead beyond them
+    /// into the page cache with one device read. Returns the read's completion time
+    /// and whether it refaulted working-set pages, or `None` on allocation failure.
+    fn page_cache_read(
+        &mut self,
+        space: u32,
+        first: u32,
+        n: u32,
+        ra_pages: u32,
+    ) -> Option<Option<(u64, bool)>> {
+        let len = self.spaces[space as usize].entries.len() as u32;
+        let end = (first + n + ra_pages).min(len);
+        let mut nr_read = 0u64;
+        let mut memstall = false;
+        for idx in first..end {
+            let e = self.spaces[space as usize].entries[idx as usize];
+            if pte::is_present(e) {
+                // Readahead stops at the first cached page beyond the request.
+                if idx >= first + n {
+                    break;
+                }
+                continue;
+            }
+            let pfn = self.filemap_add_folio(space, idx)?;
+            memstall |= self.frames[pfn as usize].test(pg::WORKINGSET);
+            nr_read += 1;
+        }
+        if nr_read == 0 {
+            return Some(None);
+        }
+        self.count(Ev::PgpgIn, nr_read * 4);
+        let done = self.storage.submit(self.now, nr_read, false);
+        Some(Some((done, memstall)))
+    }
+
+    /// `filemap_read`: read() of pages `[first, first + n)`. Cached pages are marked
+    /// accessed (twice makes them active); missing ones are read with readahead.
+    pub fn filemap_read(&mut self, space: u32, first: u32, n: u32, ra_pages: u32) -> FaultResult {
+        self.charge(self.cfg.costs.syscall_ns + n as u64 * self.cfg.costs.copy_page_ns);
+        let io = match self.page_cache_read(space, first, n, ra_pages) {
+            None => return FaultResult::Killed,
+            Some(io) => io,
+        };
+        for idx in first..first + n {
+            let e = self.spaces[space as usize].entries[idx as usize];
+            if pte::is_present(e) {
+                self.folio_mark_accessed(pte::pfn(e));
+            }
+        }
+        match io {
+            None => FaultResult::Done,
+            Some((until_ns, memstall)) => FaultResult::Blocked { until_ns, memstall },
+        }
+    }
+
+    /// `filemap_fault`: an mmap load found the page absent from the page table. A
+    /// cached page is mapped (minor fault); otherwise it is read with read-around.
+    pub fn filemap_fault(&mut self, space: u32, index: u32, ra_pages: u32) -> FaultResult {
+        self.count(Ev::Pgfault, 1);
+        let e = self.spaces[space as usize].entries[index as usize];
+        if pte::is_present(e) {
+            self.charge(self.cfg.costs.minor_fault_ns);
+            let pfn = pte::pfn(e);
+            self.frames[pfn as usize].set(pg::MAPPED);
+            self.spaces[space as usize].entries[index as usize] |= pte::YOUNG;
+            return FaultResult::Done;
+        }
+        self.charge(self.cfg.costs.major_fault_ns);
+        self.count(Ev::Pgmajfault, 1);
+        let io = match self.page_cache_read(space, index, 1, ra_pages) {
+            None => return FaultResult::Killed,
+            Some(io) => io,
+        };
+        let e = self.spaces[space as usize].entries[index as usize];
+        self.frames[pte::pfn(e) as usize].set(pg::MAPPED);
+        self.spaces[space as usize].entries[index as usize] |= pte::YOUNG;
+        match io {
+            None => FaultResult::Done,
+            Some((until_ns, memstall)) => FaultResult::Blocked { until_ns, memstall },
+        }
+    }
+
+    /// `generic_perform_write`: write() of whole pages `[first, first + n)`. Missing
+    /// pages are allocated without reading (the write covers them); all end up dirty.
+    /// The write path does not mark pages accessed.
+    pub fn filemap_write(&mut self, space: u32, first: u32, n: u32) -> FaultResult {
+        self.charge(self.cfg.costs.syscall_ns + n as u64 * self.cfg.costs.copy_page_ns);
+        for idx in first..first + n {
+            let e = self.spaces[space as usize].entries[idx as usize];
+            let pfn = if pte::is_present(e) {
+                pte::pfn(e)
+            } else {
+                match self.filemap_add_folio(space, idx) {
+                    Some(p) => p,
+                    None => return FaultResult::Killed,
+                }
+            };
+            self.folio_mark_dirty(pfn);
+        }
+        FaultResult::Done
+    }
+}

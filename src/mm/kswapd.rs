@@ -1,0 +1,310 @@
+//! kswapd: background reclaim to the high watermark (mm/vmscan.c `kswapd`,
+//! `balance_pgdat`, `kswapd_try_to_sleep`, `wakeup_kswapd`; kernel-reference §2.14).
+//!
+//! The kernel thread's loop is written as a state machine so the simulator can run it
+//! a slice at a time: [`Mm::kswapd_run`] does up to one slice of work and says whether
+//! kswapd keeps running, naps (HZ/10) or sleeps until woken.
+
+use super::vmscan::{NodeScan, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use super::zone::{zone_watermark_ok, AllocFlags, WMARK_HIGH, ZONE_NORMAL};
+use super::{Mm, Out};
+use crate::stats::vmstat::Ev;
+
+/// `MAX_RECLAIM_RETRIES`: balance_pgdat runs without progress before kswapd gives up.
+pub const MAX_KSWAPD_FAILURES: u32 = 16;
+
+#[derive(Debug, Clone, Default)]
+pub enum KswapdState {
+    /// On the wait queue indefinitely (after `mm_vmscan_kswapd_sleep`).
+    #[default]
+    Sleeping,
+    /// The short nap of `kswapd_try_to_sleep`, until `until_ns`.
+    Napping {
+        until_ns: u64,
+        alloc_order: usize,
+        reclaim_order: usize,
+        highest_zoneidx: usize,
+    },
+    /// Inside `balance_pgdat`.
+    Running,
+}
+
+/// The state of one `balance_pgdat` call, kept across slices.
+#[derive(Debug, Clone)]
+pub struct BalanceRun {
+    alloc_order: usize,
+    highest_zoneidx: usize,
+    sc: ScanControl,
+    /// `shrink_node` in progress, with `sc.nr_reclaimed` at the start of the pass.
+    pass: Option<(NodeScan, u64)>,
+    restarted: bool,
+}
+
+/// The per-node kswapd fields of `pg_data_t` plus the thread's own state.
+#[derive(Debug, Clone, Default)]
+pub struct Kswapd {
+    /// `kswapd_order`: highest order requested by wakers since kswapd last read it.
+    pub order: usize,
+    /// `kswapd_highest_zoneidx`; `None` is the kernel's MAX_NR_ZONES ("unset").
+    pub highest_zoneidx: Option<usize>,
+    /// `kswapd_failures`.
+    pub failures: u32,
+    pub state: KswapdState,
+    run: Option<BalanceRun>,
+    /// PGDAT_DIRTY / PGDAT_WRITEBACK.
+    pub pgdat_dirty: bool,
+    pub pgdat_writeback: bool,
+    /// Times kswapd was woken from sleep (for reports).
+    pub wakeups: u64,
+}
+
+/// What kswapd does after a slice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KswapdNext {
+    /// More work: run again as soon as a CPU is free.
+    Run,
+    /// Napping until this time unless woken earlier.
+    NapUntil(u64),
+    /// Asleep until woken.
+    Sleep,
+}
+
+impl Mm {
+    /// `pgdat_balanced`: any eligible zone meets its high watermark at `order`.
+    pub fn pgdat_balanced(&self, order: usize, highest_zoneidx: usize) -> bool {
+        let mut any_managed = false;
+        for zi in 0..=highest_zoneidx {
+            let z = &self.zones[zi];
+            if !z.is_managed() {
+                continue;
+            }
+            any_managed = true;
+            if zone_watermark_ok(
+                z,
+                order,
+                z.wmark(WMARK_HIGH),
+                highest_zoneidx,
+                AllocFlags::default(),
+                z.nr_free_pages,
+            ) {
+                return true;
+            }
+        }
+        !any_managed
+    }
+
+    /// `wakeup_kswapd`.
+    pub fn wakeup_kswapd(&mut self, _zone_idx: usize, order: usize, highest_zoneidx: usize) {
+        let k = &mut self.kswapd;
+        k.highest_zoneidx = Some(
+            k.highest_zoneidx
+                .map_or(highest_zoneidx, |c| c.max(highest_zoneidx)),
+        );
+        k.order = k.order.max(order);
+        if matches!(k.state, KswapdState::Running) {
+            return; // not on the wait queue: it will read the new values
+        }
+        if self.kswapd.failures >= MAX_KSWAPD_FAILURES
+            || self.pgdat_balanced(order, highest_zoneidx)
+        {
+            return;
+        }
+        self.out.push(Out::WakeKswapd);
+    }
+
+    /// `prepare_kswapd_sleep`: sleep if the node is hopeless or balanced.
+    fn prepare_kswapd_sleep(&mut self, order: usize, highest_zoneidx: usize) -> bool {
+        if self.kswapd.failures >= MAX_KSWAPD_FAILURES {
+            return true;
+        }
+        if self.pgdat_balanced(order, highest_zoneidx) {
+            self.kswapd.pgdat_dirty = false;
+            self.kswapd.pgdat_writeback = false;
+            return true;
+        }
+        false
+    }
+
+    /// `kswapd_highest_zoneidx`: the requested zone, or `prev` if unset.
+    fn kswapd_highest_zoneidx(&self, prev: usize) -> usize {
+        self.kswapd.highest_zoneidx.unwrap_or(prev)
+    }
+
+    /// One slice of the kswapd thread. `budget_ns` is the CPU time it may use before
+    /// yielding. Called when kswapd is woken, its nap ends, or its last slice said Run.
+    pub fn kswapd_run(&mut self, budget_ns: u64) -> KswapdNext {
+        let deadline = self.cpu_ns + budget_ns;
+        let cpu_before = self.cpu_ns;
+        let next = self.kswapd_run_inner(deadline);
+        // balance_pgdat runs inside psi_memstall_enter/leave.
+        self.stall_ns += self.cpu_ns - cpu_before;
+        next
+    }
+
+    fn kswapd_run_inner(&mut self, deadline: u64) -> KswapdNext {
+        match self.kswapd.state.clone() {
+            KswapdState::Sleeping => {
+                self.kswapd.wakeups += 1;
+                self.kswapd_start_balance(ZONE_NORMAL);
+            }
+            KswapdState::Napping {
+                until_ns,
+                reclaim_order,
+                highest_zoneidx,
+                ..
+            } => {
+                if self.now < until_ns {
+                    // Woken during the nap: restore what the wakers may have reset.
+                    if self.kswapd.highest_zoneidx.is_none() {
+                        self.kswapd.highest_zoneidx = Some(highest_zoneidx);
+                    }
+                    self.kswapd.order = self.kswapd.order.max(reclaim_order);
+                    self.count(Ev::KswapdLowWmarkHitQuickly, 1);
+                } else if self.prepare_kswapd_sleep(reclaim_order, highest_zoneidx) {
+                    // The nap ran its length and the node is still balanced.
+                    self.kswapd.state = KswapdState::Sleeping;
+                    return KswapdNext::Sleep;
+                } else {
+                    self.count(Ev::KswapdHighWmarkHitQuickly, 1);
+                }
+                self.kswapd_start_balance(highest_zoneidx);
+            }
+            KswapdState::Running => {}
+        }
+        match self.balance_pgdat_step(deadline) {
+            None => KswapdNext::Run,
+            Some(reclaim_order) => {
+                let run = self.kswapd.run.take().unwrap();
+                let idx = run.highest_zoneidx;
+                // kswapd(): if high-order reclaim fell back to order 0, try to sleep
+                // keeping the original order (for kcompactd); else re-read the requests.
+                let (alloc_order, reclaim_order) = if reclaim_order < run.alloc_order {
+                    (run.alloc_order, reclaim_order)
+                } else {
+                    (self.kswapd.order, self.kswapd.order)
+                };
+                let idx = if reclaim_order < run.alloc_order {
+                    idx
+                } else {
+                    self.kswapd_highest_zoneidx(idx)
+                };
+                self.kswapd_try_to_sleep(alloc_order, reclaim_order, idx)
+            }
+        }
+    }
+
+    /// `kswapd_try_to_sleep`, first half: nap if balanced, else straight back to work.
+    fn kswapd_try_to_sleep(
+        &mut self,
+        alloc_order: usize,
+        reclaim_order: usize,
+        idx: usize,
+    ) -> KswapdNext {
+        if self.prepare_kswapd_sleep(reclaim_order, idx) {
+            let until_ns = self.now + self.cfg.jiffy_ns() * self.cfg.hz / 10;
+            self.kswapd.state = KswapdState::Napping {
+                until_ns,
+                alloc_order,
+                reclaim_order,
+                highest_zoneidx: idx,
+            };
+            return KswapdNext::NapUntil(until_ns);
+        }
+        self.count(Ev::KswapdHighWmarkHitQuickly, 1);
+        self.kswapd_start_balance(idx);
+        KswapdNext::Run
+    }
+
+    /// kswapd(): read and reset the requests, then enter `balance_pgdat`.
+    fn kswapd_start_balance(&mut self, prev_idx: usize) {
+        let alloc_order = self.kswapd.order;
+        let idx = self.kswapd_highest_zoneidx(prev_idx);
+        self.kswapd.order = 0;
+        self.kswapd.highest_zoneidx = None;
+        self.kswapd.state = KswapdState::Running;
+        self.count(Ev::Pageoutrun, 1);
+        let mut sc = ScanControl::new(0, idx, alloc_order);
+        sc.may_writepage = true;
+        sc.may_swap = true;
+        sc.may_unmap = true;
+        self.kswapd.run = Some(BalanceRun {
+            alloc_order,
+            highest_zoneidx: idx,
+            sc,
+            pass: None,
+            restarted: false,
+        });
+    }
+
+    /// `balance_pgdat` until done (Some(order it balanced for)) or out of budget (None).
+    /// No watermark boosting yet (it follows fragmentation steals, a later issue).
+    fn balance_pgdat_step(&mut self, deadline: u64) -> Option<usize> {
+        let mut run = self.kswapd.run.take().unwrap();
+        let result = loop {
+            if let Some((mut ns, reclaimed_before)) = run.pass.take() {
+                if !self.shrink_node_step(&mut ns, &mut run.sc, deadline) {
+                    run.pass = Some((ns, reclaimed_before));
+                    break None;
+                }
+                // kswapd_shrink_node's tail.
+                let sc = &mut run.sc;
+                let reclaimed = sc.nr_reclaimed - reclaimed_before;
+                if sc.order > 0 && sc.nr_reclaimed >= 2 << sc.order {
+                    sc.order = 0; // enough for compaction: balance at order 0 now
+                }
+                let scanned_enough = sc.nr_scanned.max(reclaimed) >= sc.nr_to_reclaim;
+                if !scanned_enough || reclaimed == 0 {
+                    sc.priority -= 1;
+                }
+                if sc.priority < 1 {
+                    // Ran out of priorities.
+                    if run.sc.nr_reclaimed == 0 && run.sc.cache_trim_mode_failed && !run.restarted {
+                        run.sc.no_cache_trim_mode = true;
+                        run.sc.priority = DEF_PRIORITY;
+                        run.restarted = true;
+                        continue;
+                    }
+                    if run.sc.nr_reclaimed == 0 {
+                        self.kswapd.failures += 1;
+                    }
+                    break Some(run.sc.order);
+                }
+                if self.cpu_ns >= deadline {
+                    break None;
+                }
+            }
+            // Top of the priority loop.
+            let sc = &mut run.sc;
+            sc.reclaim_idx = run.highest_zoneidx;
+            if self.pgdat_balanced(sc.order, run.highest_zoneidx) {
+                break Some(sc.order);
+            }
+            // kswapd_age_node: keep the anon inactive list topped up.
+            if self.can_reclaim_anon()
+                && self.lruvec_inactive_is_low(0, super::page::lru::INACTIVE_ANON)
+            {
+                self.shrink_active_list(SWAP_CLUSTER_MAX, super::page::lru::ACTIVE_ANON, 0, sc);
+            }
+            if sc.priority < DEF_PRIORITY - 2 {
+                sc.may_writepage = true;
+            }
+            sc.nr_scanned = 0;
+            // kswapd_shrink_node: reclaim the high watermarks' worth.
+            sc.nr_to_reclaim = self
+                .zones
+                .iter()
+                .take(sc.reclaim_idx + 1)
+                .filter(|z| z.is_managed())
+                .map(|z| z.wmark(WMARK_HIGH).max(SWAP_CLUSTER_MAX))
+                .sum();
+            let before = sc.nr_reclaimed;
+            let ns = self.shrink_node_begin(sc);
+            run.pass = Some((ns, before));
+        };
+        if result.is_some() {
+            self.snapshot_refaults(0);
+        }
+        self.kswapd.run = Some(run);
+        result
+    }
+}

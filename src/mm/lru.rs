@@ -1,0 +1,160 @@
+//! The classic LRU lists of an lruvec and how pages enter and move on them
+//! (include/linux/mm_inline.h, mm/swap.c; kernel-reference §2.1, §2.12).
+
+use super::list::ListHead;
+use super::page::{lru, on, pg, Pfn};
+use super::zone::MAX_NR_ZONES;
+use super::Mm;
+use crate::stats::vmstat::Ev;
+
+/// `struct lruvec` (classic part): five lists, their sizes per zone, the anon/file
+/// reclaim costs and the workingset clock.
+#[derive(Debug, Clone, Default)]
+pub struct Lruvec {
+    pub lists: [ListHead; lru::NR_LRU_LISTS],
+    /// Pages of each list in each zone (`lruvec_lru_size` sums zones up to reclaim_idx).
+    pub zone_size: [[u64; MAX_NR_ZONES]; lru::NR_LRU_LISTS],
+    /// `lru_note_cost` accumulators that balance anon against file scanning.
+    pub anon_cost: u64,
+    pub file_cost: u64,
+    /// The non-resident clock (`nonresident_age`): evictions plus activations.
+    pub nonresident_age: u64,
+    /// WORKINGSET_ACTIVATE_{ANON,FILE} on this lruvec, and their values at the last
+    /// `snapshot_refaults` (index 0 anon, 1 file).
+    pub workingset_activate: [u64; 2],
+    pub refaults: [u64; 2],
+}
+
+impl Lruvec {
+    /// `lruvec_lru_size(lruvec, lru, zone_idx)`: pages on `l` in zones 0..=zone_idx.
+    pub fn lru_size(&self, l: usize, reclaim_idx: usize) -> u64 {
+        self.zone_size[l][..=reclaim_idx].iter().sum()
+    }
+
+    /// All pages on the four evictable lists.
+    pub fn evictable_pages(&self) -> u64 {
+        lru::EVICTABLE.iter().map(|&l| self.lists[l].len).sum()
+    }
+}
+
+impl Mm {
+    /// `folio_lru_list`.
+    pub fn folio_lru_list(&self, pfn: Pfn) -> usize {
+        let f = &self.frames[pfn as usize];
+        if f.test(pg::UNEVICTABLE) {
+            lru::UNEVICTABLE
+        } else {
+            lru::of(f.is_file_lru(), f.test(pg::ACTIVE))
+        }
+    }
+
+    fn lru_account(&mut self, pfn: Pfn, l: usize, add: bool) {
+        let f = &self.frames[pfn as usize];
+        let (zi, memcg) = (f.zone as usize, f.memcg as usize);
+        let z = &mut self.zones[zi].lru_pages[l];
+        let v = &mut self.lruvecs[memcg].zone_size[l][zi];
+        if add {
+            *z += 1;
+            *v += 1;
+        } else {
+            *z -= 1;
+            *v -= 1;
+        }
+    }
+
+    /// `lruvec_add_folio`: onto the head of the list its flags select; sets PG_lru.
+    pub fn lruvec_add_folio(&mut self, pfn: Pfn) {
+        let l = self.folio_lru_list(pfn);
+        let memcg = self.frames[pfn as usize].memcg as usize;
+        self.lruvecs[memcg].lists[l].add_head(&mut self.frames, pfn);
+        let f = &mut self.frames[pfn as usize];
+        f.set(pg::LRU);
+        f.list = l as u8;
+        self.lru_account(pfn, l, true);
+    }
+
+    /// `lruvec_add_folio_tail`.
+    pub fn lruvec_add_folio_tail(&mut self, pfn: Pfn) {
+        let l = self.folio_lru_list(pfn);
+        let memcg = self.frames[pfn as usize].memcg as usize;
+        self.lruvecs[memcg].lists[l].add_tail(&mut self.frames, pfn);
+        let f = &mut self.frames[pfn as usize];
+        f.set(pg::LRU);
+        f.list = l as u8;
+        self.lru_account(pfn, l, true);
+    }
+
+    /// `lruvec_del_folio`: off whatever LRU list it is on; clears PG_lru.
+    pub fn lruvec_del_folio(&mut self, pfn: Pfn) {
+        let f = &self.frames[pfn as usize];
+        let (l, memcg) = (f.list as usize, f.memcg as usize);
+        debug_assert!(l < lru::NR_LRU_LISTS, "pfn {pfn} not on an LRU");
+        self.lruvecs[memcg].lists[l].del(&mut self.frames, pfn);
+        let f = &mut self.frames[pfn as usize];
+        f.clear(pg::LRU);
+        f.list = on::NONE;
+        self.lru_account(pfn, l, false);
+    }
+
+    /// `folio_add_lru`: a new page joins the LRU (inactive unless marked active).
+    pub fn folio_add_lru(&mut self, pfn: Pfn) {
+        self.lruvec_add_folio(pfn);
+    }
+
+    /// `folio_activate` / `lru_activate`: move an inactive page to the active list.
+    pub fn folio_activate(&mut self, pfn: Pfn) {
+        let f = &self.frames[pfn as usize];
+        if !f.test(pg::LRU) || f.test(pg::ACTIVE) || f.test(pg::UNEVICTABLE) {
+            return;
+        }
+        self.lruvec_del_folio(pfn);
+        self.frames[pfn as usize].set(pg::ACTIVE);
+        self.lruvec_add_folio(pfn);
+        self.count(Ev::Pgactivate, 1);
+    }
+
+    /// `folio_mark_accessed` (classic): a page touched through read() needs two touches
+    /// to be activated; the activation ticks the workingset clock.
+    pub fn folio_mark_accessed(&mut self, pfn: Pfn) {
+        let f = &mut self.frames[pfn as usize];
+        if !f.test(pg::REFERENCED) {
+            f.set(pg::REFERENCED);
+        } else if f.test(pg::UNEVICTABLE) {
+        } else if !f.test(pg::ACTIVE) {
+            self.folio_activate(pfn);
+            self.frames[pfn as usize].clear(pg::REFERENCED);
+            self.workingset_activation(pfn);
+        }
+    }
+
+    /// `folio_rotate_reclaimable`: writeback finished on a page reclaim wanted gone;
+    /// move it to the inactive tail so the next scan frees it.
+    pub fn folio_rotate_reclaimable(&mut self, pfn: Pfn) {
+        let f = &self.frames[pfn as usize];
+        if f.test(pg::DIRTY) || f.test(pg::UNEVICTABLE) || !f.test(pg::LRU) {
+            return;
+        }
+        self.lruvec_del_folio(pfn);
+        self.frames[pfn as usize].clear(pg::ACTIVE);
+        self.lruvec_add_folio_tail(pfn);
+        self.count(Ev::Pgrotated, 1);
+    }
+
+    /// `lru_note_cost`: charge reclaim cost (32 units per page of I/O, 1 per rotation)
+    /// to one side, halving both sides once they exceed a quarter of the LRU. With
+    /// memcg the walk also covers the ancestors; one lruvec today.
+    pub fn lru_note_cost(&mut self, memcg: usize, file: bool, nr_io: u64, nr_rotated: u64) {
+        let cost = nr_io * super::vmscan::SWAP_CLUSTER_MAX + nr_rotated;
+        let v = &mut self.lruvecs[memcg];
+        if file {
+            v.file_cost += cost;
+        } else {
+            v.anon_cost += cost;
+        }
+        let lrusize = v.evictable_pages();
+        if v.file_cost + v.anon_cost > lrusize / 4 {
+            v.file_cost /= 2;
+            v.anon_cost /= 2;
+        }
+    }
+}

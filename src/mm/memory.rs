@@ -1,0 +1,142 @@
+//! Anonymous page faults (mm/memory.c `do_anonymous_page`, `do_swap_page`;
+//! kernel-reference §8.2).
+
+use super::page::{pg, pte, Pfn};
+use super::page_alloc::GFP_HIGHUSER_MOVABLE;
+use super::Mm;
+use crate::scenario::SwapKind;
+use crate::stats::vmstat::Ev;
+
+/// How a fault (or a page-cache read) ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultResult {
+    /// Done; the task goes on.
+    Done,
+    /// Waiting for a device read until this time. `memstall`: the wait counts as a
+    /// memory stall (a refault of a page that was in the working set).
+    Blocked { until_ns: u64, memstall: bool },
+    /// The allocation failed and the OOM killer chose the faulting task's workload.
+    Killed,
+}
+
+impl Mm {
+    /// A new anonymous page for `space[vpn]`: allocated, charged, on the inactive anon
+    /// list. `None` if the allocation failed.
+    fn new_anon_page(&mut self, space: u32, vpn: u32) -> Option<Pfn> {
+        let pfn = self.alloc_pages(GFP_HIGHUSER_MOVABLE, 0)?;
+        let f = &mut self.frames[pfn as usize];
+        f.set(pg::SWAPBACKED);
+        f.mapping = space;
+        f.index = vpn;
+        f.memcg = 0;
+        Some(pfn)
+    }
+
+    /// `handle_mm_fault` on an anonymous mapping: the access to `space[vpn]` found no
+    /// present page.
+    pub fn handle_anon_fault(&mut self, space: u32, vpn: u32, write: bool) -> FaultResult {
+        self.count(Ev::Pgfault, 1);
+        let e = self.spaces[space as usize].entries[vpn as usize];
+        let bits = pte::YOUNG | if write { pte::DIRTY } else { 0 };
+        match pte::kind(e) {
+            pte::PRESENT => {
+                self.spaces[space as usize].entries[vpn as usize] |= bits;
+                FaultResult::Done
+            }
+            pte::SWAP => self.do_swap_page(space, vpn, pte::slot(e), write),
+            _ => {
+                // do_anonymous_page: zero-fill.
+                self.charge(self.cfg.costs.minor_fault_ns);
+                let Some(pfn) = self.new_anon_page(space, vpn) else {
+                    return FaultResult::Killed;
+                };
+                self.folio_add_lru(pfn);
+                let s = &mut self.spaces[space as usize];
+                s.entries[vpn as usize] = pte::present(pfn) | bits;
+                s.nr_present += 1;
+                FaultResult::Done
+            }
+        }
+    }
+
+    /// `do_swap_page`: swap-cache hit (minor) or a read from the swap device (major).
+    fn do_swap_page(&mut self, space: u32, vpn: u32, slot: u32, write: bool) -> FaultResult {
+        let bits = pte::YOUNG | if write { pte::DIRTY } else { 0 };
+        let sw = self
+            .swap
+            .as_ref()
+            .expect("swap entry without a swap device");
+        if let Some(pfn) = sw.lookup_swap_cache(slot) {
+            // Still in the swap cache (e.g. written out but not yet reclaimed).
+            self.charge(self.cfg.costs.minor_fault_ns);
+            let s = &mut self.spaces[space as usize];
+            s.entries[vpn as usize] = pte::present(pfn) | bits;
+            s.nr_present += 1;
+            s.nr_swap -= 1;
+            self.try_free_swap_after_fault(pfn, write);
+            return FaultResult::Done;
+        }
+        let kind = sw.kind;
+        let shadow = pte::kind(sw.slot(slot)) == pte::SHADOW;
+        let shadow_value = pte::shadow_value(sw.slot(slot));
+        self.charge(self.cfg.costs.major_fault_ns);
+        let Some(pfn) = self.new_anon_page(space, vpn) else {
+            return FaultResult::Killed;
+        };
+        // The allocation may have reclaimed, but nothing else owns this slot: it is as
+        // it was.
+        self.count(Ev::Pgmajfault, 1);
+        self.count(Ev::Pswpin, 1);
+        self.count(Ev::PgpgIn, 4);
+        if shadow {
+            self.workingset_refault(pfn, shadow_value);
+        }
+        let memstall = self.frames[pfn as usize].test(pg::WORKINGSET);
+        self.folio_add_lru(pfn);
+        let s = &mut self.spaces[space as usize];
+        s.entries[vpn as usize] = pte::present(pfn) | bits;
+        s.nr_present += 1;
+        s.nr_swap -= 1;
+        match kind {
+            SwapKind::Zram => {
+                // SWP_SYNCHRONOUS_IO: bypass the swap cache, decompress in place, and drop
+                // the slot (the only copy is now in memory).
+                self.charge(self.cfg.costs.decompress_ns);
+                if memstall {
+                    self.stall_ns += self.cfg.costs.decompress_ns;
+                }
+                self.swap_free(slot);
+                FaultResult::Done
+            }
+            _ => {
+                let now = self.now;
+                let done = self
+                    .swap
+                    .as_mut()
+                    .unwrap()
+                    .device
+                    .as_mut()
+                    .unwrap()
+                    .submit(now, 1, false);
+                let f = &mut self.frames[pfn as usize];
+                f.set(pg::SWAPCACHE);
+                f.swap = slot;
+                self.swap.as_mut().unwrap().mark_swapcache(slot, pfn);
+                self.try_free_swap_after_fault(pfn, write);
+                FaultResult::Blocked {
+                    until_ns: done,
+                    memstall,
+                }
+            }
+        }
+    }
+
+    /// After swap-in: a write makes the swap copy stale, and a filling device wants its
+    /// slots back (`should_try_to_free_swap`).
+    fn try_free_swap_after_fault(&mut self, pfn: Pfn, write: bool) {
+        let f = &self.frames[pfn as usize];
+        if f.test(pg::SWAPCACHE) && !f.test(pg::WRITEBACK) && (write || self.vm_swap_full()) {
+            self.folio_free_swap(pfn);
+        }
+    }
+}

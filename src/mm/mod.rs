@@ -1,0 +1,314 @@
+//! The simulated kernel memory manager: one node's frames, zones, LRU, swap, page cache
+//! and the reclaim machinery, one module per kernel file.
+//!
+//! [`Mm`] is the whole of it. Code in these modules runs "in kernel context" on behalf
+//! of the task the simulator has made current (`Mm::current`); it charges its CPU time
+//! to that task through [`Mm::charge`] and asks the simulator for wake-ups and timers
+//! through [`Mm::out`].
+
+pub mod check;
+pub mod filemap;
+pub mod kswapd;
+pub mod list;
+pub mod lru;
+pub mod memory;
+pub mod oom_kill;
+pub mod page;
+pub mod page_alloc;
+pub mod swap;
+pub mod vmscan;
+pub mod workingset;
+pub mod writeback;
+pub mod zone;
+
+use crate::scenario::{Scenario, SwapKind};
+use crate::sim::device::Device;
+use crate::stats::vmstat::{Ev, VmStat};
+use list::ListHead;
+use page::{Frame, Pfn, Pte};
+use zone::{Zone, MAX_NR_ZONES, ZONE_DMA32, ZONE_NORMAL};
+
+/// Settings read on the reclaim paths, resolved from the scenario (sysctls may change
+/// at run time through timed actions; [`Mm::apply_kernel_settings`] re-reads them).
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub swappiness: u64,
+    pub min_free_kbytes: u64,
+    pub watermark_scale_factor: u64,
+    pub dirty_background_ratio: u64,
+    pub dirty_ratio: u64,
+    pub dirty_expire_ns: u64,
+    pub dirty_writeback_interval_ns: u64,
+    pub hz: u64,
+    pub costs: Costs,
+}
+
+impl Config {
+    /// One jiffy in nanoseconds.
+    pub fn jiffy_ns(&self) -> u64 {
+        1_000_000_000 / self.hz
+    }
+}
+
+/// CPU costs in nanoseconds (see `scenario::Costs` for where each default comes from).
+#[derive(Debug, Clone, Copy)]
+pub struct Costs {
+    pub access_ns: u64,
+    pub minor_fault_ns: u64,
+    pub major_fault_ns: u64,
+    pub scan_page_ns: u64,
+    pub reclaim_page_ns: u64,
+    pub syscall_ns: u64,
+    pub copy_page_ns: u64,
+    pub compress_ns: u64,
+    pub decompress_ns: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpaceKind {
+    Anon,
+    File,
+}
+
+/// An address space: an anonymous mapping's page table, or a file's page cache.
+/// Both are flat arrays of [`Pte`] indexed by page offset.
+#[derive(Debug, Clone)]
+pub struct Space {
+    pub kind: SpaceKind,
+    pub name: String,
+    pub entries: Vec<Pte>,
+    /// The workload that owns it (anon spaces only; files outlive their users).
+    pub owner: Option<usize>,
+    /// Pages present (resident) and swapped out, for OOM badness.
+    pub nr_present: u64,
+    pub nr_swap: u64,
+    /// Set when the owner was OOM-killed: the space no longer exists.
+    pub dead: bool,
+}
+
+/// Who the kernel code is running for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Current {
+    /// A workload task (index into the simulator's task table).
+    Task(usize),
+    Kswapd,
+    Flusher,
+}
+
+/// Requests from kernel code to the simulator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Out {
+    /// `wake_up_interruptible(&pgdat->kswapd_wait)`.
+    WakeKswapd,
+    /// `wakeup_flusher_threads`.
+    WakeFlusher,
+    /// The OOM killer chose this workload; its tasks must exit.
+    OomKill { workload: usize },
+}
+
+/// An OOM kill, reported in results.
+#[derive(Debug, Clone)]
+pub struct OomEvent {
+    pub time_ns: u64,
+    pub workload: usize,
+    pub rss_pages: u64,
+    pub swap_pages: u64,
+}
+
+pub struct Mm {
+    /// Virtual time of the code running now.
+    pub now: u64,
+    /// CPU time charged to `current` since the simulator last read it.
+    pub cpu_ns: u64,
+    /// Of `cpu_ns`, the part spent stalled on memory (PSI memstall: reclaim, refaults).
+    pub stall_ns: u64,
+    pub current: Current,
+    /// The workload `current` belongs to (for the OOM killer's "did it pick me").
+    pub current_workload: Option<usize>,
+    /// PF_MEMALLOC: inside direct reclaim (allocations skip watermarks, never recurse).
+    pub in_reclaim: bool,
+    pub cfg: Config,
+    pub frames: Vec<Frame>,
+    pub zones: Vec<Zone>,
+    /// Per-memcg lruvecs on this node; index 0 is the root.
+    pub lruvecs: Vec<lru::Lruvec>,
+    pub spaces: Vec<Space>,
+    pub swap: Option<swap::SwapDevice>,
+    pub storage: Device,
+    pub wb: writeback::Writeback,
+    pub kswapd: kswapd::Kswapd,
+    pub workingset: workingset::Workingset,
+    pub zram_pool: ListHead,
+    pub vmstat: VmStat,
+    pub out: Vec<Out>,
+    pub oom_events: Vec<OomEvent>,
+    pub nr_workloads: usize,
+    /// Workloads the OOM killer has killed.
+    pub workload_dead: Vec<bool>,
+    /// CPU time spent in direct reclaim, all tasks.
+    pub direct_reclaim_ns: u64,
+}
+
+impl Mm {
+    pub fn new(sc: &Scenario) -> Mm {
+        let total_pages = sc.machine.memory.pages();
+        let dma32_pages = sc
+            .machine
+            .dma32
+            .map(|b| b.pages())
+            .unwrap_or((3u64 << 30) / 4096)
+            .min(total_pages);
+        let mut zones = vec![
+            Zone::new(ZONE_DMA32, 0, dma32_pages as Pfn),
+            Zone::new(ZONE_NORMAL, dma32_pages as Pfn, total_pages as Pfn),
+        ];
+        let mut frames = vec![Frame::EMPTY; total_pages as usize];
+        for z in &zones {
+            for f in &mut frames[z.start_pfn as usize..z.end_pfn as usize] {
+                f.zone = z.idx as u8;
+            }
+        }
+        let costs = Costs {
+            access_ns: sc.costs.access.0,
+            minor_fault_ns: sc.costs.minor_fault.0,
+            major_fault_ns: sc.costs.major_fault.0,
+            scan_page_ns: sc.costs.scan_page.0,
+            reclaim_page_ns: sc.costs.reclaim_page.0,
+            syscall_ns: sc.costs.syscall.0,
+            copy_page_ns: sc.costs.copy_page.0,
+            compress_ns: sc.machine.swap.compress_time.0,
+            decompress_ns: sc.machine.swap.decompress_time.0,
+        };
+        let lowmem_pages: u64 = zones.iter().map(|z| z.managed_pages).sum();
+        let vm = &sc.kernel.vm;
+        let cfg = Config {
+            swappiness: vm.swappiness as u64,
+            min_free_kbytes: vm
+                .min_free_kbytes
+                .unwrap_or_else(|| zone::calculate_min_free_kbytes(lowmem_pages)),
+            watermark_scale_factor: vm.watermark_scale_factor as u64,
+            dirty_background_ratio: vm.dirty_background_ratio as u64,
+            dirty_ratio: vm.dirty_ratio as u64,
+            dirty_expire_ns: vm.dirty_expire_centisecs as u64 * 10_000_000,
+            dirty_writeback_interval_ns: vm.dirty_writeback_centisecs as u64 * 10_000_000,
+            hz: sc.kernel.hz.0 as u64,
+            costs,
+        };
+        for z in zones.iter_mut() {
+            page_alloc::init_free_area(z, &mut frames);
+        }
+        let swap = match sc.machine.swap.kind {
+            SwapKind::None => None,
+            _ => Some(swap::SwapDevice::new(&sc.machine.swap)),
+        };
+        let mut mm = Mm {
+            now: 0,
+            cpu_ns: 0,
+            stall_ns: 0,
+            current: Current::Kswapd,
+            current_workload: None,
+            in_reclaim: false,
+            cfg,
+            frames,
+            zones,
+            lruvecs: vec![lru::Lruvec::default()],
+            spaces: Vec::new(),
+            swap,
+            storage: Device::new(&sc.machine.storage),
+            wb: writeback::Writeback::default(),
+            kswapd: kswapd::Kswapd::default(),
+            workingset: workingset::Workingset::new(total_pages),
+            zram_pool: ListHead::default(),
+            vmstat: VmStat::default(),
+            out: Vec::new(),
+            oom_events: Vec::new(),
+            nr_workloads: sc.workloads.len(),
+            workload_dead: vec![false; sc.workloads.len()],
+            direct_reclaim_ns: 0,
+        };
+        mm.apply_kernel_settings(sc);
+        mm
+    }
+
+    /// Re-reads the sysctls (at start, and after a timed action wrote one), recomputing
+    /// what the kernel recomputes on a write: watermarks and lowmem reserves.
+    pub fn apply_kernel_settings(&mut self, sc: &Scenario) {
+        let vm = &sc.kernel.vm;
+        let lowmem_pages: u64 = self.zones.iter().map(|z| z.managed_pages).sum();
+        self.cfg.swappiness = vm.swappiness as u64;
+        self.cfg.min_free_kbytes = vm
+            .min_free_kbytes
+            .unwrap_or_else(|| zone::calculate_min_free_kbytes(lowmem_pages));
+        self.cfg.watermark_scale_factor = vm.watermark_scale_factor as u64;
+        self.cfg.dirty_background_ratio = vm.dirty_background_ratio as u64;
+        self.cfg.dirty_ratio = vm.dirty_ratio as u64;
+        self.cfg.dirty_expire_ns = vm.dirty_expire_centisecs as u64 * 10_000_000;
+        self.cfg.dirty_writeback_interval_ns = vm.dirty_writeback_centisecs as u64 * 10_000_000;
+        zone::setup_per_zone_wmarks(
+            &mut self.zones,
+            self.cfg.min_free_kbytes,
+            self.cfg.watermark_scale_factor,
+        );
+        // The kernel's array starts at ZONE_DMA, which the simulator does not have.
+        let ratio_at =
+            |i: usize, dflt: u32| vm.lowmem_reserve_ratio.get(i).copied().unwrap_or(dflt);
+        let ratio: [u32; MAX_NR_ZONES] = [ratio_at(1, 256), ratio_at(2, 32)];
+        zone::setup_per_zone_lowmem_reserve(&mut self.zones, &ratio);
+    }
+
+    #[inline]
+    pub fn charge(&mut self, ns: u64) {
+        self.cpu_ns += ns;
+    }
+
+    #[inline]
+    pub fn count(&mut self, e: Ev, n: u64) {
+        self.vmstat.count(e, n);
+    }
+
+    pub fn is_kswapd(&self) -> bool {
+        self.current == Current::Kswapd
+    }
+
+    pub fn add_space(
+        &mut self,
+        kind: SpaceKind,
+        name: String,
+        nr_pages: u64,
+        owner: Option<usize>,
+    ) -> u32 {
+        self.spaces.push(Space {
+            kind,
+            name,
+            entries: vec![page::pte::NONE; nr_pages as usize],
+            owner,
+            nr_present: 0,
+            nr_swap: 0,
+            dead: false,
+        });
+        (self.spaces.len() - 1) as u32
+    }
+
+    pub fn managed_pages(&self) -> u64 {
+        self.zones.iter().map(|z| z.managed_pages).sum()
+    }
+
+    pub fn nr_free_pages(&self) -> u64 {
+        self.zones.iter().map(|z| z.nr_free_pages).sum()
+    }
+
+    /// Node-wide LRU list size (`node_page_state(NR_LRU_BASE + lru)`).
+    pub fn node_lru_pages(&self, l: usize) -> u64 {
+        self.zones.iter().map(|z| z.lru_pages[l]).sum()
+    }
+
+    /// Swap is usable for anon reclaim (`can_reclaim_anon_pages`: free swap exists).
+    pub fn can_reclaim_anon(&self) -> bool {
+        self.swap.as_ref().is_some_and(|s| s.nr_free_slots() > 0)
+    }
+
+    /// Pages the zram pool holds (kernel memory outside the LRU).
+    pub fn zram_pages(&self) -> u64 {
+        self.zram_pool.len
+    }
+}

@@ -1,0 +1,100 @@
+//! The OOM killer (mm/oom_kill.c `out_of_memory`, `select_bad_process`,
+//! `oom_badness`; kernel-reference §1.7 step 14).
+//!
+//! Victims are workloads (a workload's threads share one mm, as a process's do).
+//! Badness is resident anon pages plus swap entries; page tables are not modelled.
+
+use super::page::{pg, pte};
+use super::{Mm, OomEvent, Out};
+use crate::stats::vmstat::Ev;
+
+impl Mm {
+    /// `oom_badness` of a workload: RSS + swap entries over its address spaces.
+    pub fn oom_badness(&self, workload: usize) -> (u64, u64) {
+        self.spaces
+            .iter()
+            .filter(|s| s.owner == Some(workload) && !s.dead)
+            .fold((0, 0), |(r, w), s| (r + s.nr_present, w + s.nr_swap))
+    }
+
+    /// `out_of_memory`: kill the workload with the highest badness. Returns whether
+    /// something was killed (progress).
+    pub fn out_of_memory(&mut self) -> bool {
+        let mut chosen: Option<(u64, usize)> = None;
+        for w in 0..self.nr_workloads {
+            if self.workload_dead[w] {
+                continue;
+            }
+            let (rss, swap) = self.oom_badness(w);
+            let points = rss + swap;
+            if points == 0 {
+                continue;
+            }
+            // The kernel walks tasks in pid order and a tie replaces the earlier choice.
+            if chosen.is_none_or(|(best, _)| points >= best) {
+                chosen = Some((points, w));
+            }
+        }
+        let Some((_, victim)) = chosen else {
+            return false;
+        };
+        self.oom_kill_workload(victim);
+        true
+    }
+
+    /// `oom_kill_process` + `exit_mmap`: the victim's anonymous memory is freed at once
+    /// (the oom_reaper's effect); pages under writeback are freed when it completes.
+    pub fn oom_kill_workload(&mut self, w: usize) {
+        let (rss, swap) = self.oom_badness(w);
+        self.count(Ev::OomKill, 1);
+        self.oom_events.push(OomEvent {
+            time_ns: self.now,
+            workload: w,
+            rss_pages: rss,
+            swap_pages: swap,
+        });
+        self.workload_dead[w] = true;
+        self.out.push(Out::OomKill { workload: w });
+        let owned: Vec<usize> = (0..self.spaces.len())
+            .filter(|&i| self.spaces[i].owner == Some(w) && !self.spaces[i].dead)
+            .collect();
+        for si in owned {
+            let entries = std::mem::take(&mut self.spaces[si].entries);
+            self.spaces[si].dead = true;
+            self.spaces[si].nr_present = 0;
+            self.spaces[si].nr_swap = 0;
+            for e in entries {
+                match pte::kind(e) {
+                    pte::PRESENT => self.free_anon_folio(pte::pfn(e)),
+                    pte::SWAP => {
+                        let slot = pte::slot(e);
+                        match self.swap.as_ref().and_then(|s| s.lookup_swap_cache(slot)) {
+                            Some(pfn) => self.free_anon_folio(pfn),
+                            None => self.swap_free(slot),
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// Frees an anon page of an exiting mm, with its swap slot.
+    fn free_anon_folio(&mut self, pfn: super::page::Pfn) {
+        let f = self.frames[pfn as usize];
+        if f.test(pg::WRITEBACK) {
+            self.frames[pfn as usize].set(pg::ORPHAN);
+            return;
+        }
+        self.lruvec_del_folio(pfn);
+        if f.test(pg::SWAPCACHE) {
+            self.swap_free(f.swap);
+        }
+        self.frames[pfn as usize].flags = 0;
+        self.free_pages(pfn, 0);
+    }
+
+    pub fn workload_killed(&self, w: usize) -> bool {
+        self.workload_dead[w]
+    }
+}

@@ -1,0 +1,398 @@
+//! The buddy allocator and the allocation paths (mm/page_alloc.c, ~v6.1;
+//! kernel-reference §1.2, §1.3, §1.6, §1.7).
+//!
+//! Per-CPU page lists are not modelled (kernel-reference §1.2 allows that): every
+//! allocation and free goes straight to the buddy lists, so NR_FREE_PAGES is exact.
+
+use super::page::{on, pg, Frame, Pfn};
+use super::zone::*;
+use super::{Current, Mm};
+use crate::stats::vmstat::Ev;
+
+/// `PAGE_ALLOC_COSTLY_ORDER`.
+pub const PAGE_ALLOC_COSTLY_ORDER: usize = 3;
+/// `MAX_RECLAIM_RETRIES`.
+pub const MAX_RECLAIM_RETRIES: u32 = 16;
+
+/// The GFP bits the simulated callers differ in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gfp {
+    /// `__GFP_DIRECT_RECLAIM`.
+    pub direct_reclaim: bool,
+    /// `__GFP_KSWAPD_RECLAIM`.
+    pub kswapd_reclaim: bool,
+    /// `gfp_zone()`: the highest zone the caller can use.
+    pub highest_zoneidx: usize,
+    pub migratetype: usize,
+}
+
+/// `GFP_HIGHUSER_MOVABLE`: user pages and page cache.
+pub const GFP_HIGHUSER_MOVABLE: Gfp = Gfp {
+    direct_reclaim: true,
+    kswapd_reclaim: true,
+    highest_zoneidx: ZONE_NORMAL,
+    migratetype: MIGRATE_MOVABLE,
+};
+
+/// What a reclaim context (PF_MEMALLOC) allocates with: zsmalloc pages for zram.
+/// It never reclaims (no recursion) and ignores watermarks.
+pub const GFP_MEMALLOC_NOWAIT: Gfp = Gfp {
+    direct_reclaim: false,
+    kswapd_reclaim: false,
+    highest_zoneidx: ZONE_NORMAL,
+    migratetype: MIGRATE_MOVABLE,
+};
+
+/// Frees every page of `[start_pfn, end_pfn)` into the largest aligned blocks
+/// (`memblock_free_all` → `__free_pages_core`).
+pub fn init_free_area(z: &mut Zone, frames: &mut [Frame]) {
+    let mut pfn = z.start_pfn as u64;
+    let end = z.end_pfn as u64;
+    while pfn < end {
+        let mut order = MAX_PAGE_ORDER;
+        while order > 0 && (!pfn.is_multiple_of(1 << order) || pfn + (1 << order) > end) {
+            order -= 1;
+        }
+        let mt = z.pageblock_migratetype(pfn as Pfn);
+        add_to_free_list(z, frames, pfn as Pfn, order, mt);
+        z.nr_free_pages += 1 << order;
+        pfn += 1 << order;
+    }
+}
+
+fn add_to_free_list(z: &mut Zone, frames: &mut [Frame], pfn: Pfn, order: usize, mt: usize) {
+    let f = &mut frames[pfn as usize];
+    f.flags = pg::BUDDY;
+    f.order = order as u8;
+    f.list = on::BUDDY;
+    f.gen = mt as u8; // the free list it is on
+    z.free_area[order].free_list[mt].add_head(frames, pfn);
+    z.free_area[order].nr_free += 1;
+}
+
+fn del_from_free_list(z: &mut Zone, frames: &mut [Frame], pfn: Pfn) {
+    let (order, mt) = {
+        let f = &frames[pfn as usize];
+        (f.order as usize, f.gen as usize)
+    };
+    z.free_area[order].free_list[mt].del(frames, pfn);
+    z.free_area[order].nr_free -= 1;
+    let f = &mut frames[pfn as usize];
+    f.flags = 0;
+    f.list = on::NONE;
+    f.gen = 0;
+}
+
+/// `expand`: split a block of order `high` down to `low`, freeing the upper halves.
+fn expand(z: &mut Zone, frames: &mut [Frame], pfn: Pfn, low: usize, mut high: usize, mt: usize) {
+    while high > low {
+        high -= 1;
+        add_to_free_list(z, frames, pfn + (1 << high), high, mt);
+    }
+}
+
+/// `__rmqueue_smallest`: first non-empty list of the migratetype at or above `order`.
+fn rmqueue_smallest(z: &mut Zone, frames: &mut [Frame], order: usize, mt: usize) -> Option<Pfn> {
+    for o in order..NR_PAGE_ORDERS {
+        let pfn = z.free_area[o].free_list[mt].head;
+        if pfn != super::page::NIL {
+            del_from_free_list(z, frames, pfn);
+            expand(z, frames, pfn, order, o, mt);
+            return Some(pfn);
+        }
+    }
+    None
+}
+
+/// `fallbacks[]` (kernel-reference §1.3).
+const FALLBACKS: [[usize; 2]; MIGRATE_PCPTYPES] = [
+    [MIGRATE_RECLAIMABLE, MIGRATE_MOVABLE],   // UNMOVABLE
+    [MIGRATE_RECLAIMABLE, MIGRATE_UNMOVABLE], // MOVABLE
+    [MIGRATE_UNMOVABLE, MIGRATE_MOVABLE],     // RECLAIMABLE
+];
+
+/// `__rmqueue_fallback`, simplified: take the largest block of a fallback type; a block
+/// of at least pageblock order is re-typed whole (the whole-block steal), smaller ones
+/// are taken without changing their pageblock's type. Watermark boosting on steals
+/// belongs to the compaction issue.
+fn rmqueue_fallback(z: &mut Zone, frames: &mut [Frame], order: usize, mt: usize) -> Option<Pfn> {
+    for o in (order..NR_PAGE_ORDERS).rev() {
+        for &fmt in &FALLBACKS[mt] {
+            let pfn = z.free_area[o].free_list[fmt].head;
+            if pfn == super::page::NIL {
+                continue;
+            }
+            del_from_free_list(z, frames, pfn);
+            let new_mt = if o >= PAGEBLOCK_ORDER {
+                let first_block = ((pfn - z.start_pfn) >> PAGEBLOCK_ORDER) as usize;
+                let nr_blocks = 1usize << (o - PAGEBLOCK_ORDER);
+                for b in &mut z.pageblock_mt[first_block..first_block + nr_blocks] {
+                    *b = mt as u8;
+                }
+                mt
+            } else {
+                fmt
+            };
+            expand(z, frames, pfn, order, o, new_mt);
+            return Some(pfn);
+        }
+    }
+    None
+}
+
+/// `__free_one_page`: merge with free buddies (same order, same zone) up to
+/// MAX_PAGE_ORDER, then put the merged block on its pageblock's free list.
+pub fn free_one_page(z: &mut Zone, frames: &mut [Frame], pfn: Pfn, order: usize) {
+    let mut pfn = pfn;
+    let mut o = order;
+    while o < MAX_PAGE_ORDER {
+        let buddy = pfn ^ (1 << o);
+        if buddy < z.start_pfn || buddy >= z.end_pfn {
+            break;
+        }
+        let b = &frames[buddy as usize];
+        if !b.test(pg::BUDDY) || b.order as usize != o {
+            break;
+        }
+        del_from_free_list(z, frames, buddy);
+        pfn = pfn.min(buddy);
+        o += 1;
+    }
+    let mt = z.pageblock_migratetype(pfn);
+    add_to_free_list(z, frames, pfn, o, mt);
+    z.nr_free_pages += 1 << order;
+}
+
+impl Mm {
+    /// Frees a block back to the buddy allocator.
+    pub fn free_pages(&mut self, pfn: Pfn, order: usize) {
+        let zi = self.frames[pfn as usize].zone as usize;
+        free_one_page(&mut self.zones[zi], &mut self.frames, pfn, order);
+        self.vmstat.count(Ev::Pgfree, 1 << order);
+    }
+
+    /// `rmqueue`: take a block from one zone's buddy lists.
+    fn rmqueue(&mut self, zi: usize, order: usize, mt: usize) -> Option<Pfn> {
+        let z = &mut self.zones[zi];
+        let pfn = rmqueue_smallest(z, &mut self.frames, order, mt)
+            .or_else(|| rmqueue_fallback(z, &mut self.frames, order, mt))?;
+        z.nr_free_pages -= 1 << order;
+        let f = &mut self.frames[pfn as usize];
+        f.flags = 0;
+        f.memcg = 0;
+        f.order = order as u8;
+        f.swap = u32::MAX;
+        self.vmstat.count(
+            if zi == ZONE_DMA32 {
+                Ev::PgallocDma32
+            } else {
+                Ev::PgallocNormal
+            },
+            1 << order,
+        );
+        Some(pfn)
+    }
+
+    /// `get_page_from_freelist`: walk the zonelist (highest usable zone first) and take a
+    /// page from the first zone that passes the watermark.
+    pub fn get_page_from_freelist(
+        &mut self,
+        gfp: Gfp,
+        order: usize,
+        wmark: usize,
+        flags: AllocFlags,
+    ) -> Option<Pfn> {
+        for zi in (0..=gfp.highest_zoneidx).rev() {
+            let z = &self.zones[zi];
+            if !z.is_managed() {
+                continue;
+            }
+            if !flags.no_watermarks
+                && !zone_watermark_ok(
+                    z,
+                    order,
+                    z.wmark(wmark),
+                    gfp.highest_zoneidx,
+                    flags,
+                    z.nr_free_pages,
+                )
+            {
+                continue;
+            }
+            if let Some(pfn) = self.rmqueue(zi, order, gfp.migratetype) {
+                return Some(pfn);
+            }
+        }
+        None
+    }
+
+    /// `__alloc_pages`: the LOW-watermark fast path, then the slow path.
+    /// `None` means the allocation failed; the OOM killer may have run (and may have
+    /// killed the current task).
+    pub fn alloc_pages(&mut self, gfp: Gfp, order: usize) -> Option<Pfn> {
+        if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_LOW, AllocFlags::default()) {
+            return Some(p);
+        }
+        self.alloc_pages_slowpath(gfp, order)
+    }
+
+    fn wake_all_kswapds(&mut self, order: usize, highest_zoneidx: usize) {
+        // One node: wake its kswapd for the highest eligible managed zone.
+        if let Some(zi) = (0..=highest_zoneidx)
+            .rev()
+            .find(|&z| self.zones[z].is_managed())
+        {
+            self.wakeup_kswapd(zi, order, highest_zoneidx);
+        }
+    }
+
+    /// `__alloc_pages_slowpath` (kernel-reference §1.7), without compaction (a later
+    /// issue) and without high-atomic reserves.
+    fn alloc_pages_slowpath(&mut self, gfp: Gfp, order: usize) -> Option<Pfn> {
+        let flags = AllocFlags::default();
+        if gfp.kswapd_reclaim {
+            self.wake_all_kswapds(order, gfp.highest_zoneidx);
+        }
+        if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_MIN, flags) {
+            return Some(p);
+        }
+        // Reclaim contexts (PF_MEMALLOC) may use the reserves below MIN, and never
+        // recurse into reclaim.
+        let memalloc = matches!(self.current, Current::Kswapd) || self.in_reclaim;
+        if memalloc {
+            return self.get_page_from_freelist(
+                gfp,
+                order,
+                WMARK_MIN,
+                AllocFlags {
+                    no_watermarks: true,
+                    ..flags
+                },
+            );
+        }
+        if !gfp.direct_reclaim {
+            return None;
+        }
+        let mut no_progress_loops = 0u32;
+        // Bounds a pathological livelock (reclaim "progresses" but every freed page is
+        // taken again before the retry); the kernel relies on the OOM path eventually.
+        let mut loops = 0u32;
+        loop {
+            loops += 1;
+            if gfp.kswapd_reclaim {
+                self.wake_all_kswapds(order, gfp.highest_zoneidx);
+            }
+            if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_MIN, flags) {
+                return Some(p);
+            }
+            let progress = self.try_to_free_pages(order, gfp);
+            if progress > 0 {
+                if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_MIN, flags) {
+                    return Some(p);
+                }
+            }
+            if loops < 1000
+                && self.should_reclaim_retry(gfp, order, progress > 0, &mut no_progress_loops)
+            {
+                continue;
+            }
+            // __alloc_pages_may_oom: one last try at HIGH, then the OOM killer.
+            if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_HIGH, flags) {
+                return Some(p);
+            }
+            if order > PAGE_ALLOC_COSTLY_ORDER {
+                return None;
+            }
+            let me = match self.current {
+                Current::Task(t) => Some(t),
+                _ => None,
+            };
+            if !self.out_of_memory() {
+                return None;
+            }
+            // The OOM killer made progress. If it chose us, give up the allocation.
+            if let (Some(_), Some(victim)) = (me, self.current_workload) {
+                if self.workload_killed(victim) {
+                    return None;
+                }
+            }
+            no_progress_loops = 0;
+            loops = 0;
+        }
+    }
+
+    /// `should_reclaim_retry`: keep trying while some zone could pass the MIN watermark
+    /// if all its reclaimable pages were freed, up to 16 loops without progress.
+    fn should_reclaim_retry(
+        &mut self,
+        gfp: Gfp,
+        order: usize,
+        progress: bool,
+        no_progress_loops: &mut u32,
+    ) -> bool {
+        if progress && order <= PAGE_ALLOC_COSTLY_ORDER {
+            *no_progress_loops = 0;
+        } else {
+            *no_progress_loops += 1;
+        }
+        if *no_progress_loops > MAX_RECLAIM_RETRIES {
+            return false;
+        }
+        let anon = self.can_reclaim_anon();
+        (0..=gfp.highest_zoneidx).any(|zi| {
+            let z = &self.zones[zi];
+            if !z.is_managed() {
+                return false;
+            }
+            let available = z.reclaimable_pages(anon) + z.nr_free_pages;
+            zone_watermark_ok(
+                z,
+                order,
+                z.wmark(WMARK_MIN),
+                gfp.highest_zoneidx,
+                AllocFlags::default(),
+                available,
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zone_with(pages: u32) -> (Zone, Vec<Frame>) {
+        let mut z = Zone::new(ZONE_NORMAL, 0, pages);
+        let mut frames = vec![Frame::EMPTY; pages as usize];
+        init_free_area(&mut z, &mut frames);
+        (z, frames)
+    }
+
+    #[test]
+    fn init_uses_largest_aligned_blocks() {
+        // 1024 + 512 + 4 + 1 pages: one order-10, one order-9, one order-2, one order-0.
+        let (z, _) = zone_with(1541);
+        assert_eq!(z.nr_free_pages, 1541);
+        assert_eq!(z.free_area[10].nr_free, 1);
+        assert_eq!(z.free_area[9].nr_free, 1);
+        assert_eq!(z.free_area[2].nr_free, 1);
+        assert_eq!(z.free_area[0].nr_free, 1);
+    }
+
+    #[test]
+    fn split_and_merge_round_trip() {
+        let (mut z, mut frames) = zone_with(1024);
+        let p = rmqueue_smallest(&mut z, &mut frames, 0, MIGRATE_MOVABLE).unwrap();
+        assert_eq!(p, 0);
+        // Splitting 1024 down to 1 leaves one free block at each order 0..=9.
+        for o in 0..10 {
+            assert_eq!(z.free_area[o].nr_free, 1, "order {o}");
+        }
+        assert_eq!(z.free_area[10].nr_free, 0);
+        // Freeing it merges all the way back to one order-10 block.
+        z.nr_free_pages -= 1;
+        free_one_page(&mut z, &mut frames, p, 0);
+        assert_eq!(z.nr_free_pages, 1024);
+        assert_eq!(z.free_area[10].nr_free, 1);
+    }
+}

@@ -1,0 +1,1009 @@
+//! Classic two-list LRU reclaim (mm/vmscan.c, base version ~v6.13-6.15;
+//! kernel-reference §2.2-§2.11, §2.16).
+//!
+//! `shrink_node` is resumable: [`NodeScan`] carries the state of `shrink_lruvec`'s
+//! proportional loop so kswapd can stop after a slice of CPU time and go on in its next
+//! slice, interleaving with the allocating tasks as the real one does on another CPU.
+//! Direct reclaim runs it to completion in one call.
+
+use super::page::{lru, on, pg, pte, Pfn};
+use super::page_alloc::Gfp;
+use super::zone::{int_sqrt, WMARK_HIGH};
+use super::{Current, Mm, SpaceKind};
+use crate::stats::vmstat::Ev;
+
+pub const DEF_PRIORITY: i32 = 12;
+pub const SWAP_CLUSTER_MAX: u64 = 32;
+/// `SWAP_CLUSTER_MAX_SKIPPED` (kernel-reference Appendix A, UNVERIFIED value).
+pub const SWAP_CLUSTER_MAX_SKIPPED: u64 = SWAP_CLUSTER_MAX << 10;
+pub const DEACTIVATE_ANON: u8 = 1;
+pub const DEACTIVATE_FILE: u8 = 2;
+
+/// Per-pass tallies of what reclaim found at the inactive tails (`sc->nr`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReclaimTallies {
+    pub dirty: u64,
+    pub unqueued_dirty: u64,
+    pub congested: u64,
+    pub writeback: u64,
+    pub immediate: u64,
+    pub file_taken: u64,
+    pub taken: u64,
+}
+
+/// `struct scan_control`: one reclaim invocation's parameters and progress.
+#[derive(Debug, Clone)]
+pub struct ScanControl {
+    pub nr_to_reclaim: u64,
+    pub reclaim_idx: usize,
+    pub order: usize,
+    pub priority: i32,
+    pub may_writepage: bool,
+    pub may_unmap: bool,
+    pub may_swap: bool,
+    pub may_deactivate: u8,
+    pub force_deactivate: bool,
+    pub skipped_deactivate: bool,
+    pub cache_trim_mode: bool,
+    pub cache_trim_mode_failed: bool,
+    pub no_cache_trim_mode: bool,
+    pub file_is_tiny: bool,
+    pub memcg_full_walk: bool,
+    pub anon_cost: u64,
+    pub file_cost: u64,
+    pub nr_scanned: u64,
+    pub nr_reclaimed: u64,
+    pub nr: ReclaimTallies,
+}
+
+impl ScanControl {
+    pub fn new(nr_to_reclaim: u64, reclaim_idx: usize, order: usize) -> ScanControl {
+        ScanControl {
+            nr_to_reclaim,
+            reclaim_idx,
+            order,
+            priority: DEF_PRIORITY,
+            may_writepage: true,
+            may_unmap: true,
+            may_swap: true,
+            may_deactivate: 0,
+            force_deactivate: false,
+            skipped_deactivate: false,
+            cache_trim_mode: false,
+            cache_trim_mode_failed: false,
+            no_cache_trim_mode: false,
+            file_is_tiny: false,
+            memcg_full_walk: false,
+            anon_cost: 0,
+            file_cost: 0,
+            nr_scanned: 0,
+            nr_reclaimed: 0,
+            nr: ReclaimTallies::default(),
+        }
+    }
+}
+
+/// How `get_scan_count` balances anon against file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanBalance {
+    Equal,
+    Fract,
+    Anon,
+    File,
+}
+
+/// Inputs of `get_scan_count` that come from outside the lruvec.
+#[derive(Debug, Clone, Copy)]
+pub struct ScanCountInput {
+    pub swappiness: u64,
+    pub may_swap: bool,
+    pub can_reclaim_anon: bool,
+    pub priority: i32,
+    pub file_is_tiny: bool,
+    pub cache_trim_mode: bool,
+    pub anon_cost: u64,
+    pub file_cost: u64,
+    /// `lruvec_lru_size` of each evictable list up to reclaim_idx.
+    pub sizes: [u64; 4],
+}
+
+/// `get_scan_count`: how many pages to scan on each evictable list (indexed by LRU).
+/// A pure function so the unit tests can pin it by hand.
+pub fn get_scan_count(i: &ScanCountInput) -> ([u64; 4], ScanBalance) {
+    let balance = if !i.may_swap || !i.can_reclaim_anon {
+        ScanBalance::File
+    } else if i.priority == 0 && i.swappiness > 0 {
+        ScanBalance::Equal
+    } else if i.file_is_tiny {
+        ScanBalance::Anon
+    } else if i.cache_trim_mode {
+        ScanBalance::File
+    } else {
+        ScanBalance::Fract
+    };
+    // Cost model (v5.8+): each side gets at least a third of the pressure.
+    let total_cost = i.anon_cost + i.file_cost;
+    let anon_cost = total_cost + i.anon_cost;
+    let file_cost = total_cost + i.file_cost;
+    let total_cost = anon_cost + file_cost;
+    let ap = i.swappiness * (total_cost + 1) / (anon_cost + 1);
+    let fp = (200 - i.swappiness) * (total_cost + 1) / (file_cost + 1);
+    let fraction = [ap, fp];
+    let denominator = ap + fp;
+
+    let mut nr = [0u64; 4];
+    for l in lru::EVICTABLE {
+        let file = l & lru::FILE != 0;
+        let size = i.sizes[l];
+        // No memcg protection yet: scan = size (memcg issue adds the proportional part).
+        let scan = size >> i.priority;
+        nr[l] = match balance {
+            ScanBalance::Equal => scan,
+            ScanBalance::Fract => (scan * fraction[file as usize])
+                .checked_div(denominator)
+                .unwrap_or(0),
+            ScanBalance::File => {
+                if file {
+                    scan
+                } else {
+                    0
+                }
+            }
+            ScanBalance::Anon => {
+                if file {
+                    0
+                } else {
+                    scan
+                }
+            }
+        };
+    }
+    (nr, balance)
+}
+
+/// `inactive_is_low`: the inactive list is below `1/ratio` of the active one, with
+/// ratio = √(10 × GiB of this type), 1 below 1 GiB.
+pub fn inactive_is_low(inactive: u64, active: u64) -> bool {
+    let gb = (inactive + active) >> (30 - 12);
+    let ratio = if gb > 0 { int_sqrt(10 * gb) } else { 1 };
+    inactive * ratio < active
+}
+
+/// The resumable state of one `shrink_lruvec` call (its proportional loop).
+#[derive(Debug, Clone)]
+pub struct LruvecScan {
+    pub memcg: usize,
+    nr: [u64; 4],
+    targets: [u64; 4],
+    nr_reclaimed: u64,
+    proportional_reclaim: bool,
+}
+
+/// The resumable state of one `shrink_node` call.
+#[derive(Debug, Clone)]
+pub struct NodeScan {
+    lruvec: Option<LruvecScan>,
+    nr_reclaimed_before: u64,
+    nr_scanned_before: u64,
+    /// memcgs still to visit in this walk (one, the root, until memcg lands).
+    memcgs: Vec<usize>,
+}
+
+/// What `folio_check_references` decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FolioRef {
+    Reclaim,
+    ReclaimClean,
+    Keep,
+    Activate,
+}
+
+/// Per-call result of `shrink_folio_list` (`struct reclaim_stat`).
+#[derive(Debug, Clone, Copy, Default)]
+struct ReclaimStat {
+    nr_dirty: u64,
+    nr_unqueued_dirty: u64,
+    nr_congested: u64,
+    nr_writeback: u64,
+    nr_immediate: u64,
+    nr_pageout: u64,
+}
+
+impl Mm {
+    /// `lruvec_lru_size` for each evictable list.
+    fn lru_sizes(&self, memcg: usize, reclaim_idx: usize) -> [u64; 4] {
+        let v = &self.lruvecs[memcg];
+        [0, 1, 2, 3].map(|l| v.lru_size(l, reclaim_idx))
+    }
+
+    /// `inactive_is_low(lruvec, inactive_lru)` on the lruvec's whole lists.
+    pub fn lruvec_inactive_is_low(&self, memcg: usize, inactive_lru: usize) -> bool {
+        let v = &self.lruvecs[memcg];
+        inactive_is_low(
+            v.lists[inactive_lru].len,
+            v.lists[inactive_lru + lru::ACTIVE].len,
+        )
+    }
+
+    /// `prepare_scan_control` (kernel-reference §2.5).
+    pub fn prepare_scan_control(&mut self, sc: &mut ScanControl) {
+        let target = 0; // global reclaim: the root lruvec
+        let v = &self.lruvecs[target];
+        sc.anon_cost = v.anon_cost;
+        sc.file_cost = v.file_cost;
+        if !sc.force_deactivate {
+            let mut may = 0;
+            if v.workingset_activate[0] != v.refaults[0]
+                || self.lruvec_inactive_is_low(target, lru::INACTIVE_ANON)
+            {
+                may |= DEACTIVATE_ANON;
+            }
+            if v.workingset_activate[1] != v.refaults[1]
+                || self.lruvec_inactive_is_low(target, lru::INACTIVE_FILE)
+            {
+                may |= DEACTIVATE_FILE;
+            }
+            sc.may_deactivate = may;
+        } else {
+            sc.may_deactivate = DEACTIVATE_ANON | DEACTIVATE_FILE;
+        }
+        let inactive_file = self.lruvecs[target].lists[lru::INACTIVE_FILE].len;
+        sc.cache_trim_mode = (inactive_file >> sc.priority) > 0
+            && sc.may_deactivate & DEACTIVATE_FILE == 0
+            && !sc.no_cache_trim_mode;
+        // Global reclaim: is the file LRU nearly exhausted?
+        let free = self.nr_free_pages();
+        let file = self.node_lru_pages(lru::ACTIVE_FILE) + self.node_lru_pages(lru::INACTIVE_FILE);
+        let total_high_wmark: u64 = self
+            .zones
+            .iter()
+            .filter(|z| z.is_managed())
+            .map(|z| z.wmark(WMARK_HIGH))
+            .sum();
+        let anon = self.node_lru_pages(lru::INACTIVE_ANON);
+        sc.file_is_tiny = file + free <= total_high_wmark
+            && sc.may_deactivate & DEACTIVATE_ANON == 0
+            && (anon >> sc.priority) > 0;
+    }
+
+    /// `snapshot_refaults`: remember the activation counters for the next
+    /// `prepare_scan_control`.
+    pub fn snapshot_refaults(&mut self, memcg: usize) {
+        let v = &mut self.lruvecs[memcg];
+        v.refaults = v.workingset_activate;
+    }
+
+    fn scan_count_for(&self, memcg: usize, sc: &ScanControl) -> [u64; 4] {
+        let input = ScanCountInput {
+            swappiness: self.cfg.swappiness,
+            may_swap: sc.may_swap,
+            can_reclaim_anon: self.can_reclaim_anon(),
+            priority: sc.priority,
+            file_is_tiny: sc.file_is_tiny,
+            cache_trim_mode: sc.cache_trim_mode,
+            anon_cost: sc.anon_cost,
+            file_cost: sc.file_cost,
+            sizes: self.lru_sizes(memcg, sc.reclaim_idx),
+        };
+        get_scan_count(&input).0
+    }
+
+    /// Starts `shrink_lruvec`: `get_scan_count` and the loop's targets.
+    fn shrink_lruvec_begin(&self, memcg: usize, sc: &ScanControl) -> LruvecScan {
+        let nr = self.scan_count_for(memcg, sc);
+        LruvecScan {
+            memcg,
+            nr,
+            targets: nr,
+            nr_reclaimed: 0,
+            // Global direct reclaim at DEF_PRIORITY does a full batch: kswapd is
+            // evidently not keeping up.
+            proportional_reclaim: !self.is_kswapd() && sc.priority == DEF_PRIORITY,
+        }
+    }
+
+    /// Runs `shrink_lruvec`'s loop until it ends (true) or `cpu_ns` passes `budget_ns`
+    /// (false; call again to go on).
+    fn shrink_lruvec_step(
+        &mut self,
+        s: &mut LruvecScan,
+        sc: &mut ScanControl,
+        budget_ns: u64,
+    ) -> bool {
+        let nr_to_reclaim = sc.nr_to_reclaim;
+        while s.nr[lru::INACTIVE_ANON] > 0
+            || s.nr[lru::ACTIVE_FILE] > 0
+            || s.nr[lru::INACTIVE_FILE] > 0
+        {
+            for l in lru::EVICTABLE {
+                if s.nr[l] > 0 {
+                    let chunk = s.nr[l].min(SWAP_CLUSTER_MAX);
+                    s.nr[l] -= chunk;
+                    s.nr_reclaimed += self.shrink_list(l, chunk, s.memcg, sc);
+                }
+            }
+            if s.nr_reclaimed >= nr_to_reclaim && !s.proportional_reclaim {
+                // Goal reached: scale the remaining scan so the overall scan stays
+                // proportional to the targets, stopping the smaller side.
+                let nr_file = s.nr[lru::INACTIVE_FILE] + s.nr[lru::ACTIVE_FILE];
+                let nr_anon = s.nr[lru::INACTIVE_ANON] + s.nr[lru::ACTIVE_ANON];
+                if nr_file == 0 || nr_anon == 0 {
+                    break;
+                }
+                let (stop, percentage) = if nr_file > nr_anon {
+                    let t = s.targets[lru::INACTIVE_ANON] + s.targets[lru::ACTIVE_ANON] + 1;
+                    (0, nr_anon * 100 / t)
+                } else {
+                    let t = s.targets[lru::INACTIVE_FILE] + s.targets[lru::ACTIVE_FILE] + 1;
+                    (lru::FILE, nr_file * 100 / t)
+                };
+                s.nr[stop] = 0;
+                s.nr[stop + lru::ACTIVE] = 0;
+                let other = if stop == lru::FILE { 0 } else { lru::FILE };
+                for l in [other, other + lru::ACTIVE] {
+                    let scanned = s.targets[l] - s.nr[l];
+                    let n = s.targets[l] * (100 - percentage) / 100;
+                    s.nr[l] = n - n.min(scanned);
+                }
+                s.proportional_reclaim = true;
+            }
+            if self.cpu_ns >= budget_ns {
+                return false;
+            }
+        }
+        sc.nr_reclaimed += s.nr_reclaimed;
+        // Keep the anon active/inactive balance even when no anon was scanned.
+        if self.can_reclaim_anon() && self.lruvec_inactive_is_low(s.memcg, lru::INACTIVE_ANON) {
+            self.shrink_active_list(SWAP_CLUSTER_MAX, lru::ACTIVE_ANON, s.memcg, sc);
+        }
+        true
+    }
+
+    /// `shrink_list`.
+    fn shrink_list(
+        &mut self,
+        l: usize,
+        nr_to_scan: u64,
+        memcg: usize,
+        sc: &mut ScanControl,
+    ) -> u64 {
+        if l & lru::ACTIVE != 0 {
+            let bit = if l & lru::FILE != 0 {
+                DEACTIVATE_FILE
+            } else {
+                DEACTIVATE_ANON
+            };
+            if sc.may_deactivate & bit != 0 {
+                self.shrink_active_list(nr_to_scan, l, memcg, sc);
+            } else {
+                sc.skipped_deactivate = true;
+            }
+            return 0;
+        }
+        self.shrink_inactive_list(nr_to_scan, l, memcg, sc)
+    }
+
+    /// `isolate_lru_folios`: take up to `nr_to_scan` eligible pages off the tail of `l`.
+    /// Returns (isolated pages, pages walked including skipped ones).
+    fn isolate_lru_folios(
+        &mut self,
+        nr_to_scan: u64,
+        l: usize,
+        memcg: usize,
+        sc: &ScanControl,
+    ) -> (Vec<Pfn>, u64) {
+        let mut taken = Vec::with_capacity(nr_to_scan as usize);
+        let mut skipped: Vec<Pfn> = Vec::new();
+        let mut rotate: Vec<Pfn> = Vec::new();
+        let mut scan = 0u64;
+        let mut total_scan = 0u64;
+        while scan < nr_to_scan && (skipped.len() as u64) < SWAP_CLUSTER_MAX_SKIPPED {
+            let pfn = self.lruvecs[memcg].lists[l].tail;
+            if pfn == super::page::NIL {
+                break;
+            }
+            total_scan += 1;
+            self.lruvec_del_folio(pfn);
+            let f = &self.frames[pfn as usize];
+            if f.zone as usize > sc.reclaim_idx {
+                skipped.push(pfn);
+                continue;
+            }
+            scan += 1;
+            if !sc.may_unmap && self.folio_mapped(pfn) {
+                rotate.push(pfn);
+                continue;
+            }
+            self.frames[pfn as usize].list = on::ISOLATED;
+            taken.push(pfn);
+        }
+        // Skipped and unisolatable pages go back to the head of the list.
+        for pfn in skipped.iter().rev().chain(rotate.iter().rev()) {
+            self.lruvec_add_folio(*pfn);
+        }
+        for pfn in &skipped {
+            let z = self.frames[*pfn as usize].zone as usize;
+            self.count(
+                if z == 0 {
+                    Ev::PgskipDma32
+                } else {
+                    Ev::PgskipNormal
+                },
+                1,
+            );
+        }
+        self.charge(total_scan * self.cfg.costs.scan_page_ns);
+        (taken, total_scan)
+    }
+
+    /// Whether a page is mapped into a page table (`folio_mapped`).
+    pub fn folio_mapped(&self, pfn: Pfn) -> bool {
+        let f = &self.frames[pfn as usize];
+        if f.test(pg::SWAPBACKED) {
+            self.anon_pte_maps(pfn)
+        } else {
+            f.test(pg::MAPPED)
+        }
+    }
+
+    /// `folio_referenced`: count and clear the young bits of the PTEs mapping the page.
+    fn folio_referenced(&mut self, pfn: Pfn) -> u32 {
+        let f = self.frames[pfn as usize];
+        let s = &mut self.spaces[f.mapping as usize];
+        if s.dead {
+            return 0;
+        }
+        let mapped = match s.kind {
+            SpaceKind::Anon => true,
+            SpaceKind::File => f.test(pg::MAPPED),
+        };
+        if !mapped {
+            return 0;
+        }
+        let e = &mut s.entries[f.index as usize];
+        if pte::is_present(*e) && pte::pfn(*e) == pfn && *e & pte::YOUNG != 0 {
+            *e &= !pte::YOUNG;
+            1
+        } else {
+            0
+        }
+    }
+
+    /// `shrink_active_list` (kernel-reference §2.9): deactivate from the active tail.
+    /// Referenced pages are kept active only if they are executable file pages, which
+    /// the simulated workloads do not map.
+    pub fn shrink_active_list(
+        &mut self,
+        nr_to_scan: u64,
+        l: usize,
+        memcg: usize,
+        sc: &mut ScanControl,
+    ) {
+        let (taken, nr_scanned) = self.isolate_lru_folios(nr_to_scan, l, memcg, sc);
+        self.count(Ev::Pgrefill, nr_scanned);
+        let mut nr_deactivate = 0;
+        for &pfn in &taken {
+            if self.frames[pfn as usize].test(pg::UNEVICTABLE) {
+                self.lruvec_add_folio(pfn);
+                continue;
+            }
+            // The young bits are harvested (and cleared) even though only VM_EXEC file
+            // pages would be kept active for them.
+            let _ = self.folio_referenced(pfn);
+            let f = &mut self.frames[pfn as usize];
+            f.clear(pg::ACTIVE);
+            f.set(pg::WORKINGSET);
+            nr_deactivate += 1;
+        }
+        for &pfn in &taken {
+            if self.frames[pfn as usize].list == on::ISOLATED {
+                self.lruvec_add_folio(pfn);
+            }
+        }
+        self.count(Ev::Pgdeactivate, nr_deactivate);
+    }
+
+    /// `shrink_inactive_list` (kernel-reference §2.10).
+    fn shrink_inactive_list(
+        &mut self,
+        nr_to_scan: u64,
+        l: usize,
+        memcg: usize,
+        sc: &mut ScanControl,
+    ) -> u64 {
+        let file = l & lru::FILE != 0;
+        let (taken, nr_scanned) = self.isolate_lru_folios(nr_to_scan, l, memcg, sc);
+        let kswapd = self.is_kswapd();
+        self.count(
+            if kswapd {
+                Ev::PgscanKswapd
+            } else {
+                Ev::PgscanDirect
+            },
+            nr_scanned,
+        );
+        self.count(
+            if file { Ev::PgscanFile } else { Ev::PgscanAnon },
+            nr_scanned,
+        );
+        if taken.is_empty() {
+            return 0;
+        }
+        let nr_taken = taken.len() as u64;
+        let (nr_reclaimed, stat, survivors) = self.shrink_folio_list(taken, sc, memcg, false);
+        // move_folios_to_lru: activated pages age the non-resident clock.
+        for pfn in survivors {
+            self.frames[pfn as usize].list = on::NONE;
+            self.lruvec_add_folio(pfn);
+            if self.frames[pfn as usize].test(pg::ACTIVE) {
+                self.workingset_age_nonresident(memcg, 1);
+            }
+        }
+        self.count(
+            if kswapd {
+                Ev::PgstealKswapd
+            } else {
+                Ev::PgstealDirect
+            },
+            nr_reclaimed,
+        );
+        self.count(
+            if file {
+                Ev::PgstealFile
+            } else {
+                Ev::PgstealAnon
+            },
+            nr_reclaimed,
+        );
+        self.lru_note_cost(memcg, file, stat.nr_pageout, nr_scanned - nr_reclaimed);
+        // Every isolated page dirty and not queued: the flushers are behind.
+        if stat.nr_unqueued_dirty == nr_taken {
+            self.out.push(super::Out::WakeFlusher);
+        }
+        sc.nr.dirty += stat.nr_dirty;
+        sc.nr.congested += stat.nr_congested;
+        sc.nr.unqueued_dirty += stat.nr_unqueued_dirty;
+        sc.nr.writeback += stat.nr_writeback;
+        sc.nr.immediate += stat.nr_immediate;
+        sc.nr.taken += nr_taken;
+        if file {
+            sc.nr.file_taken += nr_taken;
+        }
+        nr_reclaimed
+    }
+
+    /// `folio_check_references` (classic rules, kernel-reference §2.10 step 6).
+    fn folio_check_references(&mut self, pfn: Pfn) -> FolioRef {
+        let referenced_ptes = self.folio_referenced(pfn);
+        let f = &mut self.frames[pfn as usize];
+        let referenced_folio = f.test_clear(pg::REFERENCED);
+        if referenced_ptes > 0 {
+            f.set(pg::REFERENCED);
+            if referenced_folio || referenced_ptes > 1 {
+                return FolioRef::Activate;
+            }
+            return FolioRef::Keep;
+        }
+        if referenced_folio && f.is_file_lru() {
+            return FolioRef::ReclaimClean;
+        }
+        FolioRef::Reclaim
+    }
+
+    /// `shrink_folio_list` (kernel-reference §2.10): decide each isolated page's fate.
+    /// Returns (reclaimed, stats, pages to put back).
+    fn shrink_folio_list(
+        &mut self,
+        list: Vec<Pfn>,
+        sc: &mut ScanControl,
+        target_memcg: usize,
+        ignore_references: bool,
+    ) -> (u64, ReclaimStat, Vec<Pfn>) {
+        let mut stat = ReclaimStat::default();
+        let mut nr_reclaimed = 0;
+        let mut ret = Vec::with_capacity(list.len());
+        let kswapd = self.is_kswapd();
+        for pfn in list {
+            sc.nr_scanned += 1;
+            let fate =
+                self.reclaim_one(pfn, sc, target_memcg, ignore_references, kswapd, &mut stat);
+            match fate {
+                Fate::Freed => nr_reclaimed += 1,
+                Fate::Activate => {
+                    self.activate_locked(pfn);
+                    ret.push(pfn);
+                }
+                Fate::Keep => ret.push(pfn),
+            }
+        }
+        self.charge(nr_reclaimed * self.cfg.costs.reclaim_page_ns);
+        (nr_reclaimed, stat, ret)
+    }
+
+    fn activate_locked(&mut self, pfn: Pfn) {
+        let f = self.frames[pfn as usize];
+        // Not a candidate for swapping: give the swap slot back if swap is filling up
+        // and no page table still points at it.
+        if f.test(pg::SWAPCACHE)
+            && !f.test(pg::WRITEBACK)
+            && self.vm_swap_full()
+            && self.anon_pte_maps(pfn)
+        {
+            self.folio_free_swap(pfn);
+        }
+        self.frames[pfn as usize].set(pg::ACTIVE);
+        self.count(Ev::Pgactivate, 1);
+    }
+
+    /// True if the anon page's PTE is present and points at it.
+    fn anon_pte_maps(&self, pfn: Pfn) -> bool {
+        let f = &self.frames[pfn as usize];
+        let s = &self.spaces[f.mapping as usize];
+        !s.dead
+            && pte::is_present(s.entries[f.index as usize])
+            && pte::pfn(s.entries[f.index as usize]) == pfn
+    }
+
+    /// One page through `shrink_folio_list`.
+    fn reclaim_one(
+        &mut self,
+        pfn: Pfn,
+        sc: &mut ScanControl,
+        target_memcg: usize,
+        ignore_references: bool,
+        kswapd: bool,
+        stat: &mut ReclaimStat,
+    ) -> Fate {
+        let f = self.frames[pfn as usize];
+        if f.test(pg::ORPHAN) {
+            return Fate::Keep;
+        }
+        if f.test(pg::UNEVICTABLE) {
+            return Fate::Activate;
+        }
+        let file = f.is_file_lru();
+        // Dirty/writeback bookkeeping, file pages only: anon is written by reclaim.
+        if file {
+            let dirty = f.test(pg::DIRTY);
+            let writeback = f.test(pg::WRITEBACK);
+            if dirty || writeback {
+                stat.nr_dirty += 1;
+            }
+            if dirty && !writeback {
+                stat.nr_unqueued_dirty += 1;
+            }
+            if writeback && f.test(pg::RECLAIM) {
+                stat.nr_congested += 1;
+            }
+        }
+        if f.test(pg::WRITEBACK) {
+            // Case 1: kswapd meets a page it already tagged, on a node flagged as
+            // stuck in writeback: count it and move on.
+            if kswapd && f.test(pg::RECLAIM) && self.kswapd.pgdat_writeback {
+                stat.nr_immediate += 1;
+                return Fate::Activate;
+            }
+            // Case 2: tag it for immediate reclaim when the I/O ends.
+            self.frames[pfn as usize].set(pg::RECLAIM);
+            stat.nr_writeback += 1;
+            return Fate::Activate;
+        }
+        let references = if ignore_references {
+            FolioRef::Reclaim
+        } else {
+            self.folio_check_references(pfn)
+        };
+        match references {
+            FolioRef::Activate => return Fate::Activate,
+            FolioRef::Keep => return Fate::Keep,
+            FolioRef::Reclaim | FolioRef::ReclaimClean => {}
+        }
+        // Anon page without a swap slot: add_to_swap.
+        if !file && !f.test(pg::SWAPCACHE) && !self.add_to_swap(pfn) {
+            return Fate::Activate;
+        }
+        // try_to_unmap: the PTE's dirty bit moves to the page.
+        if self.folio_mapped(pfn) {
+            self.try_to_unmap(pfn);
+        }
+        let f = self.frames[pfn as usize];
+        if f.test(pg::DIRTY) {
+            if file && (!kswapd || !f.test(pg::RECLAIM) || !self.kswapd.pgdat_dirty) {
+                // Only kswapd writes file pages, and only on a second encounter while
+                // the node is flagged dirty; otherwise reclaim it when written back.
+                self.count(Ev::NrVmscanImmediateReclaim, 1);
+                self.frames[pfn as usize].set(pg::RECLAIM);
+                return Fate::Activate;
+            }
+            if references == FolioRef::ReclaimClean || !sc.may_writepage {
+                return Fate::Keep;
+            }
+            match self.pageout(pfn) {
+                PageOut::Keep => return Fate::Keep,
+                PageOut::Activate => return Fate::Activate,
+                PageOut::Async => {
+                    stat.nr_pageout += 1;
+                    return Fate::Keep;
+                }
+                PageOut::Done => stat.nr_pageout += 1,
+            }
+        }
+        // __remove_mapping: leave a shadow entry, drop the page.
+        let shadow = self.workingset_eviction(pfn, target_memcg);
+        self.remove_mapping(pfn, shadow);
+        self.free_pages(pfn, 0);
+        Fate::Freed
+    }
+
+    /// `try_to_unmap`: replace the PTE (anon: with the swap entry; file: drop it).
+    fn try_to_unmap(&mut self, pfn: Pfn) {
+        let f = self.frames[pfn as usize];
+        let s = &mut self.spaces[f.mapping as usize];
+        let e = s.entries[f.index as usize];
+        let dirty = e & pte::DIRTY != 0;
+        match s.kind {
+            SpaceKind::Anon => {
+                s.entries[f.index as usize] = pte::swap(f.swap);
+                s.nr_present -= 1;
+                s.nr_swap += 1;
+                if let Some(sw) = self.swap.as_mut() {
+                    sw.mark_swapcache(f.swap, pfn);
+                }
+            }
+            SpaceKind::File => {
+                s.entries[f.index as usize] = e & !(pte::YOUNG | pte::DIRTY);
+                self.frames[pfn as usize].clear(pg::MAPPED);
+            }
+        }
+        if dirty {
+            self.frames[pfn as usize].set(pg::DIRTY);
+        }
+    }
+
+    /// `__remove_mapping`: the page leaves its page cache or swap cache, a shadow entry
+    /// taking its place. Anon pages keep their swap slot (the PTE points at it).
+    fn remove_mapping(&mut self, pfn: Pfn, shadow: u64) {
+        let f = self.frames[pfn as usize];
+        if f.is_file_lru() {
+            let s = &mut self.spaces[f.mapping as usize];
+            s.entries[f.index as usize] = pte::shadow(shadow);
+            s.nr_present -= 1;
+        } else if let Some(sw) = self.swap.as_mut() {
+            sw.set_shadow(f.swap, shadow);
+        }
+    }
+
+    /// Does `shrink_node`'s work up to `budget_ns` of charged CPU; true when finished.
+    pub fn shrink_node_step(
+        &mut self,
+        ns: &mut NodeScan,
+        sc: &mut ScanControl,
+        budget_ns: u64,
+    ) -> bool {
+        loop {
+            if let Some(mut ls) = ns.lruvec.take() {
+                if !self.shrink_lruvec_step(&mut ls, sc, budget_ns) {
+                    ns.lruvec = Some(ls);
+                    return false;
+                }
+            }
+            let Some(memcg) = ns.memcgs.pop() else {
+                break;
+            };
+            ns.lruvec = Some(self.shrink_lruvec_begin(memcg, sc));
+        }
+        self.shrink_node_end(ns, sc);
+        true
+    }
+
+    /// `shrink_node`, first half: zero the tallies, `prepare_scan_control`.
+    pub fn shrink_node_begin(&mut self, sc: &mut ScanControl) -> NodeScan {
+        sc.nr = ReclaimTallies::default();
+        let ns = NodeScan {
+            lruvec: None,
+            nr_reclaimed_before: sc.nr_reclaimed,
+            nr_scanned_before: sc.nr_scanned,
+            memcgs: vec![0],
+        };
+        self.prepare_scan_control(sc);
+        ns
+    }
+
+    /// `shrink_node`, second half: node flags from the tallies, progress bookkeeping.
+    fn shrink_node_end(&mut self, ns: &NodeScan, sc: &mut ScanControl) {
+        let reclaimed = sc.nr_reclaimed - ns.nr_reclaimed_before;
+        let _ = ns.nr_scanned_before;
+        if self.is_kswapd() {
+            // The inactive tail is all under writeback, or all dirty and unqueued.
+            if sc.nr.writeback > 0 && sc.nr.writeback == sc.nr.taken {
+                self.kswapd.pgdat_writeback = true;
+            }
+            if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
+                self.kswapd.pgdat_dirty = true;
+            }
+        }
+        if reclaimed > 0 {
+            // Any progress revives a node kswapd had given up on.
+            self.kswapd.failures = 0;
+        } else if sc.cache_trim_mode {
+            sc.cache_trim_mode_failed = true;
+        }
+    }
+
+    /// `shrink_node` run to completion (direct reclaim).
+    pub fn shrink_node(&mut self, sc: &mut ScanControl) {
+        let mut ns = self.shrink_node_begin(sc);
+        self.shrink_node_step(&mut ns, sc, u64::MAX);
+    }
+
+    /// `do_try_to_free_pages` (kernel-reference §2.3): the priority loop, then the
+    /// retries that precede OOM.
+    fn do_try_to_free_pages(&mut self, sc: &mut ScanControl) -> u64 {
+        let initial_priority = sc.priority;
+        loop {
+            // allocstall_<zone>, counted per entry (and per retry) of global reclaim.
+            self.count(
+                if sc.reclaim_idx == super::zone::ZONE_DMA32 {
+                    Ev::AllocstallDma32
+                } else {
+                    Ev::AllocstallNormal
+                },
+                1,
+            );
+            loop {
+                sc.nr_scanned = 0;
+                self.shrink_node(sc);
+                if sc.nr_reclaimed >= sc.nr_to_reclaim {
+                    break;
+                }
+                if sc.priority < DEF_PRIORITY - 2 {
+                    sc.may_writepage = true;
+                }
+                sc.priority -= 1;
+                if sc.priority < 0 {
+                    break;
+                }
+            }
+            self.snapshot_refaults(0);
+            if sc.nr_reclaimed > 0 {
+                return sc.nr_reclaimed;
+            }
+            if !sc.memcg_full_walk {
+                sc.priority = initial_priority;
+                sc.memcg_full_walk = true;
+                continue;
+            }
+            if sc.skipped_deactivate {
+                sc.priority = initial_priority;
+                sc.force_deactivate = true;
+                sc.skipped_deactivate = false;
+                continue;
+            }
+            return 0;
+        }
+    }
+
+    /// `try_to_free_pages`: direct reclaim by an allocating task. Its CPU time is a
+    /// memory stall (PSI) of that task.
+    pub fn try_to_free_pages(&mut self, order: usize, gfp: Gfp) -> u64 {
+        let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, gfp.highest_zoneidx, order);
+        let cpu_before = self.cpu_ns;
+        self.in_reclaim = true;
+        let got = self.do_try_to_free_pages(&mut sc);
+        self.in_reclaim = false;
+        debug_assert!(matches!(self.current, Current::Task(_)));
+        self.stall_ns += self.cpu_ns - cpu_before;
+        self.direct_reclaim_ns += self.cpu_ns - cpu_before;
+        got
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    Freed,
+    Keep,
+    Activate,
+}
+
+/// `pageout()` results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageOut {
+    /// Could not write (e.g. swap device full): keep.
+    Keep,
+    Activate,
+    /// Written synchronously (zram): the page is clean, free it now.
+    Done,
+    /// I/O submitted; the page is under writeback and will be rotated when it ends.
+    Async,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(swappiness: u64, priority: i32, sizes: [u64; 4]) -> ScanCountInput {
+        ScanCountInput {
+            swappiness,
+            may_swap: true,
+            can_reclaim_anon: true,
+            priority,
+            file_is_tiny: false,
+            cache_trim_mode: false,
+            anon_cost: 0,
+            file_cost: 0,
+            sizes,
+        }
+    }
+
+    #[test]
+    fn scan_count_swappiness_60_no_cost_history() {
+        // sizes (IA, AA, IF, AF) = 409600 each, priority 12: scan = 409600 >> 12 = 100.
+        // Costs 0: total = 0, acost = fcost = 0, total2 = 0.
+        // ap = 60·(0+1)/(0+1) = 60; fp = 140·1/1 = 140; denominator 200.
+        // anon lists: 100·60/200 = 30; file lists: 100·140/200 = 70.
+        let (nr, bal) = get_scan_count(&input(60, 12, [409_600; 4]));
+        assert_eq!(bal, ScanBalance::Fract);
+        assert_eq!(nr, [30, 30, 70, 70]);
+    }
+
+    #[test]
+    fn scan_count_costs_shift_pressure() {
+        // anon_cost 3000, file_cost 1000: total = 4000; acost = 7000; fcost = 5000;
+        // total2 = 12000. swappiness 100:
+        // ap = 100·12001/7001 = 171 (1200100/7001 = 171.4); fp = 100·12001/5001 = 239.
+        // denominator 410. Sizes 1 << 20 at priority 10: scan = 1024.
+        // anon: 1024·171/410 = 427 (175104/410 = 427.08); file: 1024·239/410 = 596.
+        let mut i = input(100, 10, [1 << 20; 4]);
+        i.anon_cost = 3000;
+        i.file_cost = 1000;
+        let (nr, _) = get_scan_count(&i);
+        assert_eq!(nr, [427, 427, 596, 596]);
+    }
+
+    #[test]
+    fn scan_count_modes() {
+        // swappiness 0 (global reclaim): ap = 0, so anon gets nothing under SCAN_FRACT.
+        let (nr, bal) = get_scan_count(&input(0, 12, [409_600; 4]));
+        assert_eq!(bal, ScanBalance::Fract);
+        assert_eq!(nr, [0, 0, 100, 100]);
+        // Priority 0 with swappiness > 0: SCAN_EQUAL, whole lists.
+        let (nr, bal) = get_scan_count(&input(60, 0, [5, 6, 7, 8]));
+        assert_eq!(bal, ScanBalance::Equal);
+        assert_eq!(nr, [5, 6, 7, 8]);
+        // Priority 0 with swappiness 0 is *not* SCAN_EQUAL.
+        let (_, bal) = get_scan_count(&input(0, 0, [5, 6, 7, 8]));
+        assert_eq!(bal, ScanBalance::Fract);
+        // No swap: file only.
+        let mut i = input(60, 0, [5, 6, 7, 8]);
+        i.can_reclaim_anon = false;
+        assert_eq!(get_scan_count(&i), ([0, 0, 7, 8], ScanBalance::File));
+        // file_is_tiny: anon only; cache_trim_mode: file only.
+        let mut i = input(60, 1, [10, 20, 30, 40]);
+        i.file_is_tiny = true;
+        assert_eq!(get_scan_count(&i), ([5, 10, 0, 0], ScanBalance::Anon));
+        let mut i = input(60, 1, [10, 20, 30, 40]);
+        i.cache_trim_mode = true;
+        assert_eq!(get_scan_count(&i), ([0, 0, 15, 20], ScanBalance::File));
+    }
+
+    #[test]
+    fn inactive_ratio_table() {
+        // kernel-reference §2.11. Below 1 GiB the ratio is 1: inactive may be half.
+        // 100 MB of anon = 25600 pages; 12800/12800 is not low, 12799/12801 is.
+        assert!(!inactive_is_low(12_800, 12_800));
+        assert!(inactive_is_low(12_799, 12_801));
+        // 1 GiB = 262144 pages → gb = 1, ratio = int_sqrt(10) = 3: inactive 25%.
+        // 65536·3 = 196608 < 196608? no → not low at exactly 25%.
+        assert!(!inactive_is_low(65_536, 196_608));
+        assert!(inactive_is_low(65_535, 196_609));
+        // 10 GiB: gb = 10, ratio = int_sqrt(100) = 10: inactive ~9%.
+        // 2621440 pages; inactive 238313 (·10 = 2383130) vs active 2383127 → not low.
+        assert!(!inactive_is_low(238_313, 2_383_127));
+        assert!(inactive_is_low(238_312, 2_383_128));
+        // 100 GiB: ratio int_sqrt(1000) = 31.
+        let total = 100u64 << 18;
+        let inactive = total / 32; // 819200; ·31 = 25395200 vs active 25395200 → not low
+        assert!(!inactive_is_low(inactive, total - inactive));
+        assert!(inactive_is_low(inactive - 1, total - inactive + 1));
+    }
+}

@@ -1,0 +1,172 @@
+//! Output: results.json, timeseries.csv (both written atomically) and the summary
+//! printed after a run.
+
+pub mod results;
+
+use crate::stats::series::TimeSeries;
+use results::Results;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+
+/// Writes `contents` to `path` via a temporary file in the same directory and a rename,
+/// so a reader never sees a partial file.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(contents)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+/// results.json text (pretty, with a trailing newline).
+pub fn results_json(r: &Results) -> String {
+    let mut s = serde_json::to_string_pretty(r).expect("results serialise");
+    s.push('\n');
+    s
+}
+
+/// Writes DIR/results.json and DIR/timeseries.csv.
+pub fn write_run_dir(dir: &Path, r: &Results, series: &TimeSeries) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    write_atomic(&dir.join("timeseries.csv"), series.to_csv().as_bytes())?;
+    write_atomic(&dir.join("results.json"), results_json(r).as_bytes())
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.1}ms", ns as f64 / 1e6)
+}
+
+fn lat(ns: u64) -> String {
+    if ns >= 1_000_000 {
+        format!("{:.2}ms", ns as f64 / 1e6)
+    } else if ns >= 1_000 {
+        format!("{:.1}us", ns as f64 / 1e3)
+    } else {
+        format!("{ns}ns")
+    }
+}
+
+/// The human summary: key /proc/vmstat counters, workloads, CPU, PSI.
+pub fn summary(r: &Results) -> String {
+    let mut s = String::new();
+    let secs = r.duration_ns as f64 / 1e9;
+    let _ = writeln!(
+        s,
+        "reclaimsim {}: {secs:.1}s simulated, seed {}",
+        r.reclaimsim_version, r.seed
+    );
+    let _ = writeln!(s, "\n/proc/vmstat (selected)");
+    for k in [
+        "pgscan_kswapd",
+        "pgscan_direct",
+        "pgsteal_kswapd",
+        "pgsteal_direct",
+        "pgscan_anon",
+        "pgscan_file",
+        "pgrefill",
+        "pgactivate",
+        "pgdeactivate",
+        "pswpin",
+        "pswpout",
+        "pgmajfault",
+        "workingset_refault_anon",
+        "workingset_refault_file",
+        "workingset_activate_anon",
+        "workingset_activate_file",
+        "workingset_restore_anon",
+        "workingset_restore_file",
+        "allocstall_normal",
+        "allocstall_dma32",
+        "kswapd_low_wmark_hit_quickly",
+        "kswapd_high_wmark_hit_quickly",
+        "nr_vmscan_write",
+        "nr_vmscan_immediate_reclaim",
+        "oom_kill",
+        "nr_free_pages",
+    ] {
+        let _ = writeln!(s, "  {k:<32} {}", r.vm(k));
+    }
+    let _ = writeln!(s, "\nworkloads");
+    let _ = writeln!(
+        s,
+        "  {:<16} {:>12} {:>14} {:>10} {:>10} {:>10}",
+        "name", "ops", "ops/s", "p50", "p99", "max"
+    );
+    for (name, w) in &r.workloads {
+        let _ = writeln!(
+            s,
+            "  {:<16} {:>12} {:>14.1} {:>10} {:>10} {:>10}{}",
+            name,
+            w.ops,
+            w.throughput,
+            lat(w.latency_ns.p50),
+            lat(w.latency_ns.p99),
+            lat(w.latency_ns.max),
+            if let Some(t) = w.killed_at_ns {
+                format!("  OOM-killed at {:.3}s", t as f64 / 1e9)
+            } else {
+                String::new()
+            }
+        );
+    }
+    let _ = writeln!(s, "\nCPU time");
+    let _ = writeln!(
+        s,
+        "  kswapd0 {}, direct reclaim {}",
+        ms(r.reclaim.kswapd_cpu_ns),
+        ms(r.reclaim.direct_reclaim_cpu_ns)
+    );
+    for (name, t) in &r.tasks {
+        let _ = writeln!(
+            s,
+            "  {name:<20} user {:>10} system {:>10}",
+            ms(t.user_ns),
+            ms(t.system_ns)
+        );
+    }
+    let p = &r.psi.memory;
+    let _ = writeln!(s, "\n/proc/pressure/memory");
+    let _ = writeln!(
+        s,
+        "  some avg10={:.2} avg60={:.2} avg300={:.2} total={}",
+        p.some.avg10, p.some.avg60, p.some.avg300, p.some.total
+    );
+    let _ = writeln!(
+        s,
+        "  full avg10={:.2} avg60={:.2} avg300={:.2} total={}",
+        p.full.avg10, p.full.avg60, p.full.avg300, p.full.total
+    );
+    if r.swap.kind != "none" {
+        let _ = writeln!(
+            s,
+            "\nswap ({}): {} of {} pages used; zram pool {} bytes for {} stored",
+            r.swap.kind,
+            r.swap.used_pages,
+            r.swap.total_pages,
+            r.swap.mem_used_total,
+            r.swap.orig_data_size
+        );
+    }
+    for e in &r.events {
+        let _ = writeln!(
+            s,
+            "\n{} at {:.3}s: {} (rss {} pages, swap {} pages)",
+            e.event,
+            e.time_ns as f64 / 1e9,
+            e.workload,
+            e.rss_pages,
+            e.swap_pages
+        );
+    }
+    s
+}

@@ -1,0 +1,311 @@
+//! `Results`: everything a run reports, the same data as results.json (schema in the
+//! README). Maps are BTreeMaps so the JSON is byte-identical run to run.
+
+use crate::mm::page::lru;
+use crate::scenario::units::PAGE_SIZE;
+use crate::sim::{Simulation, TaskKind};
+use crate::stats::vmstat::EV_NAMES;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Bumped on any incompatible change to the JSON layout.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Results {
+    pub schema_version: u32,
+    pub reclaimsim_version: String,
+    pub seed: u64,
+    pub duration_ns: u64,
+    /// /proc/vmstat: event counters and, at the end of the run, state counters.
+    pub vmstat: BTreeMap<String, u64>,
+    pub workloads: BTreeMap<String, WorkloadResult>,
+    /// Per task CPU time: user (the workload's own work) and system (kernel work done
+    /// for it: faults, direct reclaim; all of kswapd's and the flusher's).
+    pub tasks: BTreeMap<String, TaskResult>,
+    pub reclaim: ReclaimResult,
+    pub psi: PsiResult,
+    pub swap: SwapResult,
+    pub zones: BTreeMap<String, ZoneResult>,
+    /// Per cgroup (memory.current, memory.stat, memory.events); empty until memcg lands.
+    pub cgroups: BTreeMap<String, serde_json::Value>,
+    /// OOM kills, in time order.
+    pub events: Vec<EventRecord>,
+    /// Timed actions applied, in time order.
+    pub actions: Vec<ActionRecord>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct WorkloadResult {
+    pub ops: u64,
+    /// Operations per second over the time the workload ran.
+    pub throughput: f64,
+    pub bytes_per_sec: f64,
+    pub latency_ns: Latency,
+    pub killed_at_ns: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Latency {
+    pub mean: f64,
+    pub stddev: f64,
+    pub min: u64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TaskResult {
+    pub user_ns: u64,
+    pub system_ns: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ReclaimResult {
+    pub kswapd_cpu_ns: u64,
+    pub direct_reclaim_cpu_ns: u64,
+    pub kswapd_wakeups: u64,
+    pub kswapd_failures: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PsiResult {
+    pub memory: PsiResource,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PsiResource {
+    pub some: PsiLine,
+    pub full: PsiLine,
+}
+
+/// One line of /proc/pressure/memory: averages in percent, total in microseconds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PsiLine {
+    pub avg10: f64,
+    pub avg60: f64,
+    pub avg300: f64,
+    pub total: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SwapResult {
+    pub kind: String,
+    pub total_pages: u64,
+    pub used_pages: u64,
+    /// zram mm_stat: uncompressed bytes stored, compressed bytes, pool memory.
+    pub orig_data_size: u64,
+    pub compr_data_size: u64,
+    pub mem_used_total: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ZoneResult {
+    pub managed: u64,
+    pub free: u64,
+    pub min: u64,
+    pub low: u64,
+    pub high: u64,
+    /// /proc/zoneinfo `protection:` (lowmem_reserve).
+    pub protection: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EventRecord {
+    pub time_ns: u64,
+    pub event: String,
+    pub workload: String,
+    pub rss_pages: u64,
+    pub swap_pages: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ActionRecord {
+    pub time_ns: u64,
+    pub key: String,
+    pub value: String,
+}
+
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+impl Results {
+    pub fn collect(sim: &Simulation) -> Results {
+        let mm = &sim.mm;
+        let end = sim.scenario.run.duration.0;
+        let mut vmstat: BTreeMap<String, u64> = EV_NAMES
+            .iter()
+            .zip(mm.vmstat.ev.iter())
+            .map(|(n, v)| (n.to_string(), *v))
+            .collect();
+        let lru_state = [
+            ("nr_inactive_anon", lru::INACTIVE_ANON),
+            ("nr_active_anon", lru::ACTIVE_ANON),
+            ("nr_inactive_file", lru::INACTIVE_FILE),
+            ("nr_active_file", lru::ACTIVE_FILE),
+            ("nr_unevictable", lru::UNEVICTABLE),
+        ];
+        for (name, l) in lru_state {
+            vmstat.insert(name.into(), mm.node_lru_pages(l));
+        }
+        vmstat.insert("nr_free_pages".into(), mm.nr_free_pages());
+        vmstat.insert(
+            "nr_file_pages".into(),
+            mm.node_lru_pages(lru::INACTIVE_FILE) + mm.node_lru_pages(lru::ACTIVE_FILE),
+        );
+        vmstat.insert("nr_dirty".into(), mm.wb.nr_dirty);
+        vmstat.insert("nr_writeback".into(), mm.wb.nr_writeback);
+        let (bg, thresh) = mm.dirty_thresholds();
+        vmstat.insert("nr_dirty_background_threshold".into(), bg);
+        vmstat.insert("nr_dirty_threshold".into(), thresh);
+
+        let mut workloads = BTreeMap::new();
+        for w in &sim.workloads {
+            let ran_until = w.killed_at.unwrap_or(w.stop_ns).min(end).max(w.start_ns);
+            let secs = (ran_until - w.start_ns) as f64 / 1e9;
+            let h = &w.stats.latency;
+            let latency_ns = if w.stats.ops == 0 {
+                Latency {
+                    mean: 0.0,
+                    stddev: 0.0,
+                    min: 0,
+                    p50: 0,
+                    p90: 0,
+                    p99: 0,
+                    max: 0,
+                }
+            } else {
+                Latency {
+                    mean: round3(h.mean()),
+                    stddev: round3(h.stdev()),
+                    min: h.min(),
+                    p50: h.value_at_quantile(0.5),
+                    p90: h.value_at_quantile(0.9),
+                    p99: h.value_at_quantile(0.99),
+                    max: h.max(),
+                }
+            };
+            workloads.insert(
+                w.name.clone(),
+                WorkloadResult {
+                    ops: w.stats.ops,
+                    throughput: if secs > 0.0 {
+                        round3(w.stats.ops as f64 / secs)
+                    } else {
+                        0.0
+                    },
+                    bytes_per_sec: if secs > 0.0 {
+                        round3(w.stats.bytes as f64 / secs)
+                    } else {
+                        0.0
+                    },
+                    latency_ns,
+                    killed_at_ns: w.killed_at,
+                },
+            );
+        }
+
+        let mut tasks = BTreeMap::new();
+        let mut kswapd_cpu_ns = 0;
+        for t in &sim.tasks {
+            if t.kind == TaskKind::Kswapd {
+                kswapd_cpu_ns = t.system_ns;
+            }
+            tasks.insert(
+                t.name.clone(),
+                TaskResult {
+                    user_ns: t.user_ns,
+                    system_ns: t.system_ns,
+                },
+            );
+        }
+
+        let psi = sim.psi();
+        let line = |avg: &[f64; 3], total_ns: u64| PsiLine {
+            avg10: round3(avg[0]),
+            avg60: round3(avg[1]),
+            avg300: round3(avg[2]),
+            total: total_ns / 1000,
+        };
+        let swap = match &mm.swap {
+            None => SwapResult {
+                kind: "none".into(),
+                total_pages: 0,
+                used_pages: 0,
+                orig_data_size: 0,
+                compr_data_size: 0,
+                mem_used_total: 0,
+            },
+            Some(s) => SwapResult {
+                kind: format!("{:?}", s.kind).to_lowercase(),
+                total_pages: s.nr_slots as u64,
+                used_pages: s.nr_used_slots(),
+                orig_data_size: s.stored_pages * PAGE_SIZE,
+                compr_data_size: s.stored_bytes,
+                mem_used_total: mm.zram_pages() * PAGE_SIZE,
+            },
+        };
+        let zones = mm
+            .zones
+            .iter()
+            .filter(|z| z.is_managed())
+            .map(|z| {
+                (
+                    z.name().to_string(),
+                    ZoneResult {
+                        managed: z.managed_pages,
+                        free: z.nr_free_pages,
+                        min: z.watermark[0],
+                        low: z.watermark[1],
+                        high: z.watermark[2],
+                        protection: z.lowmem_reserve.to_vec(),
+                    },
+                )
+            })
+            .collect();
+        let events = mm
+            .oom_events
+            .iter()
+            .map(|e| EventRecord {
+                time_ns: e.time_ns,
+                event: "oom_kill".into(),
+                workload: sim.workloads[e.workload].name.clone(),
+                rss_pages: e.rss_pages,
+                swap_pages: e.swap_pages,
+            })
+            .collect();
+        Results {
+            schema_version: SCHEMA_VERSION,
+            reclaimsim_version: env!("CARGO_PKG_VERSION").to_string(),
+            seed: sim.scenario.run.seed,
+            duration_ns: end,
+            vmstat,
+            workloads,
+            tasks,
+            reclaim: ReclaimResult {
+                kswapd_cpu_ns,
+                direct_reclaim_cpu_ns: mm.direct_reclaim_ns,
+                kswapd_wakeups: mm.kswapd.wakeups,
+                kswapd_failures: mm.kswapd.failures,
+            },
+            psi: PsiResult {
+                memory: PsiResource {
+                    some: line(&psi.avg_some, psi.some_total_ns),
+                    full: line(&psi.avg_full, psi.full_total_ns),
+                },
+            },
+            swap,
+            zones,
+            cgroups: BTreeMap::new(),
+            events,
+            actions: sim.actions().to_vec(),
+        }
+    }
+
+    pub fn vm(&self, name: &str) -> u64 {
+        self.vmstat.get(name).copied().unwrap_or(0)
+    }
+}

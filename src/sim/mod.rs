@@ -1,0 +1,467 @@
+//! The discrete-event engine: virtual clock, event queue, simulated CPUs and tasks.
+//!
+//! A task runs a slice (at most `run.slice` of virtual time) when both it and a CPU are
+//! free; the earliest-free CPU is taken, ties to the lowest index. Kernel work done in a
+//! slice is charged to that task (direct reclaim to the allocating task, background
+//! reclaim to kswapd). The engine itself is single-threaded: parallelism is across runs.
+
+pub mod device;
+pub mod event;
+pub mod rng;
+
+use crate::mm::kswapd::KswapdNext;
+use crate::mm::writeback::FlusherNext;
+use crate::mm::{Current, Mm, Out};
+use crate::report::results::{ActionRecord, Results};
+use crate::scenario::{self, Scenario};
+use crate::stats::psi::{Psi, PsiDelta};
+use crate::stats::series::TimeSeries;
+use crate::workload::{self, SliceEnd, SliceReport, Thread, Workload};
+use event::{Event, EventQueue};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskKind {
+    Worker { workload: usize, thread: usize },
+    Kswapd,
+    Flusher,
+}
+
+#[derive(Debug)]
+pub struct Task {
+    pub name: String,
+    pub kind: TaskKind,
+    /// Bumped whenever the task's pending wake-up changes; stale events are ignored.
+    gen: u32,
+    /// A pending Ready event: (time, is it a timer a wake-up may cut short).
+    pending: Option<(u64, bool)>,
+    exited: bool,
+    /// The CPU it last ran on (PSI attributes its waits there).
+    cpu: usize,
+    pub user_ns: u64,
+    pub system_ns: u64,
+}
+
+/// Things that can go wrong in a run that is not the scenario's fault.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("invariant violated at t={time_ns}ns: {message}")]
+    Invariant { time_ns: u64, message: String },
+    #[error("timed action {index} at t={time_ns}ns: {message}")]
+    Action {
+        index: usize,
+        time_ns: u64,
+        message: String,
+    },
+}
+
+/// Optional observers of a run.
+#[derive(Default)]
+pub struct RunOptions {
+    /// Check every invariant at every sample (and at the end).
+    pub check: bool,
+    /// Called with (virtual now, virtual end) now and then, for a progress bar.
+    pub progress: Option<Box<dyn FnMut(u64, u64)>>,
+}
+
+pub struct Simulation {
+    pub scenario: Scenario,
+    pub mm: Mm,
+    pub tasks: Vec<Task>,
+    pub workloads: Vec<Workload>,
+    threads: Vec<Thread>,
+    cpus_free_at: Vec<u64>,
+    queue: EventQueue,
+    psi: Psi,
+    series: TimeSeries,
+    io_poll_at: Option<u64>,
+    kswapd_task: usize,
+    flusher_task: usize,
+    actions: Vec<ActionRecord>,
+    now: u64,
+    slices: u64,
+}
+
+impl Simulation {
+    pub fn new(scenario: Scenario) -> Simulation {
+        let mut mm = Mm::new(&scenario);
+        let mut tasks = Vec::new();
+        let mut workloads = Vec::new();
+        let mut threads = Vec::new();
+        let mut queue = EventQueue::default();
+        for (i, cfg) in scenario.workloads.iter().enumerate() {
+            let w = Workload::new(i, cfg, &scenario, &mut mm);
+            for t in 0..cfg.threads as usize {
+                let name = format!("{}/{t}", cfg.name);
+                threads.push(Thread {
+                    workload: i,
+                    rng: rng::task_rng(scenario.run.seed, &name),
+                    // Sequential threads start spread over the range.
+                    cursor: (w.sampler.items() * t as u64) / cfg.threads as u64,
+                    next_issue_ns: w.start_ns,
+                    pending_since: None,
+                });
+                tasks.push(Task {
+                    name,
+                    kind: TaskKind::Worker {
+                        workload: i,
+                        thread: threads.len() - 1,
+                    },
+                    gen: 0,
+                    pending: Some((w.start_ns, true)),
+                    exited: false,
+                    cpu: 0,
+                    user_ns: 0,
+                    system_ns: 0,
+                });
+                queue.push(
+                    w.start_ns,
+                    Event::Ready {
+                        task: (tasks.len() - 1) as u32,
+                        gen: 0,
+                    },
+                );
+            }
+            workloads.push(w);
+        }
+        let kernel_task = |name: &str, kind| Task {
+            name: name.to_string(),
+            kind,
+            gen: 0,
+            pending: None,
+            exited: false,
+            cpu: 0,
+            user_ns: 0,
+            system_ns: 0,
+        };
+        tasks.push(kernel_task("kswapd0", TaskKind::Kswapd));
+        let kswapd_task = tasks.len() - 1;
+        tasks.push(kernel_task("flusher", TaskKind::Flusher));
+        let flusher_task = tasks.len() - 1;
+        // The flusher's periodic wake-up.
+        let first_flush = mm.cfg.dirty_writeback_interval_ns;
+        tasks[flusher_task].pending = Some((first_flush, true));
+        queue.push(
+            first_flush,
+            Event::Ready {
+                task: flusher_task as u32,
+                gen: 0,
+            },
+        );
+        let interval = scenario.run.sample_interval.0;
+        let mut t = interval;
+        while t < scenario.run.duration.0 {
+            queue.push(t, Event::Sample);
+            t += interval;
+        }
+        for (i, a) in scenario.actions.iter().enumerate() {
+            queue.push(a.at.0, Event::Action(i as u32));
+        }
+        let nr_cpus = scenario.machine.nr_cpus as usize;
+        Simulation {
+            mm,
+            tasks,
+            workloads,
+            threads,
+            cpus_free_at: vec![0; nr_cpus],
+            queue,
+            psi: Psi::new(nr_cpus),
+            series: TimeSeries::default(),
+            io_poll_at: None,
+            kswapd_task,
+            flusher_task,
+            actions: Vec::new(),
+            now: 0,
+            slices: 0,
+            scenario,
+        }
+    }
+
+    /// Runs to the end of the scenario and returns its results.
+    pub fn run(self, opts: RunOptions) -> Result<Results, SimError> {
+        self.run_with_series(opts).map(|(r, _)| r)
+    }
+
+    /// Runs to the end and returns the results and the timeseries.
+    pub fn run_with_series(
+        mut self,
+        mut opts: RunOptions,
+    ) -> Result<(Results, TimeSeries), SimError> {
+        let end = self.scenario.run.duration.0;
+        while let Some((t, ev)) = self.queue.pop() {
+            if t >= end {
+                break;
+            }
+            self.now = t;
+            match ev {
+                Event::Ready { task, gen } => self.on_ready(task as usize, gen),
+                Event::IoPoll => {
+                    self.io_poll_at = None;
+                    self.mm.now = t;
+                    self.mm.complete_io(t);
+                }
+                Event::Sample => {
+                    self.sample(t);
+                    if opts.check {
+                        self.check(t)?;
+                    }
+                    if let Some(p) = opts.progress.as_mut() {
+                        p(t, end);
+                    }
+                }
+                Event::Action(i) => self.apply_action(i as usize, t)?,
+            }
+            self.handle_out();
+            self.arm_io_poll();
+        }
+        self.now = end;
+        self.mm.now = end;
+        self.mm.complete_io(end);
+        self.sample(end);
+        if opts.check {
+            self.check(end)?;
+        }
+        if let Some(p) = opts.progress.as_mut() {
+            p(end, end);
+        }
+        let results = Results::collect(&self);
+        Ok((results, std::mem::take(&mut self.series)))
+    }
+
+    fn check(&self, t: u64) -> Result<(), SimError> {
+        self.mm
+            .check_invariants()
+            .map_err(|message| SimError::Invariant {
+                time_ns: t,
+                message,
+            })
+    }
+
+    fn sample(&mut self, t: u64) {
+        let (some, full) = self.psi.close_window(t);
+        self.series.sample(&self.mm, t, some, full);
+    }
+
+    fn apply_action(&mut self, i: usize, t: u64) -> Result<(), SimError> {
+        let a = self.scenario.actions[i].clone();
+        scenario::set_key(&mut self.scenario, &a.set, &a.value).map_err(|message| {
+            SimError::Action {
+                index: i,
+                time_ns: t,
+                message,
+            }
+        })?;
+        self.mm.apply_kernel_settings(&self.scenario);
+        self.actions.push(ActionRecord {
+            time_ns: t,
+            key: a.set.clone(),
+            value: a.value.to_string(),
+        });
+        Ok(())
+    }
+
+    fn arm_io_poll(&mut self) {
+        if let Some(t) = self.mm.wb.next_completion() {
+            if self.io_poll_at.is_none_or(|armed| t < armed) {
+                self.queue.push(t.max(self.now), Event::IoPoll);
+                self.io_poll_at = Some(t.max(self.now));
+            }
+        }
+    }
+
+    /// Requests kernel code made: wake-ups and OOM kills.
+    fn handle_out(&mut self) {
+        for o in std::mem::take(&mut self.mm.out) {
+            match o {
+                Out::WakeKswapd => self.wake(self.kswapd_task),
+                Out::WakeFlusher => self.wake(self.flusher_task),
+                Out::OomKill { workload } => {
+                    self.workloads[workload].killed_at = Some(self.now);
+                    for task in self.tasks.iter_mut() {
+                        if matches!(task.kind, TaskKind::Worker { workload: w, .. } if w == workload)
+                        {
+                            task.exited = true;
+                            task.pending = None;
+                            task.gen += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `wake_up`: make a sleeping task runnable now; cuts a timer short.
+    fn wake(&mut self, task: usize) {
+        let t = &mut self.tasks[task];
+        if t.exited || matches!(t.pending, Some((_, false))) {
+            return;
+        }
+        t.gen += 1;
+        t.pending = Some((self.now, false));
+        self.queue.push(
+            self.now,
+            Event::Ready {
+                task: task as u32,
+                gen: t.gen,
+            },
+        );
+    }
+
+    fn set_timer(&mut self, task: usize, at: u64, wakeable: bool) {
+        let t = &mut self.tasks[task];
+        t.gen += 1;
+        t.pending = Some((at, wakeable));
+        self.queue.push(
+            at,
+            Event::Ready {
+                task: task as u32,
+                gen: t.gen,
+            },
+        );
+    }
+
+    fn on_ready(&mut self, task: usize, gen: u32) {
+        if self.tasks[task].gen != gen || self.tasks[task].exited {
+            return;
+        }
+        // The earliest-free CPU, lowest index on ties.
+        let (cpu, free_at) = self
+            .cpus_free_at
+            .iter()
+            .copied()
+            .enumerate()
+            .min_by_key(|&(i, f)| (f, i))
+            .expect("nr_cpus >= 1");
+        if free_at > self.now {
+            self.queue.push(
+                free_at,
+                Event::Ready {
+                    task: task as u32,
+                    gen,
+                },
+            );
+            return;
+        }
+        self.tasks[task].pending = None;
+        self.tasks[task].cpu = cpu;
+        self.slices += 1;
+        let start = self.now;
+        let slice = self.scenario.run.slice.0;
+        let end = match self.tasks[task].kind {
+            TaskKind::Worker { workload, thread } => {
+                self.run_worker(task, workload, thread, cpu, start, slice)
+            }
+            TaskKind::Kswapd => {
+                self.mm.current = Current::Kswapd;
+                self.mm.current_workload = None;
+                self.mm.now = start;
+                self.mm.cpu_ns = 0;
+                self.mm.stall_ns = 0;
+                let next = self.mm.kswapd_run(slice);
+                let end = start + self.mm.cpu_ns;
+                self.tasks[task].system_ns += self.mm.cpu_ns;
+                self.psi.interval(start, end, cpu, PsiDelta::STALL_RUN);
+                match next {
+                    KswapdNext::Run => self.set_timer(task, end, false),
+                    KswapdNext::NapUntil(t) => self.set_timer(task, t.max(end), true),
+                    KswapdNext::Sleep => {}
+                }
+                end
+            }
+            TaskKind::Flusher => {
+                self.mm.current = Current::Flusher;
+                self.mm.current_workload = None;
+                self.mm.now = start;
+                self.mm.cpu_ns = 0;
+                let next = self.mm.wb_writeback();
+                let end = start + self.mm.cpu_ns;
+                self.tasks[task].system_ns += self.mm.cpu_ns;
+                self.psi.interval(start, end, cpu, PsiDelta::RUN);
+                match next {
+                    FlusherNext::RunAt(t) => self.set_timer(task, t.max(end), true),
+                    FlusherNext::SleepUntil(t) => self.set_timer(task, t.max(end), true),
+                }
+                end
+            }
+        };
+        self.cpus_free_at[cpu] = end;
+    }
+
+    fn run_worker(
+        &mut self,
+        task: usize,
+        wi: usize,
+        ti: usize,
+        cpu: usize,
+        start: u64,
+        slice: u64,
+    ) -> u64 {
+        self.mm.current = Current::Task(task);
+        self.mm.current_workload = Some(wi);
+        let mut rep = SliceReport::default();
+        let end_kind = workload::run_slice(
+            &mut self.workloads[wi],
+            &mut self.threads[ti],
+            &mut self.mm,
+            start,
+            slice,
+            &mut rep,
+        );
+        let end = rep.end_ns.max(start);
+        let t = &mut self.tasks[task];
+        t.user_ns += rep.user_ns;
+        t.system_ns += rep.system_ns;
+        self.psi.interval(start, end, cpu, PsiDelta::RUN);
+        for s in &rep.stalls {
+            // Stalled while on the CPU: memstall, and not productive.
+            let d = PsiDelta {
+                memstall: 1,
+                running: 0,
+                memstall_running: 1,
+                iowait: 0,
+            };
+            self.psi.interval(s.start_ns, s.start_ns + s.len_ns, cpu, d);
+        }
+        match end_kind {
+            SliceEnd::Preempted => self.set_timer(task, end, false),
+            SliceEnd::SleepUntil(t) => self.set_timer(task, t, false),
+            SliceEnd::Blocked { until_ns, memstall } => {
+                let d = if memstall {
+                    PsiDelta::STALL_WAIT
+                } else {
+                    PsiDelta::IOWAIT
+                };
+                self.psi.interval(end, until_ns, cpu, d);
+                self.set_timer(task, until_ns.max(end), false);
+            }
+            SliceEnd::Exit => self.tasks[task].exited = true,
+            SliceEnd::AllocFailed => {
+                // The allocation failed and the OOM killer found nothing else to kill:
+                // the fault kills the faulting process (pagefault_out_of_memory).
+                self.mm.now = end;
+                self.mm.oom_kill_workload(wi);
+                self.tasks[task].exited = true;
+            }
+        }
+        end
+    }
+
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    pub fn psi(&self) -> &Psi {
+        &self.psi
+    }
+
+    pub fn series(&self) -> &TimeSeries {
+        &self.series
+    }
+
+    pub fn actions(&self) -> &[ActionRecord] {
+        &self.actions
+    }
+
+    pub fn slices(&self) -> u64 {
+        self.slices
+    }
+}

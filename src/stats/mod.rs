@@ -1,0 +1,3 @@
+pub mod psi;
+pub mod series;
+pub mod vmstat;

@@ -1,0 +1,108 @@
+//! The timeseries written to timeseries.csv: one row per sample interval.
+
+use crate::mm::page::lru;
+use crate::mm::Mm;
+use crate::stats::vmstat::{Ev, NR_EVENTS};
+
+/// Columns, in order. Rates are per second over the interval that ends at `time_s`.
+pub const COLUMNS: &[&str] = &[
+    "time_s",
+    "nr_free_pages",
+    "nr_inactive_anon",
+    "nr_active_anon",
+    "nr_inactive_file",
+    "nr_active_file",
+    "nr_unevictable",
+    "nr_dirty",
+    "nr_writeback",
+    "swap_used_pages",
+    "zram_pool_pages",
+    "pgscan_kswapd_per_s",
+    "pgscan_direct_per_s",
+    "pgsteal_kswapd_per_s",
+    "pgsteal_direct_per_s",
+    "pswpin_per_s",
+    "pswpout_per_s",
+    "workingset_refault_anon_per_s",
+    "workingset_refault_file_per_s",
+    "pgmajfault_per_s",
+    "psi_some_pct",
+    "psi_full_pct",
+];
+
+#[derive(Debug, Clone, Default)]
+pub struct TimeSeries {
+    pub rows: Vec<Vec<f64>>,
+    last_ev: Option<[u64; NR_EVENTS]>,
+    last_t_ns: u64,
+}
+
+impl TimeSeries {
+    /// Adds the row for time `t_ns`, with the PSI window's stall times.
+    pub fn sample(&mut self, mm: &Mm, t_ns: u64, psi_some_ns: u64, psi_full_ns: u64) {
+        let prev = self.last_ev.unwrap_or([0; NR_EVENTS]);
+        let dt_s = (t_ns - self.last_t_ns) as f64 / 1e9;
+        let rate = |e: Ev| {
+            if dt_s > 0.0 {
+                (mm.vmstat.get(e) - prev[e as usize]) as f64 / dt_s
+            } else {
+                0.0
+            }
+        };
+        let pct = |ns: u64| {
+            if dt_s > 0.0 {
+                ns as f64 / 1e7 / dt_s
+            } else {
+                0.0
+            }
+        };
+        let swap_used = mm.swap.as_ref().map_or(0, |s| s.nr_used_slots());
+        self.rows.push(vec![
+            t_ns as f64 / 1e9,
+            mm.nr_free_pages() as f64,
+            mm.node_lru_pages(lru::INACTIVE_ANON) as f64,
+            mm.node_lru_pages(lru::ACTIVE_ANON) as f64,
+            mm.node_lru_pages(lru::INACTIVE_FILE) as f64,
+            mm.node_lru_pages(lru::ACTIVE_FILE) as f64,
+            mm.node_lru_pages(lru::UNEVICTABLE) as f64,
+            mm.wb.nr_dirty as f64,
+            mm.wb.nr_writeback as f64,
+            swap_used as f64,
+            mm.zram_pages() as f64,
+            rate(Ev::PgscanKswapd),
+            rate(Ev::PgscanDirect),
+            rate(Ev::PgstealKswapd),
+            rate(Ev::PgstealDirect),
+            rate(Ev::Pswpin),
+            rate(Ev::Pswpout),
+            rate(Ev::WorkingsetRefaultAnon),
+            rate(Ev::WorkingsetRefaultFile),
+            rate(Ev::Pgmajfault),
+            pct(psi_some_ns),
+            pct(psi_full_ns),
+        ]);
+        self.last_ev = Some(mm.vmstat.ev);
+        self.last_t_ns = t_ns;
+    }
+
+    /// The CSV text: a header, then one line per row (integers where exact).
+    pub fn to_csv(&self) -> String {
+        let mut s = COLUMNS.join(",");
+        s.push('\n');
+        for r in &self.rows {
+            let cells: Vec<String> = r
+                .iter()
+                .map(|v| {
+                    if v.fract() == 0.0 && v.abs() < 1e15 {
+                        format!("{}", *v as i64)
+                    } else {
+                        format!("{v:.3}")
+                    }
+                })
+                .collect();
+            s.push_str(&cells.join(","));
+            s.push('\n');
+        }
+        s
+    }
+}
