@@ -67,8 +67,11 @@ impl Mm {
             .as_ref()
             .expect("swap entry without a swap device");
         if let Some(pfn) = sw.lookup_swap_cache(slot) {
-            // Still in the swap cache (e.g. written out but not yet reclaimed).
+            // Still in the swap cache (written out but not yet reclaimed, or read ahead).
             self.charge(self.cfg.costs.minor_fault_ns);
+            if self.frames[pfn as usize].test_clear(pg::READAHEAD) {
+                self.count(Ev::SwapRaHit, 1);
+            }
             let s = &mut self.spaces[space as usize];
             s.entries[vpn as usize] = pte::present(pfn) | bits;
             s.nr_present += 1;
@@ -109,19 +112,14 @@ impl Mm {
                 FaultResult::Done
             }
             _ => {
-                let now = self.now;
-                let done = self
-                    .swap
-                    .as_mut()
-                    .unwrap()
-                    .device
-                    .as_mut()
-                    .unwrap()
-                    .submit(now, 1, false);
                 let f = &mut self.frames[pfn as usize];
                 f.set(pg::SWAPCACHE);
                 f.swap = slot;
                 self.swap.as_mut().unwrap().mark_swapcache(slot, pfn);
+                let nr_ra = self.swap_vma_readahead(space, vpn);
+                let now = self.now;
+                let dev = self.swap.as_mut().unwrap().device.as_mut().unwrap();
+                let done = dev.submit(now, 1 + nr_ra, false);
                 self.try_free_swap_after_fault(pfn, write);
                 FaultResult::Blocked {
                     until_ns: done,
@@ -129,6 +127,56 @@ impl Mm {
                 }
             }
         }
+    }
+
+    /// `swap_vma_readahead`, simplified to a fixed window: the other swapped-out pages
+    /// of the aligned 2^page-cluster window around the fault are read into the swap
+    /// cache (unmapped, inactive) in the same I/O. Returns how many.
+    fn swap_vma_readahead(&mut self, space: u32, vpn: u32) -> u64 {
+        let win = 1u32 << self.cfg.page_cluster;
+        if win <= 1 {
+            return 0;
+        }
+        let start = vpn & !(win - 1);
+        let end = (start + win).min(self.spaces[space as usize].entries.len() as u32);
+        let mut n = 0;
+        for i in start..end {
+            let e = self.spaces[space as usize].entries[i as usize];
+            if i == vpn || pte::kind(e) != pte::SWAP {
+                continue;
+            }
+            let slot = pte::slot(e);
+            let sw = self.swap.as_ref().unwrap();
+            if sw.lookup_swap_cache(slot).is_some() {
+                continue;
+            }
+            let shadow = sw.slot(slot);
+            // Readahead never reclaims for itself: skip it when memory is tight.
+            let Some(pfn) = self.get_page_from_freelist(
+                GFP_HIGHUSER_MOVABLE,
+                0,
+                super::zone::WMARK_LOW,
+                super::zone::AllocFlags::default(),
+            ) else {
+                break;
+            };
+            let f = &mut self.frames[pfn as usize];
+            f.set(pg::SWAPBACKED | pg::SWAPCACHE | pg::READAHEAD);
+            f.mapping = space;
+            f.index = i;
+            f.swap = slot;
+            f.memcg = 0;
+            if pte::kind(shadow) == pte::SHADOW {
+                self.workingset_refault(pfn, pte::shadow_value(shadow));
+            }
+            self.folio_add_lru(pfn);
+            self.swap.as_mut().unwrap().mark_swapcache(slot, pfn);
+            n += 1;
+        }
+        self.count(Ev::SwapRa, n);
+        self.count(Ev::Pswpin, n);
+        self.count(Ev::PgpgIn, 4 * n);
+        n
     }
 
     /// After swap-in: a write makes the swap copy stale, and a filling device wants its

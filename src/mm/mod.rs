@@ -39,6 +39,8 @@ pub struct Config {
     pub dirty_ratio: u64,
     pub dirty_expire_ns: u64,
     pub dirty_writeback_interval_ns: u64,
+    /// `vm.page-cluster`: swap readahead reads 2^page_cluster pages.
+    pub page_cluster: u32,
     pub hz: u64,
     pub costs: Costs,
 }
@@ -191,6 +193,7 @@ impl Mm {
             dirty_ratio: vm.dirty_ratio as u64,
             dirty_expire_ns: vm.dirty_expire_centisecs as u64 * 10_000_000,
             dirty_writeback_interval_ns: vm.dirty_writeback_centisecs as u64 * 10_000_000,
+            page_cluster: vm.page_cluster,
             hz: sc.kernel.hz.0 as u64,
             costs,
         };
@@ -244,6 +247,7 @@ impl Mm {
         self.cfg.dirty_ratio = vm.dirty_ratio as u64;
         self.cfg.dirty_expire_ns = vm.dirty_expire_centisecs as u64 * 10_000_000;
         self.cfg.dirty_writeback_interval_ns = vm.dirty_writeback_centisecs as u64 * 10_000_000;
+        self.cfg.page_cluster = vm.page_cluster;
         zone::setup_per_zone_wmarks(
             &mut self.zones,
             self.cfg.min_free_kbytes,

@@ -39,6 +39,8 @@ pub mod pg {
     pub const MAPPED: u16 = 1 << 12;
     /// Its owner died while the page was under writeback: free it at completion.
     pub const ORPHAN: u16 = 1 << 13;
+    /// Brought in by swap readahead and not yet used (PG_readahead).
+    pub const READAHEAD: u16 = 1 << 14;
 }
 
 /// Which list a frame is on (for the invariant checker and fast assertions).

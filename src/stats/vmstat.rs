@@ -52,6 +52,8 @@ vm_events! {
     NrWritten => "nr_written",
     NrDirtied => "nr_dirtied",
     OomKill => "oom_kill",
+    SwapRa => "swap_ra",
+    SwapRaHit => "swap_ra_hit",
     PgpgIn => "pgpgin",
     PgpgOut => "pgpgout",
 }

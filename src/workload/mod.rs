@@ -254,23 +254,20 @@ pub fn run_slice(
                 } else {
                     1
                 };
-                let mut hits = 0u64;
-                let mut miss = None;
-                {
-                    let entries = &mut mm.spaces[space as usize].entries;
-                    while hits < limit {
-                        let vpn = w.sampler.next(&mut t.rng, &mut t.cursor, clock) as usize;
-                        let write = w.write_u32 != 0 && (t.rng.next_u64() as u32) < w.write_u32;
-                        let e = entries[vpn];
-                        if pte::is_present(e) {
-                            entries[vpn] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
-                            hits += 1;
-                        } else {
-                            miss = Some((vpn as u32, write));
-                            break;
-                        }
+                let entries = &mut mm.spaces[space as usize].entries;
+                let (rng, cursor) = (&mut t.rng, &mut t.cursor);
+                let wr = w.write_u32;
+                let (hits, miss) = match &w.sampler {
+                    // Monomorphised per pattern: no dispatch inside the loop.
+                    Sampler::Zipf(z) => {
+                        hit_loop(entries, limit, wr, rng, |r| z.sample(r.next_u64()))
                     }
-                }
+                    Sampler::Uniform { n } => {
+                        let n = *n;
+                        hit_loop(entries, limit, wr, rng, |r| pattern::below(r.next_u64(), n))
+                    }
+                    other => hit_loop(entries, limit, wr, rng, |r| other.next(r, cursor, clock)),
+                };
                 if hits > 0 {
                     clock += hits * access_ns;
                     rep.user_ns += hits * access_ns;
@@ -356,6 +353,31 @@ pub fn run_slice(
     };
     rep.end_ns = clock;
     end
+}
+
+/// Touches pages picked by `pick` until `limit` accesses or the first non-present page.
+/// Returns the number of hits and the missing (page, write) if one stopped the loop.
+#[inline(always)]
+fn hit_loop(
+    entries: &mut [crate::mm::page::Pte],
+    limit: u64,
+    write_u32: u32,
+    rng: &mut Pcg64Mcg,
+    mut pick: impl FnMut(&mut Pcg64Mcg) -> u64,
+) -> (u64, Option<(u32, bool)>) {
+    let mut hits = 0u64;
+    while hits < limit {
+        let vpn = pick(rng) as usize;
+        let write = write_u32 != 0 && (rng.next_u64() as u32) < write_u32;
+        let e = entries[vpn];
+        if pte::is_present(e) {
+            entries[vpn] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
+            hits += 1;
+        } else {
+            return (hits, Some((vpn as u32, write)));
+        }
+    }
+    (hits, None)
 }
 
 /// Runs kernel code for the current task at `clock`, charging its CPU time as system

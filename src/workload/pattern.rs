@@ -15,17 +15,19 @@ pub fn below(word: u64, n: u64) -> u64 {
     ((word as u128 * n as u128) >> 64) as u64
 }
 
-/// A Walker/Vose alias table over `n` outcomes.
+/// A Walker/Vose alias table over `n` outcomes, each bucket holding its acceptance
+/// threshold and both outcomes it can return (one cache line read per sample).
 #[derive(Debug)]
 pub struct AliasTable {
-    /// Per bucket: acceptance threshold (scaled to 2^32) and the alias.
-    prob: Vec<u32>,
-    alias: Vec<u32>,
+    /// Per bucket: [threshold scaled to 2^32 (u32::MAX: always accept), outcome on
+    /// accept, outcome on reject].
+    buckets: Vec<[u32; 3]>,
 }
 
 impl AliasTable {
-    /// Builds the table for weights `w` (Vose's method; deterministic).
-    pub fn new(w: &[f64]) -> AliasTable {
+    /// Builds the table for weights `w` (Vose's method; deterministic), labelling
+    /// outcome `i` as `label(i)`.
+    pub fn new(w: &[f64], label: impl Fn(u64) -> u64) -> AliasTable {
         let n = w.len();
         let sum: f64 = w.iter().sum();
         let mut scaled: Vec<f64> = w.iter().map(|x| x * n as f64 / sum).collect();
@@ -41,7 +43,7 @@ impl AliasTable {
             }
         }
         while let (Some(s), Some(&l)) = (small.pop(), large.last()) {
-            prob[s as usize] = (scaled[s as usize] * 4_294_967_296.0).min(4_294_967_295.0) as u32;
+            prob[s as usize] = (scaled[s as usize] * 4_294_967_296.0).min(4_294_967_294.0) as u32;
             alias[s as usize] = l;
             scaled[l as usize] -= 1.0 - scaled[s as usize];
             if scaled[l as usize] < 1.0 {
@@ -49,16 +51,27 @@ impl AliasTable {
                 small.push(l);
             }
         }
-        AliasTable { prob, alias }
+        let buckets = (0..n)
+            .map(|i| {
+                [
+                    prob[i],
+                    label(i as u64) as u32,
+                    label(alias[i] as u64) as u32,
+                ]
+            })
+            .collect();
+        AliasTable { buckets }
     }
 
+    /// One sample from one random word: the high bits pick the bucket, the low 32
+    /// bits decide accept or alias.
     #[inline]
     pub fn sample(&self, word: u64) -> u64 {
-        let i = below(word, self.prob.len() as u64) as usize;
-        if (word as u32) < self.prob[i] || self.prob[i] == u32::MAX {
-            i as u64
+        let b = &self.buckets[below(word, self.buckets.len() as u64) as usize];
+        if (word as u32) < b[0] || b[0] == u32::MAX {
+            b[1] as u64
         } else {
-            self.alias[i] as u64
+            b[2] as u64
         }
     }
 }
@@ -75,23 +88,24 @@ pub struct Zipf {
 impl Zipf {
     pub fn new(n: u64, s: f64) -> Zipf {
         let w: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-s)).collect();
-        Zipf {
-            table: AliasTable::new(&w),
-            n,
-            stride: coprime_stride(n),
-        }
+        let stride = coprime_stride(n);
+        let table = AliasTable::new(&w, |r| scatter(r, stride, n));
+        Zipf { table, n, stride }
     }
 
     /// Item for rank index `r` (0 = most popular).
-    #[inline]
     pub fn item_of_rank(&self, r: u64) -> u64 {
-        (r as u128 * self.stride as u128 % self.n as u128) as u64
+        scatter(r, self.stride, self.n)
     }
 
     #[inline]
     pub fn sample(&self, word: u64) -> u64 {
-        self.item_of_rank(self.table.sample(word))
+        self.table.sample(word)
     }
+}
+
+fn scatter(r: u64, stride: u64, n: u64) -> u64 {
+    (r as u128 * stride as u128 % n as u128) as u64
 }
 
 /// A stride near n·φ that is coprime with n: r ↦ r·stride mod n is a permutation.
@@ -182,7 +196,7 @@ mod tests {
     #[test]
     fn alias_table_matches_weights() {
         // Weights 1:2:3:4 → probabilities 0.1, 0.2, 0.3, 0.4.
-        let t = AliasTable::new(&[1.0, 2.0, 3.0, 4.0]);
+        let t = AliasTable::new(&[1.0, 2.0, 3.0, 4.0], |i| i);
         let mut rng = task_rng(7, "alias");
         let mut counts = [0u64; 4];
         let n = 400_000;

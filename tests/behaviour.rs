@@ -1,0 +1,229 @@
+//! Behaviour tests: each asserts a direction the kernel guarantees, on a small scenario
+//! run through the library with the invariant checker on.
+
+use reclaimsim::report::results::Results;
+use reclaimsim::scenario;
+use reclaimsim::sim::{RunOptions, Simulation};
+
+fn run(text: &str, sets: &[&str]) -> Results {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let sc = scenario::parse_str(text, "test.toml", &sets).unwrap_or_else(|e| panic!("{e}"));
+    Simulation::new(sc)
+        .run(RunOptions {
+            check: true,
+            progress: None,
+        })
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn working_set_that_fits_has_no_major_faults() {
+    // 512 MiB of anon on a 1 GiB machine: after the first touches nothing is ever
+    // reclaimed, so nothing is swapped out or faulted back in.
+    let r = run(
+        r#"
+[run]
+duration = "5s"
+[machine]
+memory = "1G"
+[machine.swap]
+type = "zram"
+size = "1G"
+[[workload]]
+name = "fits"
+kind = "anon"
+size = "512M"
+pattern = "uniform"
+write_ratio = 0.5
+rate = 1000000
+"#,
+        &[],
+    );
+    assert_eq!(r.vm("pgmajfault"), 0);
+    assert_eq!(r.vm("pswpin"), 0);
+    assert_eq!(r.vm("pswpout"), 0);
+    // Every page was touched: 131072 zero-fill faults, no more.
+    assert_eq!(r.vm("pgfault"), 131_072);
+    assert!(r.workloads["fits"].ops > 4_000_000);
+}
+
+#[test]
+fn working_set_that_does_not_fit_refaults() {
+    // 1.5 GiB of uniformly accessed anon on a 1 GiB machine with zram: pages are
+    // swapped out and faulted back in, and the refaults are detected.
+    let r = run(
+        r#"
+[run]
+duration = "5s"
+[machine]
+memory = "1G"
+nr_cpus = 2
+[machine.swap]
+type = "zram"
+size = "2G"
+[[workload]]
+name = "big"
+kind = "anon"
+size = "1536M"
+pattern = "uniform"
+rate = 500000
+"#,
+        &[],
+    );
+    assert!(r.vm("pswpout") > 10_000, "pswpout {}", r.vm("pswpout"));
+    assert!(r.vm("pswpin") > 10_000, "pswpin {}", r.vm("pswpin"));
+    assert!(r.vm("pgmajfault") > 10_000);
+    assert_eq!(r.vm("workingset_refault_anon"), r.vm("pswpin"));
+    assert!(r.vm("workingset_activate_anon") > 0);
+    // And a file set re-read in a loop on a machine too small for it refaults too.
+    let r = run(
+        r#"
+[run]
+duration = "6s"
+[machine]
+memory = "512M"
+[[workload]]
+name = "scan"
+kind = "file-read"
+nr_files = 2
+file_size = "384M"
+io_size = "128K"
+pattern = "sequential"
+"#,
+        &[],
+    );
+    assert!(
+        r.vm("workingset_refault_file") > 10_000,
+        "{}",
+        r.vm("workingset_refault_file")
+    );
+}
+
+const SWAPPINESS_MIX: &str = r#"
+[run]
+duration = "6s"
+[machine]
+memory = "1G"
+nr_cpus = 2
+[machine.swap]
+type = "zram"
+size = "1G"
+[[workload]]
+name = "anon"
+kind = "anon"
+size = "600M"
+pattern = "zipf"
+skew = 0.6
+rate = 300000
+[[workload]]
+name = "stream"
+kind = "file-read"
+nr_files = 2
+file_size = "350M"
+io_size = "128K"
+pattern = "sequential"
+rate = 4000
+"#;
+
+#[test]
+fn swappiness_zero_scans_no_anon_while_file_is_reclaimable() {
+    let r = run(SWAPPINESS_MIX, &["kernel.vm.swappiness=0"]);
+    assert!(
+        r.vm("pgscan_file") > 50_000,
+        "file must be under pressure: {}",
+        r.vm("pgscan_file")
+    );
+    assert_eq!(r.vm("pgscan_anon"), 0);
+    assert_eq!(r.vm("pswpout"), 0);
+    // The control: the same mix at swappiness 100 does scan and swap anon.
+    let r = run(SWAPPINESS_MIX, &["kernel.vm.swappiness=100"]);
+    assert!(r.vm("pgscan_anon") > 0);
+    assert!(r.vm("pswpout") > 0);
+}
+
+/// A page cache filled early by a one-shot reader, then an anon workload that grows by
+/// first-touching new memory: reclaim has to make room for it.
+fn growth(rate: &str, threads: u32) -> String {
+    format!(
+        r#"
+[run]
+duration = "4s"
+[machine]
+memory = "1G"
+nr_cpus = 4
+[[workload]]
+name = "fill"
+kind = "file-read"
+nr_files = 1
+file_size = "900M"
+io_size = "1M"
+pattern = "sequential"
+stop = "1s"
+[[workload]]
+name = "grow"
+kind = "anon"
+size = "700M"
+pattern = "sequential"
+start = "1s"
+threads = {threads}
+{rate}
+"#
+    )
+}
+
+#[test]
+fn moderate_allocation_is_reclaimed_by_kswapd() {
+    // 50000 first touches per second = 195 MiB/s: kswapd keeps up.
+    let r = run(&growth("rate = 50000", 1), &[]);
+    assert!(
+        r.vm("pgsteal_kswapd") > 100_000,
+        "{}",
+        r.vm("pgsteal_kswapd")
+    );
+    assert!(
+        r.vm("pgsteal_kswapd") > 10 * r.vm("pgsteal_direct"),
+        "kswapd {} direct {}",
+        r.vm("pgsteal_kswapd"),
+        r.vm("pgsteal_direct")
+    );
+}
+
+#[test]
+fn allocation_burst_enters_direct_reclaim() {
+    // Four threads first-touching as fast as they can (~900k pages/s each): faster
+    // than kswapd frees, so allocations fall below the min watermark.
+    let r = run(&growth("", 4), &[]);
+    let stalls = r.vm("allocstall_normal") + r.vm("allocstall_dma32");
+    assert!(stalls > 0, "no allocstall");
+    assert!(r.vm("pgsteal_direct") > 0);
+    assert!(r.reclaim.direct_reclaim_cpu_ns > 0);
+}
+
+#[test]
+fn same_seed_same_results() {
+    let text = SWAPPINESS_MIX;
+    let a = serde_json::to_string(&run(text, &[])).unwrap();
+    let b = serde_json::to_string(&run(text, &[])).unwrap();
+    assert_eq!(a, b);
+    let c = serde_json::to_string(&run(text, &["run.seed=2"])).unwrap();
+    assert_ne!(a, c);
+}
+
+#[test]
+fn halving_the_slice_moves_key_counters_little() {
+    // DESIGN.md: results must not hinge on the slice length.
+    for text in [SWAPPINESS_MIX.to_string(), growth("rate = 50000", 2)] {
+        let a = run(&text, &[]);
+        let b = run(&text, &["run.slice=50us"]);
+        for k in [
+            "pgscan_kswapd",
+            "pgsteal_kswapd",
+            "pswpout",
+            "workingset_refault_file",
+            "pgfault",
+        ] {
+            let (x, y) = (a.vm(k) as f64, b.vm(k) as f64);
+            assert!((x - y).abs() <= 0.05 * x.max(1.0), "{k}: {x} vs {y}");
+        }
+    }
+}
