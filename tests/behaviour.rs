@@ -227,3 +227,19 @@ fn halving_the_slice_moves_key_counters_little() {
         }
     }
 }
+
+#[test]
+fn quickstart_exercises_kswapd_swap_and_refaults() {
+    let text = include_str!("../scenarios/quickstart.toml");
+    let r = run(text, &[]);
+    for k in [
+        "pgscan_kswapd",
+        "pgsteal_kswapd",
+        "pswpout",
+        "pswpin",
+        "workingset_refault_file",
+    ] {
+        assert!(r.vm(k) > 0, "{k} is 0");
+    }
+    assert!(r.events.is_empty(), "no OOM kill in the quickstart");
+}

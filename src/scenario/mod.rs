@@ -18,9 +18,10 @@ pub use schema::*;
 use keypath::Seg;
 use std::path::Path;
 
-/// A scenario problem, always naming where it is.
+/// A scenario problem, always naming where it is: `FILE:LINE: KEY: MESSAGE` (the line
+/// is 0 for problems without one, such as a `--set` flag; the key is left out for a
+/// file that cannot be read).
 #[derive(Debug, thiserror::Error)]
-#[error("{file}:{line}: {key}: {message}")]
 pub struct ScenarioError {
     pub file: String,
     /// 1-based; 0 when the problem has no line (a missing file, a `--set` flag).
@@ -28,6 +29,20 @@ pub struct ScenarioError {
     /// Dotted key path, e.g. `kernel.vm.swappiness` or `workload[1].size`.
     pub key: String,
     pub message: String,
+}
+
+impl std::fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(
+                f,
+                "{}:{}: {}: {}",
+                self.file, self.line, self.key, self.message
+            )
+        }
+    }
 }
 
 /// Reads, applies `--set KEY=VALUE` overrides, parses and validates.

@@ -15,6 +15,7 @@ pub struct Problem {
 }
 
 /// Below this the kernel's watermark and reserve arithmetic degenerates.
+const MAX_MEMORY: u64 = 1 << 40;
 const MIN_MEMORY: u64 = 64 << 20;
 
 #[derive(Default)]
@@ -113,6 +114,13 @@ fn check_machine(m: &Machine, c: &mut Checker) {
             format!("must be at least 64M, got {}", sz(m.memory)),
         );
     }
+    // PFNs are u32 and the frame table costs 32 bytes a page: 1 TiB is 8 GiB of host RAM.
+    if m.memory.0 > MAX_MEMORY {
+        c.err(
+            "machine.memory",
+            format!("must be at most 1T, got {}", sz(m.memory)),
+        );
+    }
     c.range("machine.nr_cpus", m.nr_cpus, 1, 1024);
     if let Some(d) = m.dma32.filter(|d| *d > m.memory) {
         c.err(
@@ -135,6 +143,12 @@ fn check_machine(m: &Machine, c: &mut Checker) {
             c.err(
                 "machine.swap.size",
                 format!("must be > 0 with swap type \"{kind}\""),
+            );
+        }
+        if s.size.0 > MAX_MEMORY {
+            c.err(
+                "machine.swap.size",
+                format!("must be at most 1T, got {}", sz(s.size)),
             );
         }
         let r = s.compression_ratio;
@@ -271,6 +285,10 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
             Some(b) if b.0 < PAGE_SIZE => {
                 c.err(k(field), format!("must be at least 4K, got {}", sz(b)))
             }
+            // Page tables cost 8 bytes a page of the host's memory.
+            Some(b) if b.0 > MAX_MEMORY => {
+                c.err(k(field), format!("must be at most 1T, got {}", sz(b)))
+            }
             Some(_) => {}
         };
         match w.kind {
@@ -285,6 +303,13 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
                 match w.nr_files {
                     None => c.err(k("nr_files"), format!("required {for_kind}")),
                     Some(0) => c.err(k("nr_files"), "must be at least 1, got 0"),
+                    Some(n) if w.file_size.is_some_and(|fs| n as u64 * fs.0 > MAX_MEMORY) => c.err(
+                        k("nr_files"),
+                        format!(
+                            "nr_files × file_size must be at most 1T, got {n} × {}",
+                            sz(w.file_size.unwrap())
+                        ),
+                    ),
                     Some(_) => {}
                 }
                 need_size(c, "file_size", w.file_size);
