@@ -1,11 +1,15 @@
-//! The event queue: (time, sequence) order, so ties break by insertion order and a run
-//! is a pure function of scenario and seed.
+//! The event queue: (time, class, sequence) order, so ties break by insertion order and
+//! a run is a pure function of scenario and seed. A CPU freeing up sorts before other
+//! events at the same time, so tasks already waiting for a CPU get it before a task
+//! whose slice just ended can take it again.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Event {
+    /// A CPU finished a slice: give it to the first task in the run queue.
+    CpuFree(u32),
     /// A task becomes runnable (woken, timer, or waiting for a CPU). `gen` guards
     /// against stale timers: a task ignores an event whose gen is not its current one.
     Ready { task: u32, gen: u32 },
@@ -19,22 +23,23 @@ pub enum Event {
 
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Reverse<(u64, u64, Event)>>,
+    heap: BinaryHeap<Reverse<(u64, u8, u64, Event)>>,
     seq: u64,
 }
 
 impl EventQueue {
     pub fn push(&mut self, time_ns: u64, ev: Event) {
         self.seq += 1;
-        self.heap.push(Reverse((time_ns, self.seq, ev)));
+        let class = if matches!(ev, Event::CpuFree(_)) { 0 } else { 1 };
+        self.heap.push(Reverse((time_ns, class, self.seq, ev)));
     }
 
     pub fn pop(&mut self) -> Option<(u64, Event)> {
-        self.heap.pop().map(|Reverse((t, _, e))| (t, e))
+        self.heap.pop().map(|Reverse((t, _, _, e))| (t, e))
     }
 
     pub fn peek_time(&self) -> Option<u64> {
-        self.heap.peek().map(|Reverse((t, _, _))| *t)
+        self.heap.peek().map(|Reverse((t, _, _, _))| *t)
     }
 
     pub fn len(&self) -> usize {
@@ -57,8 +62,10 @@ mod tests {
         q.push(5, Event::Action(1));
         q.push(10, Event::IoPoll);
         q.push(5, Event::Action(0));
+        q.push(10, Event::CpuFree(3));
         assert_eq!(q.pop(), Some((5, Event::Action(1))));
         assert_eq!(q.pop(), Some((5, Event::Action(0))));
+        assert_eq!(q.pop(), Some((10, Event::CpuFree(3))));
         assert_eq!(q.pop(), Some((10, Event::Sample)));
         assert_eq!(q.pop(), Some((10, Event::IoPoll)));
         assert_eq!(q.pop(), None);

@@ -70,6 +70,8 @@ pub struct Simulation {
     pub workloads: Vec<Workload>,
     threads: Vec<Thread>,
     cpus_free_at: Vec<u64>,
+    /// Runnable tasks waiting for a CPU, in the order they became runnable.
+    runqueue: std::collections::VecDeque<(usize, u32)>,
     queue: EventQueue,
     psi: Psi,
     series: TimeSeries,
@@ -163,6 +165,7 @@ impl Simulation {
             workloads,
             threads,
             cpus_free_at: vec![0; nr_cpus],
+            runqueue: std::collections::VecDeque::new(),
             queue,
             psi: Psi::new(nr_cpus),
             series: TimeSeries::default(),
@@ -194,6 +197,7 @@ impl Simulation {
             self.now = t;
             match ev {
                 Event::Ready { task, gen } => self.on_ready(task as usize, gen),
+                Event::CpuFree(cpu) => self.on_cpu_free(cpu as usize),
                 Event::IoPoll => {
                     self.io_poll_at = None;
                     self.mm.now = t;
@@ -323,7 +327,8 @@ impl Simulation {
         if self.tasks[task].gen != gen || self.tasks[task].exited {
             return;
         }
-        // The earliest-free CPU, lowest index on ties.
+        // The earliest-free CPU, lowest index on ties; if none is free (or others are
+        // already waiting), join the run queue.
         let (cpu, free_at) = self
             .cpus_free_at
             .iter()
@@ -331,16 +336,27 @@ impl Simulation {
             .enumerate()
             .min_by_key(|&(i, f)| (f, i))
             .expect("nr_cpus >= 1");
-        if free_at > self.now {
-            self.queue.push(
-                free_at,
-                Event::Ready {
-                    task: task as u32,
-                    gen,
-                },
-            );
+        if free_at > self.now || !self.runqueue.is_empty() {
+            self.runqueue.push_back((task, gen));
             return;
         }
+        self.run_on(cpu, task);
+    }
+
+    /// A CPU finished a slice: the longest-waiting runnable task gets it.
+    fn on_cpu_free(&mut self, cpu: usize) {
+        if self.cpus_free_at[cpu] > self.now {
+            return; // taken by a task that became runnable at this very time
+        }
+        while let Some((task, gen)) = self.runqueue.pop_front() {
+            if self.tasks[task].gen == gen && !self.tasks[task].exited {
+                self.run_on(cpu, task);
+                return;
+            }
+        }
+    }
+
+    fn run_on(&mut self, cpu: usize, task: usize) {
         self.tasks[task].pending = None;
         self.tasks[task].cpu = cpu;
         self.slices += 1;
@@ -384,6 +400,7 @@ impl Simulation {
             }
         };
         self.cpus_free_at[cpu] = end;
+        self.queue.push(end, Event::CpuFree(cpu as u32));
     }
 
     fn run_worker(
