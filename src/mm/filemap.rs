@@ -39,7 +39,7 @@ impl Mm {
         first: u32,
         n: u32,
         ra_pages: u32,
-    ) -> Option<Option<(u64, bool)>> {
+    ) -> Result<Option<(u64, bool)>, FaultResult> {
         let len = self.spaces[space as usize].entries.len() as u32;
         let end = (first + n + ra_pages).min(len);
         let mut nr_read = 0u64;
@@ -53,16 +53,29 @@ impl Mm {
                 }
                 continue;
             }
-            let pfn = self.filemap_add_folio(space, idx)?;
+            let Some(pfn) = self.filemap_add_folio(space, idx) else {
+                // Out of memory part-way: read what was added, then report the failure
+                // (a retry after a sleep finds those pages cached).
+                let failure = self.alloc_failure();
+                if nr_read > 0 {
+                    let done = self.storage.submit(self.now, nr_read, false);
+                    if let FaultResult::Retry { until_ns } = failure {
+                        return Err(FaultResult::Retry {
+                            until_ns: until_ns.max(done),
+                        });
+                    }
+                }
+                return Err(failure);
+            };
             memstall |= self.frames[pfn as usize].test(pg::WORKINGSET);
             nr_read += 1;
         }
         if nr_read == 0 {
-            return Some(None);
+            return Ok(None);
         }
         self.count(Ev::PgpgIn, nr_read * 4);
         let done = self.storage.submit(self.now, nr_read, false);
-        Some(Some((done, memstall)))
+        Ok(Some((done, memstall)))
     }
 
     /// `filemap_read`: read() of pages `[first, first + n)`. Cached pages are marked
@@ -70,8 +83,8 @@ impl Mm {
     pub fn filemap_read(&mut self, space: u32, first: u32, n: u32, ra_pages: u32) -> FaultResult {
         self.charge(self.cfg.costs.syscall_ns + n as u64 * self.cfg.costs.copy_page_ns);
         let io = match self.page_cache_read(space, first, n, ra_pages) {
-            None => return FaultResult::Killed,
-            Some(io) => io,
+            Err(failure) => return failure,
+            Ok(io) => io,
         };
         for idx in first..first + n {
             let e = self.spaces[space as usize].entries[idx as usize];
@@ -100,8 +113,8 @@ impl Mm {
         self.charge(self.cfg.costs.major_fault_ns);
         self.count(Ev::Pgmajfault, 1);
         let io = match self.page_cache_read(space, index, 1, ra_pages) {
-            None => return FaultResult::Killed,
-            Some(io) => io,
+            Err(failure) => return failure,
+            Ok(io) => io,
         };
         let e = self.spaces[space as usize].entries[index as usize];
         self.frames[pte::pfn(e) as usize].set(pg::MAPPED);
@@ -124,7 +137,7 @@ impl Mm {
             } else {
                 match self.filemap_add_folio(space, idx) {
                     Some(p) => p,
-                    None => return FaultResult::Killed,
+                    None => return self.alloc_failure(),
                 }
             };
             self.folio_mark_dirty(pfn);

@@ -67,6 +67,9 @@ pub enum KswapdNext {
     NapUntil(u64),
     /// Asleep until woken.
     Sleep,
+    /// Sleeping inside reclaim (waiting for a free request on a full device queue)
+    /// until this time; wake-ups do not cut it short.
+    BlockedUntil(u64),
 }
 
 impl Mm {
@@ -135,10 +138,14 @@ impl Mm {
     pub fn kswapd_run(&mut self, budget_ns: u64) -> KswapdNext {
         let deadline = self.cpu_ns + budget_ns;
         let cpu_before = self.cpu_ns;
+        self.blocked_until = None;
         let next = self.kswapd_run_inner(deadline);
         // balance_pgdat runs inside psi_memstall_enter/leave.
         self.stall_ns += self.cpu_ns - cpu_before;
-        next
+        match self.blocked_until.take() {
+            Some(t) if next == KswapdNext::Run => KswapdNext::BlockedUntil(t),
+            _ => next,
+        }
     }
 
     fn kswapd_run_inner(&mut self, deadline: u64) -> KswapdNext {

@@ -17,6 +17,19 @@ pub enum FaultResult {
     Blocked { until_ns: u64, memstall: bool },
     /// The allocation failed and the OOM killer chose the faulting task's workload.
     Killed,
+    /// The allocation had to sleep in reclaim until this time; nothing was done and the
+    /// operation is retried then (the kernel sleeps inside; the simulator re-enters).
+    Retry { until_ns: u64 },
+}
+
+impl Mm {
+    /// What a caller whose allocation returned nothing reports.
+    pub fn alloc_failure(&mut self) -> FaultResult {
+        match self.blocked_until.take() {
+            Some(until_ns) => FaultResult::Retry { until_ns },
+            None => FaultResult::Killed,
+        }
+    }
 }
 
 impl Mm {
@@ -48,7 +61,7 @@ impl Mm {
                 // do_anonymous_page: zero-fill.
                 self.charge(self.cfg.costs.minor_fault_ns);
                 let Some(pfn) = self.new_anon_page(space, vpn) else {
-                    return FaultResult::Killed;
+                    return self.alloc_failure();
                 };
                 self.folio_add_lru(pfn);
                 let s = &mut self.spaces[space as usize];
@@ -84,7 +97,7 @@ impl Mm {
         let shadow_value = pte::shadow_value(sw.slot(slot));
         self.charge(self.cfg.costs.major_fault_ns);
         let Some(pfn) = self.new_anon_page(space, vpn) else {
-            return FaultResult::Killed;
+            return self.alloc_failure();
         };
         // The allocation may have reclaimed, but nothing else owns this slot: it is as
         // it was.

@@ -149,6 +149,16 @@ pub struct Mm {
     pub workload_dead: Vec<bool>,
     /// CPU time spent in direct reclaim, all tasks.
     pub direct_reclaim_ns: u64,
+    /// Set when kernel code running for `current` must sleep until this time (a full
+    /// device queue, a reclaim throttle). The code returns at once; kswapd resumes
+    /// where it stopped, a faulting task retries its fault after the sleep.
+    pub blocked_until: Option<u64>,
+    /// Writes queued under a block plug, submitted together by `flush_plug` (one
+    /// merged request per device): (page, to the swap device?).
+    pub plug: Vec<(Pfn, bool)>,
+    /// Per task: the allocator's no-progress loops carried across a sleep and retry,
+    /// so a task that keeps sleeping in reclaim still reaches the OOM decision.
+    pub alloc_no_progress: Vec<u32>,
 }
 
 impl Mm {
@@ -228,6 +238,9 @@ impl Mm {
             nr_workloads: sc.workloads.len(),
             workload_dead: vec![false; sc.workloads.len()],
             direct_reclaim_ns: 0,
+            blocked_until: None,
+            plug: Vec::new(),
+            alloc_no_progress: Vec::new(),
         };
         mm.apply_kernel_settings(sc);
         mm
@@ -258,6 +271,16 @@ impl Mm {
             |i: usize, dflt: u32| vm.lowmem_reserve_ratio.get(i).copied().unwrap_or(dflt);
         let ratio: [u32; MAX_NR_ZONES] = [ratio_at(1, 256), ratio_at(2, 32)];
         zone::setup_per_zone_lowmem_reserve(&mut self.zones, &ratio);
+    }
+
+    /// Sizes the per-task state (called once the simulator knows its tasks).
+    pub fn set_nr_tasks(&mut self, n: usize) {
+        self.alloc_no_progress = vec![0; n];
+    }
+
+    /// Asks `current` to sleep until `t` (the earliest request wins).
+    pub fn block_until(&mut self, t: u64) {
+        self.blocked_until = Some(self.blocked_until.map_or(t, |b| b.min(t)));
     }
 
     #[inline]

@@ -249,6 +249,16 @@ impl Mm {
     /// `__alloc_pages_slowpath` (kernel-reference §1.7), without compaction (a later
     /// issue) and without high-atomic reserves.
     fn alloc_pages_slowpath(&mut self, gfp: Gfp, order: usize) -> Option<Pfn> {
+        let r = self.alloc_pages_slowpath_loop(gfp, order);
+        if self.blocked_until.is_none() {
+            if let Current::Task(t) = self.current {
+                self.alloc_no_progress[t] = 0;
+            }
+        }
+        r
+    }
+
+    fn alloc_pages_slowpath_loop(&mut self, gfp: Gfp, order: usize) -> Option<Pfn> {
         let flags = AllocFlags::default();
         if gfp.kswapd_reclaim {
             self.wake_all_kswapds(order, gfp.highest_zoneidx);
@@ -273,7 +283,12 @@ impl Mm {
         if !gfp.direct_reclaim {
             return None;
         }
-        let mut no_progress_loops = 0u32;
+        // A task that slept in reclaim and retried carries its no-progress count over.
+        let task = match self.current {
+            Current::Task(t) => Some(t),
+            _ => None,
+        };
+        let mut no_progress_loops = task.map_or(0, |t| self.alloc_no_progress[t]);
         // Bounds a pathological livelock (reclaim "progresses" but every freed page is
         // taken again before the retry); the kernel relies on the OOM path eventually.
         let mut loops = 0u32;
@@ -288,8 +303,17 @@ impl Mm {
             let progress = self.try_to_free_pages(order, gfp);
             if progress > 0 {
                 if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_MIN, flags) {
+                    self.blocked_until = None;
                     return Some(p);
                 }
+            }
+            if self.blocked_until.is_some() {
+                // Reclaim sleeps (a full device queue): give up this attempt; the fault
+                // is retried after the sleep, with the loop count remembered.
+                if let Some(t) = task {
+                    self.alloc_no_progress[t] = no_progress_loops;
+                }
+                return None;
             }
             if loops < 1000
                 && self.should_reclaim_retry(gfp, order, progress > 0, &mut no_progress_loops)

@@ -143,8 +143,13 @@ impl Mm {
     pub fn pageout(&mut self, pfn: Pfn) -> PageOut {
         let f = self.frames[pfn as usize];
         if f.is_file_lru() {
+            // The filesystem's writepage: waits for a free request if the queue is full.
+            if let Some(t) = self.storage.congested(self.now) {
+                self.block_until(t);
+                return PageOut::Keep;
+            }
             self.count(Ev::NrVmscanWrite, 1);
-            self.submit_writeback(pfn, true);
+            self.start_file_writeback(pfn, true);
             return PageOut::Async;
         }
         let slot = f.swap;
@@ -171,19 +176,16 @@ impl Mm {
                 PageOut::Done
             }
             Some(SwapKind::Disk) => {
-                let now = self.now;
-                let done = self
-                    .swap
-                    .as_mut()
-                    .unwrap()
-                    .device
-                    .as_mut()
-                    .unwrap()
-                    .submit(now, 1, true);
+                // A full request queue makes the writer sleep for a free request.
+                let dev = self.swap.as_ref().unwrap().device.as_ref().unwrap();
+                if let Some(t) = dev.congested(self.now) {
+                    self.block_until(t);
+                    return PageOut::Keep;
+                }
                 let f = &mut self.frames[pfn as usize];
                 f.clear(pg::DIRTY);
                 f.set(pg::WRITEBACK | pg::RECLAIM);
-                self.wb.push_inflight(done, pfn);
+                self.plug.push((pfn, true));
                 self.count(Ev::Pswpout, 1);
                 self.count(Ev::NrVmscanWrite, 1);
                 self.count(Ev::PgpgOut, 4);

@@ -347,7 +347,8 @@ impl Mm {
                 }
                 s.proportional_reclaim = true;
             }
-            if self.cpu_ns >= budget_ns {
+            // Out of CPU budget, or the reclaimer has to sleep (a full device queue).
+            if self.cpu_ns >= budget_ns || self.blocked_until.is_some() {
                 return false;
             }
         }
@@ -616,6 +617,8 @@ impl Mm {
                 Fate::Keep => ret.push(pfn),
             }
         }
+        // The batch's writes leave as one plugged, merged request per device.
+        self.flush_plug();
         self.charge(nr_reclaimed * self.cfg.costs.reclaim_page_ns);
         (nr_reclaimed, stat, ret)
     }
@@ -853,6 +856,12 @@ impl Mm {
             loop {
                 sc.nr_scanned = 0;
                 self.shrink_node(sc);
+                if self.blocked_until.is_some() {
+                    // Sleeping (the allocation is retried after it): report what the
+                    // pass got so far.
+                    self.snapshot_refaults(0);
+                    return sc.nr_reclaimed;
+                }
                 if sc.nr_reclaimed >= sc.nr_to_reclaim {
                     break;
                 }

@@ -98,8 +98,9 @@ impl Mm {
         (bg, thresh)
     }
 
-    /// Starts writeback of a dirty page-cache page on the storage device.
-    pub fn submit_writeback(&mut self, pfn: Pfn, for_reclaim: bool) {
+    /// Starts writeback of a dirty page-cache page: it is under writeback from now, and
+    /// its I/O goes out with the plug (`flush_plug`).
+    pub fn start_file_writeback(&mut self, pfn: Pfn, for_reclaim: bool) {
         let f = &mut self.frames[pfn as usize];
         debug_assert!(f.test(pg::DIRTY) && !f.test(pg::WRITEBACK));
         f.clear(pg::DIRTY);
@@ -108,9 +109,32 @@ impl Mm {
             f.set(pg::RECLAIM);
         }
         self.wb.nr_dirty -= 1;
-        let done = self.storage.submit(self.now, 1, true);
-        self.wb.push_inflight(done, pfn);
+        self.plug.push((pfn, false));
         self.count(Ev::PgpgOut, 4);
+    }
+
+    /// `blk_finish_plug`: submit the plugged writes, one merged request per device.
+    pub fn flush_plug(&mut self) {
+        if self.plug.is_empty() {
+            return;
+        }
+        let plug = std::mem::take(&mut self.plug);
+        let nr_swap = plug.iter().filter(|(_, s)| *s).count() as u64;
+        let nr_file = plug.len() as u64 - nr_swap;
+        let now = self.now;
+        let swap_done = (nr_swap > 0).then(|| {
+            let dev = self
+                .swap
+                .as_mut()
+                .and_then(|s| s.device.as_mut())
+                .expect("swap writes need a swap device");
+            dev.submit(now, nr_swap, true)
+        });
+        let file_done = (nr_file > 0).then(|| self.storage.submit(now, nr_file, true));
+        for (pfn, to_swap) in plug {
+            let done = if to_swap { swap_done } else { file_done };
+            self.wb.push_inflight(done.expect("submitted"), pfn);
+        }
     }
 
     /// Completes every write that has finished by `now` (`folio_end_writeback`).
@@ -178,10 +202,15 @@ impl Mm {
                 break;
             }
             self.wb.dirty_fifo.pop_front();
-            self.submit_writeback(pfn, false);
+            self.start_file_writeback(pfn, false);
             self.charge(self.cfg.costs.reclaim_page_ns);
             written += 1;
+            // Adjacent dirty pages merge into requests of up to 256 KiB.
+            if written % 64 == 0 {
+                self.flush_plug();
+            }
         }
+        self.flush_plug();
         if written == MAX_WRITEBACK_PAGES {
             // More to do: go on once the device has worked off most of what is queued.
             let backlog = self.storage.backlog_ns(self.now);

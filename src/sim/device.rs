@@ -60,6 +60,13 @@ impl Device {
         done
     }
 
+    /// All `queue_depth` slots busy: a submitter must wait (the block layer's tag
+    /// allocation sleeps) until the returned time, when the first one frees.
+    pub fn congested(&self, now: u64) -> Option<u64> {
+        let first_free = self.slots_free_at.iter().copied().min().unwrap_or(0);
+        (first_free > now).then_some(first_free)
+    }
+
     /// How far the transfer engine is booked beyond `now` (a queue-length proxy).
     pub fn backlog_ns(&self, now: u64) -> u64 {
         self.xfer_free_at.saturating_sub(now)

@@ -30,7 +30,11 @@ pub struct EventQueue {
 impl EventQueue {
     pub fn push(&mut self, time_ns: u64, ev: Event) {
         self.seq += 1;
-        let class = if matches!(ev, Event::CpuFree(_)) { 0 } else { 1 };
+        let class = if matches!(ev, Event::CpuFree(_)) {
+            0
+        } else {
+            1
+        };
         self.heap.push(Reverse((time_ns, class, self.seq, ev)));
     }
 

@@ -101,6 +101,7 @@ impl Simulation {
                     cursor: (w.sampler.items() * t as u64) / cfg.threads as u64,
                     next_issue_ns: w.start_ns,
                     pending_since: None,
+                    retry: None,
                 });
                 tasks.push(Task {
                     name,
@@ -159,6 +160,7 @@ impl Simulation {
             queue.push(a.at.0, Event::Action(i as u32));
         }
         let nr_cpus = scenario.machine.nr_cpus as usize;
+        mm.set_nr_tasks(tasks.len());
         Simulation {
             mm,
             tasks,
@@ -380,6 +382,7 @@ impl Simulation {
                     KswapdNext::Run => self.set_timer(task, end, false),
                     KswapdNext::NapUntil(t) => self.set_timer(task, t.max(end), true),
                     KswapdNext::Sleep => {}
+                    KswapdNext::BlockedUntil(t) => self.set_timer(task, t.max(end), false),
                 }
                 end
             }

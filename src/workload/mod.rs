@@ -86,6 +86,8 @@ pub struct Thread {
     /// An operation waiting for I/O: when it started. The I/O brought in every page
     /// the operation needed, so it completes when the thread runs again.
     pub pending_since: Option<u64>,
+    /// An operation to redo after a sleep in reclaim: (item, write, when it started).
+    pub retry: Option<(u64, bool, u64)>,
 }
 
 /// How a slice of a worker ended.
@@ -235,12 +237,14 @@ pub fn run_slice(
         if clock >= slice_end {
             break SliceEnd::Preempted;
         }
-        let op_start = clock;
+        let retry = t.retry.take();
+        // A retried operation's latency counts from its first attempt.
+        let op_start = retry.map_or(clock, |(_, _, since)| since);
         if w.stats.first_op_ns.is_none() {
             w.stats.first_op_ns = Some(op_start);
         }
         // Pacing is from one operation's start to the next.
-        if w.interval_ns > 0 {
+        if w.interval_ns > 0 && retry.is_none() {
             t.next_issue_ns =
                 t.next_issue_ns.max(op_start.saturating_sub(w.interval_ns)) + w.interval_ns;
         }
@@ -257,16 +261,19 @@ pub fn run_slice(
                 let entries = &mut mm.spaces[space as usize].entries;
                 let (rng, cursor) = (&mut t.rng, &mut t.cursor);
                 let wr = w.write_u32;
-                let (hits, miss) = match &w.sampler {
+                let (hits, miss) = match (&w.sampler, retry) {
+                    (_, Some((vpn, write, _))) => (0, Some((vpn as u32, write))),
                     // Monomorphised per pattern: no dispatch inside the loop.
-                    Sampler::Zipf(z) => {
+                    (Sampler::Zipf(z), None) => {
                         hit_loop(entries, limit, wr, rng, |r| z.sample(r.next_u64()))
                     }
-                    Sampler::Uniform { n } => {
+                    (Sampler::Uniform { n }, None) => {
                         let n = *n;
                         hit_loop(entries, limit, wr, rng, |r| pattern::below(r.next_u64(), n))
                     }
-                    other => hit_loop(entries, limit, wr, rng, |r| other.next(r, cursor, clock)),
+                    (other, None) => {
+                        hit_loop(entries, limit, wr, rng, |r| other.next(r, cursor, clock))
+                    }
                 };
                 if hits > 0 {
                     clock += hits * access_ns;
@@ -283,7 +290,8 @@ pub fn run_slice(
                         continue;
                     }
                     Some((vpn, write)) => {
-                        let op_start = clock;
+                        let op_start = retry.map_or(clock, |(_, _, since)| since);
+                        t.retry = Some((vpn as u64, write, op_start));
                         let r =
                             kernel(mm, clock, rep, |mm| mm.handle_anon_fault(space, vpn, write));
                         clock = rep.end_ns;
@@ -295,7 +303,9 @@ pub fn run_slice(
                 }
             }
             WorkloadKind::FileRead => {
-                let item = w.sampler.next(&mut t.rng, &mut t.cursor, clock);
+                let item =
+                    retry.map_or_else(|| w.sampler.next(&mut t.rng, &mut t.cursor, clock), |r| r.0);
+                t.retry = Some((item, false, op_start));
                 let (space, first) = w.file_target(item);
                 let n = w.io_pages;
                 w.stats.bytes += n as u64 * 4096;
@@ -325,7 +335,9 @@ pub fn run_slice(
                 }
             }
             WorkloadKind::FileWrite => {
-                let item = w.sampler.next(&mut t.rng, &mut t.cursor, clock);
+                let item =
+                    retry.map_or_else(|| w.sampler.next(&mut t.rng, &mut t.cursor, clock), |r| r.0);
+                t.retry = Some((item, true, op_start));
                 let (space, first) = w.file_target(item);
                 let n = w.io_pages;
                 w.stats.bytes += n as u64 * 4096;
@@ -336,7 +348,15 @@ pub fn run_slice(
         };
         let (r, op_start) = result;
         match r {
+            FaultResult::Retry { until_ns } => {
+                // Slept in reclaim: the operation (kept in t.retry) runs again later.
+                break SliceEnd::Blocked {
+                    until_ns: until_ns.max(clock),
+                    memstall: true,
+                };
+            }
             FaultResult::Done => {
+                t.retry = None;
                 w.stats.record(clock - op_start, 1);
                 w.stats.last_op_ns = clock;
                 if w.interval_ns == 0 && w.think_ns > 0 {
@@ -344,6 +364,7 @@ pub fn run_slice(
                 }
             }
             FaultResult::Blocked { until_ns, memstall } => {
+                t.retry = None;
                 t.pending_since = Some(op_start);
                 break SliceEnd::Blocked { until_ns, memstall };
             }
@@ -391,6 +412,7 @@ fn kernel(
     mm.now = clock;
     mm.cpu_ns = 0;
     mm.stall_ns = 0;
+    mm.blocked_until = None;
     let r = f(mm);
     rep.system_ns += mm.cpu_ns;
     if mm.stall_ns > 0 {
