@@ -376,3 +376,21 @@ rate = 2000
     assert!(r.vm("nr_dirty") <= r.vm("nr_dirtied") - r.vm("nr_written"));
     assert_eq!(r.vm("pswpout"), 0);
 }
+
+#[test]
+fn timed_action_changes_a_sysctl_mid_run() {
+    // Swappiness 0 until 3 s, then 100: anon is scanned only after the action.
+    let text = format!(
+        "{SWAPPINESS_MIX}\n[[action]]\nat = \"3s\"\nset = \"kernel.vm.swappiness\"\nvalue = 100\n"
+    );
+    let r = run(&text, &["kernel.vm.swappiness=0"]);
+    assert_eq!(r.actions.len(), 1);
+    assert_eq!(r.actions[0].time_ns, 3_000_000_000);
+    assert_eq!(r.actions[0].key, "kernel.vm.swappiness");
+    assert!(r.vm("pgscan_anon") > 0, "anon scanned after the switch");
+    let before = run(
+        &text.replace("at = \"3s\"", "at = \"5999ms\""),
+        &["kernel.vm.swappiness=0"],
+    );
+    assert!(r.vm("pgscan_anon") > before.vm("pgscan_anon"));
+}

@@ -141,6 +141,7 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mm::Mm;
 
     #[test]
     fn pack_round_trip() {
@@ -163,6 +164,85 @@ mod tests {
         let top = (1u64 << 40) - 10;
         let (_, ev, _) = w.unpack(w.pack(0, top, false));
         assert_eq!(w.refault_distance((1u64 << 40) + 5, ev), 15);
+    }
+
+    /// A 64 MiB machine (no swap) with `active` pages on the active file list and
+    /// `inactive` on the inactive file list.
+    fn mm_with_file_lists(active: u32, inactive: u32) -> (Mm, u32) {
+        let sc = crate::scenario::parse_str(
+            "[machine]\nmemory = \"64M\"\n[[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n",
+            "t.toml",
+            &[],
+        )
+        .unwrap();
+        let mut mm = Mm::new(&sc);
+        mm.set_nr_tasks(1);
+        mm.current = crate::mm::Current::Task(0);
+        let space = mm.add_space(crate::mm::SpaceKind::File, "f".into(), 1024, None);
+        for i in 0..active + inactive {
+            let pfn = mm
+                .alloc_pages(crate::mm::page_alloc::GFP_HIGHUSER_MOVABLE, 0)
+                .unwrap();
+            let f = &mut mm.frames[pfn as usize];
+            f.mapping = space;
+            f.index = i;
+            if i < active {
+                f.set(pg::ACTIVE);
+            }
+            mm.folio_add_lru(pfn);
+        }
+        let pfn = mm
+            .alloc_pages(crate::mm::page_alloc::GFP_HIGHUSER_MOVABLE, 0)
+            .unwrap();
+        mm.frames[pfn as usize].mapping = space;
+        mm.frames[pfn as usize].index = 1000;
+        (mm, pfn)
+    }
+
+    #[test]
+    fn file_refault_activates_when_distance_fits_the_workingset() {
+        // No swap, so the workingset of a file refault is active_file only: 50 pages.
+        // The clock reads 1000 now; an eviction at 960 is 40 pages ago: 40 <= 50 →
+        // activate, tick the clock to 1001, count workingset_activate_file.
+        let (mut mm, pfn) = mm_with_file_lists(50, 30);
+        mm.lruvecs[0].nonresident_age = 1000;
+        let shadow = mm.workingset.pack(0, 960, false);
+        mm.workingset_refault(pfn, shadow);
+        assert!(mm.frames[pfn as usize].test(pg::ACTIVE));
+        assert!(!mm.frames[pfn as usize].test(pg::WORKINGSET));
+        assert_eq!(mm.lruvecs[0].nonresident_age, 1001);
+        assert_eq!(mm.vmstat.get(Ev::WorkingsetRefaultFile), 1);
+        assert_eq!(mm.vmstat.get(Ev::WorkingsetActivateFile), 1);
+        assert_eq!(mm.vmstat.get(Ev::WorkingsetRestoreFile), 0);
+    }
+
+    #[test]
+    fn file_refault_beyond_the_workingset_stays_inactive() {
+        // Eviction at 940: distance 60 > 50 active file pages (the 30 inactive ones do
+        // not count for a file refault): not recent, no activation, clock unchanged.
+        let (mut mm, pfn) = mm_with_file_lists(50, 30);
+        mm.lruvecs[0].nonresident_age = 1000;
+        let shadow = mm.workingset.pack(0, 940, false);
+        mm.workingset_refault(pfn, shadow);
+        assert!(!mm.frames[pfn as usize].test(pg::ACTIVE));
+        assert_eq!(mm.lruvecs[0].nonresident_age, 1000);
+        assert_eq!(mm.vmstat.get(Ev::WorkingsetRefaultFile), 1);
+        assert_eq!(mm.vmstat.get(Ev::WorkingsetActivateFile), 0);
+    }
+
+    #[test]
+    fn refault_of_a_working_set_page_is_a_restore() {
+        // The shadow's workingset bit (the page had been active): PG_workingset on the
+        // new page, workingset_restore_file, and lru_note_cost_refault charges one page
+        // of I/O (32 units) to the file side. 32 exceeds a quarter of the 80 LRU pages
+        // (20), so lru_note_cost's decay halves it: 16.
+        let (mut mm, pfn) = mm_with_file_lists(50, 30);
+        mm.lruvecs[0].nonresident_age = 1000;
+        let shadow = mm.workingset.pack(0, 990, true);
+        mm.workingset_refault(pfn, shadow);
+        assert!(mm.frames[pfn as usize].test(pg::ACTIVE | pg::WORKINGSET));
+        assert_eq!(mm.vmstat.get(Ev::WorkingsetRestoreFile), 1);
+        assert_eq!(mm.lruvecs[0].file_cost, 16);
     }
 
     #[test]
