@@ -64,20 +64,23 @@ impl Mm {
 
     /// `lruvec_add_folio`: onto the head of the list its flags select; sets PG_lru.
     pub fn lruvec_add_folio(&mut self, pfn: Pfn) {
-        let l = self.folio_lru_list(pfn);
-        let memcg = self.frames[pfn as usize].memcg as usize;
-        self.lruvecs[memcg].lists[l].add_head(&mut self.frames, pfn);
-        let f = &mut self.frames[pfn as usize];
-        f.set(pg::LRU);
-        f.list = l as u8;
-        self.lru_account(pfn, l, true);
+        self.lruvec_add(pfn, false);
     }
 
     /// `lruvec_add_folio_tail`.
     pub fn lruvec_add_folio_tail(&mut self, pfn: Pfn) {
+        self.lruvec_add(pfn, true);
+    }
+
+    fn lruvec_add(&mut self, pfn: Pfn, tail: bool) {
         let l = self.folio_lru_list(pfn);
         let memcg = self.frames[pfn as usize].memcg as usize;
-        self.lruvecs[memcg].lists[l].add_tail(&mut self.frames, pfn);
+        let list = &mut self.lruvecs[memcg].lists[l];
+        if tail {
+            list.add_tail(&mut self.frames, pfn);
+        } else {
+            list.add_head(&mut self.frames, pfn);
+        }
         let f = &mut self.frames[pfn as usize];
         f.set(pg::LRU);
         f.list = l as u8;

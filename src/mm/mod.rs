@@ -46,6 +46,35 @@ pub struct Config {
 }
 
 impl Config {
+    /// Reads the settings; the default `min_free_kbytes` comes from `lowmem_pages`.
+    pub fn from_scenario(sc: &Scenario, lowmem_pages: u64) -> Config {
+        let vm = &sc.kernel.vm;
+        Config {
+            swappiness: vm.swappiness as u64,
+            min_free_kbytes: vm
+                .min_free_kbytes
+                .unwrap_or_else(|| zone::calculate_min_free_kbytes(lowmem_pages)),
+            watermark_scale_factor: vm.watermark_scale_factor as u64,
+            dirty_background_ratio: vm.dirty_background_ratio as u64,
+            dirty_ratio: vm.dirty_ratio as u64,
+            dirty_expire_ns: vm.dirty_expire_centisecs as u64 * 10_000_000,
+            dirty_writeback_interval_ns: vm.dirty_writeback_centisecs as u64 * 10_000_000,
+            page_cluster: vm.page_cluster,
+            hz: sc.kernel.hz.0 as u64,
+            costs: Costs {
+                access_ns: sc.costs.access.0,
+                minor_fault_ns: sc.costs.minor_fault.0,
+                major_fault_ns: sc.costs.major_fault.0,
+                scan_page_ns: sc.costs.scan_page.0,
+                reclaim_page_ns: sc.costs.reclaim_page.0,
+                syscall_ns: sc.costs.syscall.0,
+                copy_page_ns: sc.costs.copy_page.0,
+                compress_ns: sc.machine.swap.compress_time.0,
+                decompress_ns: sc.machine.swap.decompress_time.0,
+            },
+        }
+    }
+
     /// One jiffy in nanoseconds.
     pub fn jiffy_ns(&self) -> u64 {
         1_000_000_000 / self.hz
@@ -180,33 +209,8 @@ impl Mm {
                 f.zone = z.idx as u8;
             }
         }
-        let costs = Costs {
-            access_ns: sc.costs.access.0,
-            minor_fault_ns: sc.costs.minor_fault.0,
-            major_fault_ns: sc.costs.major_fault.0,
-            scan_page_ns: sc.costs.scan_page.0,
-            reclaim_page_ns: sc.costs.reclaim_page.0,
-            syscall_ns: sc.costs.syscall.0,
-            copy_page_ns: sc.costs.copy_page.0,
-            compress_ns: sc.machine.swap.compress_time.0,
-            decompress_ns: sc.machine.swap.decompress_time.0,
-        };
         let lowmem_pages: u64 = zones.iter().map(|z| z.managed_pages).sum();
-        let vm = &sc.kernel.vm;
-        let cfg = Config {
-            swappiness: vm.swappiness as u64,
-            min_free_kbytes: vm
-                .min_free_kbytes
-                .unwrap_or_else(|| zone::calculate_min_free_kbytes(lowmem_pages)),
-            watermark_scale_factor: vm.watermark_scale_factor as u64,
-            dirty_background_ratio: vm.dirty_background_ratio as u64,
-            dirty_ratio: vm.dirty_ratio as u64,
-            dirty_expire_ns: vm.dirty_expire_centisecs as u64 * 10_000_000,
-            dirty_writeback_interval_ns: vm.dirty_writeback_centisecs as u64 * 10_000_000,
-            page_cluster: vm.page_cluster,
-            hz: sc.kernel.hz.0 as u64,
-            costs,
-        };
+        let cfg = Config::from_scenario(sc, lowmem_pages);
         for z in zones.iter_mut() {
             page_alloc::init_free_area(z, &mut frames);
         }
@@ -250,17 +254,7 @@ impl Mm {
     /// what the kernel recomputes on a write: watermarks and lowmem reserves.
     pub fn apply_kernel_settings(&mut self, sc: &Scenario) {
         let vm = &sc.kernel.vm;
-        let lowmem_pages: u64 = self.zones.iter().map(|z| z.managed_pages).sum();
-        self.cfg.swappiness = vm.swappiness as u64;
-        self.cfg.min_free_kbytes = vm
-            .min_free_kbytes
-            .unwrap_or_else(|| zone::calculate_min_free_kbytes(lowmem_pages));
-        self.cfg.watermark_scale_factor = vm.watermark_scale_factor as u64;
-        self.cfg.dirty_background_ratio = vm.dirty_background_ratio as u64;
-        self.cfg.dirty_ratio = vm.dirty_ratio as u64;
-        self.cfg.dirty_expire_ns = vm.dirty_expire_centisecs as u64 * 10_000_000;
-        self.cfg.dirty_writeback_interval_ns = vm.dirty_writeback_centisecs as u64 * 10_000_000;
-        self.cfg.page_cluster = vm.page_cluster;
+        self.cfg = Config::from_scenario(sc, self.managed_pages());
         zone::setup_per_zone_wmarks(
             &mut self.zones,
             self.cfg.min_free_kbytes,

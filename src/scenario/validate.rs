@@ -16,6 +16,7 @@ pub struct Problem {
 
 /// Below this the kernel's watermark and reserve arithmetic degenerates.
 const MAX_MEMORY: u64 = 1 << 40;
+const MAX_SAMPLES: u64 = 1_000_000;
 const MIN_MEMORY: u64 = 64 << 20;
 
 #[derive(Default)]
@@ -99,6 +100,17 @@ fn check_static(sc: &Scenario, c: &mut Checker) {
 fn check_run(r: &Run, c: &mut Checker) {
     c.positive("run.duration", r.duration.0);
     c.positive("run.sample_interval", r.sample_interval.0);
+    // Each sample is a timeseries row held in memory until the run ends.
+    if r.sample_interval.0 > 0 && r.duration.0 / r.sample_interval.0 > MAX_SAMPLES {
+        c.err(
+            "run.sample_interval",
+            format!(
+                "gives more than {MAX_SAMPLES} samples over run.duration ({}); got {}",
+                tm(r.duration),
+                tm(r.sample_interval)
+            ),
+        );
+    }
     if !(1_000..=10_000_000).contains(&r.slice.0) {
         c.err(
             "run.slice",

@@ -150,12 +150,8 @@ impl Simulation {
                 gen: 0,
             },
         );
-        let interval = scenario.run.sample_interval.0;
-        let mut t = interval;
-        while t < scenario.run.duration.0 {
-            queue.push(t, Event::Sample);
-            t += interval;
-        }
+        // Samples are scheduled one at a time, each by the one before.
+        queue.push(scenario.run.sample_interval.0, Event::Sample);
         for (i, a) in scenario.actions.iter().enumerate() {
             queue.push(a.at.0, Event::Action(i as u32));
         }
@@ -207,6 +203,8 @@ impl Simulation {
                 }
                 Event::Sample => {
                     self.sample(t);
+                    self.queue
+                        .push(t + self.scenario.run.sample_interval.0, Event::Sample);
                     if opts.check {
                         self.check(t)?;
                     }
