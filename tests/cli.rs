@@ -164,13 +164,15 @@ impl Sandbox {
             .expect("run reclaimsim")
     }
 
-    /// `run SCENARIO --out OUT -q` plus `extra`; asserts success.
+    /// `run SCENARIO --out OUT --check` plus `extra`; asserts success. The invariant
+    /// checker is on for every run in the tests.
     fn run_ok(&self, scenario: &Path, out: &Path, extra: &[&str]) -> Output {
         let mut args: Vec<&OsStr> = vec![
             "run".as_ref(),
             scenario.as_os_str(),
             "--out".as_ref(),
             out.as_os_str(),
+            "--check".as_ref(),
         ];
         args.extend(extra.iter().map(|s| OsStr::new(*s)));
         let o = self.run(&args);
@@ -601,7 +603,7 @@ fn check_passes_on_a_pressured_scenario() {
     let sb = Sandbox::new();
     let file = sb.scenario("pressured.toml", PRESSURED);
     let out = sb.path("out");
-    let o = sb.run_ok(&file, &out, &["--check", "-q"]);
+    let o = sb.run_ok(&file, &out, &["-q"]);
     assert_eq!(o.status.code(), Some(0));
     // The invariants were checked under real pressure: reclaim, swap and refaults happened.
     let vm = vmstat(&read_json(&out.join("results.json")));
