@@ -164,18 +164,24 @@ impl Sandbox {
             .expect("run reclaimsim")
     }
 
-    /// `run SCENARIO --out OUT --check` plus `extra`; asserts success. The invariant
-    /// checker is on for every run in the tests.
-    fn run_ok(&self, scenario: &Path, out: &Path, extra: &[&str]) -> Output {
+    /// `run SCENARIO --out OUT` plus `extra`.
+    fn run_scenario(&self, scenario: &Path, out: &Path, extra: &[&str]) -> Output {
         let mut args: Vec<&OsStr> = vec![
             "run".as_ref(),
             scenario.as_os_str(),
             "--out".as_ref(),
             out.as_os_str(),
-            "--check".as_ref(),
         ];
         args.extend(extra.iter().map(|s| OsStr::new(*s)));
-        let o = self.run(&args);
+        self.run(&args)
+    }
+
+    /// `run SCENARIO --out OUT --check` plus `extra`; asserts success. The invariant
+    /// checker is on for every run in the tests.
+    fn run_ok(&self, scenario: &Path, out: &Path, extra: &[&str]) -> Output {
+        let mut extra = extra.to_vec();
+        extra.push("--check");
+        let o = self.run_scenario(scenario, out, &extra);
         assert_success(&o);
         o
     }
@@ -263,12 +269,7 @@ fn unknown_key_names_file_line_and_key() {
     assert_line(UNKNOWN_KEY, 9, "vm.swapiness");
     let file = sb.scenario("typo.toml", UNKNOWN_KEY);
     let out = sb.path("out");
-    let o = sb.run([
-        "run".as_ref(),
-        file.as_os_str(),
-        "--out".as_ref(),
-        out.as_os_str(),
-    ]);
+    let o = sb.run_scenario(&file, &out, &[]);
     let se = assert_rejected(&o, &out);
     let want = prefix(&file, 9, "kernel.vm.swapiness");
     assert!(se.contains(&want), "want {want:?} in {se:?}");
@@ -282,12 +283,7 @@ fn bad_unit_names_file_line_and_key() {
     assert_line(BAD_UNIT, 14, "4X");
     let file = sb.scenario("unit.toml", BAD_UNIT);
     let out = sb.path("out");
-    let o = sb.run([
-        "run".as_ref(),
-        file.as_os_str(),
-        "--out".as_ref(),
-        out.as_os_str(),
-    ]);
+    let o = sb.run_scenario(&file, &out, &[]);
     let se = assert_rejected(&o, &out);
     let want = prefix(&file, 14, "workload[0].size");
     assert!(se.contains(&want), "want {want:?} in {se:?}");
@@ -300,12 +296,7 @@ fn negative_size_names_file_line_and_key() {
     assert_line(NEGATIVE_SIZE, 19, "-1G");
     let file = sb.scenario("negative.toml", NEGATIVE_SIZE);
     let out = sb.path("out");
-    let o = sb.run([
-        "run".as_ref(),
-        file.as_os_str(),
-        "--out".as_ref(),
-        out.as_os_str(),
-    ]);
+    let o = sb.run_scenario(&file, &out, &[]);
     let se = assert_rejected(&o, &out);
     let want = prefix(&file, 19, "workload[1].size");
     assert!(se.contains(&want), "want {want:?} in {se:?}");
@@ -317,12 +308,7 @@ fn missing_scenario_file_names_the_path() {
     let sb = Sandbox::new();
     let file = sb.path("does-not-exist.toml");
     let out = sb.path("out");
-    let o = sb.run([
-        "run".as_ref(),
-        file.as_os_str(),
-        "--out".as_ref(),
-        out.as_os_str(),
-    ]);
+    let o = sb.run_scenario(&file, &out, &[]);
     let se = assert_rejected(&o, &out);
     assert!(se.contains(&file.display().to_string()), "{se}");
     assert!(
@@ -336,14 +322,7 @@ fn set_with_unknown_key_is_rejected() {
     let sb = Sandbox::new();
     let file = sb.scenario("random.toml", RANDOM);
     let out = sb.path("out");
-    let o = sb.run([
-        "run".as_ref(),
-        file.as_os_str(),
-        "--out".as_ref(),
-        out.as_os_str(),
-        "--set".as_ref(),
-        "kernel.vm.swapiness=10".as_ref(),
-    ]);
+    let o = sb.run_scenario(&file, &out, &["--set", "kernel.vm.swapiness=10"]);
     let se = assert_rejected(&o, &out);
     // A --set problem has no line in the file: line 0, and the message names the flag.
     let want = prefix(&file, 0, "kernel.vm.swapiness");
@@ -357,14 +336,7 @@ fn set_without_equals_is_rejected() {
     let sb = Sandbox::new();
     let file = sb.scenario("random.toml", RANDOM);
     let out = sb.path("out");
-    let o = sb.run([
-        "run".as_ref(),
-        file.as_os_str(),
-        "--out".as_ref(),
-        out.as_os_str(),
-        "--set".as_ref(),
-        "kernel.vm.swappiness".as_ref(),
-    ]);
+    let o = sb.run_scenario(&file, &out, &["--set", "kernel.vm.swappiness"]);
     let se = assert_rejected(&o, &out);
     let want = prefix(&file, 0, "kernel.vm.swappiness");
     assert!(se.contains(&want), "want {want:?} in {se:?}");
@@ -377,14 +349,7 @@ fn set_with_value_of_wrong_type_is_rejected() {
     let sb = Sandbox::new();
     let file = sb.scenario("random.toml", RANDOM);
     let out = sb.path("out");
-    let o = sb.run([
-        "run".as_ref(),
-        file.as_os_str(),
-        "--out".as_ref(),
-        out.as_os_str(),
-        "--set".as_ref(),
-        "kernel.vm.swappiness=lots".as_ref(),
-    ]);
+    let o = sb.run_scenario(&file, &out, &["--set", "kernel.vm.swappiness=lots"]);
     let se = assert_rejected(&o, &out);
     let want = prefix(&file, 0, "kernel.vm.swappiness");
     assert!(se.contains(&want), "want {want:?} in {se:?}");
