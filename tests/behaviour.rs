@@ -394,3 +394,30 @@ fn timed_action_changes_a_sysctl_mid_run() {
     );
     assert!(r.vm("pgscan_anon") > before.vm("pgscan_anon"));
 }
+
+#[test]
+fn kswapd_gives_up_on_a_hopeless_node() {
+    // Anonymous memory filling a machine without swap: nothing is reclaimable. Each
+    // balance_pgdat run fails; after MAX_RECLAIM_RETRIES (16) kswapd ignores wake-ups
+    // (so exactly 16 runs), direct reclaim fails too, and the OOM killer ends it.
+    let r = run(
+        r#"
+[run]
+duration = "3s"
+[machine]
+memory = "256M"
+[[workload]]
+name = "hog"
+kind = "anon"
+size = "255M"
+pattern = "sequential"
+rate = 200000
+"#,
+        &[],
+    );
+    assert_eq!(r.reclaim.kswapd_failures, 16);
+    assert_eq!(r.vm("pageoutrun"), 16);
+    assert_eq!(r.vm("pgsteal_kswapd") + r.vm("pgsteal_direct"), 0);
+    assert!(r.vm("allocstall_normal") + r.vm("allocstall_dma32") > 0);
+    assert_eq!(r.vm("oom_kill"), 1);
+}

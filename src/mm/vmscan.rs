@@ -184,7 +184,6 @@ pub struct LruvecScan {
 pub struct NodeScan {
     lruvec: Option<LruvecScan>,
     nr_reclaimed_before: u64,
-    nr_scanned_before: u64,
     /// memcgs still to visit in this walk (one, the root, until memcg lands).
     memcgs: Vec<usize>,
 }
@@ -805,7 +804,6 @@ impl Mm {
         let ns = NodeScan {
             lruvec: None,
             nr_reclaimed_before: sc.nr_reclaimed,
-            nr_scanned_before: sc.nr_scanned,
             memcgs: vec![0],
         };
         self.prepare_scan_control(sc);
@@ -815,7 +813,6 @@ impl Mm {
     /// `shrink_node`, second half: node flags from the tallies, progress bookkeeping.
     fn shrink_node_end(&mut self, ns: &NodeScan, sc: &mut ScanControl) {
         let reclaimed = sc.nr_reclaimed - ns.nr_reclaimed_before;
-        let _ = ns.nr_scanned_before;
         if self.is_kswapd() {
             // The inactive tail is all under writeback, or all dirty and unqueued.
             if sc.nr.writeback > 0 && sc.nr.writeback == sc.nr.taken {
