@@ -59,24 +59,38 @@ impl Mm {
             .filter(|&i| self.spaces[i].owner == Some(w) && !self.spaces[i].dead)
             .collect();
         for si in owned {
-            let entries = std::mem::take(&mut self.spaces[si].entries);
+            self.zap_space(si as u32);
             self.spaces[si].dead = true;
-            self.spaces[si].nr_present = 0;
-            self.spaces[si].nr_swap = 0;
-            for e in entries {
-                match pte::kind(e) {
-                    pte::PRESENT => self.free_anon_folio(pte::pfn(e)),
-                    pte::SWAP => {
-                        let slot = pte::slot(e);
-                        match self.swap.as_ref().and_then(|s| s.lookup_swap_cache(slot)) {
-                            Some(pfn) => self.free_anon_folio(pfn),
-                            None => self.swap_free(slot),
-                        }
-                    }
-                    _ => {}
-                }
-            }
+            self.spaces[si].entries = Vec::new();
         }
+    }
+
+    /// `zap_page_range` over a whole anonymous mapping (munmap, exit): every page and
+    /// swap slot it holds is freed and the page table is empty again. Pages under
+    /// writeback are freed when the write completes.
+    pub fn zap_space(&mut self, si: u32) {
+        let entries = std::mem::take(&mut self.spaces[si as usize].entries);
+        let mut freed = 0;
+        for &e in &entries {
+            match pte::kind(e) {
+                pte::PRESENT => self.free_anon_folio(pte::pfn(e)),
+                pte::SWAP => {
+                    let slot = pte::slot(e);
+                    match self.swap.as_ref().and_then(|s| s.lookup_swap_cache(slot)) {
+                        Some(pfn) => self.free_anon_folio(pfn),
+                        None => self.swap_free(slot),
+                    }
+                }
+                _ => continue,
+            }
+            freed += 1;
+        }
+        self.charge(freed * self.cfg.costs.reclaim_page_ns);
+        let s = &mut self.spaces[si as usize];
+        s.entries = entries;
+        s.entries.fill(pte::NONE);
+        s.nr_present = 0;
+        s.nr_swap = 0;
     }
 
     /// Frees an anon page of an exiting mm, with its swap slot.

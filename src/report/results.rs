@@ -43,6 +43,10 @@ pub struct WorkloadResult {
     pub bytes_per_sec: f64,
     pub latency_ns: Latency,
     pub killed_at_ns: Option<u64>,
+    /// `phases`: time from start until every thread finished its steps (null if they
+    /// did not finish within the run).
+    #[serde(default)]
+    pub runtime_ns: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -164,8 +168,15 @@ impl Results {
 
         let mut workloads = BTreeMap::new();
         for w in &sim.workloads {
-            let ran_until = w.killed_at.unwrap_or(w.stop_ns).min(end).max(w.start_ns);
-            let secs = (ran_until - w.start_ns) as f64 / 1e9;
+            // Rates are over the measured time: from the end of any ramp to the stop,
+            // the OOM kill, or the end of the work, whichever came first.
+            let ran_until = w
+                .killed_at
+                .or(w.finished_at)
+                .unwrap_or(w.stop_ns)
+                .min(end)
+                .max(w.stats_from_ns);
+            let secs = (ran_until - w.stats_from_ns) as f64 / 1e9;
             let h = &w.stats.latency;
             let latency_ns = if w.stats.ops == 0 {
                 Latency {
@@ -204,6 +215,7 @@ impl Results {
                     },
                     latency_ns,
                     killed_at_ns: w.killed_at,
+                    runtime_ns: w.finished_at.map(|t| t - w.start_ns),
                 },
             );
         }

@@ -261,6 +261,46 @@ pub enum WorkloadKind {
     FileRead,
     /// Buffered write() over a set of files.
     FileWrite,
+    /// A memcached/memtier-like key-value store: `keys` values of `value_size` in
+    /// anonymous memory; each request reads (get) or writes (set) one value's pages.
+    Kv,
+    /// fio with buffered I/O (ioengine=psync): one file of `size` per job.
+    Fio,
+    /// mmtests' stutterp latency worker: map `size` of anonymous memory, fault it in
+    /// 4 KiB at a time, unmap; one operation per mapping.
+    MmapLatency,
+    /// `stress --vm-keep`: keep `size` of anonymous memory and write it page by page,
+    /// over and over; with `grow_by`/`grow_every` the region grows step by step.
+    AnonHog,
+    /// A program whose working set changes: `[[workload.phase]]` steps run in order;
+    /// reports the runtime to complete them.
+    Phases,
+}
+
+/// fio's `rw`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FioRw {
+    Read,
+    Randread,
+    Write,
+    Randwrite,
+    Randrw,
+}
+
+/// One step of a `phases` workload: `duration` is the step's work measured as time at
+/// full speed (accesses = duration / costs.access); it takes longer when it faults.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Phase {
+    pub duration: Nanos,
+    pub size: Bytes,
+    #[serde(default = "default_pattern")]
+    pub pattern: Pattern,
+    #[serde(default)]
+    pub skew: Option<f64>,
+    #[serde(default)]
+    pub write_ratio: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -288,8 +328,9 @@ pub struct Workload {
     /// When the workload stops issuing operations (default: end of run).
     #[serde(default)]
     pub stop: Option<Nanos>,
-    #[serde(default = "default_pattern")]
-    pub pattern: Pattern,
+    /// Default: uniform.
+    #[serde(default)]
+    pub pattern: Option<Pattern>,
     /// Zipf exponent s (p(k) ∝ 1/k^s).
     #[serde(default)]
     pub skew: Option<f64>,
@@ -322,6 +363,45 @@ pub struct Workload {
     /// file-read: access the files through mmap instead of read().
     #[serde(default)]
     pub mmap: Option<bool>,
+    /// kv: number of keys, bytes per value, share of requests that are sets,
+    /// requests a client sends before waiting for replies, server CPU per request.
+    #[serde(default)]
+    pub keys: Option<u64>,
+    #[serde(default)]
+    pub value_size: Option<Bytes>,
+    #[serde(default)]
+    pub set_ratio: Option<f64>,
+    #[serde(default)]
+    pub pipeline: Option<u32>,
+    #[serde(default)]
+    pub request_time: Option<Nanos>,
+    /// fio: access mode, block size, jobs, queue depth, run time and ramp time (stats
+    /// exclude the ramp), and the read share of randrw in percent.
+    #[serde(default)]
+    pub rw: Option<FioRw>,
+    #[serde(default)]
+    pub bs: Option<Bytes>,
+    #[serde(default)]
+    pub numjobs: Option<u32>,
+    #[serde(default)]
+    pub iodepth: Option<u32>,
+    #[serde(default)]
+    pub runtime: Option<Nanos>,
+    #[serde(default)]
+    pub ramp_time: Option<Nanos>,
+    #[serde(default)]
+    pub rwmixread: Option<u32>,
+    /// anon-hog: grow the kept region by `grow_by` every `grow_every`, from `size`...
+    #[serde(default)]
+    pub grow_by: Option<Bytes>,
+    #[serde(default)]
+    pub grow_every: Option<Nanos>,
+    /// ...up to `max_size`.
+    #[serde(default)]
+    pub max_size: Option<Bytes>,
+    /// phases: the steps.
+    #[serde(default, rename = "phase", skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<Phase>,
 }
 
 fn one() -> u32 {

@@ -75,7 +75,7 @@ fn full_scenario_with_defaults() {
     assert_eq!(sc.kernel.vm.watermark_scale_factor, 100);
     assert_eq!(sc.kernel.hz.0, 250);
     assert_eq!(sc.workloads.len(), 2);
-    assert_eq!(sc.workloads[0].pattern, Pattern::Zipf);
+    assert_eq!(sc.workloads[0].pattern, Some(Pattern::Zipf));
     assert_eq!(sc.workloads[1].io_size, Some(Bytes(4096)));
     assert_eq!(sc.workloads[1].threads, 1);
     assert_eq!(sc.actions[0].value, toml::Value::Integer(100));
@@ -173,7 +173,7 @@ fn set_forms() {
     )
     .unwrap();
     assert_eq!(sc.kernel.vm.swappiness, 10);
-    assert_eq!(sc.workloads[1].pattern, Pattern::Sequential);
+    assert_eq!(sc.workloads[1].pattern, Some(Pattern::Sequential));
     assert_eq!(sc.machine.memory, Bytes(16 << 30));
     assert_eq!(sc.workloads[1].nr_files, Some(8));
     assert_eq!(sc.workloads[1].mmap, Some(true));

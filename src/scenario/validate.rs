@@ -248,6 +248,100 @@ fn kind_name(k: WorkloadKind) -> &'static str {
         WorkloadKind::Anon => "anon",
         WorkloadKind::FileRead => "file-read",
         WorkloadKind::FileWrite => "file-write",
+        WorkloadKind::Kv => "kv",
+        WorkloadKind::Fio => "fio",
+        WorkloadKind::MmapLatency => "mmap-latency",
+        WorkloadKind::AnonHog => "anon-hog",
+        WorkloadKind::Phases => "phases",
+    }
+}
+
+const PATTERN_KEYS: [&str; 5] = [
+    "pattern",
+    "skew",
+    "hot_fraction",
+    "hot_probability",
+    "phase_change",
+];
+
+/// The kind-specific keys each kind accepts (name, kind, threads, start, stop, rate and
+/// think_time apply to all).
+fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
+    let with_pattern = |extra: &[&'static str]| PATTERN_KEYS.iter().chain(extra).copied().collect();
+    match k {
+        WorkloadKind::Anon => with_pattern(&["size", "write_ratio"]),
+        WorkloadKind::FileRead => with_pattern(&["nr_files", "file_size", "io_size", "mmap"]),
+        WorkloadKind::FileWrite => with_pattern(&["nr_files", "file_size", "io_size"]),
+        WorkloadKind::Kv => with_pattern(&[
+            "keys",
+            "value_size",
+            "set_ratio",
+            "pipeline",
+            "request_time",
+        ]),
+        WorkloadKind::Fio => vec![
+            "rw",
+            "bs",
+            "size",
+            "numjobs",
+            "iodepth",
+            "runtime",
+            "ramp_time",
+            "rwmixread",
+        ],
+        WorkloadKind::MmapLatency => vec!["size"],
+        WorkloadKind::AnonHog => vec!["size", "grow_by", "grow_every", "max_size", "write_ratio"],
+        WorkloadKind::Phases => vec!["phase"],
+    }
+}
+
+/// The optional keys a workload entry sets.
+fn given_keys(w: &Workload) -> Vec<&'static str> {
+    let mut v = Vec::new();
+    macro_rules! given {
+        ($($f:ident),*) => { $( if w.$f.is_some() { v.push(stringify!($f)); } )* };
+    }
+    given!(
+        pattern,
+        skew,
+        hot_fraction,
+        hot_probability,
+        phase_change,
+        write_ratio,
+        size,
+        nr_files,
+        file_size,
+        io_size,
+        mmap,
+        keys,
+        value_size,
+        set_ratio,
+        pipeline,
+        request_time,
+        rw,
+        bs,
+        numjobs,
+        iodepth,
+        runtime,
+        ramp_time,
+        rwmixread,
+        grow_by,
+        grow_every,
+        max_size
+    );
+    if !w.phases.is_empty() {
+        v.push("phase");
+    }
+    v
+}
+
+/// A size for something that gets page tables: 4K to 1T.
+fn check_size(c: &mut Checker, key: String, b: Bytes) {
+    if b.0 < PAGE_SIZE {
+        c.err(key, format!("must be at least 4K, got {}", sz(b)));
+    } else if b.0 > MAX_MEMORY {
+        // Page tables cost 8 bytes a page of the host's memory.
+        c.err(key, format!("must be at most 1T, got {}", sz(b)));
     }
 }
 
@@ -292,25 +386,19 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
 
         let kind = kind_name(w.kind);
         let for_kind = format!("for kind \"{kind}\"");
+        // Keys that do not apply to this kind are errors, not silently ignored.
+        let allowed = kind_keys(w.kind);
+        for field in given_keys(w) {
+            if !allowed.contains(&field) {
+                c.forbid(k(field), true, &for_kind);
+            }
+        }
         let need_size = |c: &mut Checker, field: &str, v: Option<Bytes>| match v {
             None => c.err(k(field), format!("required {for_kind}")),
-            Some(b) if b.0 < PAGE_SIZE => {
-                c.err(k(field), format!("must be at least 4K, got {}", sz(b)))
-            }
-            // Page tables cost 8 bytes a page of the host's memory.
-            Some(b) if b.0 > MAX_MEMORY => {
-                c.err(k(field), format!("must be at most 1T, got {}", sz(b)))
-            }
-            Some(_) => {}
+            Some(b) => check_size(c, k(field), b),
         };
         match w.kind {
-            WorkloadKind::Anon => {
-                need_size(c, "size", w.size);
-                c.forbid(k("nr_files"), w.nr_files.is_some(), &for_kind);
-                c.forbid(k("file_size"), w.file_size.is_some(), &for_kind);
-                c.forbid(k("io_size"), w.io_size.is_some(), &for_kind);
-                c.forbid(k("mmap"), w.mmap.is_some(), &for_kind);
-            }
+            WorkloadKind::Anon | WorkloadKind::MmapLatency => need_size(c, "size", w.size),
             WorkloadKind::FileRead | WorkloadKind::FileWrite => {
                 match w.nr_files {
                     None => c.err(k("nr_files"), format!("required {for_kind}")),
@@ -338,18 +426,118 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
                         );
                     }
                 }
-                // `size` is the anon working set; files are sized by nr_files * file_size.
-                c.forbid(k("size"), w.size.is_some(), &for_kind);
-                c.forbid(k("write_ratio"), w.write_ratio.is_some(), &for_kind);
-                if w.kind == WorkloadKind::FileWrite {
-                    c.forbid(k("mmap"), w.mmap.is_some(), &for_kind);
+            }
+            WorkloadKind::Kv => {
+                match w.keys {
+                    None => c.err(k("keys"), format!("required {for_kind}")),
+                    Some(0) => c.err(k("keys"), "must be at least 1, got 0"),
+                    Some(_) => {}
+                }
+                match w.value_size {
+                    None => c.err(k("value_size"), format!("required {for_kind}")),
+                    Some(v) if v.0 == 0 => c.err(k("value_size"), "must be at least 1 byte"),
+                    Some(v) if w.keys.is_some_and(|n| n.saturating_mul(v.0) > MAX_MEMORY) => {
+                        c.err(k("value_size"), "keys × value_size must be at most 1T")
+                    }
+                    Some(_) => {}
+                }
+                if let Some(r) = w.set_ratio.filter(|r| !(0.0..=1.0).contains(r)) {
+                    c.err(k("set_ratio"), format!("must be in [0, 1], got {r}"));
+                }
+                if let Some(p) = w.pipeline {
+                    c.range(k("pipeline"), p, 1, 1024);
+                }
+            }
+            WorkloadKind::Fio => {
+                if w.rw.is_none() {
+                    c.err(k("rw"), format!("required {for_kind}"));
+                }
+                need_size(c, "size", w.size);
+                if w.threads != 1 {
+                    c.err(k("threads"), "fio jobs are set with numjobs");
+                }
+                let bs = w.bs.unwrap_or(Bytes(PAGE_SIZE));
+                if bs.0 == 0 || bs.0 % PAGE_SIZE != 0 {
+                    c.err(
+                        k("bs"),
+                        format!("must be a positive multiple of 4K, got {}", sz(bs)),
+                    );
+                } else if w.size.is_some_and(|s| bs > s) {
+                    c.err(k("bs"), format!("must not exceed size, got {}", sz(bs)));
+                }
+                if let Some(n) = w.numjobs {
+                    c.range(k("numjobs"), n, 1, 1024);
+                }
+                if let Some(d) = w.iodepth {
+                    c.range(k("iodepth"), d, 1, 65536);
+                }
+                if let Some(m) = w.rwmixread {
+                    c.range(k("rwmixread"), m, 0, 100);
+                    if w.rw != Some(FioRw::Randrw) {
+                        c.err(k("rwmixread"), "only applies with rw = \"randrw\"");
+                    }
+                }
+                if let (Some(ramp), Some(run)) = (w.ramp_time, w.runtime) {
+                    if ramp >= run {
+                        c.err(
+                            k("ramp_time"),
+                            format!("must be below runtime ({}), got {}", tm(run), tm(ramp)),
+                        );
+                    }
+                }
+                if w.runtime == Some(Nanos(0)) {
+                    c.err(k("runtime"), "must be > 0");
+                }
+            }
+            WorkloadKind::AnonHog => {
+                need_size(c, "size", w.size);
+                if w.grow_by.is_some() != w.grow_every.is_some() {
+                    c.err(k("grow_by"), "grow_by and grow_every go together");
+                }
+                if w.grow_every == Some(Nanos(0)) {
+                    c.err(k("grow_every"), "must be > 0");
+                }
+                if w.grow_by.is_some() {
+                    match (w.max_size, w.size) {
+                        (None, _) => c.err(k("max_size"), "required with grow_by"),
+                        (Some(m), Some(s)) if m < s => c.err(
+                            k("max_size"),
+                            format!("must be at least size ({}), got {}", sz(s), sz(m)),
+                        ),
+                        (Some(m), _) => check_size(c, k("max_size"), m),
+                    }
+                }
+            }
+            WorkloadKind::Phases => {
+                if w.phases.is_empty() {
+                    c.err(k("phase"), "at least one [[workload.phase]] is required");
+                }
+                for (j, p) in w.phases.iter().enumerate() {
+                    let pk = |f: &str| k(&format!("phase[{j}].{f}"));
+                    if p.duration.0 == 0 {
+                        c.err(pk("duration"), "must be > 0");
+                    }
+                    check_size(c, pk("size"), p.size);
+                    if p.skew.is_some() && p.pattern != Pattern::Zipf {
+                        c.err(pk("skew"), "does not apply unless pattern = \"zipf\"");
+                    }
+                    if let Some(s) = p.skew.filter(|s| !(s.is_finite() && *s > 0.0)) {
+                        c.err(pk("skew"), format!("must be a finite number > 0, got {s}"));
+                    }
+                    if p.pattern == Pattern::Hotcold {
+                        c.err(pk("pattern"), "hotcold is not available in phases");
+                    }
+                    if let Some(r) = p.write_ratio.filter(|r| !(0.0..=1.0).contains(r)) {
+                        c.err(pk("write_ratio"), format!("must be in [0, 1], got {r}"));
+                    }
                 }
             }
         }
 
+        let pattern = w.pattern.unwrap_or(Pattern::Uniform);
         let only_with = |c: &mut Checker, field: &str, given: bool, p: Pattern, name: &str| {
             let why = format!("unless pattern = \"{name}\"");
-            c.forbid(k(field), given && w.pattern != p, &why);
+            c.forbid(k(field), given && pattern != p, &why);
         };
         only_with(c, "skew", w.skew.is_some(), Pattern::Zipf, "zipf");
         if let Some(s) = w.skew.filter(|s| !(s.is_finite() && *s > 0.0)) {

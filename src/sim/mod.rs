@@ -92,17 +92,13 @@ impl Simulation {
         let mut queue = EventQueue::default();
         for (i, cfg) in scenario.workloads.iter().enumerate() {
             let w = Workload::new(i, cfg, &scenario, &mut mm);
-            for t in 0..cfg.threads as usize {
+            let nr_threads = Workload::nr_threads(cfg) as usize;
+            for t in 0..nr_threads {
                 let name = format!("{}/{t}", cfg.name);
-                threads.push(Thread {
-                    workload: i,
-                    rng: rng::task_rng(scenario.run.seed, &name),
-                    // Sequential threads start spread over the range.
-                    cursor: (w.sampler.items() * t as u64) / cfg.threads as u64,
-                    next_issue_ns: w.start_ns,
-                    pending_since: None,
-                    retry: None,
-                });
+                // Sequential threads start spread over the range.
+                let cursor = (w.items() * t as u64) / nr_threads as u64;
+                let rng = rng::task_rng(scenario.run.seed, &name);
+                threads.push(Thread::new(i, t, rng, cursor, w.start_ns));
                 tasks.push(Task {
                     name,
                     kind: TaskKind::Worker {

@@ -3,11 +3,14 @@
 //! - `anon`: accesses an anonymous working set by pattern; one access = one operation.
 //! - `file-read`: read() (or mmap loads of) `io_size` at a time from a set of files.
 //! - `file-write`: write() of `io_size` at a time over a set of files.
+//! - `kv`, `fio`, `mmap-latency`, `anon-hog`, `phases`: shaped after the benchmarks
+//!   reclaim changes are judged by (see [`bench_kinds`]).
 //!
 //! A thread runs operations back to back (or paced by `rate` / `think_time`) until its
-//! slice ends or it blocks in I/O. The per-access hot path is a pattern sample, one
-//! page-table read and a bit set; only a non-present page calls into [`crate::mm`].
+//! slice ends or it blocks. The per-access hot path is a pattern sample, one page-table
+//! read and a bit set; only a non-present page calls into [`crate::mm`].
 
+pub mod bench_kinds;
 pub mod pattern;
 
 use crate::mm::memory::FaultResult;
@@ -23,27 +26,48 @@ use std::sync::Arc;
 /// Sequential file reads get the default readahead window (read_ahead_kb = 128).
 pub const DEFAULT_RA_PAGES: u32 = 32;
 
+/// What a workload's operations touch, per kind.
+pub enum Spec {
+    Anon {
+        space: u32,
+        sampler: Sampler,
+        write_u32: u32,
+    },
+    File {
+        write: bool,
+        mmap: bool,
+        spaces: Vec<u32>,
+        pages_per_file: u64,
+        io_pages: u32,
+        sampler: Sampler,
+        ra_pages: u32,
+    },
+    Kv(bench_kinds::Kv),
+    Fio(bench_kinds::Fio),
+    MmapLatency(bench_kinds::MmapLatency),
+    AnonHog(bench_kinds::AnonHog),
+    Phases(bench_kinds::Phases),
+}
+
 /// Per-workload state and statistics.
 pub struct Workload {
     pub name: String,
     pub kind: WorkloadKind,
-    /// Address spaces: one for anon, one per file.
-    pub spaces: Vec<u32>,
-    pub pages_per_file: u64,
-    /// Pages per operation (file workloads).
-    pub io_pages: u32,
-    pub sampler: Sampler,
-    /// P(write) scaled to 2^32 (anon).
-    pub write_u32: u32,
-    pub mmap: bool,
-    pub ra_pages: u32,
-    /// Minimum time between operation starts (from `rate`), and idle time after each.
+    pub spec: Spec,
+    /// Operations a client issues before waiting (kv's pipeline; 1 otherwise).
+    pub batch: u32,
+    /// Minimum time between batch starts (from `rate`), and idle time after each batch.
     pub interval_ns: u64,
     pub think_ns: u64,
     pub start_ns: u64,
     pub stop_ns: u64,
+    /// Operations before this time are not counted (fio's ramp_time).
+    pub stats_from_ns: u64,
     pub stats: WorkloadStats,
     pub killed_at: Option<u64>,
+    /// phases: when every thread had finished its steps.
+    pub finished_at: Option<u64>,
+    pub threads_running: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -70,24 +94,54 @@ impl Default for WorkloadStats {
 }
 
 impl WorkloadStats {
-    fn record(&mut self, latency_ns: u64, n: u64) {
+    fn record(&mut self, latency_ns: u64, n: u64, bytes: u64) {
         self.latency.saturating_record_n(latency_ns.max(1), n);
         self.ops += n;
+        self.bytes += bytes;
     }
 }
 
 /// Per-thread state.
 pub struct Thread {
     pub workload: usize,
+    /// Index of this thread within its workload (fio job, mmap-latency worker).
+    pub index: usize,
     pub rng: Pcg64Mcg,
     pub cursor: u64,
-    /// Earliest start of the next operation (pacing).
+    /// Earliest start of the next batch (pacing).
     pub next_issue_ns: u64,
     /// An operation waiting for I/O: when it started. The I/O brought in every page
     /// the operation needed, so it completes when the thread runs again.
     pub pending_since: Option<u64>,
     /// An operation to redo after a sleep in reclaim: (item, write, when it started).
     pub retry: Option<(u64, bool, u64)>,
+    /// The current batch: when it started and operations left in it.
+    pub batch_start_ns: u64,
+    pub batch_left: u32,
+    /// phases: the step this thread is in and accesses left in it; mmap-latency:
+    /// pages of the current mapping faulted so far (in `progress`).
+    pub phase: usize,
+    pub phase_left: u64,
+    pub progress: u64,
+}
+
+impl Thread {
+    pub fn new(workload: usize, index: usize, rng: Pcg64Mcg, cursor: u64, start_ns: u64) -> Thread {
+        Thread {
+            workload,
+            index,
+            rng,
+            cursor,
+            next_issue_ns: start_ns,
+            pending_since: None,
+            retry: None,
+            batch_start_ns: 0,
+            batch_left: 0,
+            phase: 0,
+            phase_left: 0,
+            progress: 0,
+        }
+    }
 }
 
 /// How a slice of a worker ended.
@@ -99,7 +153,7 @@ pub enum SliceEnd {
     SleepUntil(u64),
     /// Blocked in I/O until this time.
     Blocked { until_ns: u64, memstall: bool },
-    /// Workload stopped or was killed.
+    /// Workload stopped, finished or was killed.
     Exit,
     /// A page allocation failed and nobody was OOM-killed for it.
     AllocFailed,
@@ -122,18 +176,53 @@ pub struct SliceReport {
     pub stalls: Vec<Stall>,
 }
 
+/// A sampler over `n` items for `pattern` (and its parameters from `cfg`).
+fn sampler_for(pattern: Pattern, n: u64, cfg: &WorkloadCfg) -> Sampler {
+    match pattern {
+        Pattern::Sequential => Sampler::Sequential { n },
+        Pattern::Uniform => Sampler::Uniform { n },
+        Pattern::Zipf => Sampler::Zipf(Arc::new(Zipf::new(n, cfg.skew.unwrap_or(0.99)))),
+        Pattern::Hotcold => {
+            let hot_n =
+                ((n as f64 * cfg.hot_fraction.unwrap_or(0.2)) as u64).clamp(1, n.max(2) - 1);
+            Sampler::HotCold {
+                n,
+                hot_n,
+                hot_prob_u32: (cfg.hot_probability.unwrap_or(0.8) * 4_294_967_295.0) as u32,
+                phase_change_ns: cfg.phase_change.map(|t| t.0),
+            }
+        }
+    }
+}
+
+/// A probability as a threshold on a random u32.
+pub fn prob_u32(p: f64) -> u32 {
+    (p * 4_294_967_295.0) as u32
+}
+
 impl Workload {
     pub fn new(idx: usize, cfg: &WorkloadCfg, sc: &Scenario, mm: &mut Mm) -> Workload {
-        let (spaces, pages_per_file, io_pages) = match cfg.kind {
+        let pattern = cfg.pattern.unwrap_or(Pattern::Uniform);
+        let access_ns = sc.costs.access.0.max(1);
+        let mut stop_ns = cfg
+            .stop
+            .map_or(sc.run.duration.0, |t| t.0)
+            .min(sc.run.duration.0);
+        let mut stats_from_ns = cfg.start.0;
+        let spec = match cfg.kind {
             WorkloadKind::Anon => {
                 let pages = cfg.size.expect("validated").pages().max(1);
-                let s = mm.add_space(SpaceKind::Anon, cfg.name.clone(), pages, Some(idx));
-                (vec![s], pages, 1)
+                let space = mm.add_space(SpaceKind::Anon, cfg.name.clone(), pages, Some(idx));
+                Spec::Anon {
+                    space,
+                    sampler: sampler_for(pattern, pages, cfg),
+                    write_u32: prob_u32(cfg.write_ratio.unwrap_or(0.0)),
+                }
             }
             WorkloadKind::FileRead | WorkloadKind::FileWrite => {
                 let per_file = cfg.file_size.expect("validated").pages().max(1);
-                let io = cfg.io_size.map_or(1, |b| b.pages().max(1)) as u32;
-                let spaces = (0..cfg.nr_files.unwrap_or(1))
+                let io_pages = cfg.io_size.map_or(1, |b| b.pages().max(1)) as u32;
+                let spaces: Vec<u32> = (0..cfg.nr_files.unwrap_or(1))
                     .map(|f| {
                         mm.add_space(
                             SpaceKind::File,
@@ -143,61 +232,147 @@ impl Workload {
                         )
                     })
                     .collect();
-                (spaces, per_file, io)
-            }
-        };
-        let items = match cfg.kind {
-            WorkloadKind::Anon => pages_per_file,
-            _ => spaces.len() as u64 * (pages_per_file / io_pages as u64).max(1),
-        };
-        let sampler = match cfg.pattern {
-            Pattern::Sequential => Sampler::Sequential { n: items },
-            Pattern::Uniform => Sampler::Uniform { n: items },
-            Pattern::Zipf => Sampler::Zipf(Arc::new(Zipf::new(items, cfg.skew.unwrap_or(0.99)))),
-            Pattern::Hotcold => {
-                let hot_n = ((items as f64 * cfg.hot_fraction.unwrap_or(0.2)) as u64)
-                    .clamp(1, items.max(2) - 1);
-                Sampler::HotCold {
-                    n: items,
-                    hot_n,
-                    hot_prob_u32: (cfg.hot_probability.unwrap_or(0.8) * 4_294_967_295.0) as u32,
-                    phase_change_ns: cfg.phase_change.map(|t| t.0),
+                let items = spaces.len() as u64 * (per_file / io_pages as u64).max(1);
+                Spec::File {
+                    write: cfg.kind == WorkloadKind::FileWrite,
+                    mmap: cfg.mmap.unwrap_or(false),
+                    spaces,
+                    pages_per_file: per_file,
+                    io_pages,
+                    sampler: sampler_for(pattern, items, cfg),
+                    ra_pages: if pattern == Pattern::Sequential {
+                        DEFAULT_RA_PAGES
+                    } else {
+                        0
+                    },
                 }
             }
+            WorkloadKind::Kv => Spec::Kv(bench_kinds::Kv::new(
+                idx,
+                cfg,
+                mm,
+                sampler_for(pattern, cfg.keys.unwrap_or(1), cfg),
+            )),
+            WorkloadKind::Fio => {
+                let fio = bench_kinds::Fio::new(cfg, mm);
+                stats_from_ns = cfg.start.0 + cfg.ramp_time.map_or(0, |t| t.0);
+                if let Some(run) = cfg.runtime {
+                    stop_ns = stop_ns.min(stats_from_ns + run.0);
+                }
+                Spec::Fio(fio)
+            }
+            WorkloadKind::MmapLatency => {
+                Spec::MmapLatency(bench_kinds::MmapLatency::new(idx, cfg, mm))
+            }
+            WorkloadKind::AnonHog => Spec::AnonHog(bench_kinds::AnonHog::new(idx, cfg, mm)),
+            WorkloadKind::Phases => Spec::Phases(bench_kinds::Phases::new(idx, cfg, mm, access_ns)),
         };
-        let interval_ns = cfg.rate.map_or(0, |r| (1e9 / r).round() as u64);
+        let batch = if cfg.kind == WorkloadKind::Kv {
+            cfg.pipeline.unwrap_or(1)
+        } else {
+            1
+        };
+        let interval_ns = cfg
+            .rate
+            .map_or(0, |r| (1e9 * batch as f64 / r).round() as u64);
         Workload {
             name: cfg.name.clone(),
             kind: cfg.kind,
-            spaces,
-            pages_per_file,
-            io_pages,
-            sampler,
-            write_u32: (cfg.write_ratio.unwrap_or(0.0) * 4_294_967_295.0) as u32,
-            mmap: cfg.mmap.unwrap_or(false),
-            ra_pages: if cfg.pattern == Pattern::Sequential {
-                DEFAULT_RA_PAGES
-            } else {
-                0
-            },
+            spec,
+            batch,
             interval_ns,
             think_ns: cfg.think_time.map_or(0, |t| t.0),
             start_ns: cfg.start.0,
-            stop_ns: cfg
-                .stop
-                .map_or(sc.run.duration.0, |t| t.0)
-                .min(sc.run.duration.0),
+            stop_ns,
+            stats_from_ns,
             stats: WorkloadStats::default(),
             killed_at: None,
+            finished_at: None,
+            threads_running: Workload::nr_threads(cfg),
         }
     }
 
-    /// (space, first page) of a file operation's item.
-    fn file_target(&self, item: u64) -> (u32, u32) {
-        let per_file_items = (self.pages_per_file / self.io_pages as u64).max(1);
-        let f = (item / per_file_items) as usize;
-        let first = (item % per_file_items) * self.io_pages as u64;
-        (self.spaces[f], first as u32)
+    /// Number of tasks this workload runs (fio: numjobs).
+    pub fn nr_threads(cfg: &WorkloadCfg) -> u32 {
+        if cfg.kind == WorkloadKind::Fio {
+            cfg.numjobs.unwrap_or(1)
+        } else {
+            cfg.threads
+        }
+    }
+
+    /// Items a sequential thread's cursor ranges over (to spread threads out).
+    pub fn items(&self) -> u64 {
+        match &self.spec {
+            Spec::Anon { sampler, .. } | Spec::File { sampler, .. } => sampler.items(),
+            Spec::Kv(kv) => kv.sampler.items(),
+            _ => 0,
+        }
+    }
+
+    fn record(&mut self, clock: u64, origin: u64, n: u64, bytes: u64) {
+        if origin >= self.stats_from_ns {
+            self.stats.record(clock - origin, n, bytes);
+            self.stats.last_op_ns = clock;
+            if self.stats.first_op_ns.is_none() {
+                self.stats.first_op_ns = Some(origin);
+            }
+        }
+    }
+}
+
+/// One step of a thread: several hits recorded in place, or one operation's outcome.
+pub(crate) enum Step {
+    /// Accesses that hit were done and recorded; go on.
+    Hits,
+    /// One operation ended so: (outcome, bytes it moved).
+    Op(FaultResult, u64),
+    /// The thread has nothing left to do (phases finished).
+    Finished,
+    /// Mid-operation at the slice's end: go on next slice (the operation is in
+    /// `Thread::retry`).
+    Yield,
+}
+
+/// What an operation function gets: the thread's clock and the slice's accounting.
+pub(crate) struct Ctx<'a> {
+    pub mm: &'a mut Mm,
+    pub clock: u64,
+    pub slice_end: u64,
+    pub rep: &'a mut SliceReport,
+    /// The operation is a retry of this (item, write) after a sleep.
+    pub retry: Option<(u64, bool)>,
+    /// Whether the loop may run many accesses in one step (no pacing between them).
+    pub unpaced: bool,
+    /// Time the thread spends after the operation it reports (mmap-latency's munmap).
+    pub deferred_ns: u64,
+}
+
+impl Ctx<'_> {
+    /// Runs kernel code for the current task at the thread's clock, charging its CPU
+    /// time as system time and its memory stalls for PSI; advances the clock past it.
+    pub fn kernel(&mut self, f: impl FnOnce(&mut Mm) -> FaultResult) -> FaultResult {
+        let mm = &mut *self.mm;
+        mm.now = self.clock;
+        mm.cpu_ns = 0;
+        mm.stall_ns = 0;
+        mm.blocked_until = None;
+        let r = f(mm);
+        self.rep.system_ns += mm.cpu_ns;
+        if mm.stall_ns > 0 {
+            self.rep.stalls.push(Stall {
+                start_ns: self.clock,
+                len_ns: mm.stall_ns.min(mm.cpu_ns),
+            });
+        }
+        self.clock += mm.cpu_ns;
+        r
+    }
+
+    /// User time: the workload's own work.
+    pub fn user(&mut self, ns: u64) {
+        self.clock += ns;
+        self.rep.user_ns += ns;
     }
 }
 
@@ -210,176 +385,272 @@ pub fn run_slice(
     slice_ns: u64,
     rep: &mut SliceReport,
 ) -> SliceEnd {
-    let mut clock = start_ns;
     let slice_end = start_ns + slice_ns;
-    let access_ns = mm.cfg.costs.access_ns;
+    let mut clock = start_ns;
     // An operation that blocked in I/O completes now.
     if let Some(since) = t.pending_since.take() {
-        w.stats.record(clock - since, 1);
-        w.stats.last_op_ns = clock;
-        if w.interval_ns == 0 && w.think_ns > 0 {
-            t.next_issue_ns = clock + w.think_ns;
-        }
+        let bytes = op_bytes(w);
+        w.record(clock, since, 1, bytes);
+        end_of_op(w, t, clock);
     }
     let end = loop {
-        if mm.workload_killed(t.workload) {
+        if mm.workload_killed(t.workload) || clock >= w.stop_ns {
             break SliceEnd::Exit;
-        }
-        if clock >= w.stop_ns {
-            break SliceEnd::Exit;
-        }
-        if t.next_issue_ns > clock {
-            if t.next_issue_ns >= slice_end || t.next_issue_ns >= w.stop_ns {
-                break SliceEnd::SleepUntil(t.next_issue_ns);
-            }
-            clock = t.next_issue_ns; // a short gap: idle inside the slice
-        }
-        if clock >= slice_end {
-            break SliceEnd::Preempted;
         }
         let retry = t.retry.take();
-        // A retried operation's latency counts from its first attempt.
-        let op_start = retry.map_or(clock, |(_, _, since)| since);
-        if w.stats.first_op_ns.is_none() {
-            w.stats.first_op_ns = Some(op_start);
+        if retry.is_none() && t.batch_left == 0 {
+            // Between batches: pacing and think time.
+            if t.next_issue_ns > clock {
+                if t.next_issue_ns >= slice_end || t.next_issue_ns >= w.stop_ns {
+                    break SliceEnd::SleepUntil(t.next_issue_ns);
+                }
+                clock = t.next_issue_ns; // a short gap: idle inside the slice
+            }
         }
-        // Pacing is from one operation's start to the next.
-        if w.interval_ns > 0 && retry.is_none() {
-            t.next_issue_ns =
-                t.next_issue_ns.max(op_start.saturating_sub(w.interval_ns)) + w.interval_ns;
+        if clock >= slice_end {
+            t.retry = retry;
+            break SliceEnd::Preempted;
         }
-        let result = match w.kind {
-            WorkloadKind::Anon => {
-                // The hot loop: resident pages cost one access each, no kernel entry.
-                let space = w.spaces[0];
-                let unpaced = w.interval_ns == 0 && w.think_ns == 0;
-                let limit = if unpaced {
-                    ((slice_end - clock) / access_ns.max(1)).max(1)
-                } else {
-                    1
-                };
-                let entries = &mut mm.spaces[space as usize].entries;
-                let (rng, cursor) = (&mut t.rng, &mut t.cursor);
-                let wr = w.write_u32;
-                let (hits, miss) = match (&w.sampler, retry) {
-                    (_, Some((vpn, write, _))) => (0, Some((vpn as u32, write))),
-                    // Monomorphised per pattern: no dispatch inside the loop.
-                    (Sampler::Zipf(z), None) => {
-                        hit_loop(entries, limit, wr, rng, |r| z.sample(r.next_u64()))
-                    }
-                    (Sampler::Uniform { n }, None) => {
-                        let n = *n;
-                        hit_loop(entries, limit, wr, rng, |r| pattern::below(r.next_u64(), n))
-                    }
-                    (other, None) => {
-                        hit_loop(entries, limit, wr, rng, |r| other.next(r, cursor, clock))
-                    }
-                };
-                if hits > 0 {
-                    clock += hits * access_ns;
-                    rep.user_ns += hits * access_ns;
-                    w.stats.record(access_ns, hits);
-                    w.stats.bytes += hits * 4096;
-                    w.stats.last_op_ns = clock;
-                }
-                match miss {
-                    None => {
-                        if !unpaced && w.think_ns > 0 {
-                            t.next_issue_ns = clock + w.think_ns;
-                        }
-                        continue;
-                    }
-                    Some((vpn, write)) => {
-                        let op_start = retry.map_or(clock, |(_, _, since)| since);
-                        t.retry = Some((vpn as u64, write, op_start));
-                        let r =
-                            kernel(mm, clock, rep, |mm| mm.handle_anon_fault(space, vpn, write));
-                        clock = rep.end_ns;
-                        clock += access_ns;
-                        rep.user_ns += access_ns;
-                        w.stats.bytes += 4096;
-                        (r, op_start)
-                    }
-                }
+        if retry.is_none() && t.batch_left == 0 {
+            t.batch_start_ns = clock;
+            t.batch_left = w.batch;
+            if w.interval_ns > 0 {
+                // Pacing is from one batch's start to the next.
+                t.next_issue_ns =
+                    t.next_issue_ns.max(clock.saturating_sub(w.interval_ns)) + w.interval_ns;
             }
-            WorkloadKind::FileRead => {
-                let item =
-                    retry.map_or_else(|| w.sampler.next(&mut t.rng, &mut t.cursor, clock), |r| r.0);
-                t.retry = Some((item, false, op_start));
-                let (space, first) = w.file_target(item);
-                let n = w.io_pages;
-                w.stats.bytes += n as u64 * 4096;
-                if w.mmap {
-                    let mut r = FaultResult::Done;
-                    for idx in first..first + n {
-                        let e = mm.spaces[space as usize].entries[idx as usize];
-                        if pte::is_present(e) && mm.frames[pte::pfn(e) as usize].test(pg::MAPPED) {
-                            mm.spaces[space as usize].entries[idx as usize] = e | pte::YOUNG;
-                            clock += access_ns;
-                            rep.user_ns += access_ns;
-                            continue;
-                        }
-                        let ra = w.ra_pages;
-                        r = kernel(mm, clock, rep, |mm| mm.filemap_fault(space, idx, ra));
-                        clock = rep.end_ns;
-                        if r != FaultResult::Done {
-                            break;
-                        }
-                    }
-                    (r, op_start)
-                } else {
-                    let ra = w.ra_pages;
-                    let r = kernel(mm, clock, rep, |mm| mm.filemap_read(space, first, n, ra));
-                    clock = rep.end_ns;
-                    (r, op_start)
-                }
-            }
-            WorkloadKind::FileWrite => {
-                let item =
-                    retry.map_or_else(|| w.sampler.next(&mut t.rng, &mut t.cursor, clock), |r| r.0);
-                t.retry = Some((item, true, op_start));
-                let (space, first) = w.file_target(item);
-                let n = w.io_pages;
-                w.stats.bytes += n as u64 * 4096;
-                let r = kernel(mm, clock, rep, |mm| mm.filemap_write(space, first, n));
-                clock = rep.end_ns;
-                (r, op_start)
-            }
+        }
+        // A retried operation's latency counts from its first attempt; a pipelined
+        // request's from when its batch was sent.
+        let origin = retry.map_or(
+            if w.batch > 1 { t.batch_start_ns } else { clock },
+            |(_, _, since)| since,
+        );
+        let mut cx = Ctx {
+            mm: &mut *mm,
+            clock,
+            slice_end,
+            rep: &mut *rep,
+            retry: retry.map(|(i, wr, _)| (i, wr)),
+            unpaced: w.interval_ns == 0 && w.think_ns == 0,
+            deferred_ns: 0,
         };
-        let (r, op_start) = result;
-        match r {
-            FaultResult::Retry { until_ns } => {
+        let step = run_op(w, t, &mut cx, origin);
+        clock = cx.clock;
+        let deferred_ns = cx.deferred_ns;
+        match step {
+            Step::Hits => continue,
+            Step::Yield => break SliceEnd::Preempted,
+            Step::Finished => {
+                w.threads_running -= 1;
+                if w.threads_running == 0 {
+                    w.finished_at = Some(clock);
+                }
+                break SliceEnd::Exit;
+            }
+            Step::Op(FaultResult::Done, bytes) => {
+                t.retry = None;
+                w.record(clock, origin, 1, bytes);
+                clock += deferred_ns;
+                end_of_op(w, t, clock);
+            }
+            Step::Op(FaultResult::Retry { until_ns }, _) => {
                 // Slept in reclaim: the operation (kept in t.retry) runs again later.
+                if let Some((i, wr, _)) = t.retry {
+                    t.retry = Some((i, wr, origin));
+                }
                 break SliceEnd::Blocked {
                     until_ns: until_ns.max(clock),
                     memstall: true,
                 };
             }
-            FaultResult::Done => {
+            Step::Op(FaultResult::Blocked { until_ns, memstall }, _) => {
                 t.retry = None;
-                w.stats.record(clock - op_start, 1);
-                w.stats.last_op_ns = clock;
-                if w.interval_ns == 0 && w.think_ns > 0 {
-                    t.next_issue_ns = clock + w.think_ns;
-                }
-            }
-            FaultResult::Blocked { until_ns, memstall } => {
-                t.retry = None;
-                t.pending_since = Some(op_start);
+                t.pending_since = Some(origin);
                 break SliceEnd::Blocked { until_ns, memstall };
             }
-            FaultResult::Killed if mm.workload_killed(t.workload) => break SliceEnd::Exit,
-            FaultResult::Killed => break SliceEnd::AllocFailed,
+            Step::Op(FaultResult::Killed, _) if mm.workload_killed(t.workload) => {
+                break SliceEnd::Exit
+            }
+            Step::Op(FaultResult::Killed, _) => break SliceEnd::AllocFailed,
         }
     };
     rep.end_ns = clock;
     end
 }
 
+/// Bytes one operation moves (for a completion after I/O).
+fn op_bytes(w: &Workload) -> u64 {
+    match &w.spec {
+        Spec::File { io_pages, .. } => *io_pages as u64 * 4096,
+        Spec::Fio(f) => f.bs_pages as u64 * 4096,
+        Spec::Kv(kv) => kv.value_size,
+        Spec::MmapLatency(m) => m.pages as u64 * 4096,
+        _ => 4096,
+    }
+}
+
+/// An operation finished: count it against its batch; a finished batch thinks.
+fn end_of_op(w: &Workload, t: &mut Thread, clock: u64) {
+    t.batch_left = t.batch_left.saturating_sub(1);
+    if t.batch_left == 0 && w.think_ns > 0 {
+        t.next_issue_ns = clock + w.think_ns;
+    }
+}
+
+/// Dispatches one step to the workload's kind.
+fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
+    let access_ns = cx.mm.cfg.costs.access_ns;
+    let stats_from = w.stats_from_ns;
+    let start_ns = w.start_ns;
+    let Workload { spec, stats, .. } = w;
+    match spec {
+        Spec::Anon {
+            space,
+            sampler,
+            write_u32,
+        } => {
+            let space = *space;
+            if let Some((vpn, write)) = cx.retry {
+                return fault_in(cx, t, space, vpn as u32, write, origin);
+            }
+            let (wr, clock) = (*write_u32, cx.clock);
+            let limit = hit_limit(cx, access_ns, u64::MAX);
+            let entries = &mut cx.mm.spaces[space as usize].entries;
+            let (rng, cursor) = (&mut t.rng, &mut t.cursor);
+            let (hits, miss) = match sampler {
+                // Monomorphised per pattern: no dispatch inside the loop.
+                Sampler::Zipf(z) => hit_loop(entries, limit, wr, rng, |r| z.sample(r.next_u64())),
+                Sampler::Uniform { n } => {
+                    let n = *n;
+                    hit_loop(entries, limit, wr, rng, |r| pattern::below(r.next_u64(), n))
+                }
+                other => hit_loop(entries, limit, wr, rng, |r| other.next(r, cursor, clock)),
+            };
+            after_hits(
+                stats, stats_from, cx, t, space, hits, miss, access_ns, origin,
+            )
+        }
+        Spec::File {
+            write,
+            mmap,
+            spaces,
+            pages_per_file,
+            io_pages,
+            sampler,
+            ra_pages,
+        } => {
+            let item = cx.retry.map_or_else(
+                || sampler.next(&mut t.rng, &mut t.cursor, cx.clock),
+                |r| r.0,
+            );
+            let write = *write;
+            t.retry = Some((item, write, origin));
+            let per_file_items = (*pages_per_file / *io_pages as u64).max(1);
+            let space = spaces[(item / per_file_items) as usize];
+            let first = ((item % per_file_items) * *io_pages as u64) as u32;
+            let (n, ra, mmap) = (*io_pages, *ra_pages, *mmap);
+            let r = if write {
+                cx.kernel(|mm| mm.filemap_write(space, first, n))
+            } else if mmap {
+                mmap_read(cx, space, first, n, ra)
+            } else {
+                cx.kernel(|mm| mm.filemap_read(space, first, n, ra))
+            };
+            Step::Op(r, n as u64 * 4096)
+        }
+        Spec::Kv(kv) => kv.op(t, cx, origin),
+        Spec::Fio(f) => f.op(t, cx, origin),
+        Spec::MmapLatency(m) => m.op(t, cx, origin),
+        Spec::AnonHog(h) => h.op(stats, stats_from, start_ns, t, cx, origin),
+        Spec::Phases(p) => p.op(stats, stats_from, t, cx, origin),
+    }
+}
+
+/// How many accesses the hot loop may do in one step: up to the slice's end when
+/// unpaced (capped by `cap`), else one (pacing applies per access).
+pub(crate) fn hit_limit(cx: &Ctx, access_ns: u64, cap: u64) -> u64 {
+    if cx.unpaced {
+        ((cx.slice_end.saturating_sub(cx.clock)) / access_ns.max(1)).clamp(1, cap.max(1))
+    } else {
+        1
+    }
+}
+
+/// After the hot loop: unpaced hits are recorded in bulk (each took one access); a
+/// paced single hit is an operation of its own; a miss goes to the fault handler.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn after_hits(
+    stats: &mut WorkloadStats,
+    stats_from: u64,
+    cx: &mut Ctx,
+    t: &mut Thread,
+    space: u32,
+    hits: u64,
+    miss: Option<(u32, bool)>,
+    access_ns: u64,
+    origin: u64,
+) -> Step {
+    if !cx.unpaced && hits == 1 {
+        cx.user(access_ns);
+        return Step::Op(FaultResult::Done, 4096);
+    }
+    if hits > 0 {
+        let start = cx.clock;
+        cx.user(hits * access_ns);
+        if start >= stats_from {
+            stats.record(access_ns, hits, hits * 4096);
+            stats.last_op_ns = cx.clock;
+            stats.first_op_ns.get_or_insert(start);
+        }
+    }
+    match miss {
+        None => Step::Hits,
+        Some((vpn, write)) => {
+            let origin = if hits > 0 { cx.clock } else { origin };
+            fault_in(cx, t, space, vpn, write, origin)
+        }
+    }
+}
+
+/// An access that found its page absent: the fault, then the access itself. The
+/// access is remembered for a retry should the fault have to sleep.
+pub(crate) fn fault_in(
+    cx: &mut Ctx,
+    t: &mut Thread,
+    space: u32,
+    vpn: u32,
+    write: bool,
+    origin: u64,
+) -> Step {
+    t.retry = Some((vpn as u64, write, origin));
+    let r = cx.kernel(|mm| mm.handle_anon_fault(space, vpn, write));
+    cx.user(cx.mm.cfg.costs.access_ns);
+    Step::Op(r, 4096)
+}
+
+/// Loads through an mmap of a file: mapped pages are plain accesses, others fault.
+fn mmap_read(cx: &mut Ctx, space: u32, first: u32, n: u32, ra: u32) -> FaultResult {
+    let access_ns = cx.mm.cfg.costs.access_ns;
+    for idx in first..first + n {
+        let e = cx.mm.spaces[space as usize].entries[idx as usize];
+        if pte::is_present(e) && cx.mm.frames[pte::pfn(e) as usize].test(pg::MAPPED) {
+            cx.mm.spaces[space as usize].entries[idx as usize] = e | pte::YOUNG;
+            cx.user(access_ns);
+            continue;
+        }
+        let r = cx.kernel(|mm| mm.filemap_fault(space, idx, ra));
+        if r != FaultResult::Done {
+            return r;
+        }
+    }
+    FaultResult::Done
+}
+
 /// Touches pages picked by `pick` until `limit` accesses or the first non-present page.
 /// Returns the number of hits and the missing (page, write) if one stopped the loop.
 #[inline(always)]
-fn hit_loop(
+pub(crate) fn hit_loop(
     entries: &mut [crate::mm::page::Pte],
     limit: u64,
     write_u32: u32,
@@ -389,7 +660,8 @@ fn hit_loop(
     let mut hits = 0u64;
     while hits < limit {
         let vpn = pick(rng) as usize;
-        let write = write_u32 != 0 && (rng.next_u64() as u32) < write_u32;
+        let write =
+            write_u32 == u32::MAX || (write_u32 != 0 && (rng.next_u64() as u32) < write_u32);
         let e = entries[vpn];
         if pte::is_present(e) {
             entries[vpn] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
@@ -399,28 +671,4 @@ fn hit_loop(
         }
     }
     (hits, None)
-}
-
-/// Runs kernel code for the current task at `clock`, charging its CPU time as system
-/// time and its memory stalls for PSI. Leaves the time it ended in `rep.end_ns`.
-fn kernel(
-    mm: &mut Mm,
-    clock: u64,
-    rep: &mut SliceReport,
-    f: impl FnOnce(&mut Mm) -> FaultResult,
-) -> FaultResult {
-    mm.now = clock;
-    mm.cpu_ns = 0;
-    mm.stall_ns = 0;
-    mm.blocked_until = None;
-    let r = f(mm);
-    rep.system_ns += mm.cpu_ns;
-    if mm.stall_ns > 0 {
-        rep.stalls.push(Stall {
-            start_ns: clock,
-            len_ns: mm.stall_ns.min(mm.cpu_ns),
-        });
-    }
-    rep.end_ns = clock + mm.cpu_ns;
-    r
 }

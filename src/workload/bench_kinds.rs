@@ -1,0 +1,403 @@
+//! Workloads shaped after the benchmarks reclaim changes are judged by.
+//!
+//! - [`Kv`]: memcached under memtier: values in anonymous memory, get/set requests.
+//! - [`Fio`]: fio with buffered I/O (`ioengine=psync`), fio's own vocabulary.
+//! - [`MmapLatency`]: mmtests' stutterp latency worker (map, fault in, unmap).
+//! - [`AnonHog`]: `stress --vm-keep`, optionally growing step by step.
+//! - [`Phases`]: a program whose working set changes over its run.
+
+use super::pattern::{self, Sampler, Zipf};
+use super::{
+    after_hits, fault_in, hit_limit, hit_loop, prob_u32, Ctx, Step, Thread, WorkloadStats,
+    DEFAULT_RA_PAGES,
+};
+use crate::mm::memory::FaultResult;
+use crate::mm::page::pte;
+use crate::mm::{Mm, SpaceKind};
+use crate::scenario::{FioRw, Pattern, Workload as WorkloadCfg};
+use rand::RngCore;
+use std::sync::Arc;
+
+/// Server CPU per request when `request_time` is not given: memcached serves a few
+/// hundred thousand small requests per second per thread (~2 us each).
+pub const DEFAULT_REQUEST_NS: u64 = 2_000;
+
+/// `kv`: `keys` values of `value_size` bytes laid out back to back in one anonymous
+/// mapping. A request costs `request_time` of CPU (parsing, hashing) and touches every
+/// page of its value: reads for a get, writes for a set. With `pipeline` = P a client
+/// sends P requests, waits for all, then thinks; a request's latency runs from when its
+/// batch was sent, as memtier measures it.
+pub struct Kv {
+    pub space: u32,
+    pub sampler: Sampler,
+    pub value_size: u64,
+    pub set_u32: u32,
+    pub request_ns: u64,
+}
+
+impl Kv {
+    pub fn new(idx: usize, cfg: &WorkloadCfg, mm: &mut Mm, sampler: Sampler) -> Kv {
+        let value_size = cfg.value_size.expect("validated").0;
+        let pages = (cfg.keys.expect("validated") * value_size).div_ceil(4096);
+        Kv {
+            space: mm.add_space(SpaceKind::Anon, cfg.name.clone(), pages, Some(idx)),
+            sampler,
+            value_size,
+            set_u32: prob_u32(cfg.set_ratio.unwrap_or(0.1)),
+            request_ns: cfg.request_time.map_or(DEFAULT_REQUEST_NS, |t| t.0),
+        }
+    }
+
+    pub(crate) fn op(&mut self, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
+        let (key, set) = match cx.retry {
+            Some(r) => r,
+            None => {
+                let key = self.sampler.next(&mut t.rng, &mut t.cursor, cx.clock);
+                let set = self.set_u32 != 0 && (t.rng.next_u64() as u32) < self.set_u32;
+                cx.user(self.request_ns);
+                (key, set)
+            }
+        };
+        let access_ns = cx.mm.cfg.costs.access_ns;
+        let first = key * self.value_size / 4096;
+        let last = (key * self.value_size + self.value_size - 1) / 4096;
+        for vpn in first..=last {
+            let e = &mut cx.mm.spaces[self.space as usize].entries[vpn as usize];
+            if pte::is_present(*e) {
+                *e |= pte::YOUNG | if set { pte::DIRTY } else { 0 };
+                cx.user(access_ns);
+                continue;
+            }
+            // The retry redoes the whole request; pages already in are plain hits.
+            let step = fault_in(cx, t, self.space, vpn as u32, set, origin);
+            t.retry = Some((key, set, origin));
+            if !matches!(step, Step::Op(FaultResult::Done, _)) {
+                return step;
+            }
+        }
+        Step::Op(FaultResult::Done, self.value_size)
+    }
+}
+
+/// `fio`: each of `numjobs` jobs has its own file of `size`; an operation is one `bs`
+/// I/O with buffered read() or write(). Sequential modes go through the file in order
+/// (reads with the default readahead); random modes use fio's default random map, so
+/// every block is visited once per pass (here: a random stride permutation per pass).
+/// With buffered I/O the psync and libaio engines both complete each I/O before the
+/// next, so `iodepth` does not add concurrency (fio behaves so on Linux).
+pub struct Fio {
+    pub rw: FioRw,
+    pub spaces: Vec<u32>,
+    pub bs_pages: u32,
+    pub blocks: u64,
+    pub read_u32: u32,
+    pub iodepth: u32,
+}
+
+impl Fio {
+    pub fn new(cfg: &WorkloadCfg, mm: &mut Mm) -> Fio {
+        let pages = cfg.size.expect("validated").pages();
+        let bs_pages = cfg.bs.map_or(1, |b| b.pages()) as u32;
+        let spaces = (0..cfg.numjobs.unwrap_or(1))
+            .map(|j| mm.add_space(SpaceKind::File, format!("{}/job{j}", cfg.name), pages, None))
+            .collect();
+        Fio {
+            rw: cfg.rw.expect("validated"),
+            spaces,
+            bs_pages,
+            blocks: (pages / bs_pages as u64).max(1),
+            read_u32: prob_u32(cfg.rwmixread.unwrap_or(50) as f64 / 100.0),
+            iodepth: cfg.iodepth.unwrap_or(1),
+        }
+    }
+
+    /// The `i`-th block of the job's sequence: in order, or a per-pass permutation.
+    fn block(&self, i: u64, random: bool, seed: u64) -> u64 {
+        if !random {
+            return i % self.blocks;
+        }
+        let pass = i / self.blocks;
+        let h = crate::sim::rng::fnv1a64(&format!("{seed}/{pass}"));
+        let stride = coprime_stride(self.blocks, h);
+        (h % self.blocks + (i % self.blocks) * stride) % self.blocks
+    }
+
+    pub(crate) fn op(&mut self, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
+        let space = self.spaces[t.index];
+        let (block, write) = match cx.retry {
+            Some(r) => r,
+            None => {
+                let (random, write) = match self.rw {
+                    FioRw::Read => (false, false),
+                    FioRw::Write => (false, true),
+                    FioRw::Randread => (true, false),
+                    FioRw::Randwrite => (true, true),
+                    FioRw::Randrw => (true, (t.rng.next_u64() as u32) >= self.read_u32),
+                };
+                let b = self.block(t.cursor, random, t.index as u64);
+                t.cursor += 1;
+                (b, write)
+            }
+        };
+        t.retry = Some((block, write, origin));
+        let first = (block * self.bs_pages as u64) as u32;
+        let n = self.bs_pages;
+        let sequential_read = self.rw == FioRw::Read;
+        let ra = if sequential_read { DEFAULT_RA_PAGES } else { 0 };
+        let r = if write {
+            cx.kernel(|mm| mm.filemap_write(space, first, n))
+        } else {
+            cx.kernel(|mm| mm.filemap_read(space, first, n, ra))
+        };
+        Step::Op(r, n as u64 * 4096)
+    }
+}
+
+/// A stride in 1..n coprime with n, picked by `h`.
+fn coprime_stride(n: u64, h: u64) -> u64 {
+    if n <= 2 {
+        return 1;
+    }
+    let mut s = 1 + (h >> 16) % (n - 1);
+    while gcd(s, n) != 1 {
+        s = 1 + s % (n - 1);
+    }
+    s
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// `mmap-latency`: each thread maps `size` of fresh anonymous memory, writes it 4 KiB
+/// at a time (one zero-fill fault per page) and unmaps it. One operation per mapping;
+/// its latency is the time to fault the mapping in, as stutterp's worker reports.
+pub struct MmapLatency {
+    pub spaces: Vec<u32>,
+    pub pages: u32,
+}
+
+impl MmapLatency {
+    pub fn new(idx: usize, cfg: &WorkloadCfg, mm: &mut Mm) -> MmapLatency {
+        let pages = cfg.size.expect("validated").pages() as u32;
+        let spaces = (0..cfg.threads)
+            .map(|i| {
+                mm.add_space(
+                    SpaceKind::Anon,
+                    format!("{}/{i}", cfg.name),
+                    pages as u64,
+                    Some(idx),
+                )
+            })
+            .collect();
+        MmapLatency { spaces, pages }
+    }
+
+    pub(crate) fn op(&mut self, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
+        let space = self.spaces[t.index];
+        while t.progress < self.pages as u64 {
+            if cx.clock >= cx.slice_end {
+                t.retry = Some((0, true, origin));
+                return Step::Yield;
+            }
+            let step = fault_in(cx, t, space, t.progress as u32, true, origin);
+            if !matches!(step, Step::Op(FaultResult::Done, _)) {
+                t.retry = Some((0, true, origin));
+                return step;
+            }
+            t.progress += 1;
+        }
+        // munmap: the latency is the fault-in; the unmap's cost is the task's all the
+        // same.
+        let end_of_faults = cx.clock;
+        cx.kernel(|mm| {
+            mm.zap_space(space);
+            FaultResult::Done
+        });
+        t.progress = 0;
+        t.retry = None;
+        let unmap_ns = cx.clock - end_of_faults;
+        cx.clock = end_of_faults;
+        // Report the op at the end of the faults, then let the unmap's time pass.
+        let step = Step::Op(FaultResult::Done, self.pages as u64 * 4096);
+        cx.deferred_ns += unmap_ns;
+        step
+    }
+}
+
+/// `anon-hog`: keeps `size` of anonymous memory and writes it page after page, again
+/// and again (`stress --vm-keep`); with `grow_by` the region grows by that much every
+/// `grow_every` up to `max_size`.
+pub struct AnonHog {
+    pub space: u32,
+    pub size_pages: u64,
+    pub max_pages: u64,
+    pub grow_by_pages: u64,
+    pub grow_every_ns: u64,
+    pub write_u32: u32,
+}
+
+impl AnonHog {
+    pub fn new(idx: usize, cfg: &WorkloadCfg, mm: &mut Mm) -> AnonHog {
+        let size_pages = cfg.size.expect("validated").pages().max(1);
+        let max_pages = cfg
+            .max_size
+            .map_or(size_pages, |m| m.pages())
+            .max(size_pages);
+        AnonHog {
+            space: mm.add_space(SpaceKind::Anon, cfg.name.clone(), max_pages, Some(idx)),
+            size_pages,
+            max_pages,
+            grow_by_pages: cfg.grow_by.map_or(0, |b| b.pages()),
+            grow_every_ns: cfg.grow_every.map_or(u64::MAX, |t| t.0.max(1)),
+            write_u32: prob_u32(cfg.write_ratio.unwrap_or(1.0)),
+        }
+    }
+
+    /// Pages in use at `now`.
+    pub fn active_pages(&self, start_ns: u64, now: u64) -> u64 {
+        let steps = now.saturating_sub(start_ns) / self.grow_every_ns;
+        (self.size_pages + self.grow_by_pages.saturating_mul(steps)).min(self.max_pages)
+    }
+
+    pub(crate) fn op(
+        &mut self,
+        stats: &mut WorkloadStats,
+        stats_from: u64,
+        start_ns: u64,
+        t: &mut Thread,
+        cx: &mut Ctx,
+        origin: u64,
+    ) -> Step {
+        if let Some((vpn, write)) = cx.retry {
+            return fault_in(cx, t, self.space, vpn as u32, write, origin);
+        }
+        let access_ns = cx.mm.cfg.costs.access_ns;
+        let active = self.active_pages(start_ns, cx.clock);
+        let limit = hit_limit(cx, access_ns, u64::MAX);
+        let entries = &mut cx.mm.spaces[self.space as usize].entries;
+        let cursor = &mut t.cursor;
+        let (hits, miss) = hit_loop(entries, limit, self.write_u32, &mut t.rng, |_| {
+            let v = if *cursor >= active { 0 } else { *cursor };
+            *cursor = v + 1;
+            v
+        });
+        after_hits(
+            stats, stats_from, cx, t, self.space, hits, miss, access_ns, origin,
+        )
+    }
+}
+
+/// One step of [`Phases`]: so many accesses over the first `sampler.items()` pages.
+pub struct PhaseStep {
+    pub accesses: u64,
+    pub sampler: Sampler,
+    pub write_u32: u32,
+}
+
+/// `phases`: every thread runs the steps in order; the workload's runtime is when the
+/// last thread has done all of them.
+pub struct Phases {
+    pub space: u32,
+    pub steps: Vec<PhaseStep>,
+}
+
+impl Phases {
+    pub fn new(idx: usize, cfg: &WorkloadCfg, mm: &mut Mm, access_ns: u64) -> Phases {
+        let max_pages = cfg
+            .phases
+            .iter()
+            .map(|p| p.size.pages())
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        let steps = cfg
+            .phases
+            .iter()
+            .map(|p| {
+                let n = p.size.pages().max(1);
+                PhaseStep {
+                    accesses: (p.duration.0 / access_ns).max(1),
+                    sampler: match p.pattern {
+                        Pattern::Sequential => Sampler::Sequential { n },
+                        Pattern::Zipf => {
+                            Sampler::Zipf(Arc::new(Zipf::new(n, p.skew.unwrap_or(0.99))))
+                        }
+                        _ => Sampler::Uniform { n },
+                    },
+                    write_u32: prob_u32(p.write_ratio.unwrap_or(0.0)),
+                }
+            })
+            .collect();
+        Phases {
+            space: mm.add_space(SpaceKind::Anon, cfg.name.clone(), max_pages, Some(idx)),
+            steps,
+        }
+    }
+
+    pub(crate) fn op(
+        &mut self,
+        stats: &mut WorkloadStats,
+        stats_from: u64,
+        t: &mut Thread,
+        cx: &mut Ctx,
+        origin: u64,
+    ) -> Step {
+        if t.progress == 0 {
+            // Entering step t.phase.
+            match self.steps.get(t.phase) {
+                None => return Step::Finished,
+                Some(s) => {
+                    t.phase_left = s.accesses;
+                    t.progress = 1;
+                    t.cursor = 0;
+                }
+            }
+        }
+        let step = &self.steps[t.phase];
+        let step_done = |t: &mut Thread, n: u64| {
+            t.phase_left -= n.min(t.phase_left);
+            if t.phase_left == 0 {
+                t.phase += 1;
+                t.progress = 0;
+            }
+        };
+        if let Some((vpn, write)) = cx.retry {
+            let s = fault_in(cx, t, self.space, vpn as u32, write, origin);
+            if matches!(s, Step::Op(FaultResult::Done, _)) {
+                step_done(t, 1);
+            }
+            return s;
+        }
+        let access_ns = cx.mm.cfg.costs.access_ns;
+        let limit = hit_limit(cx, access_ns, t.phase_left);
+        let clock = cx.clock;
+        let entries = &mut cx.mm.spaces[self.space as usize].entries;
+        let (rng, cursor) = (&mut t.rng, &mut t.cursor);
+        let (hits, miss) = match &step.sampler {
+            Sampler::Zipf(z) => hit_loop(entries, limit, step.write_u32, rng, |r| {
+                z.sample(r.next_u64())
+            }),
+            Sampler::Uniform { n } => {
+                let n = *n;
+                hit_loop(entries, limit, step.write_u32, rng, |r| {
+                    pattern::below(r.next_u64(), n)
+                })
+            }
+            other => hit_loop(entries, limit, step.write_u32, rng, |r| {
+                other.next(r, cursor, clock)
+            }),
+        };
+        step_done(t, hits);
+        let s = after_hits(
+            stats, stats_from, cx, t, self.space, hits, miss, access_ns, origin,
+        );
+        if miss.is_some() && matches!(s, Step::Op(FaultResult::Done, _)) {
+            step_done(t, 1);
+        }
+        s
+    }
+}
