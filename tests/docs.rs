@@ -4,11 +4,21 @@
 use reclaimsim::scenario;
 
 #[test]
-fn readme_example_scenario_validates() {
+fn readme_scenario_examples_validate() {
+    // Every toml block in the README is a scenario, or workloads to drop into one.
     let readme = include_str!("../README.md");
-    let start = readme.find("```toml\n").expect("README has a toml block") + "```toml\n".len();
-    let end = start + readme[start..].find("```").expect("closed block");
-    scenario::parse_str(&readme[start..end], "README.md", &[]).unwrap_or_else(|e| panic!("{e}"));
+    let mut n = 0;
+    for block in readme.split("```toml\n").skip(1) {
+        let text = &block[..block.find("```").expect("closed block")];
+        let full = if text.contains("[machine]") {
+            text.to_string()
+        } else {
+            format!("[machine]\nmemory = \"4G\"\n{text}")
+        };
+        scenario::parse_str(&full, "README.md", &[]).unwrap_or_else(|e| panic!("{e}\n{full}"));
+        n += 1;
+    }
+    assert!(n >= 2);
 }
 
 #[test]

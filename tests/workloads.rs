@@ -1,0 +1,264 @@
+//! The benchmark-shaped workloads against values worked out by hand, in cases without
+//! memory pressure (so every figure follows from the costs alone), plus one direction
+//! each under pressure. Default costs: access 100 ns, minor fault 1 us, syscall 500 ns,
+//! page copy 400 ns, unmap/free 300 ns a page.
+
+use reclaimsim::report::results::Results;
+use reclaimsim::scenario;
+use reclaimsim::sim::{RunOptions, Simulation};
+
+fn run(text: &str) -> Results {
+    let sc = scenario::parse_str(text, "test.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
+    Simulation::new(sc)
+        .run(RunOptions {
+            check: true,
+            progress: None,
+        })
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn close(got: f64, want: f64, tolerance: f64) -> bool {
+    (got - want).abs() <= tolerance * want
+}
+
+/// Latency percentiles come from an HDR histogram with 3 significant digits: a value is
+/// reported as the top of its bucket, within 0.1% of the true value.
+fn hdr(got: u64, want: u64) -> bool {
+    got >= want && close(got as f64, want as f64, 0.001)
+}
+
+#[test]
+fn kv_at_a_fixed_think_time() {
+    // 1000 keys of 4 KiB: one page per value. A request costs request_time 2 us plus one
+    // page access (100 ns) = 2.1 us; then the client thinks 8 us. One request per
+    // 10.1 us: 1e9 / 10100 = 99009.9 requests/s. (The first touch of each key adds a
+    // 1 us fault, 1000 times in 2 s: 0.05%.)
+    let r = run(r#"
+[run]
+duration = "2s"
+[machine]
+memory = "1G"
+[[workload]]
+name = "kv"
+kind = "kv"
+keys = 1000
+value_size = "4K"
+request_time = "2us"
+think_time = "8us"
+pattern = "zipf"
+set_ratio = 0.1
+"#);
+    let w = &r.workloads["kv"];
+    assert!(close(w.throughput, 99_009.9, 0.001), "{}", w.throughput);
+    assert!(hdr(w.latency_ns.p50, 2100), "{}", w.latency_ns.p50);
+    // Each request moves one value: bytes/s = 4096 × requests/s.
+    assert!(close(w.bytes_per_sec, 4096.0 * w.throughput, 1e-9));
+}
+
+#[test]
+fn kv_pipelined_requests_queue_behind_each_other() {
+    // pipeline 4: a batch is 4 × 2.1 us = 8.4 us, then 8 us of think time: 4 requests
+    // per 16.4 us = 243902.4/s. Latency runs from the batch's start: 2.1, 4.2, 6.3 and
+    // 8.4 us: the mean of the four is 5.25 us, the fastest 2.1 us, and the 90th
+    // percentile 8.4 us (the rare first-touch faults, 1000 in 2 s, add 1.1 us to a few).
+    let r = run(r#"
+[run]
+duration = "2s"
+[machine]
+memory = "1G"
+[[workload]]
+name = "kv"
+kind = "kv"
+keys = 1000
+value_size = "4K"
+request_time = "2us"
+think_time = "8us"
+pipeline = 4
+"#);
+    let w = &r.workloads["kv"];
+    assert!(close(w.throughput, 243_902.4, 0.002), "{}", w.throughput);
+    assert_eq!(w.latency_ns.min, 2100);
+    assert!(
+        close(w.latency_ns.mean, 5250.0, 0.01),
+        "{}",
+        w.latency_ns.mean
+    );
+    assert!(hdr(w.latency_ns.p90, 8400), "{}", w.latency_ns.p90);
+}
+
+#[test]
+fn fio_sequential_read_from_cache() {
+    // One job reads a 64 MiB file in 64 KiB blocks. The first pass (during the 1 s
+    // ramp) brings it into the page cache; measured reads then cost one syscall (500 ns)
+    // plus 16 page copies (16 × 400 ns): 6.9 us, so 1e9 / 6900 = 144927.5 IOPS, and
+    // bandwidth is bs × IOPS.
+    let r = run(r#"
+[run]
+duration = "4s"
+[machine]
+memory = "1G"
+[[workload]]
+name = "fio"
+kind = "fio"
+rw = "read"
+bs = "64K"
+size = "64M"
+ramp_time = "1s"
+runtime = "2s"
+"#);
+    let w = &r.workloads["fio"];
+    assert!(close(w.throughput, 144_927.5, 0.001), "{}", w.throughput);
+    assert!(close(w.bytes_per_sec, 65_536.0 * w.throughput, 1e-9));
+    assert!(hdr(w.latency_ns.p50, 6900), "{}", w.latency_ns.p50);
+    // runtime bounds the measured window: about 2 s of ops, none after 3 s.
+    assert!(close(w.ops as f64, 2.0 * 144_927.5, 0.001), "{}", w.ops);
+}
+
+#[test]
+fn fio_random_write_dirties_and_numjobs_run_in_parallel() {
+    // Two jobs, 4 KiB random writes to their own 16 MiB files: each write is a syscall
+    // plus one page copy, 900 ns, so each job does 1e9/900 = 1111111 IOPS and the
+    // workload 2222222. The random map visits every block once per pass: after one
+    // second each job has passed over its 4096 blocks hundreds of times, dirtying all
+    // 2 × 4096 pages.
+    let r = run(r#"
+[run]
+duration = "1s"
+[machine]
+memory = "1G"
+nr_cpus = 2
+[[workload]]
+name = "fio"
+kind = "fio"
+rw = "randwrite"
+bs = "4K"
+size = "16M"
+numjobs = 2
+"#);
+    let w = &r.workloads["fio"];
+    assert!(close(w.throughput, 2_222_222.2, 0.002), "{}", w.throughput);
+    assert_eq!(r.vm("nr_dirtied"), 8192);
+    assert_eq!(r.tasks.len(), 4, "fio/0, fio/1, kswapd0, flusher");
+}
+
+#[test]
+fn mmap_latency_faults_in_each_mapping() {
+    // A 1 MiB mapping is 256 pages; each is a zero-fill fault (1 us) and a write
+    // (100 ns): 281.6 us to fault it in, the reported latency. Unmapping frees 256
+    // pages at 300 ns: 76.8 us more. One mapping per 358.4 us = 2790.2 mappings/s.
+    let r = run(r#"
+[run]
+duration = "2s"
+[machine]
+memory = "1G"
+[[workload]]
+name = "stutter"
+kind = "mmap-latency"
+size = "1M"
+"#);
+    let w = &r.workloads["stutter"];
+    assert!(hdr(w.latency_ns.p50, 281_600), "{}", w.latency_ns.p50);
+    assert!(hdr(w.latency_ns.max, 281_600), "{}", w.latency_ns.max);
+    assert!(close(w.throughput, 2790.2, 0.001), "{}", w.throughput);
+    // Every completed mapping faulted 256 pages; one more may be part-way at the end.
+    let faults = r.vm("pgfault");
+    assert!(
+        faults >= 256 * w.ops && faults < 256 * (w.ops + 1),
+        "{faults} for {} ops",
+        w.ops
+    );
+    assert!(r.vm("nr_free_pages") > 250_000, "mappings are freed");
+}
+
+#[test]
+fn mmap_latency_grows_under_reclaim() {
+    // The same worker beside a hog that fills memory with zram swap: faults now wait
+    // for reclaim, so mappings take longer than the 281.6 us of an idle machine.
+    let r = run(r#"
+[run]
+duration = "3s"
+[machine]
+memory = "256M"
+nr_cpus = 2
+[machine.swap]
+type = "zram"
+size = "512M"
+[[workload]]
+name = "stutter"
+kind = "mmap-latency"
+size = "4M"
+[[workload]]
+name = "hog"
+kind = "anon-hog"
+size = "300M"
+"#);
+    let w = &r.workloads["stutter"];
+    assert!(w.latency_ns.max > 4 * 281_600, "max {}", w.latency_ns.max);
+    assert!(r.vm("pswpout") > 0);
+}
+
+#[test]
+fn anon_hog_grows_step_by_step() {
+    // 16 MiB, growing by 16 MiB every second up to 48 MiB: in a 3 s run it reaches
+    // 3 × 4096 pages, each first-touched once (no pressure), so exactly 12288 faults,
+    // and every access is a write (stress --vm-keep re-dirties).
+    let r = run(r#"
+[run]
+duration = "3s"
+[machine]
+memory = "1G"
+[[workload]]
+name = "hog"
+kind = "anon-hog"
+size = "16M"
+grow_by = "16M"
+grow_every = "1s"
+max_size = "48M"
+"#);
+    assert_eq!(r.vm("pgfault"), 12_288);
+    // 3 s at 100 ns per access, less 12288 faults at 1 us: 30 M − 122880 accesses of
+    // time, plus the faulting accesses themselves.
+    let w = &r.workloads["hog"];
+    assert!(
+        close(w.ops as f64, 30_000_000.0 - 122_880.0, 0.001),
+        "{}",
+        w.ops
+    );
+}
+
+#[test]
+fn phases_runtime_and_slowdown() {
+    // Phase 1: 0.5 s of work (5 M accesses) uniformly over 64 MiB; phase 2: 1 s
+    // (10 M accesses) over the first 16 MiB, zipf. Unconstrained, the 16384 pages of
+    // phase 1 each fault once (1 us) and phase 2 finds its pages resident:
+    // runtime = 15 M × 100 ns + 16384 × 1 us = 1.516384 s.
+    let text = r#"
+[run]
+duration = "4s"
+[machine]
+memory = "1G"
+[machine.swap]
+type = "zram"
+size = "1G"
+[[workload]]
+name = "prog"
+kind = "phases"
+[[workload.phase]]
+duration = "500ms"
+size = "64M"
+pattern = "uniform"
+[[workload.phase]]
+duration = "1s"
+size = "16M"
+pattern = "zipf"
+skew = 0.9
+"#;
+    let r = run(text);
+    assert_eq!(r.workloads["prog"].runtime_ns, Some(1_516_384_000));
+    assert_eq!(r.workloads["prog"].ops, 15_000_000);
+    // On a machine too small for phase 1 it refaults and takes longer.
+    let r = run(&text.replace("memory = \"1G\"", "memory = \"64M\""));
+    let t = r.workloads["prog"].runtime_ns.expect("finishes");
+    assert!(t > 1_516_384_000, "{t}");
+    assert!(r.vm("pswpin") > 0);
+}
