@@ -59,6 +59,16 @@ enum Cmd {
     /// Internal: fill a 64 GiB machine and report peak RSS (run by `bench`).
     #[command(hide = true)]
     BenchRss,
+    /// Compare runs mmtests-style, the first as the baseline: latency, throughput, CPU
+    /// time and reclaim counters, with % gains and Welch's t-test significance.
+    Compare {
+        /// Run directories holding results.json (or results.json files).
+        #[arg(required = true, num_args = 2.., value_name = "RUN")]
+        runs: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, default_value = "text", value_parser = ["text", "md", "csv", "json"])]
+        format: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -166,6 +176,19 @@ fn main() -> ExitCode {
             let rss = reclaimsim::bench::fill_64g_and_measure();
             println!("{rss}");
             ExitCode::SUCCESS
+        }
+        Cmd::Compare { runs, format } => {
+            let format = format.parse().expect("clap checked the format");
+            match report::compare::compare_paths(&runs, format) {
+                Ok(out) => {
+                    print!("{out}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Output: results.json, timeseries.csv (both written atomically) and the summary
 //! printed after a run.
 
+pub mod compare;
 pub mod results;
 
 use crate::stats::series::TimeSeries;

@@ -1,0 +1,411 @@
+//! `reclaimsim compare` on two hand-written runs, tests/data/compare/{a,b}/results.json
+//! (a is the baseline). Expected figures are worked out by hand from those files in the
+//! comments. Latency percentages are gains, (base - new) / base * 100; throughput
+//! percentages (new - base) / base * 100.
+//!
+//! The fixtures: a ran 10 s, b 8 s. Workloads (latency in ns):
+//!   fast:  a ops 10000, mean 200000, stddev 50000,   p90 300000,  max 1000000,
+//!          1000 ops/s, 4e6 B/s;  b ops 10000, mean 150000, stddev 50000,
+//!          p90 250000, max 800000, 1250 ops/s, 5e6 B/s
+//!   noisy: a ops 400, mean 1000000, stddev 2000000, p90 2000000, max 20000000, 40 ops/s,
+//!          4e7 B/s;  b ops 400, mean 1050000, stddev 2500000, p90 2200000,
+//!          max 16000000, 38 ops/s, 3.8e7 B/s
+//!   batch: only in a.
+
+use reclaimsim::report::compare::{self, CompareTable, Format, Row, SectionKind};
+use reclaimsim::report::results::Results;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_reclaimsim");
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/compare")
+}
+
+fn load(name: &str) -> (String, Results) {
+    compare::load_run(&data().join(name)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn table() -> CompareTable {
+    compare::build(&[load("a"), load("b")])
+}
+
+fn row<'a>(t: &'a CompareTable, metric: &str) -> &'a Row {
+    t.row(metric).unwrap_or_else(|| panic!("no row `{metric}`"))
+}
+
+fn close(got: f64, want: f64) -> bool {
+    (got - want).abs() < 1e-9 * want.abs().max(1.0)
+}
+
+/// Asserts a row's values and (for b) its percentage and significance.
+fn check(t: &CompareTable, metric: &str, values: [f64; 2], pct: Option<f64>, sig: bool) {
+    let r = row(t, metric);
+    for (i, want) in values.iter().enumerate() {
+        let got = r.values[i].unwrap_or_else(|| panic!("{metric}: value {i} missing"));
+        assert!(
+            close(got, *want),
+            "{metric}: value {i} is {got}, want {want}"
+        );
+    }
+    assert_eq!(r.pct[0], None, "{metric}: the baseline has no %");
+    match (r.pct[1], pct) {
+        (Some(got), Some(want)) => assert!(close(got, want), "{metric}: {got}% want {want}%"),
+        (got, want) => assert_eq!(got, want, "{metric}: %"),
+    }
+    assert_eq!(r.significant, vec![false, sig], "{metric}: significance");
+}
+
+#[test]
+fn runs_are_named_by_their_directory() {
+    assert_eq!(load("a").0, "a");
+    assert_eq!(load("b/results.json").0, "b");
+    let t = table();
+    assert_eq!(t.runs, vec!["a", "b"]);
+    let kinds: Vec<SectionKind> = t.sections.iter().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            SectionKind::Latency,
+            SectionKind::Throughput,
+            SectionKind::Time,
+            SectionKind::Ops
+        ]
+    );
+}
+
+#[test]
+fn latency_rows() {
+    let t = table();
+    // fast: Amean 200 -> 150 us, (200 - 150) / 200 = +25%. Welch: se = sqrt(50000^2/10000
+    // + 50000^2/10000) = sqrt(250000 + 250000) = 707.1 ns, t = 50000 / 707.1 = 70.7,
+    // df = 19998, critical 1.96: significant.
+    check(&t, "Amean     fast", [200.0, 150.0], Some(25.0), true);
+    // noisy: Amean 1000 -> 1050 us, (1000 - 1050) / 1000 = -5%. se^2 = 2e6^2/400 +
+    // 2.5e6^2/400 = 1e10 + 1.5625e10, se = 160078 ns, t = 50000 / 160078 = 0.31 < 1.97:
+    // not significant.
+    check(&t, "Amean     noisy", [1000.0, 1050.0], Some(-5.0), false);
+    // Stddev: fast 50 -> 50 = 0%; noisy 2000 -> 2500, (2000 - 2500) / 2000 = -25%.
+    // Only Amean rows carry a significance mark.
+    check(&t, "Stddev    fast", [50.0, 50.0], Some(0.0), false);
+    check(&t, "Stddev    noisy", [2000.0, 2500.0], Some(-25.0), false);
+    // Max-90 is p90: fast 300 -> 250, 50 / 300 = +16.667%; noisy 2000 -> 2200 = -10%.
+    check(
+        &t,
+        "Max-90    fast",
+        [300.0, 250.0],
+        Some(100.0 / 6.0),
+        false,
+    );
+    check(&t, "Max-90    noisy", [2000.0, 2200.0], Some(-10.0), false);
+    // Max: fast 1000 -> 800 = +20%; noisy 20000 -> 16000 = +20%.
+    check(&t, "Max       fast", [1000.0, 800.0], Some(20.0), false);
+    check(&t, "Max       noisy", [20000.0, 16000.0], Some(20.0), false);
+    // batch ran only in a: b's cell is missing, with no % and no mark.
+    let r = row(&t, "Amean     batch");
+    assert_eq!(r.values, vec![Some(5000.0), None]);
+    assert_eq!(r.pct, vec![None, None]);
+    assert_eq!(r.significant, vec![false, false]);
+    // Rows are grouped by statistic, then workload (sorted), as mmtests prints them.
+    let lat: Vec<&str> = t.sections[0]
+        .rows
+        .iter()
+        .map(|r| r.metric.as_str())
+        .collect();
+    assert_eq!(
+        &lat[..4],
+        [
+            "Amean     batch",
+            "Amean     fast",
+            "Amean     noisy",
+            "Stddev    batch"
+        ]
+    );
+    assert_eq!(lat.len(), 12);
+}
+
+#[test]
+fn throughput_rows() {
+    let t = table();
+    // Higher is better: fast 1000 -> 1250 ops/s, (1250 - 1000) / 1000 = +25%;
+    // noisy 40 -> 38 = -5%. MB/sec = bytes_per_sec / 1e6: fast 4 -> 5 = +25%,
+    // noisy 40 -> 38 = -5%.
+    check(&t, "Ops/sec   fast", [1000.0, 1250.0], Some(25.0), false);
+    check(&t, "Ops/sec   noisy", [40.0, 38.0], Some(-5.0), false);
+    check(&t, "MB/sec    fast", [4.0, 5.0], Some(25.0), false);
+    check(&t, "MB/sec    noisy", [40.0, 38.0], Some(-5.0), false);
+    assert_eq!(row(&t, "MB/sec    batch").values, vec![Some(10.0), None]);
+}
+
+#[test]
+fn time_rows() {
+    let t = table();
+    // User: a 0.5 (batch) + 2.0 (fast) + 0 + 0 + 1.0 (noisy) = 3.5 s; b 2.0 + 1.0 = 3.0 s.
+    // System: a 0 + 0.5 + 0 + 0.75 (kswapd0) + 0.25 = 1.5 s; b 0.3 + 0.5 + 0.2 = 1.0 s.
+    // Elapsed: duration_ns, 10 s and 8 s. No percentages.
+    check(&t, "User", [3.5, 3.0], None, false);
+    check(&t, "System", [1.5, 1.0], None, false);
+    check(&t, "Elapsed", [10.0, 8.0], None, false);
+}
+
+#[test]
+fn ops_rows() {
+    let t = table();
+    check(&t, "Direct pages scanned", [25000.0, 0.0], None, false);
+    check(&t, "Kswapd pages scanned", [100000.0, 60000.0], None, false);
+    check(
+        &t,
+        "Kswapd pages reclaimed",
+        [80000.0, 54000.0],
+        None,
+        false,
+    );
+    check(&t, "Direct pages reclaimed", [5000.0, 0.0], None, false);
+    // pgsteal_kswapd * 100 / pgscan_kswapd: 80000 * 100 / 100000 = 80,
+    // 54000 * 100 / 60000 = 90.
+    check(&t, "Kswapd efficiency %", [80.0, 90.0], None, false);
+    // pgscan_kswapd / elapsed: 100000 / 10 = 10000, 60000 / 8 = 7500.
+    check(&t, "Kswapd velocity", [10000.0, 7500.0], None, false);
+    // 5000 * 100 / 25000 = 20; b scanned nothing directly: 0 / 0 -> 0.
+    check(&t, "Direct efficiency %", [20.0, 0.0], None, false);
+    // 25000 / 10 = 2500; 0 / 8 = 0.
+    check(&t, "Direct velocity", [2500.0, 0.0], None, false);
+    // pgscan_direct * 100 / (direct + kswapd): 25000 * 100 / 125000 = 20; 0 / 60000 = 0.
+    check(&t, "Percentage direct scans", [20.0, 0.0], None, false);
+    check(&t, "Page writes by reclaim", [3000.0, 500.0], None, false);
+    // nr_vmscan_write - pswpout: 3000 - 1000 = 2000; b 500 - 800 floors at 0.
+    check(&t, "Page writes file", [2000.0, 0.0], None, false);
+    check(&t, "Page writes anon", [1000.0, 800.0], None, false);
+    check(&t, "Page reclaim immediate", [20.0, 0.0], None, false);
+    check(&t, "Swap ins", [500.0, 200.0], None, false);
+    check(&t, "Swap outs", [1000.0, 800.0], None, false);
+    check(&t, "Refaults anon", [400.0, 100.0], None, false);
+    check(&t, "Refaults file", [6000.0, 3000.0], None, false);
+    // allocstall_dma32 + allocstall_normal: 10 + 30 = 40; 0.
+    check(&t, "Allocation stalls", [40.0, 0.0], None, false);
+    check(&t, "OOM kills", [0.0, 1.0], None, false);
+}
+
+#[test]
+fn a_missing_baseline_workload_shows_values_without_percentages() {
+    let t = compare::build(&[load("b"), load("a")]);
+    let r = row(&t, "Amean     batch");
+    assert_eq!(r.values, vec![None, Some(5000.0)]);
+    assert_eq!(r.pct, vec![None, None]);
+    // With b as the baseline the gains flip sign: (150 - 200) / 150 = -33.33%.
+    check(
+        &t,
+        "Amean     fast",
+        [150.0, 200.0],
+        Some(-100.0 / 3.0),
+        true,
+    );
+    let text = compare::render_text(&t);
+    assert!(
+        has_line(&text, "Amean     batch                    -    5000.00"),
+        "{text}"
+    );
+}
+
+fn has_line(text: &str, want: &str) -> bool {
+    text.lines().any(|l| l == want)
+}
+
+/// The text table's rows, exactly: label column, then one right-aligned column per run,
+/// b's value followed by its % and `*` when significant.
+const TEXT_LINES: &[&str] = &[
+    "                                    a                      b",
+    "Latency (us; Max-90 = p90)",
+    "Amean     batch               5000.00         -",
+    "Amean     fast                 200.00    150.00 (   25.00%)*",
+    "Amean     noisy               1000.00   1050.00 (   -5.00%)",
+    "Stddev    noisy               2000.00   2500.00 (  -25.00%)",
+    "Max-90    fast                 300.00    250.00 (   16.67%)",
+    "Max       noisy              20000.00  16000.00 (   20.00%)",
+    "Throughput",
+    "Ops/sec   fast                1000.00   1250.00 (   25.00%)",
+    "MB/sec    noisy                 40.00     38.00 (   -5.00%)",
+    "Time (s)",
+    "User                             3.50      3.00",
+    "System                           1.50      1.00",
+    "Elapsed                         10.00      8.00",
+    "Ops",
+    "Kswapd efficiency %             80.00     90.00",
+    "Kswapd velocity              10000.00   7500.00",
+    "Direct efficiency %             20.00      0.00",
+    "Percentage direct scans         20.00      0.00",
+    "Page writes file              2000.00      0.00",
+    "OOM kills                        0.00      1.00",
+];
+
+#[test]
+fn text_layout() {
+    let text = compare::render_text(&table());
+    for want in TEXT_LINES {
+        assert!(has_line(&text, want), "missing line {want:?} in\n{text}");
+    }
+    assert!(text.starts_with("Baseline: a."), "{text}");
+    // Only fast's Amean is marked significant.
+    let marked: Vec<&str> = text.lines().filter(|l| l.ends_with("%)*")).collect();
+    assert_eq!(
+        marked,
+        ["Amean     fast                 200.00    150.00 (   25.00%)*"]
+    );
+}
+
+#[test]
+fn markdown_table() {
+    let md = compare::render(&table(), Format::Md);
+    assert!(md.contains("\n| | a | b |\n|---|---:|---:|\n"), "{md}");
+    assert!(
+        has_line(&md, "| **Latency (us; Max-90 = p90)** | | |"),
+        "{md}"
+    );
+    // The significance mark is escaped so markdown does not read it as emphasis.
+    assert!(
+        has_line(&md, "| Amean     fast | 200.00 | 150.00 (25.00%)\\* |"),
+        "{md}"
+    );
+    assert!(has_line(&md, "| Amean     batch | 5000.00 | - |"), "{md}");
+    assert!(
+        has_line(&md, "| Kswapd velocity | 10000.00 | 7500.00 |"),
+        "{md}"
+    );
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(data())
+        .output()
+        .expect("run reclaimsim")
+}
+
+fn stdout(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+#[test]
+fn cli_text() {
+    let out = stdout(&run(&["compare", "a", "b"]));
+    for want in TEXT_LINES {
+        assert!(has_line(&out, want), "missing line {want:?} in\n{out}");
+    }
+    // Absolute paths and results.json paths name the columns the same way.
+    let a = data().join("a");
+    let b = data().join("b/results.json");
+    let out2 = stdout(&run(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--format",
+        "text",
+    ]));
+    assert_eq!(out, out2);
+}
+
+#[test]
+fn cli_csv() {
+    let out = stdout(&run(&["compare", "a", "b", "--format", "csv"]));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "metric,a,b,b_pct");
+    // Raw numbers, no decoration; the % in its own column, empty on rows without one and
+    // where b lacks the workload.
+    assert!(lines.contains(&"Amean     fast,200,150,25"), "{out}");
+    assert!(lines.contains(&"Max-90    fast,300,250,16.666667"), "{out}");
+    assert!(lines.contains(&"Amean     batch,5000,,"), "{out}");
+    assert!(lines.contains(&"Kswapd velocity,10000,7500,"), "{out}");
+    // 12 latency + 6 throughput + 3 time + 19 ops rows, and the header.
+    assert_eq!(lines.len(), 1 + 12 + 6 + 3 + 19);
+}
+
+#[test]
+fn cli_json() {
+    let out = stdout(&run(&["compare", "a", "b", "--format", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert_eq!(v["runs"], serde_json::json!(["a", "b"]));
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 40);
+    let fast = rows
+        .iter()
+        .find(|r| r["metric"] == "Amean     fast")
+        .unwrap();
+    assert_eq!(
+        fast,
+        &serde_json::json!({
+            "section": "latency",
+            "metric": "Amean     fast",
+            "values": [200.0, 150.0],
+            "pct": [null, 25.0],
+            "significant": [false, true],
+        })
+    );
+    let batch = rows
+        .iter()
+        .find(|r| r["metric"] == "Amean     batch")
+        .unwrap();
+    assert_eq!(batch["values"], serde_json::json!([5000.0, null]));
+    let vel = rows
+        .iter()
+        .find(|r| r["metric"] == "Kswapd velocity")
+        .unwrap();
+    assert_eq!(vel["section"], "ops");
+    assert_eq!(vel["values"], serde_json::json!([10000.0, 7500.0]));
+    assert_eq!(vel["pct"], serde_json::json!([null, null]));
+}
+
+#[test]
+fn cli_three_runs() {
+    let out = stdout(&run(&["compare", "a", "b", "a", "--format", "csv"]));
+    assert_eq!(out.lines().next(), Some("metric,a,b,a,b_pct,a_pct"));
+    assert!(out.contains("\nAmean     fast,200,150,200,25,0\n"), "{out}");
+}
+
+fn fails(args: &[&str], stderr_want: &str) {
+    let o = run(args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(o.stdout.is_empty(), "{args:?}");
+    assert!(err.contains(stderr_want), "{args:?}: {err}");
+}
+
+#[test]
+fn cli_errors() {
+    fails(
+        &["compare", "a", "nonexistent"],
+        "error: nonexistent: no such file or directory",
+    );
+    // A directory without results.json.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    fails(
+        &["compare", "a", d],
+        &format!(
+            "error: {}: no such file or directory",
+            dir.path().join("results.json").display()
+        ),
+    );
+    // Unparsable: not JSON, then JSON missing a field (named by its path).
+    let bad = dir.path().join("results.json");
+    std::fs::write(&bad, "not json").unwrap();
+    fails(
+        &["compare", "a", d],
+        &format!("error: {}: expected ident", bad.display()),
+    );
+    let text = std::fs::read_to_string(data().join("a/results.json")).unwrap();
+    std::fs::write(&bad, text.replace("\"p90\": 300000,", "")).unwrap();
+    fails(
+        &["compare", "a", d],
+        "workloads.fast.latency_ns: missing field `p90`",
+    );
+    // Fewer than two runs, and an unknown format: clap's usage errors.
+    fails(&["compare", "a"], "2 values required");
+    fails(&["compare", "a", "b", "--format", "html"], "invalid value");
+}
