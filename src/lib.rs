@@ -42,4 +42,5 @@ pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod stats;
+pub mod sweep;
 pub mod workload;

@@ -56,6 +56,20 @@ enum Cmd {
         #[arg(long)]
         quick: bool,
     },
+    /// Run every point of the scenario's [sweep] (in parallel, resuming completed ones)
+    /// and write DIR/sweep.csv.
+    Sweep {
+        scenario: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// Points run at once (default: one per core).
+        #[arg(long)]
+        jobs: Option<usize>,
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Internal: fill a 64 GiB machine and report peak RSS (run by `bench`).
     #[command(hide = true)]
     BenchRss,
@@ -176,6 +190,52 @@ fn main() -> ExitCode {
             let rss = reclaimsim::bench::fill_64g_and_measure();
             println!("{rss}");
             ExitCode::SUCCESS
+        }
+        Cmd::Sweep {
+            scenario,
+            out,
+            sets,
+            jobs,
+            quiet,
+        } => {
+            let sc = match scenario::load(&scenario, &sets) {
+                Ok(sc) => sc,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            if sc.sweep.is_none() {
+                eprintln!(
+                    "error: {}: sweep: the scenario has no [sweep] table",
+                    scenario.display()
+                );
+                return ExitCode::from(2);
+            }
+            let jobs =
+                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            match reclaimsim::sweep::run_sweep(&sc, &out, jobs) {
+                Ok(o) => {
+                    if !quiet {
+                        print!("{}", reclaimsim::sweep::table(&o.csv));
+                        println!(
+                            "
+{} points: {} run, {} already complete; {:.2}s wall for {:.2}s of runs; wrote {}/sweep.csv",
+                            o.points,
+                            o.ran,
+                            o.skipped,
+                            o.wall_s,
+                            o.point_time_s,
+                            out.display()
+                        );
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(1)
+                }
+            }
         }
         Cmd::Compare { runs, format } => {
             let format = format.parse().expect("clap checked the format");

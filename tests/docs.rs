@@ -10,11 +10,14 @@ fn readme_scenario_examples_validate() {
     let mut n = 0;
     for block in readme.split("```toml\n").skip(1) {
         let text = &block[..block.find("```").expect("closed block")];
-        let full = if text.contains("[machine]") {
-            text.to_string()
-        } else {
-            format!("[machine]\nmemory = \"4G\"\n{text}")
-        };
+        // Fragments get a machine, and a workload called `service` if they have none.
+        let mut full = text.to_string();
+        if !text.contains("[[workload]]") {
+            full = format!("[[workload]]\nname = \"service\"\nkind = \"anon\"\nsize = \"1G\"\n{full}");
+        }
+        if !text.contains("[machine]") {
+            full = format!("[machine]\nmemory = \"4G\"\n{full}");
+        }
         scenario::parse_str(&full, "README.md", &[]).unwrap_or_else(|e| panic!("{e}\n{full}"));
         n += 1;
     }

@@ -132,6 +132,26 @@ pub struct ActionRecord {
     pub value: String,
 }
 
+/// State counters reported in `vmstat` besides the event counters.
+pub const STATE_COUNTERS: [&str; 11] = [
+    "nr_inactive_anon",
+    "nr_active_anon",
+    "nr_inactive_file",
+    "nr_active_file",
+    "nr_unevictable",
+    "nr_free_pages",
+    "nr_file_pages",
+    "nr_dirty",
+    "nr_writeback",
+    "nr_dirty_background_threshold",
+    "nr_dirty_threshold",
+];
+
+/// Every name results.json's `vmstat` holds.
+pub fn vmstat_names() -> impl Iterator<Item = &'static str> {
+    EV_NAMES.iter().copied().chain(STATE_COUNTERS)
+}
+
 fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }

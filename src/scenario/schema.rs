@@ -21,6 +21,48 @@ pub struct Scenario {
     pub workloads: Vec<Workload>,
     #[serde(default, rename = "action")]
     pub actions: Vec<Action>,
+    /// A parameter sweep (`reclaimsim sweep`); ignored by `run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<Sweep>,
+}
+
+/// `[sweep]`: every combination of the `[[sweep.param]]` values is a point, run as its
+/// own deterministic simulation.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sweep {
+    /// Columns of sweep.csv after the swept keys: paths into results.json, e.g.
+    /// `vmstat.pgscan_direct` or `workloads.db.latency_ns.p99`.
+    #[serde(default = "default_metrics")]
+    pub metrics: Vec<String>,
+    #[serde(default, rename = "param")]
+    pub params: Vec<SweepParam>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepParam {
+    /// A dotted scenario key, as `--set` takes it.
+    pub key: String,
+    pub values: Vec<toml::Value>,
+}
+
+fn default_metrics() -> Vec<String> {
+    [
+        "vmstat.pgscan_kswapd",
+        "vmstat.pgscan_direct",
+        "vmstat.pgsteal_kswapd",
+        "vmstat.pgsteal_direct",
+        "vmstat.pswpin",
+        "vmstat.pswpout",
+        "vmstat.workingset_refault_anon",
+        "vmstat.workingset_refault_file",
+        "vmstat.oom_kill",
+        "psi.memory.some.total",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -64,7 +64,86 @@ pub fn validate(sc: &Scenario) -> Vec<Problem> {
     let mut c = Checker::default();
     check_static(sc, &mut c);
     check_actions(sc, &mut c);
+    check_sweep(sc, &mut c);
     c.0
+}
+
+/// The results.json sections a sweep metric can read.
+const METRIC_ROOTS: [&str; 8] = [
+    "vmstat",
+    "workloads",
+    "tasks",
+    "reclaim",
+    "psi",
+    "swap",
+    "zones",
+    "cgroups",
+];
+
+/// Each swept key must be settable to each of its values (checked by setting it on a
+/// copy of the scenario); metrics must name something results.json has.
+fn check_sweep(sc: &Scenario, c: &mut Checker) {
+    let Some(sw) = &sc.sweep else {
+        return;
+    };
+    let mut base = sc.clone();
+    base.sweep = None;
+    let mut seen = HashMap::new();
+    for (i, p) in sw.params.iter().enumerate() {
+        let k = |f: &str| format!("sweep.param[{i}].{f}");
+        if let Some(first) = seen.insert(p.key.as_str(), i) {
+            c.err(
+                k("key"),
+                format!("`{}` is swept twice (also sweep.param[{first}])", p.key),
+            );
+        }
+        if p.key.starts_with("sweep") {
+            c.err(k("key"), "a sweep cannot sweep itself");
+            continue;
+        }
+        if p.values.is_empty() {
+            c.err(
+                k("values"),
+                format!("empty list: give `{}` at least one value", p.key),
+            );
+        }
+        for (j, v) in p.values.iter().enumerate() {
+            let mut probe = base.clone();
+            if let Err(e) = super::apply_key(&mut probe, &p.key, v) {
+                if e.bad_key {
+                    c.err(k("key"), e.to_string());
+                    break;
+                }
+                c.err(
+                    format!("sweep.param[{i}].values[{j}]"),
+                    format!("{}: {v} is not a valid value: {}", p.key, e.message),
+                );
+            }
+        }
+    }
+    if sw.params.is_empty() {
+        c.err("sweep.param", "a sweep needs at least one [[sweep.param]]");
+    }
+    let names: Vec<&str> = sc.workloads.iter().map(|w| w.name.as_str()).collect();
+    for (m, path) in sw.metrics.iter().enumerate() {
+        let parts: Vec<&str> = path.split('.').collect();
+        let key = format!("sweep.metrics[{m}]");
+        if !METRIC_ROOTS.contains(&parts[0]) || parts.len() < 2 {
+            c.err(
+                key,
+                format!(
+                    "`{path}` is not a results.json path (it starts with one of {})",
+                    METRIC_ROOTS.join(", ")
+                ),
+            );
+        } else if parts[0] == "vmstat"
+            && !crate::report::results::vmstat_names().any(|n| n == parts[1])
+        {
+            c.err(key, format!("`{path}`: no vmstat counter `{}`", parts[1]));
+        } else if parts[0] == "workloads" && !names.contains(&parts[1]) {
+            c.err(key, format!("`{path}`: no workload `{}`", parts[1]));
+        }
+    }
 }
 
 /// Everything but the actions: what must still hold after an action changes a key (checking
