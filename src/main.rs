@@ -40,6 +40,13 @@ enum Cmd {
         /// Do not print the summary.
         #[arg(long, short)]
         quiet: bool,
+        /// Write tracepoints (comma-separated kernel event names, or `all`) to
+        /// DIR/trace.txt, ftrace-style.
+        #[arg(long, value_name = "EVENT,...")]
+        trace: Option<String>,
+        /// Most trace lines kept; later events are counted in a closing "dropped" line.
+        #[arg(long, default_value_t = reclaimsim::stats::trace::DEFAULT_LIMIT)]
+        trace_limit: usize,
     },
     /// Check a scenario without running it.
     Validate {
@@ -95,7 +102,19 @@ fn main() -> ExitCode {
             mut sets,
             check,
             quiet,
+            trace,
+            trace_limit,
         } => {
+            let tracer = match trace
+                .map(|t| reclaimsim::stats::trace::Tracer::parse(&t, trace_limit))
+                .transpose()
+            {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!("error: --trace: {e}");
+                    return ExitCode::from(2);
+                }
+            };
             if let Some(s) = seed {
                 sets.push(format!("run.seed={s}"));
             }
@@ -139,16 +158,24 @@ fn main() -> ExitCode {
                     }
                 })),
             };
-            let sim = Simulation::new(sc);
-            let series_and_results = sim.run_with_series(opts);
-            let (results, series) = match series_and_results {
+            let mut sim = Simulation::new(sc);
+            if let Some(t) = tracer {
+                sim.enable_trace(t);
+            }
+            let run = match sim.run_with_series(opts) {
                 Ok(x) => x,
                 Err(e) => {
                     eprintln!("error: {e}");
                     return ExitCode::from(1);
                 }
             };
-            if let Err(e) = report::write_run_dir(&out, &results, &series) {
+            let results = run.results;
+            let written =
+                report::write_run_dir(&out, &results, &run.series).and_then(|_| match &run.trace {
+                    Some(t) => report::write_atomic(&out.join("trace.txt"), t.as_bytes()),
+                    None => Ok(()),
+                });
+            if let Err(e) = written {
                 eprintln!("error: writing {}: {e}", out.display());
                 return ExitCode::from(1);
             }

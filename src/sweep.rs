@@ -131,10 +131,10 @@ fn run_point(base: &Scenario, out: &Path, p: &Point) -> Result<f64, SweepError> 
     // point.json first, results.json last: results.json marks the point complete.
     let _ = std::fs::remove_file(dir.join("results.json"));
     report::write_atomic(&dir.join("point.json"), point_json(p).as_bytes()).map_err(io(&dir))?;
-    let (results, series) = Simulation::new(sc)
+    let run = Simulation::new(sc)
         .run_with_series(RunOptions::default())
         .map_err(|e| err(e.to_string()))?;
-    report::write_run_dir(&dir, &results, &series).map_err(io(&dir))?;
+    report::write_run_dir(&dir, &run.results, &run.series).map_err(io(&dir))?;
     Ok(started.elapsed().as_secs_f64())
 }
 

@@ -13,7 +13,8 @@ fn readme_scenario_examples_validate() {
         // Fragments get a machine, and a workload called `service` if they have none.
         let mut full = text.to_string();
         if !text.contains("[[workload]]") {
-            full = format!("[[workload]]\nname = \"service\"\nkind = \"anon\"\nsize = \"1G\"\n{full}");
+            full =
+                format!("[[workload]]\nname = \"service\"\nkind = \"anon\"\nsize = \"1G\"\n{full}");
         }
         if !text.contains("[machine]") {
             full = format!("[machine]\nmemory = \"4G\"\n{full}");

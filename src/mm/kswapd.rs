@@ -8,6 +8,7 @@
 use super::vmscan::{NodeScan, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use super::zone::{zone_watermark_ok, AllocFlags, WMARK_HIGH, ZONE_NORMAL};
 use super::{Mm, Out};
+use crate::stats::trace::Tp;
 use crate::stats::vmstat::Ev;
 
 /// `MAX_RECLAIM_RETRIES`: balance_pgdat runs without progress before kswapd gives up.
@@ -97,7 +98,7 @@ impl Mm {
     }
 
     /// `wakeup_kswapd`.
-    pub fn wakeup_kswapd(&mut self, _zone_idx: usize, order: usize, highest_zoneidx: usize) {
+    pub fn wakeup_kswapd(&mut self, zone_idx: usize, order: usize, highest_zoneidx: usize) {
         let k = &mut self.kswapd;
         k.highest_zoneidx = Some(
             k.highest_zoneidx
@@ -112,7 +113,11 @@ impl Mm {
         {
             return;
         }
-        self.out.push(Out::WakeKswapd);
+        self.trace(
+            Tp::WakeupKswapd,
+            format_args!("nid=0 zid={zone_idx} order={order} gfp_flags=GFP_HIGHUSER_MOVABLE"),
+        );
+        self.out.push(Out::WakeKswapd { at: self.clock() });
     }
 
     /// `prepare_kswapd_sleep`: sleep if the node is hopeless or balanced.
@@ -170,6 +175,7 @@ impl Mm {
                 } else if self.prepare_kswapd_sleep(reclaim_order, highest_zoneidx) {
                     // The nap ran its length and the node is still balanced.
                     self.kswapd.state = KswapdState::Sleeping;
+                    self.trace(Tp::KswapdSleep, format_args!("nid=0"));
                     return KswapdNext::Sleep;
                 } else {
                     self.count(Ev::KswapdHighWmarkHitQuickly, 1);
@@ -229,6 +235,10 @@ impl Mm {
         self.kswapd.order = 0;
         self.kswapd.highest_zoneidx = None;
         self.kswapd.state = KswapdState::Running;
+        self.trace(
+            Tp::KswapdWake,
+            format_args!("nid=0 zid={idx} order={alloc_order}"),
+        );
         self.count(Ev::Pageoutrun, 1);
         let mut sc = ScanControl::new(0, idx, alloc_order);
         sc.may_writepage = true;

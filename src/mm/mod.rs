@@ -23,6 +23,7 @@ pub mod zone;
 
 use crate::scenario::{Scenario, SwapKind};
 use crate::sim::device::Device;
+use crate::stats::trace::{Tp, Tracer};
 use crate::stats::vmstat::{Ev, VmStat};
 use list::ListHead;
 use page::{Frame, Pfn, Pte};
@@ -130,9 +131,9 @@ pub enum Current {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Out {
     /// `wake_up_interruptible(&pgdat->kswapd_wait)`.
-    WakeKswapd,
+    WakeKswapd { at: u64 },
     /// `wakeup_flusher_threads`.
-    WakeFlusher,
+    WakeFlusher { at: u64 },
     /// The OOM killer chose this workload; its tasks must exit.
     OomKill { workload: usize },
 }
@@ -188,6 +189,13 @@ pub struct Mm {
     /// Per task: the allocator's no-progress loops carried across a sleep and retry,
     /// so a task that keeps sleeping in reclaim still reaches the OOM decision.
     pub alloc_no_progress: Vec<u32>,
+    /// Tracepoints (`--trace`), and what their lines show: the task running (its name,
+    /// pid = index + 1), its CPU, and each workload's first task (the OOM victim's pid).
+    pub trace: Option<Tracer>,
+    pub task_names: Vec<String>,
+    pub current_task: usize,
+    pub current_cpu: usize,
+    pub workload_task: Vec<usize>,
 }
 
 impl Mm {
@@ -245,6 +253,11 @@ impl Mm {
             blocked_until: None,
             plug: Vec::new(),
             alloc_no_progress: Vec::new(),
+            trace: None,
+            task_names: Vec::new(),
+            current_task: 0,
+            current_cpu: 0,
+            workload_task: Vec::new(),
         };
         mm.apply_kernel_settings(sc);
         mm
@@ -275,6 +288,46 @@ impl Mm {
     /// Asks `current` to sleep until `t` (the earliest request wins).
     pub fn block_until(&mut self, t: u64) {
         self.blocked_until = Some(self.blocked_until.map_or(t, |b| b.min(t)));
+    }
+
+    /// The current context's time: where it entered the kernel plus the CPU time it
+    /// has used since.
+    #[inline]
+    pub fn clock(&self) -> u64 {
+        self.now + self.cpu_ns
+    }
+
+    /// Whether a tracepoint is on (to skip building costly fields).
+    #[inline]
+    pub fn tracing(&self, tp: Tp) -> bool {
+        self.trace.as_ref().is_some_and(|t| t.on(tp))
+    }
+
+    /// Emits a tracepoint line for the current task if the event is on.
+    pub fn trace(&mut self, tp: Tp, fields: std::fmt::Arguments) {
+        let Mm {
+            trace: Some(t),
+            task_names,
+            current_task,
+            current_cpu,
+            now,
+            cpu_ns,
+            ..
+        } = self
+        else {
+            return;
+        };
+        if t.on(tp) {
+            let comm = task_names.get(*current_task).map_or("?", String::as_str);
+            t.emit(
+                comm,
+                *current_task + 1,
+                *current_cpu,
+                *now + *cpu_ns,
+                tp,
+                fields,
+            );
+        }
     }
 
     #[inline]

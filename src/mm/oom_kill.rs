@@ -6,6 +6,7 @@
 
 use super::page::{pg, pte};
 use super::{Mm, OomEvent, Out};
+use crate::stats::trace::Tp;
 use crate::stats::vmstat::Ev;
 
 impl Mm {
@@ -54,6 +55,8 @@ impl Mm {
             swap_pages: swap,
         });
         self.workload_dead[w] = true;
+        let pid = self.workload_task.get(w).map_or(0, |t| t + 1);
+        self.trace(Tp::MarkVictim, format_args!("pid={pid}"));
         self.out.push(Out::OomKill { workload: w });
         let owned: Vec<usize> = (0..self.spaces.len())
             .filter(|&i| self.spaces[i].owner == Some(w) && !self.spaces[i].dead)

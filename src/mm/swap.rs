@@ -12,6 +12,7 @@ use super::vmscan::PageOut;
 use super::Mm;
 use crate::scenario::{Swap as SwapCfg, SwapKind};
 use crate::sim::device::Device;
+use crate::stats::trace::Tp;
 use crate::stats::vmstat::Ev;
 
 pub struct SwapDevice {
@@ -148,7 +149,7 @@ impl Mm {
                 self.block_until(t);
                 return PageOut::Keep;
             }
-            self.count(Ev::NrVmscanWrite, 1);
+            self.vmscan_write(pfn);
             self.start_file_writeback(pfn, true);
             return PageOut::Async;
         }
@@ -171,7 +172,7 @@ impl Mm {
                 }
                 self.frames[pfn as usize].clear(pg::DIRTY);
                 self.count(Ev::Pswpout, 1);
-                self.count(Ev::NrVmscanWrite, 1);
+                self.vmscan_write(pfn);
                 self.count(Ev::PgpgOut, 4);
                 PageOut::Done
             }
@@ -187,11 +188,26 @@ impl Mm {
                 f.set(pg::WRITEBACK | pg::RECLAIM);
                 self.plug.push((pfn, true));
                 self.count(Ev::Pswpout, 1);
-                self.count(Ev::NrVmscanWrite, 1);
+                self.vmscan_write(pfn);
                 self.count(Ev::PgpgOut, 4);
                 PageOut::Async
             }
             _ => PageOut::Keep,
+        }
+    }
+
+    /// A page written by reclaim: `nr_vmscan_write` and `mm_vmscan_write_folio`.
+    fn vmscan_write(&mut self, pfn: Pfn) {
+        self.count(Ev::NrVmscanWrite, 1);
+        if self.tracing(Tp::WriteFolio) {
+            let flags = if self.frames[pfn as usize].is_file_lru() {
+                "RECLAIM_WB_FILE|RECLAIM_WB_ASYNC"
+            } else if self.swap.as_ref().is_some_and(|s| s.kind == SwapKind::Zram) {
+                "RECLAIM_WB_ANON|RECLAIM_WB_SYNC"
+            } else {
+                "RECLAIM_WB_ANON|RECLAIM_WB_ASYNC"
+            };
+            self.trace(Tp::WriteFolio, format_args!("pfn=0x{pfn:x} flags={flags}"));
         }
     }
 

@@ -10,6 +10,7 @@ use super::page::{lru, on, pg, pte, Pfn};
 use super::page_alloc::Gfp;
 use super::zone::{int_sqrt, WMARK_HIGH};
 use super::{Current, Mm, SpaceKind};
+use crate::stats::trace::{reclaim_flags, Tp};
 use crate::stats::vmstat::Ev;
 
 pub const DEF_PRIORITY: i32 = 12;
@@ -206,6 +207,10 @@ struct ReclaimStat {
     nr_writeback: u64,
     nr_immediate: u64,
     nr_pageout: u64,
+    /// Pages sent back to the active list, by type (0 anon, 1 file).
+    nr_activate: [u64; 2],
+    /// Referenced once: kept on the inactive list for another trip.
+    nr_ref_keep: u64,
 }
 
 impl Mm {
@@ -501,6 +506,15 @@ impl Mm {
             }
         }
         self.count(Ev::Pgdeactivate, nr_deactivate);
+        let (file, priority) = (l & lru::FILE != 0, sc.priority);
+        self.trace(
+            Tp::LruShrinkActive,
+            format_args!(
+                "nid=0 nr_taken={} nr_active=0 nr_deactivated={nr_deactivate} nr_referenced=0 priority={priority} flags={}",
+                taken.len(),
+                reclaim_flags(file)
+            ),
+        );
     }
 
     /// `shrink_inactive_list` (kernel-reference §2.10).
@@ -558,7 +572,7 @@ impl Mm {
         self.lru_note_cost(memcg, file, stat.nr_pageout, nr_scanned - nr_reclaimed);
         // Every isolated page dirty and not queued: the flushers are behind.
         if stat.nr_unqueued_dirty == nr_taken {
-            self.out.push(super::Out::WakeFlusher);
+            self.out.push(super::Out::WakeFlusher { at: self.clock() });
         }
         sc.nr.dirty += stat.nr_dirty;
         sc.nr.congested += stat.nr_congested;
@@ -569,6 +583,21 @@ impl Mm {
         if file {
             sc.nr.file_taken += nr_taken;
         }
+        self.trace(
+            Tp::LruShrinkInactive,
+            format_args!(
+                "nid=0 nr_scanned={nr_scanned} nr_reclaimed={nr_reclaimed} nr_dirty={} nr_writeback={} nr_congested={} nr_immediate={} nr_activate_anon={} nr_activate_file={} nr_ref_keep={} nr_unmap_fail=0 priority={} flags={}",
+                stat.nr_dirty,
+                stat.nr_writeback,
+                stat.nr_congested,
+                stat.nr_immediate,
+                stat.nr_activate[0],
+                stat.nr_activate[1],
+                stat.nr_ref_keep,
+                sc.priority,
+                reclaim_flags(file)
+            ),
+        );
         nr_reclaimed
     }
 
@@ -610,6 +639,8 @@ impl Mm {
             match fate {
                 Fate::Freed => nr_reclaimed += 1,
                 Fate::Activate => {
+                    let file = self.frames[pfn as usize].is_file_lru() as usize;
+                    stat.nr_activate[file] += 1;
                     self.activate_locked(pfn);
                     ret.push(pfn);
                 }
@@ -697,7 +728,10 @@ impl Mm {
         };
         match references {
             FolioRef::Activate => return Fate::Activate,
-            FolioRef::Keep => return Fate::Keep,
+            FolioRef::Keep => {
+                stat.nr_ref_keep += 1;
+                return Fate::Keep;
+            }
             FolioRef::Reclaim | FolioRef::ReclaimClean => {}
         }
         // Anon page without a swap slot: add_to_swap.
@@ -894,9 +928,14 @@ impl Mm {
     pub fn try_to_free_pages(&mut self, order: usize, gfp: Gfp) -> u64 {
         let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, gfp.highest_zoneidx, order);
         let cpu_before = self.cpu_ns;
+        self.trace(
+            Tp::DirectReclaimBegin,
+            format_args!("order={order} gfp_flags=GFP_HIGHUSER_MOVABLE"),
+        );
         self.in_reclaim = true;
         let got = self.do_try_to_free_pages(&mut sc);
         self.in_reclaim = false;
+        self.trace(Tp::DirectReclaimEnd, format_args!("nr_reclaimed={got}"));
         debug_assert!(matches!(self.current, Current::Task(_)));
         self.stall_ns += self.cpu_ns - cpu_before;
         self.direct_reclaim_ns += self.cpu_ns - cpu_before;

@@ -70,7 +70,7 @@ impl Mm {
         // balance_dirty_pages_ratelimited: over the background threshold, kick the
         // flusher (checked every 32 pages, the ratelimit's order of magnitude).
         if self.wb.nr_dirty.is_multiple_of(32) && self.wb.nr_dirty > self.dirty_thresholds().0 {
-            self.out.push(super::Out::WakeFlusher);
+            self.out.push(super::Out::WakeFlusher { at: self.clock() });
         }
     }
 

@@ -63,6 +63,14 @@ pub struct RunOptions {
     pub progress: Option<Box<dyn FnMut(u64, u64)>>,
 }
 
+/// Everything a run produces.
+pub struct RunOutput {
+    pub results: Results,
+    pub series: TimeSeries,
+    /// The tracepoint lines, if tracing was enabled.
+    pub trace: Option<String>,
+}
+
 pub struct Simulation {
     pub scenario: Scenario,
     pub mm: Mm,
@@ -153,6 +161,17 @@ impl Simulation {
         }
         let nr_cpus = scenario.machine.nr_cpus as usize;
         mm.set_nr_tasks(tasks.len());
+        mm.task_names = tasks.iter().map(|t| t.name.clone()).collect();
+        mm.workload_task = (0..workloads.len())
+            .map(|w| {
+                tasks
+                    .iter()
+                    .position(
+                        |t| matches!(t.kind, TaskKind::Worker { workload, .. } if workload == w),
+                    )
+                    .unwrap_or(0)
+            })
+            .collect();
         Simulation {
             mm,
             tasks,
@@ -175,14 +194,11 @@ impl Simulation {
 
     /// Runs to the end of the scenario and returns its results.
     pub fn run(self, opts: RunOptions) -> Result<Results, SimError> {
-        self.run_with_series(opts).map(|(r, _)| r)
+        self.run_with_series(opts).map(|o| o.results)
     }
 
     /// Runs to the end and returns the results and the timeseries.
-    pub fn run_with_series(
-        mut self,
-        mut opts: RunOptions,
-    ) -> Result<(Results, TimeSeries), SimError> {
+    pub fn run_with_series(mut self, mut opts: RunOptions) -> Result<RunOutput, SimError> {
         let end = self.scenario.run.duration.0;
         while let Some((t, ev)) = self.queue.pop() {
             if t >= end {
@@ -224,7 +240,16 @@ impl Simulation {
             p(end, end);
         }
         let results = Results::collect(&self);
-        Ok((results, std::mem::take(&mut self.series)))
+        Ok(RunOutput {
+            results,
+            series: std::mem::take(&mut self.series),
+            trace: self.mm.trace.as_ref().map(|t| t.finish()),
+        })
+    }
+
+    /// Turns tracepoints on for this run (`--trace`).
+    pub fn enable_trace(&mut self, tracer: crate::stats::trace::Tracer) {
+        self.mm.trace = Some(tracer);
     }
 
     fn check(&self, t: u64) -> Result<(), SimError> {
@@ -272,8 +297,8 @@ impl Simulation {
     fn handle_out(&mut self) {
         for o in std::mem::take(&mut self.mm.out) {
             match o {
-                Out::WakeKswapd => self.wake(self.kswapd_task),
-                Out::WakeFlusher => self.wake(self.flusher_task),
+                Out::WakeKswapd { at } => self.wake(self.kswapd_task, at),
+                Out::WakeFlusher { at } => self.wake(self.flusher_task, at),
                 Out::OomKill { workload } => {
                     self.workloads[workload].killed_at = Some(self.now);
                     for task in self.tasks.iter_mut() {
@@ -290,15 +315,20 @@ impl Simulation {
     }
 
     /// `wake_up`: make a sleeping task runnable now; cuts a timer short.
-    fn wake(&mut self, task: usize) {
+    fn wake(&mut self, task: usize, at: u64) {
+        let at = at.max(self.now);
         let t = &mut self.tasks[task];
-        if t.exited || matches!(t.pending, Some((_, false))) {
+        // Already runnable, or a timer fires no later than this wake-up would.
+        if t.exited
+            || t.pending
+                .is_some_and(|(when, wakeable)| !wakeable || when <= at)
+        {
             return;
         }
         t.gen += 1;
-        t.pending = Some((self.now, false));
+        t.pending = Some((at, false));
         self.queue.push(
-            self.now,
+            at,
             Event::Ready {
                 task: task as u32,
                 gen: t.gen,
@@ -355,6 +385,8 @@ impl Simulation {
     fn run_on(&mut self, cpu: usize, task: usize) {
         self.tasks[task].pending = None;
         self.tasks[task].cpu = cpu;
+        self.mm.current_task = task;
+        self.mm.current_cpu = cpu;
         self.slices += 1;
         let start = self.now;
         let slice = self.scenario.run.slice.0;

@@ -1,3 +1,4 @@
 pub mod psi;
 pub mod series;
+pub mod trace;
 pub mod vmstat;

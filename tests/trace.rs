@@ -1,0 +1,165 @@
+//! Tracepoints, checked against the vmstat counters the same code paths bump (a second
+//! count of the same events), and the trace file's bound.
+
+use reclaimsim::scenario;
+use reclaimsim::sim::{RunOptions, Simulation};
+use reclaimsim::stats::trace::Tracer;
+
+const BURST: &str = r#"
+[run]
+duration = "3s"
+[machine]
+memory = "512M"
+nr_cpus = 2
+[machine.swap]
+type = "zram"
+size = "1G"
+[[workload]]
+name = "cache"
+kind = "file-read"
+nr_files = 1
+file_size = "400M"
+io_size = "1M"
+pattern = "sequential"
+stop = "1s"
+[[workload]]
+name = "grow"
+kind = "anon"
+size = "400M"
+pattern = "sequential"
+start = "1s"
+threads = 2
+"#;
+
+/// Sums `field=N` over the lines of one event.
+fn sum(trace: &str, event: &str, field: &str) -> u64 {
+    let key = format!("{field}=");
+    trace
+        .lines()
+        .filter(|l| l.contains(&format!(": {event}: ")))
+        .map(|l| {
+            let v = l.split(&key).nth(1).expect("field present");
+            v.split(' ').next().unwrap().parse::<u64>().unwrap()
+        })
+        .sum()
+}
+
+#[test]
+fn tracepoints_agree_with_vmstat() {
+    let sc = scenario::parse_str(BURST, "t.toml", &[]).unwrap();
+    let mut sim = Simulation::new(sc);
+    sim.enable_trace(Tracer::parse("all", 10_000_000).unwrap());
+    let run = sim
+        .run_with_series(RunOptions {
+            check: true,
+            progress: None,
+        })
+        .unwrap();
+    let r = &run.results;
+    let t = run.trace.unwrap();
+    let count = |e: &str| {
+        t.lines()
+            .filter(|l| l.contains(&format!(": {e}: ")))
+            .count() as u64
+    };
+    assert!(
+        r.vm("allocstall_normal") + r.vm("allocstall_dma32") > 0,
+        "the burst must reach direct reclaim"
+    );
+    // Every balance_pgdat run starts with mm_vmscan_kswapd_wake and counts pageoutrun.
+    assert_eq!(count("mm_vmscan_kswapd_wake"), r.vm("pageoutrun"));
+    // Every shrink_inactive_list call traces what it scanned and stole.
+    let scanned = r.vm("pgscan_kswapd") + r.vm("pgscan_direct");
+    assert_eq!(
+        sum(&t, "mm_vmscan_lru_shrink_inactive", "nr_scanned"),
+        scanned
+    );
+    let stolen = r.vm("pgsteal_kswapd") + r.vm("pgsteal_direct");
+    assert_eq!(
+        sum(&t, "mm_vmscan_lru_shrink_inactive", "nr_reclaimed"),
+        stolen
+    );
+    // Direct reclaim: what each call reports reclaimed adds up to pgsteal_direct.
+    assert_eq!(
+        count("mm_vmscan_direct_reclaim_begin"),
+        count("mm_vmscan_direct_reclaim_end")
+    );
+    assert_eq!(
+        sum(&t, "mm_vmscan_direct_reclaim_end", "nr_reclaimed"),
+        r.vm("pgsteal_direct")
+    );
+    assert_eq!(
+        sum(&t, "mm_vmscan_lru_shrink_active", "nr_deactivated"),
+        r.vm("pgdeactivate")
+    );
+    assert_eq!(count("mm_vmscan_write_folio"), r.vm("nr_vmscan_write"));
+    // Lines are in time order.
+    let stamps: Vec<f64> = t
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            l.split("..... ")
+                .nth(1)
+                .unwrap()
+                .split(':')
+                .next()
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert!(stamps.windows(2).all(|w| w[0] <= w[1]));
+}
+
+#[test]
+fn trace_is_bounded_with_a_dropped_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.toml");
+    std::fs::write(&file, BURST).unwrap();
+    let out = dir.path().join("out");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_reclaimsim"))
+        .args([
+            "run".as_ref(),
+            file.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+            "-q".as_ref(),
+        ])
+        .args([
+            "--trace",
+            "mm_vmscan_lru_shrink_inactive",
+            "--trace-limit",
+            "100",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let t = std::fs::read_to_string(out.join("trace.txt")).unwrap();
+    assert_eq!(
+        t.lines()
+            .filter(|l| l.contains("mm_vmscan_lru_shrink_inactive: nid=0 "))
+            .count(),
+        100
+    );
+    let last = t.lines().last().unwrap();
+    assert!(
+        last.starts_with("# dropped ") && last.ends_with("the limit of 100 lines was reached"),
+        "{last}"
+    );
+    // An unknown event is a clear error before anything runs.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_reclaimsim"))
+        .args([
+            "run".as_ref(),
+            file.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ])
+        .args(["--trace", "mm_vmscan_kswapd_wake,mm_vmscan_nope"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown event `mm_vmscan_nope`"));
+}
