@@ -77,6 +77,8 @@ enum Cmd {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Draw charts of a run or sweep directory into DIR/plots/ (SVG and PNG).
+    Plot { dir: PathBuf },
     /// Internal: fill a 64 GiB machine and report peak RSS (run by `bench`).
     #[command(hide = true)]
     BenchRss,
@@ -264,6 +266,22 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Cmd::Plot { dir } => match report::plot::plot_dir(&dir) {
+            Ok(files) => {
+                for f in files {
+                    println!("wrote {}", f.display());
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e @ report::plot::PlotError::Draw { .. }) => {
+                eprintln!("error: {e}");
+                ExitCode::from(1)
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        },
         Cmd::Compare { runs, format } => {
             let format = format.parse().expect("clap checked the format");
             match report::compare::compare_paths(&runs, format) {

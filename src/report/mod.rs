@@ -2,6 +2,7 @@
 //! printed after a run.
 
 pub mod compare;
+pub mod plot;
 pub mod results;
 
 use crate::stats::series::TimeSeries;

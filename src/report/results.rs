@@ -58,7 +58,17 @@ pub struct Latency {
     pub p90: u64,
     pub p99: u64,
     pub max: u64,
+    /// The latency distribution: (value in ns, fraction of operations at or below it)
+    /// at fixed quantiles, for CDF plots.
+    #[serde(default)]
+    pub cdf: Vec<(u64, f64)>,
 }
+
+/// Quantiles sampled into `Latency::cdf`.
+pub const CDF_QUANTILES: [f64; 20] = [
+    0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999,
+    0.9995, 0.9999, 1.0,
+];
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TaskResult {
@@ -207,6 +217,7 @@ impl Results {
                     p90: 0,
                     p99: 0,
                     max: 0,
+                    cdf: Vec::new(),
                 }
             } else {
                 Latency {
@@ -217,6 +228,10 @@ impl Results {
                     p90: h.value_at_quantile(0.9),
                     p99: h.value_at_quantile(0.99),
                     max: h.max(),
+                    cdf: CDF_QUANTILES
+                        .iter()
+                        .map(|&q| (h.value_at_quantile(q), q))
+                        .collect(),
                 }
             };
             workloads.insert(
