@@ -15,6 +15,7 @@ pub mod memory;
 pub mod oom_kill;
 pub mod page;
 pub mod page_alloc;
+pub mod page_counter;
 pub mod swap;
 pub mod vmscan;
 pub mod workingset;

@@ -162,6 +162,58 @@ pub fn get_scan_count(i: &ScanCountInput) -> ([u64; 4], ScanBalance) {
     (nr, balance)
 }
 
+/// How memory.min/low protection scales the scan of a memcg above its protection
+/// (`kernel.memcg_protection`; kernel-reference §3.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProtectionMode {
+    /// Before "mm, memcg: proportional memory.{low,min} reclaim": a memcg above its
+    /// protection is scanned in full (protected ones are skipped): a cliff.
+    Cliff,
+    /// The seed patch's own first formula: scan ∝ overage, clamped to [32, size].
+    Seed,
+    /// Today's: `size − size × protection / (cgroup_size + 1)`, at least 32, with low
+    /// used only outside the low-reclaim pass (and then a retry pass is owed).
+    Proportional,
+}
+
+/// The protection part of `get_scan_count` for one list: what is left of `size` (before
+/// the `>> priority` shift) for a memcg using `usage` with effective (`min`, `low`).
+/// Returns the scan and whether low protection was applied (`memcg_low_skipped`).
+pub fn protected_scan(
+    mode: ProtectionMode,
+    size: u64,
+    usage: u64,
+    min: u64,
+    low: u64,
+    memcg_low_reclaim: bool,
+) -> (u64, bool) {
+    if min == 0 && low == 0 {
+        return (size, false);
+    }
+    match mode {
+        ProtectionMode::Cliff => (size, false),
+        ProtectionMode::Seed => {
+            let protection = min.max(low);
+            let cgroup_size = usage;
+            let baseline = if memcg_low_reclaim { 0 } else { size };
+            let scan = (size as u128 * cgroup_size as u128 / protection as u128) as u64;
+            (
+                scan.saturating_sub(baseline)
+                    .clamp(SWAP_CLUSTER_MAX.min(size), size),
+                false,
+            )
+        }
+        ProtectionMode::Proportional => {
+            let use_low = !memcg_low_reclaim && low > min;
+            let protection = if use_low { low } else { min };
+            let cgroup_size = usage.max(protection);
+            let scan =
+                size - (size as u128 * protection as u128 / (cgroup_size as u128 + 1)) as u64;
+            (scan.max(SWAP_CLUSTER_MAX), use_low)
+        }
+    }
+}
+
 /// `inactive_is_low`: the inactive list is below `1/ratio` of the active one, with
 /// ratio = √(10 × GiB of this type), 1 below 1 GiB.
 pub fn inactive_is_low(inactive: u64, active: u64) -> bool {
@@ -1029,6 +1081,60 @@ mod tests {
         let mut i = input(60, 1, [10, 20, 30, 40]);
         i.cache_trim_mode = true;
         assert_eq!(get_scan_count(&i), ([0, 0, 15, 20], ScanBalance::File));
+    }
+
+    #[test]
+    fn protection_scales_the_scan() {
+        use ProtectionMode::*;
+        let size = 1_000_000;
+        // Proportional: usage 2× low (low 100k, usage 200k): protection 100k,
+        // cgroup_size 200k: scan = 1e6 − 1e6·100000/200001 = 1e6 − 499997 = 500003.
+        assert_eq!(
+            protected_scan(Proportional, size, 200_000, 0, 100_000, false),
+            (500_003, true)
+        );
+        // Exactly at its protection: 1e6 − 1e6·100000/100001 = 1e6 − 999990 = 10, then
+        // the SWAP_CLUSTER_MAX floor: 32.
+        assert_eq!(
+            protected_scan(Proportional, size, 100_000, 0, 100_000, false),
+            (32, true)
+        );
+        // The low-reclaim pass uses min (0 here): the whole list.
+        assert_eq!(
+            protected_scan(Proportional, size, 100_000, 0, 100_000, true),
+            (1_000_000, false)
+        );
+        // min 50k, low 100k, low pass, usage 150k: 1e6 − 1e6·50000/150001 = 1e6 − 333331.
+        assert_eq!(
+            protected_scan(Proportional, size, 150_000, 50_000, 100_000, true),
+            (666_669, false)
+        );
+        // Seed: 130% of protection → 1e6·130000/100000 − 1e6 = 300000 (30%); the
+        // low-reclaim pass at 40% utilisation → 400000 (40%).
+        assert_eq!(
+            protected_scan(Seed, size, 130_000, 0, 100_000, false).0,
+            300_000
+        );
+        assert_eq!(
+            protected_scan(Seed, size, 40_000, 0, 100_000, true).0,
+            400_000
+        );
+        // Seed clamps: at or below protection → 32; way over → the list size.
+        assert_eq!(protected_scan(Seed, size, 100_000, 0, 100_000, false).0, 32);
+        assert_eq!(
+            protected_scan(Seed, size, 900_000, 0, 100_000, false).0,
+            size
+        );
+        // Cliff: anything not skipped is scanned in full.
+        assert_eq!(
+            protected_scan(Cliff, size, 100_001, 0, 100_000, false),
+            (size, false)
+        );
+        // No protection: every mode scans the list.
+        assert_eq!(
+            protected_scan(Proportional, size, 5, 0, 0, false),
+            (size, false)
+        );
     }
 
     #[test]
