@@ -140,11 +140,20 @@ fn run_point(base: &Scenario, out: &Path, p: &Point) -> Result<f64, SweepError> 
 
 /// A metric's value: the number at a dotted path in results.json, if there is one.
 pub fn metric(results: &serde_json::Value, path: &str) -> Option<f64> {
-    let mut v = results;
-    for seg in path.split('.') {
-        v = v.get(seg)?;
+    let segs: Vec<&str> = path.split('.').collect();
+    walk(results, &segs)
+}
+
+/// Keys may contain dots themselves (a cgroup `workload.slice/app`): at each level the
+/// longest run of segments that names a key wins.
+fn walk(v: &serde_json::Value, segs: &[&str]) -> Option<f64> {
+    if segs.is_empty() {
+        return v.as_f64();
     }
-    v.as_f64()
+    (1..=segs.len()).rev().find_map(|n| {
+        v.get(segs[..n].join("."))
+            .and_then(|next| walk(next, &segs[n..]))
+    })
 }
 
 /// sweep.csv from the points' results.
@@ -300,5 +309,10 @@ mod tests {
         assert_eq!(metric(&v, "vmstat.pgscan_direct"), Some(7.0));
         assert_eq!(metric(&v, "workloads.db.latency_ns.p99"), Some(1.5));
         assert_eq!(metric(&v, "vmstat.nope"), None);
+        let v = serde_json::json!({"cgroups": {"workload.slice/app": {"memory": {"stat": {"pgscan": 3}}}}});
+        assert_eq!(
+            metric(&v, "cgroups.workload.slice/app.memory.stat.pgscan"),
+            Some(3.0)
+        );
     }
 }

@@ -231,6 +231,23 @@ impl Mm {
                 ));
             }
         }
+        // memcg charges: every charged page counted once, up the hierarchy.
+        let mut local = vec![0u64; self.memcg.cgs.len()];
+        for f in &self.frames {
+            if f.test(pg::CHARGED) {
+                local[f.memcg as usize] += 1;
+            }
+        }
+        for m in 0..self.memcg.cgs.len() {
+            let want: u64 = self.memcg.subtree(m).iter().map(|&c| local[c]).sum();
+            let got = self.memcg.counters.c[m].usage;
+            if got != want {
+                return Err(format!(
+                    "memcg {} usage {got} but {want} charged pages",
+                    self.memcg.cgs[m].path
+                ));
+            }
+        }
         if let Some(sw) = &self.swap {
             // Every used slot is referenced by a PTE or held by a swap-cache page.
             let cached = self

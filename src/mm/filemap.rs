@@ -17,7 +17,7 @@ impl Mm {
         let f = &mut self.frames[pfn as usize];
         f.mapping = space;
         f.index = index;
-        f.memcg = 0;
+        self.mem_cgroup_charge(pfn);
         // The allocation may have reclaimed; the slot is still what it was (nothing but
         // this path fills it).
         if pte::kind(old) == pte::SHADOW {
@@ -101,7 +101,7 @@ impl Mm {
     /// `filemap_fault`: an mmap load found the page absent from the page table. A
     /// cached page is mapped (minor fault); otherwise it is read with read-around.
     pub fn filemap_fault(&mut self, space: u32, index: u32, ra_pages: u32) -> FaultResult {
-        self.count(Ev::Pgfault, 1);
+        self.count_memcg(self.current_memcg(), Ev::Pgfault, 1);
         let e = self.spaces[space as usize].entries[index as usize];
         if pte::is_present(e) {
             self.charge(self.cfg.costs.minor_fault_ns);
@@ -111,7 +111,7 @@ impl Mm {
             return FaultResult::Done;
         }
         self.charge(self.cfg.costs.major_fault_ns);
-        self.count(Ev::Pgmajfault, 1);
+        self.count_memcg(self.current_memcg(), Ev::Pgmajfault, 1);
         let io = match self.page_cache_read(space, index, 1, ra_pages) {
             Err(failure) => return failure,
             Ok(io) => io,

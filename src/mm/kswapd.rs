@@ -300,7 +300,14 @@ impl Mm {
             if self.can_reclaim_anon()
                 && self.lruvec_inactive_is_low(0, super::page::lru::INACTIVE_ANON)
             {
-                self.shrink_active_list(SWAP_CLUSTER_MAX, super::page::lru::ACTIVE_ANON, 0, sc);
+                for memcg in self.memcg.subtree(0) {
+                    self.shrink_active_list(
+                        SWAP_CLUSTER_MAX,
+                        super::page::lru::ACTIVE_ANON,
+                        memcg,
+                        sc,
+                    );
+                }
             }
             if sc.priority < DEF_PRIORITY - 2 {
                 sc.may_writepage = true;

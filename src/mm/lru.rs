@@ -14,6 +14,8 @@ pub struct Lruvec {
     pub lists: [ListHead; lru::NR_LRU_LISTS],
     /// Pages of each list in each zone (`lruvec_lru_size` sums zones up to reclaim_idx).
     pub zone_size: [[u64; MAX_NR_ZONES]; lru::NR_LRU_LISTS],
+    /// Pages of each list in this memcg and its descendants (`lruvec_page_state`).
+    pub hier: [u64; lru::NR_LRU_LISTS],
     /// `lru_note_cost` accumulators that balance anon against file scanning.
     pub anon_cost: u64,
     pub file_cost: u64,
@@ -31,9 +33,9 @@ impl Lruvec {
         self.zone_size[l][..=reclaim_idx].iter().sum()
     }
 
-    /// All pages on the four evictable lists.
+    /// All pages on the four evictable lists, with descendants.
     pub fn evictable_pages(&self) -> u64 {
-        lru::EVICTABLE.iter().map(|&l| self.lists[l].len).sum()
+        lru::EVICTABLE.iter().map(|&l| self.hier[l]).sum()
     }
 }
 
@@ -59,6 +61,16 @@ impl Mm {
         } else {
             *z -= 1;
             *v -= 1;
+        }
+        let mut m = Some(memcg);
+        while let Some(c) = m {
+            let h = &mut self.lruvecs[c].hier[l];
+            if add {
+                *h += 1;
+            } else {
+                *h -= 1;
+            }
+            m = self.memcg.cgs[c].parent;
         }
     }
 
@@ -113,7 +125,8 @@ impl Mm {
         self.lruvec_del_folio(pfn);
         self.frames[pfn as usize].set(pg::ACTIVE);
         self.lruvec_add_folio(pfn);
-        self.count(Ev::Pgactivate, 1);
+        let memcg = self.frames[pfn as usize].memcg as usize;
+        self.count_memcg(memcg, Ev::Pgactivate, 1);
     }
 
     /// `folio_mark_accessed` (classic): a page touched through read() needs two touches
@@ -148,16 +161,20 @@ impl Mm {
     /// memcg the walk also covers the ancestors; one lruvec today.
     pub fn lru_note_cost(&mut self, memcg: usize, file: bool, nr_io: u64, nr_rotated: u64) {
         let cost = nr_io * super::vmscan::SWAP_CLUSTER_MAX + nr_rotated;
-        let v = &mut self.lruvecs[memcg];
-        if file {
-            v.file_cost += cost;
-        } else {
-            v.anon_cost += cost;
-        }
-        let lrusize = v.evictable_pages();
-        if v.file_cost + v.anon_cost > lrusize / 4 {
-            v.file_cost /= 2;
-            v.anon_cost /= 2;
+        let mut m = Some(memcg);
+        while let Some(c) = m {
+            let v = &mut self.lruvecs[c];
+            if file {
+                v.file_cost += cost;
+            } else {
+                v.anon_cost += cost;
+            }
+            let lrusize = v.evictable_pages();
+            if v.file_cost + v.anon_cost > lrusize / 4 {
+                v.file_cost /= 2;
+                v.anon_cost /= 2;
+            }
+            m = self.memcg.cgs[c].parent;
         }
     }
 }

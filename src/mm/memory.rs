@@ -41,14 +41,14 @@ impl Mm {
         f.set(pg::SWAPBACKED);
         f.mapping = space;
         f.index = vpn;
-        f.memcg = 0;
+        self.mem_cgroup_charge(pfn);
         Some(pfn)
     }
 
     /// `handle_mm_fault` on an anonymous mapping: the access to `space[vpn]` found no
     /// present page.
     pub fn handle_anon_fault(&mut self, space: u32, vpn: u32, write: bool) -> FaultResult {
-        self.count(Ev::Pgfault, 1);
+        self.count_memcg(self.current_memcg(), Ev::Pgfault, 1);
         let e = self.spaces[space as usize].entries[vpn as usize];
         let bits = pte::YOUNG | if write { pte::DIRTY } else { 0 };
         match pte::kind(e) {
@@ -101,7 +101,7 @@ impl Mm {
         };
         // The allocation may have reclaimed, but nothing else owns this slot: it is as
         // it was.
-        self.count(Ev::Pgmajfault, 1);
+        self.count_memcg(self.current_memcg(), Ev::Pgmajfault, 1);
         self.count(Ev::Pswpin, 1);
         self.count(Ev::PgpgIn, 4);
         if shadow {
@@ -178,7 +178,7 @@ impl Mm {
             f.mapping = space;
             f.index = i;
             f.swap = slot;
-            f.memcg = 0;
+            self.mem_cgroup_charge(pfn);
             if pte::kind(shadow) == pte::SHADOW {
                 self.workingset_refault(pfn, pte::shadow_value(shadow));
             }

@@ -11,6 +11,7 @@ pub mod filemap;
 pub mod kswapd;
 pub mod list;
 pub mod lru;
+pub mod memcontrol;
 pub mod memory;
 pub mod oom_kill;
 pub mod page;
@@ -165,6 +166,13 @@ pub struct Mm {
     pub zones: Vec<Zone>,
     /// Per-memcg lruvecs on this node; index 0 is the root.
     pub lruvecs: Vec<lru::Lruvec>,
+    /// The memcg tree: counters, stats, events.
+    pub memcg: memcontrol::MemcgTree,
+    /// Each workload's memcg.
+    pub workload_memcg: Vec<usize>,
+    /// `kernel.memcg_protection` and `memory_recursiveprot`.
+    pub protection_mode: vmscan::ProtectionMode,
+    pub recursiveprot: bool,
     pub spaces: Vec<Space>,
     pub swap: Option<swap::SwapDevice>,
     pub storage: Device,
@@ -237,7 +245,11 @@ impl Mm {
             cfg,
             frames,
             zones,
-            lruvecs: vec![lru::Lruvec::default()],
+            lruvecs: Vec::new(),
+            memcg: memcontrol::MemcgTree::new(sc),
+            workload_memcg: Vec::new(),
+            protection_mode: vmscan::ProtectionMode::Proportional,
+            recursiveprot: false,
             spaces: Vec::new(),
             swap,
             storage: Device::new(&sc.machine.storage),
@@ -260,6 +272,17 @@ impl Mm {
             current_cpu: 0,
             workload_task: Vec::new(),
         };
+        mm.lruvecs = vec![lru::Lruvec::default(); mm.memcg.cgs.len()];
+        mm.workload_memcg = sc
+            .workloads
+            .iter()
+            .map(|w| {
+                w.cgroup
+                    .as_deref()
+                    .and_then(|p| mm.memcg.id_of(p))
+                    .unwrap_or(0)
+            })
+            .collect();
         mm.apply_kernel_settings(sc);
         mm
     }
@@ -269,6 +292,12 @@ impl Mm {
     pub fn apply_kernel_settings(&mut self, sc: &Scenario) {
         let vm = &sc.kernel.vm;
         self.cfg = Config::from_scenario(sc, self.managed_pages());
+        self.protection_mode = match sc.kernel.memcg_protection {
+            crate::scenario::MemcgProtection::Cliff => vmscan::ProtectionMode::Cliff,
+            crate::scenario::MemcgProtection::Seed => vmscan::ProtectionMode::Seed,
+            crate::scenario::MemcgProtection::Proportional => vmscan::ProtectionMode::Proportional,
+        };
+        self.recursiveprot = sc.kernel.memory_recursiveprot;
         zone::setup_per_zone_wmarks(
             &mut self.zones,
             self.cfg.min_free_kbytes,

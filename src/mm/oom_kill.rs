@@ -55,6 +55,8 @@ impl Mm {
             swap_pages: swap,
         });
         self.workload_dead[w] = true;
+        let memcg = self.workload_memcg[w];
+        self.memcg.cgs[memcg].events.oom_kill += 1;
         let pid = self.workload_task.get(w).map_or(0, |t| t + 1);
         self.trace(Tp::MarkVictim, format_args!("pid={pid}"));
         self.out.push(Out::OomKill { workload: w });
@@ -107,7 +109,6 @@ impl Mm {
         if f.test(pg::SWAPCACHE) {
             self.swap_free(f.swap);
         }
-        self.frames[pfn as usize].flags = 0;
         self.free_pages(pfn, 0);
     }
 

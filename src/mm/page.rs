@@ -41,6 +41,8 @@ pub mod pg {
     pub const ORPHAN: u16 = 1 << 13;
     /// Brought in by swap readahead and not yet used (PG_readahead).
     pub const READAHEAD: u16 = 1 << 14;
+    /// Charged to `Frame::memcg` (folio->memcg_data set).
+    pub const CHARGED: u16 = 1 << 15;
 }
 
 /// Which list a frame is on (for the invariant checker and fast assertions).

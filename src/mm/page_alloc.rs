@@ -166,6 +166,7 @@ pub fn free_one_page(z: &mut Zone, frames: &mut [Frame], pfn: Pfn, order: usize)
 impl Mm {
     /// Frees a block back to the buddy allocator.
     pub fn free_pages(&mut self, pfn: Pfn, order: usize) {
+        self.mem_cgroup_uncharge(pfn);
         let zi = self.frames[pfn as usize].zone as usize;
         free_one_page(&mut self.zones[zi], &mut self.frames, pfn, order);
         self.vmstat.count(Ev::Pgfree, 1 << order);

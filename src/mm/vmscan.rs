@@ -50,6 +50,12 @@ pub struct ScanControl {
     pub no_cache_trim_mode: bool,
     pub file_is_tiny: bool,
     pub memcg_full_walk: bool,
+    /// The reclaim target's memcg (0, the root, for global reclaim).
+    pub target: usize,
+    /// Second pass: reclaim memcgs below memory.low too.
+    pub memcg_low_reclaim: bool,
+    /// A memcg was spared for memory.low: a low-reclaim pass is owed.
+    pub memcg_low_skipped: bool,
     pub anon_cost: u64,
     pub file_cost: u64,
     pub nr_scanned: u64,
@@ -75,6 +81,9 @@ impl ScanControl {
             no_cache_trim_mode: false,
             file_is_tiny: false,
             memcg_full_walk: false,
+            target: 0,
+            memcg_low_reclaim: false,
+            memcg_low_skipped: false,
             anon_cost: 0,
             file_cost: 0,
             nr_scanned: 0,
@@ -274,16 +283,14 @@ impl Mm {
 
     /// `inactive_is_low(lruvec, inactive_lru)` on the lruvec's whole lists.
     pub fn lruvec_inactive_is_low(&self, memcg: usize, inactive_lru: usize) -> bool {
+        // lruvec_page_state: the memcg with its descendants.
         let v = &self.lruvecs[memcg];
-        inactive_is_low(
-            v.lists[inactive_lru].len,
-            v.lists[inactive_lru + lru::ACTIVE].len,
-        )
+        inactive_is_low(v.hier[inactive_lru], v.hier[inactive_lru + lru::ACTIVE])
     }
 
     /// `prepare_scan_control` (kernel-reference §2.5).
     pub fn prepare_scan_control(&mut self, sc: &mut ScanControl) {
-        let target = 0; // global reclaim: the root lruvec
+        let target = sc.target;
         let v = &self.lruvecs[target];
         sc.anon_cost = v.anon_cost;
         sc.file_cost = v.file_cost;
@@ -303,7 +310,7 @@ impl Mm {
         } else {
             sc.may_deactivate = DEACTIVATE_ANON | DEACTIVATE_FILE;
         }
-        let inactive_file = self.lruvecs[target].lists[lru::INACTIVE_FILE].len;
+        let inactive_file = self.lruvecs[target].hier[lru::INACTIVE_FILE];
         sc.cache_trim_mode = (inactive_file >> sc.priority) > 0
             && sc.may_deactivate & DEACTIVATE_FILE == 0
             && !sc.no_cache_trim_mode;
@@ -329,7 +336,24 @@ impl Mm {
         v.refaults = v.workingset_activate;
     }
 
-    fn scan_count_for(&self, memcg: usize, sc: &ScanControl) -> [u64; 4] {
+    fn scan_count_for(&self, memcg: usize, sc: &mut ScanControl) -> [u64; 4] {
+        let mut sizes = self.lru_sizes(memcg, sc.reclaim_idx);
+        // memory.min/low: what is left of each list before the priority shift.
+        let (min, low) = self.mem_cgroup_protection(sc.target, memcg);
+        let usage = self.memcg.counters.c[memcg].usage;
+        for size in sizes.iter_mut() {
+            let (scan, low_used) = protected_scan(
+                self.protection_mode,
+                *size,
+                usage,
+                min,
+                low,
+                sc.memcg_low_reclaim,
+            );
+            // As the kernel: the 32-page floor may exceed a small list.
+            *size = scan;
+            sc.memcg_low_skipped |= low_used;
+        }
         let input = ScanCountInput {
             swappiness: self.cfg.swappiness,
             may_swap: sc.may_swap,
@@ -339,13 +363,13 @@ impl Mm {
             cache_trim_mode: sc.cache_trim_mode,
             anon_cost: sc.anon_cost,
             file_cost: sc.file_cost,
-            sizes: self.lru_sizes(memcg, sc.reclaim_idx),
+            sizes,
         };
         get_scan_count(&input).0
     }
 
     /// Starts `shrink_lruvec`: `get_scan_count` and the loop's targets.
-    fn shrink_lruvec_begin(&self, memcg: usize, sc: &ScanControl) -> LruvecScan {
+    fn shrink_lruvec_begin(&self, memcg: usize, sc: &mut ScanControl) -> LruvecScan {
         let nr = self.scan_count_for(memcg, sc);
         LruvecScan {
             memcg,
@@ -537,7 +561,7 @@ impl Mm {
         sc: &mut ScanControl,
     ) {
         let (taken, nr_scanned) = self.isolate_lru_folios(nr_to_scan, l, memcg, sc);
-        self.count(Ev::Pgrefill, nr_scanned);
+        self.count_memcg(memcg, Ev::Pgrefill, nr_scanned);
         let mut nr_deactivate = 0;
         for &pfn in &taken {
             if self.frames[pfn as usize].test(pg::UNEVICTABLE) {
@@ -557,7 +581,7 @@ impl Mm {
                 self.lruvec_add_folio(pfn);
             }
         }
-        self.count(Ev::Pgdeactivate, nr_deactivate);
+        self.count_memcg(memcg, Ev::Pgdeactivate, nr_deactivate);
         let (file, priority) = (l & lru::FILE != 0, sc.priority);
         self.trace(
             Tp::LruShrinkActive,
@@ -580,7 +604,8 @@ impl Mm {
         let file = l & lru::FILE != 0;
         let (taken, nr_scanned) = self.isolate_lru_folios(nr_to_scan, l, memcg, sc);
         let kswapd = self.is_kswapd();
-        self.count(
+        self.count_memcg(
+            memcg,
             if kswapd {
                 Ev::PgscanKswapd
             } else {
@@ -605,7 +630,8 @@ impl Mm {
                 self.workingset_age_nonresident(memcg, 1);
             }
         }
-        self.count(
+        self.count_memcg(
+            memcg,
             if kswapd {
                 Ev::PgstealKswapd
             } else {
@@ -717,7 +743,8 @@ impl Mm {
             self.folio_free_swap(pfn);
         }
         self.frames[pfn as usize].set(pg::ACTIVE);
-        self.count(Ev::Pgactivate, 1);
+        let memcg = f.memcg as usize;
+        self.count_memcg(memcg, Ev::Pgactivate, 1);
     }
 
     /// True if the anon page's PTE is present and points at it.
@@ -878,6 +905,21 @@ impl Mm {
             let Some(memcg) = ns.memcgs.pop() else {
                 break;
             };
+            // shrink_node_memcgs: protection first (parents come before children).
+            self.memcg
+                .counters
+                .calculate_protection(sc.target, memcg, self.recursiveprot);
+            let (below_min, below_low) = self.mem_cgroup_below(sc.target, memcg);
+            if below_min {
+                continue;
+            }
+            if below_low {
+                if !sc.memcg_low_reclaim {
+                    sc.memcg_low_skipped = true;
+                    continue;
+                }
+                self.memcg.cgs[memcg].events.low += 1;
+            }
             ns.lruvec = Some(self.shrink_lruvec_begin(memcg, sc));
         }
         self.shrink_node_end(ns, sc);
@@ -890,7 +932,8 @@ impl Mm {
         let ns = NodeScan {
             lruvec: None,
             nr_reclaimed_before: sc.nr_reclaimed,
-            memcgs: vec![0],
+            // Popped from the end: reversed pre-order.
+            memcgs: self.memcg.subtree(sc.target).into_iter().rev().collect(),
         };
         self.prepare_scan_control(sc);
         ns
@@ -969,6 +1012,14 @@ impl Mm {
                 sc.priority = initial_priority;
                 sc.force_deactivate = true;
                 sc.skipped_deactivate = false;
+                continue;
+            }
+            // Untapped memory.low reserves: retry, reclaiming them too.
+            if sc.memcg_low_skipped {
+                sc.priority = initial_priority;
+                sc.force_deactivate = false;
+                sc.memcg_low_reclaim = true;
+                sc.memcg_low_skipped = false;
                 continue;
             }
             return 0;

@@ -57,7 +57,11 @@ impl Mm {
     /// `workingset_age_nonresident`: tick the clock (of the lruvec and, with memcg, its
     /// ancestors).
     pub fn workingset_age_nonresident(&mut self, memcg: usize, nr_pages: u64) {
-        self.lruvecs[memcg].nonresident_age += nr_pages;
+        let mut m = Some(memcg);
+        while let Some(c) = m {
+            self.lruvecs[c].nonresident_age += nr_pages;
+            m = self.memcg.cgs[c].parent;
+        }
     }
 
     /// `workingset_activation`: an activation ages the clock.
@@ -81,7 +85,8 @@ impl Mm {
         let file = self.frames[pfn as usize].is_file_lru();
         let memcg = self.frames[pfn as usize].memcg as usize;
         let t = file as usize;
-        self.count(
+        self.count_memcg(
+            memcg,
             if file {
                 Ev::WorkingsetRefaultFile
             } else {
@@ -97,7 +102,8 @@ impl Mm {
             .workingset
             .refault_distance(ev_lruvec.nonresident_age, eviction);
         // `workingset_test_recent`: compare with what could have been evicted instead.
-        let size = |l: usize| ev_lruvec.lists[l].len;
+        let ev_memcg = memcg_id as usize;
+        let size = |l: usize| self.lruvec_size_hier(ev_memcg, l);
         let mut ws_size = size(lru::ACTIVE_FILE);
         if !file {
             ws_size += size(lru::INACTIVE_FILE);
@@ -113,8 +119,13 @@ impl Mm {
         }
         self.frames[pfn as usize].set(pg::ACTIVE);
         self.workingset_age_nonresident(memcg, 1);
-        self.lruvecs[memcg].workingset_activate[t] += 1;
-        self.count(
+        let mut m = Some(memcg);
+        while let Some(c) = m {
+            self.lruvecs[c].workingset_activate[t] += 1;
+            m = self.memcg.cgs[c].parent;
+        }
+        self.count_memcg(
+            memcg,
             if file {
                 Ev::WorkingsetActivateFile
             } else {
@@ -126,7 +137,8 @@ impl Mm {
             self.frames[pfn as usize].set(pg::WORKINGSET);
             // lru_note_cost_refault: a refault of the working set costs one page of I/O.
             self.lru_note_cost(memcg, file, 1, 0);
-            self.count(
+            self.count_memcg(
+                memcg,
                 if file {
                     Ev::WorkingsetRestoreFile
                 } else {

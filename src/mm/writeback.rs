@@ -162,7 +162,6 @@ impl Mm {
             if f.test(pg::SWAPCACHE) {
                 self.swap_free(f.swap);
             }
-            self.frames[pfn as usize].flags = 0;
             self.free_pages(pfn, 0);
             return;
         }

@@ -324,6 +324,39 @@ impl Results {
                 swap_pages: e.swap_pages,
             })
             .collect();
+        let secs = end as f64 / 1e9;
+        let cgroups = (1..mm.memcg.cgs.len())
+            .map(|m| {
+                let c = &mm.memcg.counters.c[m];
+                let limit = |v: u64| {
+                    if v >= crate::mm::page_counter::PAGE_COUNTER_MAX {
+                        serde_json::Value::from("max")
+                    } else {
+                        serde_json::Value::from(v * PAGE_SIZE)
+                    }
+                };
+                let stat: serde_json::Map<String, serde_json::Value> =
+                    mm.memory_stat(m).into_iter().map(|(k, v)| (k.to_string(), v.into())).collect();
+                let e = mm.memcg.events_hier(m);
+                let pgscan = stat.get("pgscan").and_then(|v| v.as_u64()).unwrap_or(0);
+                (
+                    mm.memcg.cgs[m].path.clone(),
+                    serde_json::json!({
+                        "memory": {
+                            "current": c.usage * PAGE_SIZE,
+                            "peak": c.watermark * PAGE_SIZE,
+                            "min": c.min * PAGE_SIZE,
+                            "low": c.low * PAGE_SIZE,
+                            "high": limit(c.high),
+                            "max": limit(c.max),
+                            "stat": stat,
+                            "events": {"low": e.low, "high": e.high, "max": e.max, "oom": e.oom, "oom_kill": e.oom_kill},
+                        },
+                        "pgscan_per_sec": if secs > 0.0 { round3(pgscan as f64 / secs) } else { 0.0 },
+                    }),
+                )
+            })
+            .collect();
         Results {
             schema_version: SCHEMA_VERSION,
             reclaimsim_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -346,7 +379,7 @@ impl Results {
             },
             swap,
             zones,
-            cgroups: BTreeMap::new(),
+            cgroups,
             events,
             actions: sim.actions().to_vec(),
         }

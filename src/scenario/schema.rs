@@ -21,6 +21,9 @@ pub struct Scenario {
     pub workloads: Vec<Workload>,
     #[serde(default, rename = "action")]
     pub actions: Vec<Action>,
+    /// The cgroup tree below the root (`/`).
+    #[serde(default, rename = "cgroup")]
+    pub cgroups: Vec<Cgroup>,
     /// A parameter sweep (`reclaimsim sweep`); ignored by `run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<Sweep>,
@@ -211,6 +214,86 @@ pub struct Kernel {
     /// Tick rate; jiffy-based timeouts (kswapd's HZ/10 nap) follow it.
     #[serde(rename = "HZ")]
     pub hz: Hz,
+    /// How memory.min/low protection scales reclaim of a memcg above it: "cliff" (before
+    /// "mm, memcg: proportional memory.{low,min} reclaim"), "seed" (that patch's first
+    /// formula), "proportional" (today's, the default).
+    pub memcg_protection: MemcgProtection,
+    /// The cgroup2 mount option `memory_recursiveprot`.
+    pub memory_recursiveprot: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum MemcgProtection {
+    Cliff,
+    Seed,
+    #[default]
+    Proportional,
+}
+
+/// A memory.* limit: a size, or "max".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Limit(pub Option<Bytes>);
+
+impl Limit {
+    pub const MAX: Limit = Limit(None);
+    /// In pages; "max" is u64::MAX / 2 (PAGE_COUNTER_MAX).
+    pub fn pages(self) -> u64 {
+        self.0.map_or(u64::MAX / 2, |b| b.pages())
+    }
+}
+
+impl Default for Limit {
+    fn default() -> Self {
+        Limit::MAX
+    }
+}
+
+impl<'de> Deserialize<'de> for Limit {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            S(String),
+            N(i64),
+        }
+        match Raw::deserialize(d)? {
+            Raw::S(s) if s == "max" => Ok(Limit::MAX),
+            Raw::S(s) => super::units::parse_size(&s)
+                .map(|b| Limit(Some(Bytes(b))))
+                .map_err(serde::de::Error::custom),
+            Raw::N(n) if n >= 0 => Ok(Limit(Some(Bytes(n as u64)))),
+            Raw::N(n) => Err(serde::de::Error::custom(format!("size {n} is negative"))),
+        }
+    }
+}
+
+impl Serialize for Limit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            None => s.serialize_str("max"),
+            Some(b) => b.serialize(s),
+        }
+    }
+}
+
+/// A cgroup v2 memory cgroup: `[[cgroup]]` with a path like `workload.slice/app` (parents
+/// must be listed too) and its interface files as `memory.low = "2G"` keys.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cgroup {
+    pub path: String,
+    #[serde(default)]
+    pub memory: CgroupMemory,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CgroupMemory {
+    pub min: Option<Bytes>,
+    pub low: Option<Bytes>,
+    pub high: Limit,
+    pub max: Limit,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize)]
@@ -405,6 +488,9 @@ pub struct Workload {
     /// file-read: access the files through mmap instead of read().
     #[serde(default)]
     pub mmap: Option<bool>,
+    /// The cgroup the workload's tasks run in (a `[[cgroup]]` path; default the root).
+    #[serde(default)]
+    pub cgroup: Option<String>,
     /// kv: number of keys, bytes per value, share of requests that are sets,
     /// requests a client sends before waiting for replies, server CPU per request.
     #[serde(default)]

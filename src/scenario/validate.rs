@@ -163,7 +163,8 @@ pub(crate) fn normalize(sc: &mut Scenario) {
         d.0 -= d.0 % PAGE_SIZE;
     }
     for w in &mut sc.workloads {
-        if w.kind != WorkloadKind::Anon && w.io_size.is_none() {
+        let file = matches!(w.kind, WorkloadKind::FileRead | WorkloadKind::FileWrite);
+        if file && w.io_size.is_none() {
             w.io_size = Some(Bytes(PAGE_SIZE));
         }
     }
@@ -174,6 +175,73 @@ fn check_static(sc: &Scenario, c: &mut Checker) {
     check_machine(&sc.machine, c);
     check_kernel(&sc.kernel, &sc.machine, c);
     check_workloads(sc, c);
+    check_cgroups(sc, c);
+}
+
+/// At most this many cgroups (memcg ids are 16 bits in shadow entries).
+const MAX_CGROUPS: usize = 4096;
+
+/// The cgroup tree: unique paths whose parents are listed before them, protection
+/// within the limit, and workloads placed in cgroups that exist.
+fn check_cgroups(sc: &Scenario, c: &mut Checker) {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    if sc.cgroups.len() > MAX_CGROUPS {
+        c.err(
+            "cgroup",
+            format!("at most {MAX_CGROUPS} cgroups, got {}", sc.cgroups.len()),
+        );
+    }
+    for (i, cg) in sc.cgroups.iter().enumerate() {
+        let k = |f: &str| format!("cgroup[{i}].{f}");
+        let p = cg.path.as_str();
+        if p.is_empty() || p == "/" || p.starts_with('/') || p.ends_with('/') || p.contains("//") {
+            c.err(
+                k("path"),
+                format!("`{p}` is not a cgroup path (like `workload.slice/app`, no leading `/`)"),
+            );
+            continue;
+        }
+        if let Some(first) = seen.insert(p, i) {
+            c.err(
+                k("path"),
+                format!("duplicate cgroup path `{p}` (also cgroup[{first}])"),
+            );
+        }
+        if let Some((parent, _)) = p.rsplit_once('/') {
+            if !seen.contains_key(parent) {
+                c.err(
+                    k("path"),
+                    format!("unknown parent `{parent}`: list it as a [[cgroup]] before `{p}`"),
+                );
+            }
+        }
+        let m = &cg.memory;
+        let max = m.max.pages();
+        for (field, v) in [("min", m.min), ("low", m.low)] {
+            if let Some(b) = v.filter(|b| b.pages() > max) {
+                c.err(
+                    k(&format!("memory.{field}")),
+                    format!(
+                        "{} is above memory.max ({})",
+                        sz(b),
+                        m.max.0.map_or("max".to_string(), sz)
+                    ),
+                );
+            }
+        }
+    }
+    for (i, w) in sc.workloads.iter().enumerate() {
+        if let Some(p) = w
+            .cgroup
+            .as_deref()
+            .filter(|p| *p != "/" && !seen.contains_key(p))
+        {
+            c.err(
+                format!("workload[{i}].cgroup"),
+                format!("no cgroup `{p}` (add a [[cgroup]] with that path)"),
+            );
+        }
+    }
 }
 
 fn check_run(r: &Run, c: &mut Checker) {

@@ -1,0 +1,259 @@
+//! The memory cgroup tree (mm/memcontrol.c; kernel-reference §3).
+//!
+//! Every memcg has a page counter (charged up the hierarchy), an lruvec on the node
+//! (`Mm::lruvecs[id]`), per-memcg event counters (memory.stat's pgscan, pgsteal,
+//! workingset_*, ...) and memory.events. Ids are indices; 0 is the root, and a parent
+//! always has a smaller id than its children.
+
+use super::page::{lru, pg, Pfn};
+use super::page_counter::Counters;
+use super::Mm;
+use crate::scenario::Scenario;
+use crate::stats::vmstat::{Ev, VmStat};
+
+/// memory.events.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MemcgEvents {
+    pub low: u64,
+    pub high: u64,
+    pub max: u64,
+    pub oom: u64,
+    pub oom_kill: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Memcg {
+    pub path: String,
+    pub parent: Option<usize>,
+    pub children: Vec<usize>,
+    /// Events that happened in this memcg itself (memory.stat sums the subtree).
+    pub stat: VmStat,
+    pub events: MemcgEvents,
+}
+
+#[derive(Debug, Clone)]
+pub struct MemcgTree {
+    pub cgs: Vec<Memcg>,
+    pub counters: Counters,
+}
+
+impl MemcgTree {
+    /// The root plus the scenario's `[[cgroup]]`s (validated: parents come first).
+    pub fn new(sc: &Scenario) -> MemcgTree {
+        let root = Memcg {
+            path: "/".into(),
+            parent: None,
+            children: Vec::new(),
+            stat: VmStat::default(),
+            events: MemcgEvents::default(),
+        };
+        let mut t = MemcgTree {
+            cgs: vec![root],
+            counters: Counters::new(),
+        };
+        for cg in &sc.cgroups {
+            let parent = cg
+                .path
+                .rsplit_once('/')
+                .map_or(0, |(p, _)| t.id_of(p).expect("validated parent"));
+            let id = t.counters.add(parent);
+            t.cgs.push(Memcg {
+                path: cg.path.clone(),
+                parent: Some(parent),
+                children: Vec::new(),
+                stat: VmStat::default(),
+                events: MemcgEvents::default(),
+            });
+            t.cgs[parent].children.push(id);
+            let m = &cg.memory;
+            let c = &mut t.counters.c[id];
+            c.high = m.high.pages();
+            c.max = m.max.pages();
+            t.counters.set_protection(
+                id,
+                m.min.map_or(0, |b| b.pages()),
+                m.low.map_or(0, |b| b.pages()),
+            );
+        }
+        t
+    }
+
+    pub fn id_of(&self, path: &str) -> Option<usize> {
+        if path == "/" {
+            return Some(0);
+        }
+        self.cgs.iter().position(|c| c.path == path)
+    }
+
+    /// The subtree of `root` in pre-order (the order of `mem_cgroup_iter`).
+    pub fn subtree(&self, root: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut stack = vec![root];
+        while let Some(m) = stack.pop() {
+            out.push(m);
+            stack.extend(self.cgs[m].children.iter().rev());
+        }
+        out
+    }
+
+    /// `m` and its ancestors, up to the root.
+    pub fn ancestors(&self, m: usize) -> impl Iterator<Item = usize> + '_ {
+        std::iter::successors(Some(m), move |&c| self.cgs[c].parent)
+    }
+
+    /// A memory.stat event counter summed over the subtree (memory.stat is
+    /// hierarchical).
+    pub fn stat_hier(&self, m: usize, e: Ev) -> u64 {
+        self.subtree(m)
+            .iter()
+            .map(|&c| self.cgs[c].stat.get(e))
+            .sum()
+    }
+
+    /// memory.events counters summed over the subtree.
+    pub fn events_hier(&self, m: usize) -> MemcgEvents {
+        let mut e = MemcgEvents::default();
+        for c in self.subtree(m) {
+            let x = self.cgs[c].events;
+            e.low += x.low;
+            e.high += x.high;
+            e.max += x.max;
+            e.oom += x.oom;
+            e.oom_kill += x.oom_kill;
+        }
+        e
+    }
+}
+
+impl Mm {
+    /// Counts an event globally (/proc/vmstat) and in a memcg (memory.stat).
+    #[inline]
+    pub fn count_memcg(&mut self, memcg: usize, e: Ev, n: u64) {
+        self.vmstat.count(e, n);
+        self.memcg.cgs[memcg].stat.count(e, n);
+    }
+
+    /// The memcg that allocations of the running task are charged to.
+    pub fn current_memcg(&self) -> usize {
+        self.current_workload.map_or(0, |w| self.workload_memcg[w])
+    }
+
+    /// `mem_cgroup_charge`: a new page belongs to the current task's memcg. (Limits are
+    /// not enforced yet: memory.max and memory.high come with limit reclaim.)
+    pub fn mem_cgroup_charge(&mut self, pfn: Pfn) {
+        let memcg = self.current_memcg();
+        let f = &mut self.frames[pfn as usize];
+        f.memcg = memcg as u16;
+        f.set(pg::CHARGED);
+        self.memcg.counters.charge(memcg, 1);
+    }
+
+    /// `mem_cgroup_uncharge`: a page is being freed.
+    pub fn mem_cgroup_uncharge(&mut self, pfn: Pfn) {
+        let f = &mut self.frames[pfn as usize];
+        if f.test_clear(pg::CHARGED) {
+            let memcg = f.memcg as usize;
+            self.memcg.counters.uncharge(memcg, 1);
+        }
+    }
+
+    /// `mem_cgroup_protection(target, memcg)`: (emin, elow), or nothing for the target
+    /// itself.
+    pub fn mem_cgroup_protection(&self, target: usize, memcg: usize) -> (u64, u64) {
+        if memcg == target {
+            return (0, 0);
+        }
+        let c = &self.memcg.counters.c[memcg];
+        (c.emin, c.elow)
+    }
+
+    /// `mem_cgroup_below_min` / `mem_cgroup_below_low`.
+    pub fn mem_cgroup_below(&self, target: usize, memcg: usize) -> (bool, bool) {
+        if memcg == target {
+            return (false, false);
+        }
+        let c = &self.memcg.counters.c[memcg];
+        (c.emin >= c.usage, c.elow >= c.usage)
+    }
+
+    /// A memcg's pages on one LRU list, itself and its descendants
+    /// (`lruvec_page_state` of a memcg lruvec is hierarchical).
+    pub fn lruvec_size_hier(&self, memcg: usize, l: usize) -> u64 {
+        self.lruvecs[memcg].hier[l]
+    }
+
+    /// memory.stat of a memcg as the kernel prints it (bytes for sizes, counts for
+    /// events).
+    pub fn memory_stat(&self, m: usize) -> Vec<(&'static str, u64)> {
+        let size = |l: usize| self.lruvec_size_hier(m, l) * 4096;
+        let t = &self.memcg;
+        let ev = |e: Ev| t.stat_hier(m, e);
+        vec![
+            ("anon", size(lru::INACTIVE_ANON) + size(lru::ACTIVE_ANON)),
+            ("file", size(lru::INACTIVE_FILE) + size(lru::ACTIVE_FILE)),
+            ("inactive_anon", size(lru::INACTIVE_ANON)),
+            ("active_anon", size(lru::ACTIVE_ANON)),
+            ("inactive_file", size(lru::INACTIVE_FILE)),
+            ("active_file", size(lru::ACTIVE_FILE)),
+            ("unevictable", size(lru::UNEVICTABLE)),
+            ("pgscan", ev(Ev::PgscanKswapd) + ev(Ev::PgscanDirect)),
+            ("pgsteal", ev(Ev::PgstealKswapd) + ev(Ev::PgstealDirect)),
+            ("pgscan_kswapd", ev(Ev::PgscanKswapd)),
+            ("pgscan_direct", ev(Ev::PgscanDirect)),
+            ("pgsteal_kswapd", ev(Ev::PgstealKswapd)),
+            ("pgsteal_direct", ev(Ev::PgstealDirect)),
+            ("pgrefill", ev(Ev::Pgrefill)),
+            ("pgactivate", ev(Ev::Pgactivate)),
+            ("pgdeactivate", ev(Ev::Pgdeactivate)),
+            ("pgfault", ev(Ev::Pgfault)),
+            ("pgmajfault", ev(Ev::Pgmajfault)),
+            ("workingset_refault_anon", ev(Ev::WorkingsetRefaultAnon)),
+            ("workingset_refault_file", ev(Ev::WorkingsetRefaultFile)),
+            ("workingset_activate_anon", ev(Ev::WorkingsetActivateAnon)),
+            ("workingset_activate_file", ev(Ev::WorkingsetActivateFile)),
+            ("workingset_restore_anon", ev(Ev::WorkingsetRestoreAnon)),
+            ("workingset_restore_file", ev(Ev::WorkingsetRestoreFile)),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tree_from_paths_in_preorder() {
+        let sc = crate::scenario::parse_str(
+            r#"
+[machine]
+memory = "1G"
+[[cgroup]]
+path = "system.slice"
+[[cgroup]]
+path = "workload.slice"
+memory.low = "512M"
+[[cgroup]]
+path = "workload.slice/app"
+memory.min = "64M"
+[[cgroup]]
+path = "system.slice/cron"
+[[workload]]
+name = "w"
+kind = "anon"
+size = "4K"
+cgroup = "workload.slice/app"
+"#,
+            "t.toml",
+            &[],
+        )
+        .unwrap();
+        let t = MemcgTree::new(&sc);
+        assert_eq!(t.id_of("workload.slice/app"), Some(3));
+        assert_eq!(t.cgs[3].parent, Some(2));
+        // Pre-order: root, system.slice, its child cron, workload.slice, app.
+        assert_eq!(t.subtree(0), vec![0, 1, 4, 2, 3]);
+        assert_eq!(t.ancestors(3).collect::<Vec<_>>(), vec![3, 2, 0]);
+        assert_eq!(t.counters.c[2].low, 512 * 256);
+        assert_eq!(t.counters.c[3].min, 64 * 256);
+    }
+}
