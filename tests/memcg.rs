@@ -115,3 +115,73 @@ fn proportional_protection_has_no_cliff() {
     );
     assert!(prop[0] < prop[1] && prop[1] < prop[2], "{prop:?}");
 }
+
+const LIMITED: &str = r#"
+[run]
+duration = "4s"
+[machine]
+memory = "1G"
+nr_cpus = 2
+[machine.swap]
+type = "zram"
+size = "1G"
+[[cgroup]]
+path = "limited"
+memory.max = "200M"
+[[workload]]
+name = "big"
+kind = "anon"
+size = "300M"
+pattern = "uniform"
+rate = 300000
+cgroup = "limited"
+[[workload]]
+name = "other"
+kind = "anon"
+size = "100M"
+pattern = "uniform"
+rate = 100000
+"#;
+
+fn run_text(text: &str, sets: &[&str]) -> Results {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let sc = scenario::parse_str(text, "t.toml", &sets).unwrap_or_else(|e| panic!("{e}"));
+    Simulation::new(sc)
+        .run(RunOptions {
+            check: true,
+            progress: None,
+        })
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn memory_max_is_enforced_by_limit_reclaim() {
+    // 300 MiB of anon in a 200 MiB cgroup on a machine with plenty of room: the
+    // cgroup reclaims itself (swapping to zram) and never exceeds its limit; global
+    // reclaim never runs, so /proc/vmstat's scan counters stay 0 while the cgroup's
+    // memory.stat counts the limit reclaim.
+    let r = run_text(LIMITED, &[]);
+    let m = &r.cgroups["limited"]["memory"];
+    assert_eq!(m["peak"].as_u64(), Some(200 << 20));
+    assert!(m["events"]["max"].as_u64().unwrap() > 0);
+    assert!(m["stat"]["pgscan"].as_u64().unwrap() > 0);
+    assert_eq!(r.vm("pgscan_kswapd") + r.vm("pgscan_direct"), 0);
+    assert!(r.vm("pswpout") > 0);
+    assert_eq!(r.vm("oom_kill"), 0);
+}
+
+#[test]
+fn memory_max_without_swap_ooms_inside_the_cgroup_only() {
+    // No swap: anon cannot be reclaimed, so the charge fails, the memcg OOM killer
+    // runs in `limited` and kills its workload; `other` in the root is untouched.
+    let r = run_text(LIMITED, &["machine.swap.type=none"]);
+    let e = &r.cgroups["limited"]["memory"]["events"];
+    assert_eq!(
+        (e["oom"].as_u64(), e["oom_kill"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(r.events.len(), 1);
+    assert_eq!(r.events[0].workload, "big");
+    assert!(r.workloads["other"].killed_at_ns.is_none());
+    assert_eq!(r.workloads["other"].ops, 400_000);
+}

@@ -17,7 +17,10 @@ impl Mm {
         let f = &mut self.frames[pfn as usize];
         f.mapping = space;
         f.index = index;
-        self.mem_cgroup_charge(pfn);
+        if !self.mem_cgroup_charge(pfn) {
+            self.free_pages(pfn, 0);
+            return None;
+        }
         // The allocation may have reclaimed; the slot is still what it was (nothing but
         // this path fills it).
         if pte::kind(old) == pte::SHADOW {

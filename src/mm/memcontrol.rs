@@ -133,19 +133,61 @@ impl Mm {
         self.memcg.cgs[memcg].stat.count(e, n);
     }
 
+    /// A reclaim event: memory.stat always, /proc/vmstat only for global reclaim
+    /// (`target` 0), as shrink_inactive_list counts them.
+    #[inline]
+    pub fn count_reclaim(&mut self, target: usize, memcg: usize, e: Ev, n: u64) {
+        if target == 0 {
+            self.vmstat.count(e, n);
+        }
+        self.memcg.cgs[memcg].stat.count(e, n);
+    }
+
     /// The memcg that allocations of the running task are charged to.
     pub fn current_memcg(&self) -> usize {
         self.current_workload.map_or(0, |w| self.workload_memcg[w])
     }
 
-    /// `mem_cgroup_charge`: a new page belongs to the current task's memcg. (Limits are
-    /// not enforced yet: memory.max and memory.high come with limit reclaim.)
-    pub fn mem_cgroup_charge(&mut self, pfn: Pfn) {
+    /// `mem_cgroup_charge` → `try_charge_memcg`: a new page belongs to the current
+    /// task's memcg. Over a memory.max on the way up, reclaim from that memcg (limit
+    /// reclaim) and retry, up to MAX_RECLAIM_RETRIES times without progress, then the
+    /// memcg OOM killer. False: the charge failed (the caller frees the page); check
+    /// `blocked_until` (reclaim has to sleep) and whether the task was killed.
+    pub fn mem_cgroup_charge(&mut self, pfn: Pfn) -> bool {
         let memcg = self.current_memcg();
-        let f = &mut self.frames[pfn as usize];
-        f.memcg = memcg as u16;
-        f.set(pg::CHARGED);
-        self.memcg.counters.charge(memcg, 1);
+        let mut retries = super::page_alloc::MAX_RECLAIM_RETRIES;
+        loop {
+            let over = match self.memcg.counters.try_charge(memcg, 1) {
+                Ok(()) => {
+                    let f = &mut self.frames[pfn as usize];
+                    f.memcg = memcg as u16;
+                    f.set(pg::CHARGED);
+                    return true;
+                }
+                Err(over) => over,
+            };
+            self.memcg.cgs[over].events.max += 1;
+            let reclaimed = self.try_to_free_mem_cgroup_pages(over, 1);
+            if self.blocked_until.is_some() {
+                return false;
+            }
+            let c = &self.memcg.counters.c[over];
+            if c.usage < c.max || reclaimed > 0 {
+                continue; // room now, or progress: try again
+            }
+            if retries > 0 {
+                retries -= 1;
+                continue;
+            }
+            // mem_cgroup_oom: kill inside the memcg; a kill frees room, retry.
+            if !self.mem_cgroup_out_of_memory(over) {
+                return false;
+            }
+            if self.current_workload.is_some_and(|w| self.workload_dead[w]) {
+                return false;
+            }
+            retries = super::page_alloc::MAX_RECLAIM_RETRIES;
+        }
     }
 
     /// `mem_cgroup_uncharge`: a page is being freed.

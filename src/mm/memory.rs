@@ -41,7 +41,10 @@ impl Mm {
         f.set(pg::SWAPBACKED);
         f.mapping = space;
         f.index = vpn;
-        self.mem_cgroup_charge(pfn);
+        if !self.mem_cgroup_charge(pfn) {
+            self.free_pages(pfn, 0);
+            return None;
+        }
         Some(pfn)
     }
 
@@ -178,7 +181,11 @@ impl Mm {
             f.mapping = space;
             f.index = i;
             f.swap = slot;
-            self.mem_cgroup_charge(pfn);
+            if !self.mem_cgroup_charge(pfn) {
+                self.free_pages(pfn, 0);
+                self.blocked_until = None; // readahead gives up rather than sleeps
+                break;
+            }
             if pte::kind(shadow) == pte::SHADOW {
                 self.workingset_refault(pfn, pte::shadow_value(shadow));
             }

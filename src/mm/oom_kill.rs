@@ -21,9 +21,26 @@ impl Mm {
     /// `out_of_memory`: kill the workload with the highest badness. Returns whether
     /// something was killed (progress).
     pub fn out_of_memory(&mut self) -> bool {
+        self.select_and_kill(None)
+    }
+
+    /// `mem_cgroup_out_of_memory`: the same, among the workloads of a memcg's subtree.
+    pub fn mem_cgroup_out_of_memory(&mut self, memcg: usize) -> bool {
+        self.memcg.cgs[memcg].events.oom += 1;
+        self.select_and_kill(Some(memcg))
+    }
+
+    fn select_and_kill(&mut self, within: Option<usize>) -> bool {
+        let allowed = within.map(|m| self.memcg.subtree(m));
         let mut chosen: Option<(u64, usize)> = None;
         for w in 0..self.nr_workloads {
             if self.workload_dead[w] {
+                continue;
+            }
+            if allowed
+                .as_ref()
+                .is_some_and(|a| !a.contains(&self.workload_memcg[w]))
+            {
                 continue;
             }
             let (rss, swap) = self.oom_badness(w);

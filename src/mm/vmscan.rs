@@ -113,6 +113,8 @@ pub struct ScanCountInput {
     pub cache_trim_mode: bool,
     pub anon_cost: u64,
     pub file_cost: u64,
+    /// Reclaim on behalf of a memcg limit (or memory.reclaim), not the node.
+    pub cgroup_reclaim: bool,
     /// `lruvec_lru_size` of each evictable list up to reclaim_idx.
     pub sizes: [u64; 4],
 }
@@ -121,6 +123,8 @@ pub struct ScanCountInput {
 /// A pure function so the unit tests can pin it by hand.
 pub fn get_scan_count(i: &ScanCountInput) -> ([u64; 4], ScanBalance) {
     let balance = if !i.may_swap || !i.can_reclaim_anon {
+        ScanBalance::File
+    } else if i.cgroup_reclaim && i.swappiness == 0 {
         ScanBalance::File
     } else if i.priority == 0 && i.swappiness > 0 {
         ScanBalance::Equal
@@ -324,7 +328,8 @@ impl Mm {
             .map(|z| z.wmark(WMARK_HIGH))
             .sum();
         let anon = self.node_lru_pages(lru::INACTIVE_ANON);
-        sc.file_is_tiny = file + free <= total_high_wmark
+        sc.file_is_tiny = sc.target == 0
+            && file + free <= total_high_wmark
             && sc.may_deactivate & DEACTIVATE_ANON == 0
             && (anon >> sc.priority) > 0;
     }
@@ -363,6 +368,7 @@ impl Mm {
             cache_trim_mode: sc.cache_trim_mode,
             anon_cost: sc.anon_cost,
             file_cost: sc.file_cost,
+            cgroup_reclaim: sc.target != 0,
             sizes,
         };
         get_scan_count(&input).0
@@ -378,7 +384,9 @@ impl Mm {
             nr_reclaimed: 0,
             // Global direct reclaim at DEF_PRIORITY does a full batch: kswapd is
             // evidently not keeping up.
-            proportional_reclaim: !self.is_kswapd() && sc.priority == DEF_PRIORITY,
+            proportional_reclaim: sc.target == 0
+                && !self.is_kswapd()
+                && sc.priority == DEF_PRIORITY,
         }
     }
 
@@ -561,7 +569,7 @@ impl Mm {
         sc: &mut ScanControl,
     ) {
         let (taken, nr_scanned) = self.isolate_lru_folios(nr_to_scan, l, memcg, sc);
-        self.count_memcg(memcg, Ev::Pgrefill, nr_scanned);
+        self.count_reclaim(sc.target, memcg, Ev::Pgrefill, nr_scanned);
         let mut nr_deactivate = 0;
         for &pfn in &taken {
             if self.frames[pfn as usize].test(pg::UNEVICTABLE) {
@@ -604,7 +612,8 @@ impl Mm {
         let file = l & lru::FILE != 0;
         let (taken, nr_scanned) = self.isolate_lru_folios(nr_to_scan, l, memcg, sc);
         let kswapd = self.is_kswapd();
-        self.count_memcg(
+        self.count_reclaim(
+            sc.target,
             memcg,
             if kswapd {
                 Ev::PgscanKswapd
@@ -630,7 +639,8 @@ impl Mm {
                 self.workingset_age_nonresident(memcg, 1);
             }
         }
-        self.count_memcg(
+        self.count_reclaim(
+            sc.target,
             memcg,
             if kswapd {
                 Ev::PgstealKswapd
@@ -971,14 +981,16 @@ impl Mm {
         let initial_priority = sc.priority;
         loop {
             // allocstall_<zone>, counted per entry (and per retry) of global reclaim.
-            self.count(
-                if sc.reclaim_idx == super::zone::ZONE_DMA32 {
-                    Ev::AllocstallDma32
-                } else {
-                    Ev::AllocstallNormal
-                },
-                1,
-            );
+            if sc.target == 0 {
+                self.count(
+                    if sc.reclaim_idx == super::zone::ZONE_DMA32 {
+                        Ev::AllocstallDma32
+                    } else {
+                        Ev::AllocstallNormal
+                    },
+                    1,
+                );
+            }
             loop {
                 sc.nr_scanned = 0;
                 self.shrink_node(sc);
@@ -1044,6 +1056,22 @@ impl Mm {
         self.direct_reclaim_ns += self.cpu_ns - cpu_before;
         got
     }
+
+    /// `try_to_free_mem_cgroup_pages`: reclaim from a memcg's subtree (limit reclaim
+    /// by a charging task). Not counted in /proc/vmstat's scan counters or allocstall;
+    /// memory.stat counts it.
+    pub fn try_to_free_mem_cgroup_pages(&mut self, memcg: usize, nr_pages: u64) -> u64 {
+        let mut sc = ScanControl::new(nr_pages.max(SWAP_CLUSTER_MAX), super::zone::ZONE_NORMAL, 0);
+        sc.target = memcg;
+        let cpu_before = self.cpu_ns;
+        let was = self.in_reclaim;
+        self.in_reclaim = true;
+        let got = self.do_try_to_free_pages(&mut sc);
+        self.in_reclaim = was;
+        self.stall_ns += self.cpu_ns - cpu_before;
+        self.direct_reclaim_ns += self.cpu_ns - cpu_before;
+        got
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1079,6 +1107,7 @@ mod tests {
             cache_trim_mode: false,
             anon_cost: 0,
             file_cost: 0,
+            cgroup_reclaim: false,
             sizes,
         }
     }
