@@ -122,9 +122,8 @@ pub struct ScanCountInput {
 /// `get_scan_count`: how many pages to scan on each evictable list (indexed by LRU).
 /// A pure function so the unit tests can pin it by hand.
 pub fn get_scan_count(i: &ScanCountInput) -> ([u64; 4], ScanBalance) {
-    let balance = if !i.may_swap || !i.can_reclaim_anon {
-        ScanBalance::File
-    } else if i.cgroup_reclaim && i.swappiness == 0 {
+    // No swap, or cgroup reclaim at swappiness 0: file only.
+    let balance = if !i.may_swap || !i.can_reclaim_anon || (i.cgroup_reclaim && i.swappiness == 0) {
         ScanBalance::File
     } else if i.priority == 0 && i.swappiness > 0 {
         ScanBalance::Equal
