@@ -185,3 +185,92 @@ fn memory_max_without_swap_ooms_inside_the_cgroup_only() {
     assert!(r.workloads["other"].killed_at_ns.is_none());
     assert_eq!(r.workloads["other"].ops, 400_000);
 }
+
+const HIGH: &str = r#"
+[run]
+duration = "10s"
+[machine]
+memory = "1G"
+[[cgroup]]
+path = "capped"
+memory.high = "100M"
+[[workload]]
+name = "grow"
+kind = "anon"
+size = "150M"
+pattern = "sequential"
+rate = 100000
+cgroup = "capped"
+"#;
+
+#[test]
+fn memory_high_throttles_instead_of_killing() {
+    // No swap: nothing in the cgroup can be reclaimed, so going over memory.high gets
+    // the task put to sleep, for longer the further over it is, but never killed.
+    let r = run_text(HIGH, &[]);
+    assert_eq!(r.vm("oom_kill"), 0);
+    let m = &r.cgroups["capped"]["memory"];
+    assert!(m["events"]["high"].as_u64().unwrap() > 0);
+    let current = m["current"].as_u64().unwrap();
+    assert!(
+        current > 100 << 20 && current < 120 << 20,
+        "{}",
+        current >> 20
+    );
+    // At 100000 touches/s the 150 MiB would be in after 0.4 s; throttled, the task
+    // got far less done, with sleeps of hundreds of ms (110 MiB is 639 ms a batch).
+    let w = &r.workloads["grow"];
+    assert!(w.ops < 100_000, "{}", w.ops);
+    assert!(w.latency_ns.max > 100_000_000, "{}", w.latency_ns.max);
+    assert!(r.psi.memory.full.total > 1_000_000);
+    // With swap, reclaim holds the cgroup at its high, and the sleeps are short.
+    let r = run_text(HIGH, &["machine.swap.type=zram", "machine.swap.size=1G"]);
+    let m = &r.cgroups["capped"]["memory"];
+    assert!(m["current"].as_u64().unwrap() <= (100 << 20) + (64 << 12));
+    assert!(r.vm("pswpout") > 0);
+    assert!(r.workloads["grow"].latency_ns.max < 100_000_000);
+}
+
+fn cgroup_error(cgroups: &str, workload_cgroup: &str) -> String {
+    let text = format!(
+        "[machine]\nmemory = \"1G\"\n{cgroups}\n[[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\ncgroup = \"{workload_cgroup}\"\n"
+    );
+    scenario::parse_str(&text, "c.toml", &[])
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn bad_cgroup_input_names_the_key() {
+    // Line numbers: [machine] is line 1, memory line 2, then the cgroup tables.
+    let e = cgroup_error("[[cgroup]]\npath = \"a/b\"", "a/b");
+    assert!(
+        e.starts_with("c.toml:4: cgroup[0].path: unknown parent `a`"),
+        "{e}"
+    );
+    let e = cgroup_error("[[cgroup]]\npath = \"a\"\n[[cgroup]]\npath = \"a\"", "a");
+    assert!(
+        e.starts_with("c.toml:6: cgroup[1].path: duplicate cgroup path `a`"),
+        "{e}"
+    );
+    let e = cgroup_error(
+        "[[cgroup]]\npath = \"a\"\nmemory.min = \"2G\"\nmemory.max = \"1G\"",
+        "a",
+    );
+    assert!(
+        e.starts_with("c.toml:5: cgroup[0].memory.min: 2G is above memory.max (1G)"),
+        "{e}"
+    );
+    let e = cgroup_error("[[cgroup]]\npath = \"a\"\nmemory.lwo = \"1G\"", "a");
+    assert!(
+        e.starts_with("c.toml:5: cgroup[0].memory.lwo: unknown key (did you mean `low`?)"),
+        "{e}"
+    );
+    let e = cgroup_error("[[cgroup]]\npath = \"a\"", "b");
+    assert!(e.contains("workload[0].cgroup: no cgroup `b`"), "{e}");
+    let e = cgroup_error("[[cgroup]]\npath = \"/a\"", "a");
+    assert!(
+        e.contains("cgroup[0].path: `/a` is not a cgroup path"),
+        "{e}"
+    );
+}

@@ -162,6 +162,17 @@ impl Mm {
                     let f = &mut self.frames[pfn as usize];
                     f.memcg = memcg as u16;
                     f.set(pg::CHARGED);
+                    // Over memory.high anywhere up the tree: owe reclaim and a delay,
+                    // paid on the way back to user space.
+                    let over = self.memcg.ancestors(memcg).any(|m| {
+                        let c = &self.memcg.counters.c[m];
+                        m != 0 && c.usage > c.high
+                    });
+                    if over {
+                        if let super::Current::Task(t) = self.current {
+                            self.over_high[t] += 1;
+                        }
+                    }
                     return true;
                 }
                 Err(over) => over,
@@ -259,9 +270,130 @@ impl Mm {
     }
 }
 
+/// `MEMCG_CHARGE_BATCH`: charges are taken 64 pages at a time, and memory.high is
+/// settled once a batch has been charged over it.
+pub const MEMCG_CHARGE_BATCH: u64 = 64;
+/// `MEMCG_MAX_HIGH_DELAY_JIFFIES` is 2·HZ; the shifts of the delay formula.
+const MEMCG_DELAY_PRECISION_SHIFT: u32 = 20;
+const MEMCG_DELAY_SCALING_SHIFT: u32 = 14;
+
+/// `calculate_overage`: how far usage is over high, in 2^-20 units of high.
+pub fn calculate_overage(usage: u64, high: u64) -> u64 {
+    if usage <= high {
+        return 0;
+    }
+    ((usage - high) << MEMCG_DELAY_PRECISION_SHIFT) / high.max(1)
+}
+
+/// `calculate_high_delay`: the throttling penalty in jiffies for `nr_pages` charged
+/// over memory.high, quadratic in the overage, capped at 2 s.
+pub fn calculate_high_delay(max_overage: u64, nr_pages: u64, hz: u64) -> u64 {
+    if max_overage == 0 {
+        return 0;
+    }
+    let penalty = (max_overage as u128 * max_overage as u128 * hz as u128)
+        >> MEMCG_DELAY_PRECISION_SHIFT
+        >> MEMCG_DELAY_SCALING_SHIFT;
+    ((penalty as u64).saturating_mul(nr_pages) / MEMCG_CHARGE_BATCH).min(2 * hz)
+}
+
+impl Mm {
+    /// `reclaim_high`: reclaim `nr_pages` from every level over its memory.high (below
+    /// the root), counting memory.events high.
+    fn reclaim_high(&mut self, memcg: usize, nr_pages: u64) -> u64 {
+        let levels: Vec<usize> = self.memcg.ancestors(memcg).filter(|&m| m != 0).collect();
+        let mut reclaimed = 0;
+        for m in levels {
+            let c = &self.memcg.counters.c[m];
+            if c.usage <= c.high {
+                continue;
+            }
+            self.memcg.cgs[m].events.high += 1;
+            reclaimed += self.try_to_free_mem_cgroup_pages(m, nr_pages);
+        }
+        reclaimed
+    }
+
+    /// `mem_cgroup_handle_over_high`, run when a task returns to user space owing a
+    /// batch charged over memory.high: reclaim, then, if still far over, sleep the
+    /// penalty (returned as the time to sleep until).
+    pub fn mem_cgroup_handle_over_high(&mut self) -> Option<u64> {
+        let super::Current::Task(t) = self.current else {
+            return None;
+        };
+        if self.over_high[t] < MEMCG_CHARGE_BATCH {
+            return None;
+        }
+        let nr_pages = std::mem::take(&mut self.over_high[t]);
+        let memcg = self.current_memcg();
+        let hz = self.cfg.hz;
+        let mut retries = super::page_alloc::MAX_RECLAIM_RETRIES;
+        let mut in_retry = false;
+        loop {
+            let reclaimed = self.reclaim_high(memcg, if in_retry { 32 } else { nr_pages });
+            if self.blocked_until.is_some() {
+                return self.blocked_until.take();
+            }
+            let max_overage = self
+                .memcg
+                .ancestors(memcg)
+                .filter(|&m| m != 0)
+                .map(|m| {
+                    calculate_overage(
+                        self.memcg.counters.c[m].usage,
+                        self.memcg.counters.c[m].high,
+                    )
+                })
+                .max()
+                .unwrap_or(0);
+            let penalty = calculate_high_delay(max_overage, nr_pages, hz);
+            // Penalties up to 10 ms are not worth a sleep.
+            if penalty <= hz / 100 {
+                return None;
+            }
+            // Prefer reclaim over sleeping while reclaim makes progress.
+            if reclaimed > 0 || retries > 0 {
+                if reclaimed == 0 {
+                    retries -= 1;
+                }
+                in_retry = true;
+                continue;
+            }
+            let until = self.clock() + penalty * self.cfg.jiffy_ns();
+            return Some(until);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn high_delay_table() {
+        // kernel-reference §3.4: high = 100 MiB (25600 pages), a batch over it.
+        // 101M: overage = (256 << 20) / 25600 = 10485; 10485² · 1000 = 109935225000;
+        // >> 20 >> 14 = 109935225000 / 2^34 = 6.4 → 6 jiffies (6 ms at HZ=1000).
+        let high = 25_600;
+        let delay = |usage_mib: u64| {
+            calculate_high_delay(calculate_overage(usage_mib * 256, high), 64, 1000)
+        };
+        assert_eq!(calculate_overage(101 * 256, high), 10_485);
+        assert_eq!(delay(101), 6);
+        // 105M: overage = (1280 << 20)/25600 = 52428; 52428² · 1000 >> 34 = 159.99 → 159.
+        assert_eq!(delay(105), 159);
+        // 110M: overage 104857: 104857² · 1000 >> 34 = 639.99 → 639.
+        assert_eq!(delay(110), 639);
+        // 118M and beyond: the 2·HZ cap.
+        assert_eq!(delay(118), 2000);
+        assert_eq!(delay(150), 2000);
+        // Under high: nothing; half a batch: half the delay (105M: 159·32/64 = 79).
+        assert_eq!(delay(100), 0);
+        assert_eq!(
+            calculate_high_delay(calculate_overage(105 * 256, high), 32, 1000),
+            79
+        );
+    }
 
     #[test]
     fn tree_from_paths_in_preorder() {

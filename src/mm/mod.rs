@@ -198,6 +198,9 @@ pub struct Mm {
     /// Per task: the allocator's no-progress loops carried across a sleep and retry,
     /// so a task that keeps sleeping in reclaim still reaches the OOM decision.
     pub alloc_no_progress: Vec<u32>,
+    /// Per task: pages charged over a memory.high not yet settled
+    /// (`current->memcg_nr_pages_over_high`).
+    pub over_high: Vec<u64>,
     /// Tracepoints (`--trace`), and what their lines show: the task running (its name,
     /// pid = index + 1), its CPU, and each workload's first task (the OOM victim's pid).
     pub trace: Option<Tracer>,
@@ -266,6 +269,7 @@ impl Mm {
             blocked_until: None,
             plug: Vec::new(),
             alloc_no_progress: Vec::new(),
+            over_high: Vec::new(),
             trace: None,
             task_names: Vec::new(),
             current_task: 0,
@@ -313,6 +317,7 @@ impl Mm {
     /// Sizes the per-task state (called once the simulator knows its tasks).
     pub fn set_nr_tasks(&mut self, n: usize) {
         self.alloc_no_progress = vec![0; n];
+        self.over_high = vec![0; n];
     }
 
     /// Asks `current` to sleep until `t` (the earliest request wins).

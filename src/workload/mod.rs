@@ -357,7 +357,16 @@ impl Ctx<'_> {
         mm.cpu_ns = 0;
         mm.stall_ns = 0;
         mm.blocked_until = None;
-        let r = f(mm);
+        let mut r = f(mm);
+        // Back to user space: settle charges over memory.high (reclaim, maybe a sleep).
+        if r == FaultResult::Done {
+            if let Some(until_ns) = mm.mem_cgroup_handle_over_high() {
+                r = FaultResult::Blocked {
+                    until_ns,
+                    memstall: true,
+                };
+            }
+        }
         self.rep.system_ns += mm.cpu_ns;
         if mm.stall_ns > 0 {
             self.rep.stalls.push(Stall {
