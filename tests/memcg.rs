@@ -274,3 +274,61 @@ fn bad_cgroup_input_names_the_key() {
         "{e}"
     );
 }
+
+#[test]
+fn memory_reclaim_action_reclaims_from_the_cgroup() {
+    // 400 MiB of anon in a cgroup on a roomy machine: nothing reclaims it until the
+    // action writes 100M to memory.reclaim at 2 s; then 100 MiB (25600 pages, or a
+    // batch more) goes to zram, counted in the cgroup's pgsteal.
+    let text = r#"
+[run]
+duration = "4s"
+[machine]
+memory = "1G"
+[machine.swap]
+type = "zram"
+size = "1G"
+[[cgroup]]
+path = "workload.slice"
+[[workload]]
+name = "app"
+kind = "anon"
+size = "400M"
+pattern = "uniform"
+rate = 100000
+cgroup = "workload.slice"
+[[action]]
+at = "2s"
+cgroup = "workload.slice"
+write = "memory.reclaim"
+value = "100M"
+"#;
+    let r = run_text(text, &[]);
+    let a = &r.actions[0];
+    assert_eq!(
+        (a.time_ns, a.key.as_str(), a.value.as_str()),
+        (2_000_000_000, "workload.slice/memory.reclaim", "100M")
+    );
+    let stolen = r.cgroups["workload.slice"]["memory"]["stat"]["pgsteal"]
+        .as_u64()
+        .unwrap();
+    assert!((25_600..25_700).contains(&stolen), "{stolen}");
+    assert_eq!(
+        a.outcome.as_deref(),
+        Some(format!("reclaimed {stolen} pages").as_str())
+    );
+    assert_eq!(
+        r.vm("pgscan_kswapd") + r.vm("pgscan_direct"),
+        0,
+        "not global reclaim"
+    );
+    // A bad write is an error naming the key.
+    let bad = text.replace("write = \"memory.reclaim\"", "write = \"memory.recalim\"");
+    let e = scenario::parse_str(&bad, "t.toml", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("action[0].write") && e.contains("memory.recalim"),
+        "{e}"
+    );
+}

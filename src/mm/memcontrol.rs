@@ -365,6 +365,91 @@ impl Mm {
     }
 }
 
+impl Mm {
+    /// Writes a cgroup interface file (a timed action by an administrator or agent,
+    /// running outside any simulated task). Returns what the write did, for results.
+    pub fn memcg_write(&mut self, memcg: usize, file: &str, pages: u64) -> String {
+        let saved = (self.current, self.current_workload);
+        self.current = super::Current::Admin;
+        self.current_workload = None;
+        let out = match file {
+            "memory.reclaim" => self.memory_reclaim(memcg, pages),
+            "memory.min" | "memory.low" => {
+                let c = &self.memcg.counters.c[memcg];
+                let (min, low) = if file == "memory.min" {
+                    (pages, c.low)
+                } else {
+                    (c.min, pages)
+                };
+                self.memcg.counters.set_protection(memcg, min, low);
+                "set".into()
+            }
+            "memory.high" => {
+                self.memcg.counters.c[memcg].high = pages;
+                let got = self.reclaim_down_to(memcg, pages, false);
+                format!("set; reclaimed {got} pages")
+            }
+            "memory.max" => {
+                self.memcg.counters.c[memcg].max = pages;
+                let got = self.reclaim_down_to(memcg, pages, true);
+                format!("set; reclaimed {got} pages")
+            }
+            other => format!("cannot write {other}"),
+        };
+        self.blocked_until = None;
+        (self.current, self.current_workload) = saved;
+        out
+    }
+
+    /// `memory_reclaim` (v6.9+ batching): reclaim `target` pages in batches of a
+    /// quarter of what is left, giving up after MAX_RECLAIM_RETRIES fruitless tries
+    /// (the write then fails with EAGAIN).
+    fn memory_reclaim(&mut self, memcg: usize, target: u64) -> String {
+        let mut reclaimed = 0;
+        let mut retries = super::page_alloc::MAX_RECLAIM_RETRIES;
+        while reclaimed < target {
+            let batch = ((target - reclaimed) / 4).max(1);
+            self.blocked_until = None;
+            let got = self.try_to_free_mem_cgroup_pages(memcg, batch);
+            if got == 0 {
+                if retries == 0 {
+                    return format!("EAGAIN after {reclaimed} of {target} pages");
+                }
+                retries -= 1;
+            }
+            reclaimed += got;
+        }
+        format!("reclaimed {reclaimed} pages")
+    }
+
+    /// After lowering memory.high or memory.max: reclaim until usage fits, up to 16
+    /// fruitless tries; for memory.max, then the memcg OOM killer.
+    fn reclaim_down_to(&mut self, memcg: usize, limit: u64, oom: bool) -> u64 {
+        let mut total = 0;
+        let mut retries = super::page_alloc::MAX_RECLAIM_RETRIES;
+        loop {
+            let usage = self.memcg.counters.c[memcg].usage;
+            if usage <= limit {
+                return total;
+            }
+            self.blocked_until = None;
+            let got = self.try_to_free_mem_cgroup_pages(memcg, usage - limit);
+            total += got;
+            if got > 0 {
+                continue;
+            }
+            if retries > 0 {
+                retries -= 1;
+                continue;
+            }
+            if !oom || !self.mem_cgroup_out_of_memory(memcg) {
+                return total;
+            }
+            retries = super::page_alloc::MAX_RECLAIM_RETRIES;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -127,6 +127,8 @@ pub enum Current {
     Task(usize),
     Kswapd,
     Flusher,
+    /// A timed action writing a cgroup file (no simulated task does the work).
+    Admin,
 }
 
 /// Requests from kernel code to the simulator.

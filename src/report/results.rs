@@ -140,6 +140,9 @@ pub struct ActionRecord {
     pub time_ns: u64,
     pub key: String,
     pub value: String,
+    /// What a cgroup file write did (e.g. "reclaimed 262144 pages").
+    #[serde(default)]
+    pub outcome: Option<String>,
 }
 
 /// State counters reported in `vmstat` besides the event counters.

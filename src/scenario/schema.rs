@@ -539,12 +539,29 @@ fn default_pattern() -> Pattern {
     Pattern::Uniform
 }
 
-/// A knob written at a simulated time, as an administrator or an agent would.
+/// A knob written at a simulated time, as an administrator or an agent would: a
+/// scenario key (`set = "kernel.vm.swappiness"`), or a cgroup interface file
+/// (`cgroup = "workload.slice"`, `write = "memory.reclaim"`).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Action {
     pub at: Nanos,
     /// Dotted scenario key, e.g. `kernel.vm.swappiness`.
-    pub set: String,
+    #[serde(default)]
+    pub set: Option<String>,
+    /// A cgroup path and the interface file written in it.
+    #[serde(default)]
+    pub cgroup: Option<String>,
+    #[serde(default)]
+    pub write: Option<String>,
     pub value: toml::Value,
 }
+
+/// The cgroup interface files an action can write.
+pub const CGROUP_WRITABLE: [&str; 5] = [
+    "memory.reclaim",
+    "memory.min",
+    "memory.low",
+    "memory.high",
+    "memory.max",
+];

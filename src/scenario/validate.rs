@@ -734,17 +734,54 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
                 ),
             );
         }
-        if !a.set.starts_with("kernel.") {
+        let set = match (&a.set, &a.cgroup, &a.write) {
+            (Some(s), None, None) => s,
+            (None, Some(cg), Some(file)) => {
+                if cg != "/" && !sc.cgroups.iter().any(|x| &x.path == cg) {
+                    c.err(format!("action[{i}].cgroup"), format!("no cgroup `{cg}`"));
+                }
+                if !CGROUP_WRITABLE.contains(&file.as_str()) {
+                    c.err(
+                        format!("action[{i}].write"),
+                        format!(
+                            "`{file}` cannot be written (one of {})",
+                            CGROUP_WRITABLE.join(", ")
+                        ),
+                    );
+                }
+                let ok = match &a.value {
+                    toml::Value::String(v) => v == "max" || units::parse_size(v).is_ok(),
+                    toml::Value::Integer(n) => *n >= 0,
+                    _ => false,
+                };
+                if !ok
+                    || (file.as_str() != "memory.high"
+                        && file.as_str() != "memory.max"
+                        && a.value.as_str() == Some("max"))
+                {
+                    c.err(
+                        format!("action[{i}].value"),
+                        format!("`{}` is not a size for {file}", a.value),
+                    );
+                }
+                continue;
+            }
+            _ => {
+                c.err(
+                    format!("action[{i}]"),
+                    "give either `set`, or `cgroup` and `write`",
+                );
+                continue;
+            }
+        };
+        if !set.starts_with("kernel.") {
             c.err(
                 format!("action[{i}].set"),
-                format!(
-                    "`{}` cannot be set at run time (only keys under `kernel.`)",
-                    a.set
-                ),
+                format!("`{set}` cannot be set at run time (only keys under `kernel.`)"),
             );
             continue;
         }
-        if let Err(e) = super::apply_key(&mut live, &a.set, &a.value) {
+        if let Err(e) = super::apply_key(&mut live, set, &a.value) {
             let field = if e.bad_key { "set" } else { "value" };
             c.err(format!("action[{i}].{field}"), e.to_string());
         }

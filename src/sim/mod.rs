@@ -268,18 +268,43 @@ impl Simulation {
 
     fn apply_action(&mut self, i: usize, t: u64) -> Result<(), SimError> {
         let a = self.scenario.actions[i].clone();
-        scenario::set_key(&mut self.scenario, &a.set, &a.value).map_err(|message| {
-            SimError::Action {
-                index: i,
-                time_ns: t,
-                message,
+        let err = |message: String| SimError::Action {
+            index: i,
+            time_ns: t,
+            message,
+        };
+        let (key, outcome) = match (&a.set, &a.cgroup, &a.write) {
+            (Some(set), _, _) => {
+                scenario::set_key(&mut self.scenario, set, &a.value).map_err(err)?;
+                self.mm.apply_kernel_settings(&self.scenario);
+                (set.clone(), None)
             }
-        })?;
-        self.mm.apply_kernel_settings(&self.scenario);
+            (None, Some(cg), Some(file)) => {
+                let memcg = self
+                    .mm
+                    .memcg
+                    .id_of(cg)
+                    .ok_or_else(|| err(format!("no cgroup `{cg}`")))?;
+                let pages = match &a.value {
+                    toml::Value::String(v) if v == "max" => {
+                        crate::mm::page_counter::PAGE_COUNTER_MAX
+                    }
+                    toml::Value::String(v) => scenario::units::parse_size(v).map_err(err)? / 4096,
+                    toml::Value::Integer(n) => *n as u64 / 4096,
+                    other => return Err(err(format!("`{other}` is not a size"))),
+                };
+                self.mm.now = t;
+                self.mm.cpu_ns = 0;
+                let outcome = self.mm.memcg_write(memcg, file, pages);
+                (format!("{cg}/{file}"), Some(outcome))
+            }
+            _ => return Err(err("an action needs `set`, or `cgroup` and `write`".into())),
+        };
         self.actions.push(ActionRecord {
             time_ns: t,
-            key: a.set.clone(),
-            value: a.value.to_string(),
+            key,
+            value: crate::sweep::value_text(&a.value),
+            outcome,
         });
         Ok(())
     }
