@@ -247,6 +247,9 @@ fn main() -> ExitCode {
                 Ok(o) => {
                     if !quiet {
                         print!("{}", reclaimsim::sweep::table(&o.csv));
+                        if let Some(p) = &o.pivot {
+                            print!("\n{}", reclaimsim::sweep::table(p));
+                        }
                         println!(
                             "
 {} points: {} run, {} already complete; {:.2}s wall for {:.2}s of runs; wrote {}/sweep.csv",

@@ -47,6 +47,8 @@ pub struct SweepOutcome {
     pub wall_s: f64,
     pub point_time_s: f64,
     pub csv: String,
+    /// pivot.csv, if the sweep asks for one.
+    pub pivot: Option<String>,
 }
 
 /// The points of a sweep, first parameter outermost.
@@ -232,6 +234,14 @@ pub fn run_sweep(sc: &Scenario, out: &Path, jobs: usize) -> Result<SweepOutcome,
     let csv = sweep_csv(sw, &pts, &results);
     let csv_path = out.join("sweep.csv");
     report::write_atomic(&csv_path, csv.as_bytes()).map_err(io(&csv_path))?;
+    let pivot = sw
+        .pivot
+        .as_ref()
+        .map(|pv| pivot_csv(sw, pv, &pts, &results));
+    if let Some(p) = &pivot {
+        let path = out.join("pivot.csv");
+        report::write_atomic(&path, p.as_bytes()).map_err(io(&path))?;
+    }
     Ok(SweepOutcome {
         points: pts.len(),
         ran: todo.len(),
@@ -239,7 +249,74 @@ pub fn run_sweep(sc: &Scenario, out: &Path, jobs: usize) -> Result<SweepOutcome,
         wall_s: started.elapsed().as_secs_f64(),
         point_time_s,
         csv,
+        pivot,
     })
+}
+
+/// The pivot table: a row per value of `rows` (in sweep order), a column per value of
+/// `columns` (the metric, averaged over any other swept keys), then `% of <baseline>`
+/// for every other column.
+pub fn pivot_csv(
+    sw: &Sweep,
+    pv: &crate::scenario::Pivot,
+    points: &[Point],
+    results: &[serde_json::Value],
+) -> String {
+    let values_of = |key: &str| {
+        sw.params
+            .iter()
+            .find(|p| p.key == key)
+            .map(|p| p.values.clone())
+            .unwrap_or_default()
+    };
+    let (rows, cols) = (values_of(&pv.rows), values_of(&pv.columns));
+    let cell = |r: &toml::Value, c: &toml::Value| -> Option<f64> {
+        let vals: Vec<f64> = points
+            .iter()
+            .zip(results)
+            .filter(|(p, _)| {
+                p.values.iter().any(|(k, v)| k == &pv.rows && v == r)
+                    && p.values.iter().any(|(k, v)| k == &pv.columns && v == c)
+            })
+            .filter_map(|(_, res)| metric(res, &pv.metric))
+            .collect();
+        (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)
+    };
+    let others: Vec<&toml::Value> = cols.iter().filter(|c| **c != pv.baseline).collect();
+    let mut header = vec![pv.rows.clone()];
+    header.extend(
+        cols.iter()
+            .map(|c| format!("{} {}", value_text(c), pv.metric)),
+    );
+    header.extend(
+        others
+            .iter()
+            .map(|c| format!("{} % of {}", value_text(c), value_text(&pv.baseline))),
+    );
+    let mut s = header
+        .iter()
+        .map(|h| csv_cell(h))
+        .collect::<Vec<_>>()
+        .join(",");
+    s.push('\n');
+    for r in &rows {
+        let mut row = vec![csv_cell(&value_text(r))];
+        row.extend(
+            cols.iter()
+                .map(|c| cell(r, c).map(fmt_number).unwrap_or_default()),
+        );
+        let base = cell(r, &pv.baseline);
+        for c in &others {
+            let pct = match (cell(r, c), base) {
+                (Some(v), Some(b)) if b != 0.0 => format!("{:.1}", 100.0 * v / b),
+                _ => String::new(),
+            };
+            row.push(pct);
+        }
+        s.push_str(&row.join(","));
+        s.push('\n');
+    }
+    s
 }
 
 /// sweep.csv as an aligned table for the terminal.
@@ -275,6 +352,7 @@ mod tests {
     #[test]
     fn points_are_the_cartesian_product_first_outermost() {
         let sw = Sweep {
+            pivot: None,
             metrics: vec![],
             params: vec![
                 SweepParam {

@@ -187,3 +187,42 @@ fn sweep_command_end_to_end() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no [sweep]"));
 }
+
+#[test]
+fn pivot_table_rows_columns_and_percentages() {
+    // Rows by swappiness, columns by swap type, the metric pswpout; "% of zram" is
+    // disk / zram × 100, recomputed here from sweep.csv (a second way to the numbers).
+    let text = format!(
+        "{SWEEP}\n[sweep.pivot]\nrows = \"kernel.vm.swappiness\"\ncolumns = \"machine.swap.type\"\nmetric = \"vmstat.pswpout\"\nbaseline = \"zram\"\n"
+    );
+    let sc = scenario::parse_str(&text, "sweep.toml", &[]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_sweep(&sc, &dir.path().join("sw"), 2).unwrap();
+    let pivot = o.pivot.unwrap();
+    let lines: Vec<&str> = pivot.lines().collect();
+    assert_eq!(
+        lines[0],
+        "kernel.vm.swappiness,zram vmstat.pswpout,disk vmstat.pswpout,disk % of zram"
+    );
+    assert_eq!(lines.len(), 4);
+    let csv: Vec<Vec<&str>> = o
+        .csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    for (i, swappiness) in ["60", "100", "200"].iter().enumerate() {
+        let (zram, disk) = (csv[2 * i][2], csv[2 * i + 1][2]);
+        let pct = 100.0 * disk.parse::<f64>().unwrap() / zram.parse::<f64>().unwrap();
+        assert_eq!(lines[i + 1], format!("{swappiness},{zram},{disk},{pct:.1}"));
+    }
+    // A pivot on a key that is not swept is rejected.
+    let bad = text.replace(
+        "rows = \"kernel.vm.swappiness\"",
+        "rows = \"kernel.vm.dirty_ratio\"",
+    );
+    let e = scenario::parse_str(&bad, "sweep.toml", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("sweep.pivot.rows"), "{e}");
+}

@@ -226,7 +226,23 @@ pub fn sweep_charts(csv: &Csv) -> Vec<Chart> {
         .take_while(|h| !ROOTS.iter().any(|r| h.starts_with(r)))
         .count()
         .max(1);
-    let xs: Vec<String> = csv.rows.iter().map(|r| r[0].clone()).collect();
+    let mut xs: Vec<String> = csv.rows.iter().map(|r| r[0].clone()).collect();
+    // Sizes ("553M", "0") plot as numbers, in MiB.
+    let sizes = !xs.iter().all(|x| x.parse::<f64>().is_ok())
+        && xs
+            .iter()
+            .all(|x| crate::scenario::units::parse_size(x).is_ok());
+    if sizes {
+        xs = xs
+            .iter()
+            .map(|x| {
+                format!(
+                    "{}",
+                    crate::scenario::units::parse_size(x).unwrap() as f64 / (1 << 20) as f64
+                )
+            })
+            .collect();
+    }
     let numeric = xs.iter().all(|x| x.parse::<f64>().is_ok());
     let mut categories: Vec<String> = Vec::new();
     for x in &xs {
@@ -234,6 +250,16 @@ pub fn sweep_charts(csv: &Csv) -> Vec<Chart> {
             categories.push(x.clone());
         }
     }
+    let row_x = |row: &Vec<String>| -> String {
+        if sizes {
+            format!(
+                "{}",
+                crate::scenario::units::parse_size(&row[0]).unwrap() as f64 / (1 << 20) as f64
+            )
+        } else {
+            row[0].clone()
+        }
+    };
     let x_of = |x: &str| -> f64 {
         if numeric {
             x.parse().unwrap()
@@ -261,17 +287,19 @@ pub fn sweep_charts(csv: &Csv) -> Vec<Chart> {
                 name
             };
             match series.iter_mut().find(|s| s.name == name) {
-                Some(s) => s.points.push((x_of(&row[0]), y)),
+                Some(s) => s.points.push((x_of(&row_x(row)), y)),
                 None => series.push(Series {
                     name,
-                    points: vec![(x_of(&row[0]), y)],
+                    points: vec![(x_of(&row_x(row)), y)],
                 }),
             }
         }
         for s in &mut series {
             s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
         }
-        let x_label = if numeric {
+        let x_label = if sizes {
+            format!("{} (MiB)", csv.header[0])
+        } else if numeric {
             csv.header[0].clone()
         } else {
             format!("{} ({})", csv.header[0], categories.join(", "))

@@ -40,6 +40,19 @@ pub struct Sweep {
     pub metrics: Vec<String>,
     #[serde(default, rename = "param")]
     pub params: Vec<SweepParam>,
+    /// An extra table: `metric` with a row per value of one swept key and a column per
+    /// value of another, plus each column as a percentage of the `baseline` column.
+    #[serde(default)]
+    pub pivot: Option<Pivot>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pivot {
+    pub rows: String,
+    pub columns: String,
+    pub metric: String,
+    pub baseline: toml::Value,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

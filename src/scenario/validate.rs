@@ -124,6 +124,33 @@ fn check_sweep(sc: &Scenario, c: &mut Checker) {
     if sw.params.is_empty() {
         c.err("sweep.param", "a sweep needs at least one [[sweep.param]]");
     }
+    if let Some(pv) = &sw.pivot {
+        for (field, key) in [("rows", &pv.rows), ("columns", &pv.columns)] {
+            if !sw.params.iter().any(|p| &p.key == key) {
+                c.err(
+                    format!("sweep.pivot.{field}"),
+                    format!("`{key}` is not a swept key"),
+                );
+            }
+        }
+        if !sw.metrics.contains(&pv.metric) {
+            c.err(
+                "sweep.pivot.metric",
+                format!("`{}` is not one of sweep.metrics", pv.metric),
+            );
+        }
+        let column_values = sw
+            .params
+            .iter()
+            .find(|p| p.key == pv.columns)
+            .map(|p| &p.values);
+        if column_values.is_some_and(|v| !v.contains(&pv.baseline)) {
+            c.err(
+                "sweep.pivot.baseline",
+                format!("{} is not a value of `{}`", pv.baseline, pv.columns),
+            );
+        }
+    }
     let names: Vec<&str> = sc.workloads.iter().map(|w| w.name.as_str()).collect();
     for (m, path) in sw.metrics.iter().enumerate() {
         let parts: Vec<&str> = path.split('.').collect();
