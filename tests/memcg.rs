@@ -332,3 +332,37 @@ value = "100M"
         "{e}"
     );
 }
+
+#[test]
+fn protection_does_not_bring_the_oom_forward() {
+    // scenarios/memcg-oom.toml: a protected 650 MiB db and a hog growing 25 MiB/s.
+    // The OOM killer must take the hog, never the protected db, and only once memory
+    // and swap are truly full: RAM 1024 MiB + 512 MiB of zram swap − the zram pool's
+    // own RAM (512/3 = 170.7 MiB) = 1365.3 MiB for db (650) + hog (25 × (1 + ⌊t⌋)).
+    // The proportional behaviour must not OOM earlier than the cliff.
+    let text = include_str!("../scenarios/memcg-oom.toml");
+    let mut kill_s = Vec::new();
+    for mode in ["cliff", "proportional"] {
+        let r = run_text(text, &[&format!("kernel.memcg_protection={mode}")]);
+        assert!(
+            r.workloads["db"].killed_at_ns.is_none(),
+            "{mode}: db killed"
+        );
+        let t = r.workloads["hog"]
+            .killed_at_ns
+            .expect("the hog runs out of memory") as f64
+            / 1e9;
+        let demand = 650.0 + 25.0 * (1.0 + t.floor());
+        assert!(
+            demand >= 0.97 * 1365.3,
+            "{mode}: OOM at {t:.1}s with only {demand} MiB asked"
+        );
+        kill_s.push(t);
+    }
+    assert!(
+        kill_s[1] >= kill_s[0],
+        "proportional OOMed at {:.2}s, cliff at {:.2}s",
+        kill_s[1],
+        kill_s[0]
+    );
+}
