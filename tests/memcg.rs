@@ -223,6 +223,12 @@ fn memory_high_throttles_instead_of_killing() {
     assert!(w.ops < 100_000, "{}", w.ops);
     assert!(w.latency_ns.max > 100_000_000, "{}", w.latency_ns.max);
     assert!(r.psi.memory.full.total > 1_000_000);
+    // memory.pressure of the cgroup: its only task is the machine's only stalled task
+    // (no global reclaim ran), so it matches /proc/pressure/memory.
+    assert_eq!(r.vm("pageoutrun"), 0);
+    let p = &r.cgroups["capped"]["memory"]["pressure"];
+    assert_eq!(p["some"]["total"].as_u64(), Some(r.psi.memory.some.total));
+    assert_eq!(p["full"]["total"].as_u64(), Some(r.psi.memory.full.total));
     // With swap, reclaim holds the cgroup at its high, and the sleeps are short.
     let r = run_text(HIGH, &["machine.swap.type=zram", "machine.swap.size=1G"]);
     let m = &r.cgroups["capped"]["memory"];

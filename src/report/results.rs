@@ -342,6 +342,11 @@ impl Results {
                     mm.memory_stat(m).into_iter().map(|(k, v)| (k.to_string(), v.into())).collect();
                 let e = mm.memcg.events_hier(m);
                 let pgscan = stat.get("pgscan").and_then(|v| v.as_u64()).unwrap_or(0);
+                let p = sim.cgroup_psi(m);
+                let pressure = PsiResource {
+                    some: line(&p.avg_some, p.some_total_ns),
+                    full: line(&p.avg_full, p.full_total_ns),
+                };
                 (
                     mm.memcg.cgs[m].path.clone(),
                     serde_json::json!({
@@ -354,6 +359,7 @@ impl Results {
                             "max": limit(c.max),
                             "stat": stat,
                             "events": {"low": e.low, "high": e.high, "max": e.max, "oom": e.oom, "oom_kill": e.oom_kill},
+                            "pressure": pressure,
                         },
                         "pgscan_per_sec": if secs > 0.0 { round3(pgscan as f64 / secs) } else { 0.0 },
                     }),

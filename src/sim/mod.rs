@@ -82,6 +82,8 @@ pub struct Simulation {
     runqueue: std::collections::VecDeque<(usize, u32)>,
     queue: EventQueue,
     psi: Psi,
+    /// memory.pressure per cgroup (index 0, the root, is `psi`).
+    cg_psi: Vec<Psi>,
     series: TimeSeries,
     io_poll_at: Option<u64>,
     kswapd_task: usize,
@@ -161,6 +163,7 @@ impl Simulation {
         }
         let nr_cpus = scenario.machine.nr_cpus as usize;
         mm.set_nr_tasks(tasks.len());
+        let nr_cgroups = mm.memcg.cgs.len();
         mm.task_names = tasks.iter().map(|t| t.name.clone()).collect();
         mm.workload_task = (0..workloads.len())
             .map(|w| {
@@ -181,6 +184,7 @@ impl Simulation {
             runqueue: std::collections::VecDeque::new(),
             queue,
             psi: Psi::new(nr_cpus),
+            cg_psi: (0..nr_cgroups).map(|_| Psi::new(nr_cpus)).collect(),
             series: TimeSeries::default(),
             io_poll_at: None,
             kswapd_task,
@@ -263,6 +267,9 @@ impl Simulation {
 
     fn sample(&mut self, t: u64) {
         let (some, full) = self.psi.close_window(t);
+        for p in self.cg_psi.iter_mut().skip(1) {
+            p.close_window(t);
+        }
         self.series.sample(&self.mm, t, some, full);
     }
 
@@ -481,29 +488,42 @@ impl Simulation {
         let t = &mut self.tasks[task];
         t.user_ns += rep.user_ns;
         t.system_ns += rep.system_ns;
-        self.psi.interval(start, end, cpu, PsiDelta::RUN);
-        for s in &rep.stalls {
-            // Stalled while on the CPU: memstall, and not productive.
-            let d = PsiDelta {
-                memstall: 1,
-                running: 0,
-                memstall_running: 1,
-                iowait: 0,
-            };
-            self.psi.interval(s.start_ns, s.start_ns + s.len_ns, cpu, d);
-        }
-        match end_kind {
-            SliceEnd::Preempted => self.set_timer(task, end, false),
-            SliceEnd::SleepUntil(t) => self.set_timer(task, t, false),
-            SliceEnd::Blocked { until_ns, memstall } => {
+        // PSI: system-wide, and for the workload's cgroup and its ancestors.
+        let cgroups: Vec<usize> = self
+            .mm
+            .memcg
+            .ancestors(self.mm.workload_memcg[wi])
+            .filter(|&m| m != 0)
+            .collect();
+        let record = |psi: &mut Psi| {
+            psi.interval(start, end, cpu, PsiDelta::RUN);
+            for s in &rep.stalls {
+                // Stalled while on the CPU: memstall, and not productive.
+                let d = PsiDelta {
+                    memstall: 1,
+                    running: 0,
+                    memstall_running: 1,
+                    iowait: 0,
+                };
+                psi.interval(s.start_ns, s.start_ns + s.len_ns, cpu, d);
+            }
+            if let SliceEnd::Blocked { until_ns, memstall } = end_kind {
                 let d = if memstall {
                     PsiDelta::STALL_WAIT
                 } else {
                     PsiDelta::IOWAIT
                 };
-                self.psi.interval(end, until_ns, cpu, d);
-                self.set_timer(task, until_ns.max(end), false);
+                psi.interval(end, until_ns, cpu, d);
             }
+        };
+        record(&mut self.psi);
+        for m in cgroups {
+            record(&mut self.cg_psi[m]);
+        }
+        match end_kind {
+            SliceEnd::Preempted => self.set_timer(task, end, false),
+            SliceEnd::SleepUntil(t) => self.set_timer(task, t, false),
+            SliceEnd::Blocked { until_ns, .. } => self.set_timer(task, until_ns.max(end), false),
             SliceEnd::Exit => self.tasks[task].exited = true,
             SliceEnd::AllocFailed => {
                 // The allocation failed and the OOM killer found nothing else to kill:
@@ -522,6 +542,15 @@ impl Simulation {
 
     pub fn psi(&self) -> &Psi {
         &self.psi
+    }
+
+    /// A cgroup's memory.pressure.
+    pub fn cgroup_psi(&self, memcg: usize) -> &Psi {
+        if memcg == 0 {
+            &self.psi
+        } else {
+            &self.cg_psi[memcg]
+        }
     }
 
     pub fn series(&self) -> &TimeSeries {
