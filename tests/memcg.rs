@@ -372,3 +372,50 @@ fn protection_does_not_bring_the_oom_forward() {
         kill_s[0]
     );
 }
+
+#[test]
+fn memory_swap_max_keeps_a_cgroup_out_of_swap() {
+    // Two cgroups of anon under pressure on 512 MiB with zram: `noswap` has
+    // memory.swap.max = 0, so reclaim cannot swap its pages (anon without swap is not
+    // reclaimable for it) while `swapper` swaps as usual.
+    let text = r#"
+[run]
+duration = "4s"
+[machine]
+memory = "512M"
+nr_cpus = 2
+[machine.swap]
+type = "zram"
+size = "1G"
+[[cgroup]]
+path = "noswap"
+memory.swap.max = "0"
+[[cgroup]]
+path = "swapper"
+[[workload]]
+name = "a"
+kind = "anon"
+size = "250M"
+pattern = "uniform"
+rate = 200000
+cgroup = "noswap"
+[[workload]]
+name = "b"
+kind = "anon"
+size = "350M"
+pattern = "uniform"
+rate = 200000
+cgroup = "swapper"
+"#;
+    let r = run_text(text, &[]);
+    let cg = |p: &str, k: &str| r.cgroups[p]["memory"]["swap"][k].clone();
+    assert_eq!(cg("noswap", "current").as_u64(), Some(0));
+    assert_eq!(cg("noswap", "max").as_u64(), Some(0));
+    assert!(cg("swapper", "current").as_u64().unwrap() > 0);
+    assert_eq!(cg("swapper", "max").as_str(), Some("max"));
+    assert_eq!(
+        r.cgroups["noswap"]["memory"]["stat"]["pgsteal"].as_u64(),
+        Some(0)
+    );
+    assert!(r.vm("pswpout") > 0);
+}

@@ -248,6 +248,24 @@ impl Mm {
                 ));
             }
         }
+        // memory.swap.current: every used swap slot charged to its memcg, up the tree.
+        if let Some(sw) = &self.swap {
+            let mut local = vec![0u64; self.memcg.cgs.len()];
+            for s in 0..sw.nr_slots {
+                if sw.slot(s) != pte::NONE {
+                    local[sw.slot_memcg[s as usize] as usize] += 1;
+                }
+            }
+            for m in 0..self.memcg.cgs.len() {
+                let want: u64 = self.memcg.subtree(m).iter().map(|&c| local[c]).sum();
+                if self.memcg.swap.c[m].usage != want {
+                    return Err(format!(
+                        "memcg {} swap usage {} but {want} slots",
+                        self.memcg.cgs[m].path, self.memcg.swap.c[m].usage
+                    ));
+                }
+            }
+        }
         if let Some(sw) = &self.swap {
             // Every used slot is referenced by a PTE or held by a swap-cache page.
             let cached = self

@@ -35,6 +35,8 @@ pub struct Memcg {
 pub struct MemcgTree {
     pub cgs: Vec<Memcg>,
     pub counters: Counters,
+    /// The `swap` page counters (memory.swap.current / memory.swap.max).
+    pub swap: Counters,
 }
 
 impl MemcgTree {
@@ -50,6 +52,7 @@ impl MemcgTree {
         let mut t = MemcgTree {
             cgs: vec![root],
             counters: Counters::new(),
+            swap: Counters::new(),
         };
         for cg in &sc.cgroups {
             let parent = cg
@@ -57,6 +60,8 @@ impl MemcgTree {
                 .rsplit_once('/')
                 .map_or(0, |(p, _)| t.id_of(p).expect("validated parent"));
             let id = t.counters.add(parent);
+            t.swap.add(parent);
+            t.swap.c[id].max = cg.memory.swap.max.pages();
             t.cgs.push(Memcg {
                 path: cg.path.clone(),
                 parent: Some(parent),
@@ -208,6 +213,19 @@ impl Mm {
             let memcg = f.memcg as usize;
             self.memcg.counters.uncharge(memcg, 1);
         }
+    }
+
+    /// `mem_cgroup_get_nr_swap_pages`: swap the memcg may still use, the tightest
+    /// memory.swap.max up the tree (and the device's free slots).
+    pub fn mem_cgroup_get_nr_swap_pages(&self, memcg: usize) -> u64 {
+        let free = self.swap.as_ref().map_or(0, |s| s.nr_free_slots());
+        self.memcg
+            .ancestors(memcg)
+            .map(|m| {
+                let c = &self.memcg.swap.c[m];
+                c.max.saturating_sub(c.usage)
+            })
+            .fold(free, u64::min)
     }
 
     /// `mem_cgroup_protection(target, memcg)`: (emin, elow), or nothing for the target

@@ -31,6 +31,8 @@ pub struct SwapDevice {
     pub stored_pages: u64,
     /// zram: which slots hold compressed data.
     stored_map: Vec<u64>,
+    /// The memcg each used slot is charged to (`swap_cgroup`).
+    pub slot_memcg: Vec<u16>,
     /// disk: the device.
     pub device: Option<Device>,
 }
@@ -50,6 +52,7 @@ impl SwapDevice {
             mem_limit_bytes: cfg.mem_limit.0,
             stored_pages: 0,
             stored_map: Vec::new(),
+            slot_memcg: vec![0; nr_slots as usize],
             device: (cfg.kind == SwapKind::Disk).then(|| Device::new(&cfg.device)),
         }
     }
@@ -98,12 +101,22 @@ impl Mm {
 
     /// `add_to_swap`: give an anon page a slot and put it in the swap cache, dirty.
     pub fn add_to_swap(&mut self, pfn: Pfn) -> bool {
+        if self.swap.is_none() {
+            return false;
+        }
+        // mem_cgroup_try_charge_swap: within memory.swap.max up the tree.
+        let memcg = self.frames[pfn as usize].memcg as usize;
+        if self.memcg.swap.try_charge(memcg, 1).is_err() {
+            return false;
+        }
         let Some(sw) = self.swap.as_mut() else {
             return false;
         };
         let Some(slot) = sw.alloc_slot() else {
+            self.memcg.swap.uncharge(memcg, 1);
             return false;
         };
+        sw.slot_memcg[slot as usize] = memcg as u16;
         sw.mark_swapcache(slot, pfn);
         let f = &mut self.frames[pfn as usize];
         f.swap = slot;
@@ -120,6 +133,9 @@ impl Mm {
         debug_assert!(was != pte::NONE, "double free of swap slot {slot}");
         sw.slots[slot as usize] = pte::NONE;
         sw.free.push(slot);
+        let memcg = sw.slot_memcg[slot as usize] as usize;
+        self.memcg.swap.uncharge(memcg, 1);
+        let sw = self.swap.as_mut().unwrap();
         if sw.kind == SwapKind::Zram && sw.stored_has(slot) {
             sw.stored_clear(slot);
             sw.stored_bytes -= sw.compressed_page_bytes;

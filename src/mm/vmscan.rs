@@ -361,7 +361,7 @@ impl Mm {
         let input = ScanCountInput {
             swappiness: self.cfg.swappiness,
             may_swap: sc.may_swap,
-            can_reclaim_anon: self.can_reclaim_anon(),
+            can_reclaim_anon: self.mem_cgroup_get_nr_swap_pages(memcg) > 0,
             priority: sc.priority,
             file_is_tiny: sc.file_is_tiny,
             cache_trim_mode: sc.cache_trim_mode,

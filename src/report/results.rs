@@ -360,6 +360,10 @@ impl Results {
                             "stat": stat,
                             "events": {"low": e.low, "high": e.high, "max": e.max, "oom": e.oom, "oom_kill": e.oom_kill},
                             "pressure": pressure,
+                            "swap": {
+                                "current": mm.memcg.swap.c[m].usage * PAGE_SIZE,
+                                "max": limit(mm.memcg.swap.c[m].max),
+                            },
                         },
                         "pgscan_per_sec": if secs > 0.0 { round3(pgscan as f64 / secs) } else { 0.0 },
                     }),

@@ -307,6 +307,14 @@ pub struct CgroupMemory {
     pub low: Option<Bytes>,
     pub high: Limit,
     pub max: Limit,
+    /// `memory.swap.max`.
+    pub swap: CgroupSwap,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CgroupSwap {
+    pub max: Limit,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize)]
