@@ -2,18 +2,11 @@
 //! run through the library with the invariant checker on.
 
 use reclaimsim::report::results::Results;
-use reclaimsim::scenario;
-use reclaimsim::sim::{RunOptions, Simulation};
+
+mod common;
 
 fn run(text: &str, sets: &[&str]) -> Results {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let sc = scenario::parse_str(text, "test.toml", &sets).unwrap_or_else(|e| panic!("{e}"));
-    Simulation::new(sc)
-        .run(RunOptions {
-            check: true,
-            progress: None,
-        })
-        .unwrap_or_else(|e| panic!("{e}"))
+    common::run_checked(text, sets)
 }
 
 #[test]

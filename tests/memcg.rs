@@ -2,9 +2,10 @@
 //! machine. The invariant checker (on) verifies every memcg's usage equals the pages
 //! charged to it and its descendants.
 
+mod common;
+
 use reclaimsim::report::results::Results;
 use reclaimsim::scenario;
-use reclaimsim::sim::{RunOptions, Simulation};
 
 /// A workload cgroup re-reading a 500 MiB data set (its working set) and a system
 /// cgroup streaming files and keeping 300 MiB of anon, on 1 GiB.
@@ -50,17 +51,9 @@ cgroup = "system"
 "#;
 
 fn run(low: &str, mode: &str) -> Results {
-    let sets = [
-        format!("cgroup.0.memory.low={low}"),
-        format!("kernel.memcg_protection={mode}"),
-    ];
-    let sc = scenario::parse_str(STEP, "step.toml", &sets).unwrap_or_else(|e| panic!("{e}"));
-    Simulation::new(sc)
-        .run(RunOptions {
-            check: true,
-            progress: None,
-        })
-        .unwrap_or_else(|e| panic!("{e}"))
+    let low = format!("cgroup.0.memory.low={low}");
+    let mode = format!("kernel.memcg_protection={mode}");
+    common::run_checked(STEP, &[&low, &mode])
 }
 
 fn pgscan_per_sec(r: &Results, cg: &str) -> f64 {
@@ -144,14 +137,7 @@ rate = 100000
 "#;
 
 fn run_text(text: &str, sets: &[&str]) -> Results {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let sc = scenario::parse_str(text, "t.toml", &sets).unwrap_or_else(|e| panic!("{e}"));
-    Simulation::new(sc)
-        .run(RunOptions {
-            check: true,
-            progress: None,
-        })
-        .unwrap_or_else(|e| panic!("{e}"))
+    common::run_checked(text, sets)
 }
 
 #[test]

@@ -4,17 +4,11 @@
 //! page copy 400 ns, unmap/free 300 ns a page.
 
 use reclaimsim::report::results::Results;
-use reclaimsim::scenario;
-use reclaimsim::sim::{RunOptions, Simulation};
+
+mod common;
 
 fn run(text: &str) -> Results {
-    let sc = scenario::parse_str(text, "test.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
-    Simulation::new(sc)
-        .run(RunOptions {
-            check: true,
-            progress: None,
-        })
-        .unwrap_or_else(|e| panic!("{e}"))
+    common::run_checked(text, &[])
 }
 
 fn close(got: f64, want: f64, tolerance: f64) -> bool {
