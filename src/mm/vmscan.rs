@@ -629,7 +629,7 @@ impl Mm {
             return 0;
         }
         let nr_taken = taken.len() as u64;
-        let (nr_reclaimed, stat, survivors) = self.shrink_folio_list(taken, sc, memcg, false);
+        let (nr_reclaimed, stat, survivors) = self.shrink_folio_list(taken, sc, sc.target, false);
         // move_folios_to_lru: activated pages age the non-resident clock.
         for pfn in survivors {
             self.frames[pfn as usize].list = on::NONE;
