@@ -137,17 +137,25 @@ pub fn run_charts(ts: &Csv, r: &Results) -> Vec<Chart> {
     };
     let memory = Chart {
         file: "memory".into(),
-        title: "Memory by type".into(),
+        title: "Memory by type and cgroup".into(),
         x_label: "time (s)".into(),
         y_label: "MiB".into(),
         log_x: false,
-        series: vec![
+        series: [
             s("free", column("nr_free_pages", mib)),
             s("anon", sum(&["nr_inactive_anon", "nr_active_anon"], mib)),
             s("file", sum(&["nr_inactive_file", "nr_active_file"], mib)),
             s("dirty", column("nr_dirty", mib)),
             s("zram pool", column("zram_pool_pages", mib)),
-        ],
+        ]
+        .into_iter()
+        .chain(
+            ts.header
+                .iter()
+                .filter_map(|h| h.strip_prefix("memory.current:").map(|p| (h, p)))
+                .map(|(h, p)| s(&format!("cgroup {p}"), column(h, mib))),
+        )
+        .collect(),
     };
     let rates = [
         "pgscan_kswapd",

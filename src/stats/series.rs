@@ -35,6 +35,8 @@ pub struct TimeSeries {
     pub rows: Vec<Vec<f64>>,
     last_ev: Option<[u64; NR_EVENTS]>,
     last_t_ns: u64,
+    /// Extra columns after `COLUMNS`: `memory.current:<path>` (pages) per cgroup.
+    pub cgroup_columns: Vec<String>,
 }
 
 impl TimeSeries {
@@ -57,6 +59,16 @@ impl TimeSeries {
             }
         };
         let swap_used = mm.swap.as_ref().map_or(0, |s| s.nr_used_slots());
+        if self.cgroup_columns.is_empty() {
+            self.cgroup_columns = mm
+                .memcg
+                .cgs
+                .iter()
+                .skip(1)
+                .map(|c| format!("memory.current:{}", c.path))
+                .collect();
+        }
+        let cgroups = (1..mm.memcg.cgs.len()).map(|m| mm.memcg.counters.c[m].usage as f64);
         self.rows.push(vec![
             t_ns as f64 / 1e9,
             mm.nr_free_pages() as f64,
@@ -81,6 +93,7 @@ impl TimeSeries {
             pct(psi_some_ns),
             pct(psi_full_ns),
         ]);
+        self.rows.last_mut().expect("pushed").extend(cgroups);
         self.last_ev = Some(mm.vmstat.ev);
         self.last_t_ns = t_ns;
     }
@@ -88,6 +101,10 @@ impl TimeSeries {
     /// The CSV text: a header, then one line per row (integers where exact).
     pub fn to_csv(&self) -> String {
         let mut s = COLUMNS.join(",");
+        for c in &self.cgroup_columns {
+            s.push(',');
+            s.push_str(c);
+        }
         s.push('\n');
         for r in &self.rows {
             let cells: Vec<String> = r
