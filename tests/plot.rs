@@ -16,12 +16,15 @@ nr_cpus = 2
 [machine.swap]
 type = "zram"
 size = "512M"
+[[cgroup]]
+path = "svc"
 [[workload]]
 name = "db"
 kind = "anon"
 size = "300M"
 pattern = "uniform"
 rate = 200000
+cgroup = "svc"
 [[workload]]
 name = "scan"
 kind = "file-read"
@@ -76,13 +79,14 @@ fn run_charts_have_their_series_and_axes() {
         (
             "memory",
             &[
-                "Memory by type",
+                "Memory by type and cgroup",
                 "time (s)",
                 "MiB",
                 "free",
                 "anon",
                 "file",
                 "zram pool",
+                "cgroup svc",
             ],
         ),
         (
