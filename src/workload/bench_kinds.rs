@@ -91,7 +91,6 @@ pub struct Fio {
     pub bs_pages: u32,
     pub blocks: u64,
     pub read_u32: u32,
-    pub iodepth: u32,
 }
 
 impl Fio {
@@ -107,7 +106,6 @@ impl Fio {
             bs_pages,
             blocks: (pages / bs_pages as u64).max(1),
             read_u32: prob_u32(cfg.rwmixread.unwrap_or(50) as f64 / 100.0),
-            iodepth: cfg.iodepth.unwrap_or(1),
         }
     }
 
