@@ -231,40 +231,23 @@ impl Mm {
                 ));
             }
         }
-        // memcg charges: every charged page counted once, up the hierarchy.
-        let mut local = vec![0u64; self.memcg.cgs.len()];
+        // memcg charges: every charged page counted once, up the hierarchy; likewise
+        // every used swap slot for memory.swap.current.
+        let mut pages = vec![0u64; self.memcg.cgs.len()];
         for f in &self.frames {
             if f.test(pg::CHARGED) {
-                local[f.memcg as usize] += 1;
+                pages[f.memcg as usize] += 1;
             }
         }
-        for m in 0..self.memcg.cgs.len() {
-            let want: u64 = self.memcg.subtree(m).iter().map(|&c| local[c]).sum();
-            let got = self.memcg.counters.c[m].usage;
-            if got != want {
-                return Err(format!(
-                    "memcg {} usage {got} but {want} charged pages",
-                    self.memcg.cgs[m].path
-                ));
-            }
-        }
-        // memory.swap.current: every used swap slot charged to its memcg, up the tree.
+        self.check_charges(pages, &self.memcg.counters, "usage")?;
         if let Some(sw) = &self.swap {
-            let mut local = vec![0u64; self.memcg.cgs.len()];
+            let mut slots = vec![0u64; self.memcg.cgs.len()];
             for s in 0..sw.nr_slots {
                 if sw.slot(s) != pte::NONE {
-                    local[sw.slot_memcg[s as usize] as usize] += 1;
+                    slots[sw.slot_memcg[s as usize] as usize] += 1;
                 }
             }
-            for m in 0..self.memcg.cgs.len() {
-                let want: u64 = self.memcg.subtree(m).iter().map(|&c| local[c]).sum();
-                if self.memcg.swap.c[m].usage != want {
-                    return Err(format!(
-                        "memcg {} swap usage {} but {want} slots",
-                        self.memcg.cgs[m].path, self.memcg.swap.c[m].usage
-                    ));
-                }
-            }
+            self.check_charges(slots, &self.memcg.swap, "swap usage")?;
         }
         if let Some(sw) = &self.swap {
             // Every used slot is referenced by a PTE or held by a swap-cache page.
@@ -295,6 +278,32 @@ impl Mm {
             if used != refs {
                 return Err(format!(
                     "{used} swap slots in use but {refs} references to them"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Rolls per-memcg counts up the tree (a parent's id is below its children's) and
+    /// compares them with the hierarchical page counters.
+    fn check_charges(
+        &self,
+        mut counts: Vec<u64>,
+        counters: &super::page_counter::Counters,
+        what: &str,
+    ) -> Result<(), String> {
+        for m in (1..counts.len()).rev() {
+            let p = self.memcg.cgs[m]
+                .parent
+                .expect("non-root memcg has a parent");
+            counts[p] += counts[m];
+        }
+        for (m, &want) in counts.iter().enumerate() {
+            let got = counters.c[m].usage;
+            if got != want {
+                return Err(format!(
+                    "memcg {} {what} {got} but {want} charged",
+                    self.memcg.cgs[m].path
                 ));
             }
         }

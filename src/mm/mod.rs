@@ -185,7 +185,6 @@ pub struct Mm {
     pub vmstat: VmStat,
     pub out: Vec<Out>,
     pub oom_events: Vec<OomEvent>,
-    pub nr_workloads: usize,
     /// Workloads the OOM killer has killed.
     pub workload_dead: Vec<bool>,
     /// CPU time spent in direct reclaim, all tasks.
@@ -265,7 +264,6 @@ impl Mm {
             vmstat: VmStat::default(),
             out: Vec::new(),
             oom_events: Vec::new(),
-            nr_workloads: sc.workloads.len(),
             workload_dead: vec![false; sc.workloads.len()],
             direct_reclaim_ns: 0,
             blocked_until: None,

@@ -33,7 +33,7 @@ impl Mm {
     fn select_and_kill(&mut self, within: Option<usize>) -> bool {
         let allowed = within.map(|m| self.memcg.subtree(m));
         let mut chosen: Option<(u64, usize)> = None;
-        for w in 0..self.nr_workloads {
+        for w in 0..self.workload_dead.len() {
             if self.workload_dead[w] {
                 continue;
             }
