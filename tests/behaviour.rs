@@ -259,7 +259,10 @@ size = "200M"
 pattern = "sequential"
 rate = 20000
 "#,
-        &[],
+        // Today's kernel: no NOPROGRESS sleeps when nothing waits for writeback
+        // (as merged in v5.16-rc1 each failed attempt slept 500 ms; see
+        // `noprogress_throttle_as_merged_delays_the_oom`).
+        &["kernel.reclaim_throttle=throttle-current"],
     );
     assert_eq!(r.vm("oom_kill"), 1);
     assert_eq!(r.events.len(), 1);
@@ -406,11 +409,51 @@ size = "255M"
 pattern = "sequential"
 rate = 200000
 "#,
-        &[],
+        // Today's kernel: no NOPROGRESS sleeps when nothing waits for writeback
+        // (as merged in v5.16-rc1 each failed attempt slept 500 ms; see
+        // `noprogress_throttle_as_merged_delays_the_oom`).
+        &["kernel.reclaim_throttle=throttle-current"],
     );
     assert_eq!(r.reclaim.kswapd_failures, 16);
     assert_eq!(r.vm("pageoutrun"), 16);
     assert_eq!(r.vm("pgsteal_kswapd") + r.vm("pgsteal_direct"), 0);
     assert!(r.vm("allocstall_normal") + r.vm("allocstall_dma32") > 0);
     assert_eq!(r.vm("oom_kill"), 1);
+}
+
+#[test]
+fn noprogress_throttle_as_merged_delays_the_oom() {
+    // The hopeless node of `kswapd_gives_up_on_a_hopeless_node`, under the throttling
+    // as merged in v5.16-rc1: every direct reclaim attempt ends at priority 1 with
+    // nothing reclaimed and sleeps VMSCAN_THROTTLE_NOPROGRESS for HZ/2 (500 ms), and
+    // nothing wakes it (no reclaimer ever makes progress). The OOM decision comes after
+    // MAX_RECLAIM_RETRIES + 1 = 17 such attempts: about 17 × 0.5 s = 8.5 s after the
+    // first one, which comes once the hog has filled memory (255M at 200k pages/s:
+    // about 0.33 s). Today's kernel skips the sleep (nothing waits for writeback).
+    let text = r#"
+[run]
+duration = "12s"
+[machine]
+memory = "256M"
+[kernel]
+reclaim_throttle = "throttle"
+[[workload]]
+name = "hog"
+kind = "anon"
+size = "255M"
+pattern = "sequential"
+rate = 200000
+"#;
+    let r = run(text, &[]);
+    assert_eq!(r.vm("oom_kill"), 1);
+    let t = r.events[0].time_ns as f64 / 1e9;
+    assert!((8.5..9.5).contains(&t), "OOM kill at {t:.2}s");
+    let np = &r.reclaim_throttle["VMSCAN_THROTTLE_NOPROGRESS"];
+    assert_eq!((np.count, np.timed_out), (17, 17));
+    assert_eq!(np.usec_delayed.get(&500_000), Some(&17));
+    let now = run(text, &["kernel.reclaim_throttle=throttle-current"]);
+    assert!(now.events[0].time_ns < 1_000_000_000);
+    assert!(!now
+        .reclaim_throttle
+        .contains_key("VMSCAN_THROTTLE_NOPROGRESS"));
 }

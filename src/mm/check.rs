@@ -88,6 +88,7 @@ impl Mm {
         let mut lru_total = 0u64;
         let mut zone_lru = vec![[0u64; lru::NR_LRU_LISTS]; self.zones.len()];
         let (mut dirty, mut writeback) = (0u64, 0u64);
+        let mut write_pending = [0u64; super::zone::MAX_NR_ZONES];
         for (memcg, v) in self.lruvecs.iter().enumerate() {
             for l in 0..lru::NR_LRU_LISTS {
                 let mut per_zone = vec![0u64; self.zones.len()];
@@ -118,6 +119,10 @@ impl Mm {
                     if f.test(pg::WRITEBACK) {
                         writeback += 1;
                     }
+                    // NR_FILE_DIRTY + NR_WRITEBACK: a page redirtied under writeback
+                    // counts in both.
+                    write_pending[f.zone as usize] += (f.test(pg::DIRTY) && f.is_file_lru()) as u64
+                        + f.test(pg::WRITEBACK) as u64;
                 }
                 if len != v.lists[l].len {
                     return Err(format!(
@@ -153,6 +158,12 @@ impl Mm {
             return Err(format!(
                 "nr_dirty {} but {dirty} dirty file pages",
                 self.wb.nr_dirty
+            ));
+        }
+        if write_pending != self.wb.nr_write_pending {
+            return Err(format!(
+                "NR_ZONE_WRITE_PENDING {:?} but {write_pending:?} pages dirty or under writeback",
+                self.wb.nr_write_pending
             ));
         }
         if writeback != self.wb.nr_writeback {

@@ -68,8 +68,8 @@ pub enum KswapdNext {
     NapUntil(u64),
     /// Asleep until woken.
     Sleep,
-    /// Sleeping inside reclaim (waiting for a free request on a full device queue)
-    /// until this time; wake-ups do not cut it short.
+    /// Sleeping inside reclaim until this time: waiting for a free request on a full
+    /// device queue (nothing cuts it short), or throttled (a throttle wake-up may).
     BlockedUntil(u64),
 }
 
@@ -126,8 +126,11 @@ impl Mm {
             return true;
         }
         if self.pgdat_balanced(order, highest_zoneidx) {
+            // clear_pgdat_congested.
             self.kswapd.pgdat_dirty = false;
             self.kswapd.pgdat_writeback = false;
+            self.lruvecs[0].node_congested = false;
+            self.lruvecs[0].cgroup_congested = false;
             return true;
         }
         false
@@ -286,7 +289,8 @@ impl Mm {
                     }
                     break Some(run.sc.order);
                 }
-                if self.cpu_ns >= deadline {
+                // Out of budget, or throttled: go on after the slice or the sleep.
+                if self.cpu_ns >= deadline || self.blocked_until.is_some() {
                     break None;
                 }
             }

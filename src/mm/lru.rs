@@ -25,6 +25,11 @@ pub struct Lruvec {
     /// `snapshot_refaults` (index 0 anon, 1 file).
     pub workingset_activate: [u64; 2],
     pub refaults: [u64; 2],
+    /// LRUVEC_NODE_CONGESTED (set by kswapd) and LRUVEC_CGROUP_CONGESTED (set by
+    /// cgroup reclaim): every dirty page reclaim met was already under writeback and
+    /// tagged for immediate reclaim.
+    pub node_congested: bool,
+    pub cgroup_congested: bool,
 }
 
 impl Lruvec {

@@ -18,6 +18,7 @@ pub mod page;
 pub mod page_alloc;
 pub mod page_counter;
 pub mod swap;
+pub mod throttle;
 pub mod vmscan;
 pub mod workingset;
 pub mod writeback;
@@ -138,6 +139,8 @@ pub enum Out {
     WakeKswapd { at: u64 },
     /// `wakeup_flusher_threads`.
     WakeFlusher { at: u64 },
+    /// A task asleep in a reclaim throttle is woken (`wake_up(&pgdat->reclaim_wait[..])`).
+    WakeTask { task: usize, at: u64 },
     /// The OOM killer chose this workload; its tasks must exit.
     OomKill { workload: usize },
 }
@@ -189,6 +192,13 @@ pub struct Mm {
     pub workload_dead: Vec<bool>,
     /// CPU time spent in direct reclaim, all tasks.
     pub direct_reclaim_ns: u64,
+    /// `kernel.reclaim_throttle`.
+    pub throttle_mode: crate::scenario::ReclaimThrottle,
+    /// Reclaim throttling's wait queues and records.
+    pub reclaim_wait: throttle::ReclaimWait,
+    /// Set when `current` went to sleep in a reclaim throttle (until this time): an
+    /// operation that then completes anyway finishes only after the sleep.
+    pub throttled_until: Option<u64>,
     /// Set when kernel code running for `current` must sleep until this time (a full
     /// device queue, a reclaim throttle). The code returns at once; kswapd resumes
     /// where it stopped, a faulting task retries its fault after the sleep.
@@ -266,6 +276,9 @@ impl Mm {
             oom_events: Vec::new(),
             workload_dead: vec![false; sc.workloads.len()],
             direct_reclaim_ns: 0,
+            throttle_mode: Default::default(),
+            reclaim_wait: Default::default(),
+            throttled_until: None,
             blocked_until: None,
             plug: Vec::new(),
             alloc_no_progress: Vec::new(),
@@ -302,6 +315,7 @@ impl Mm {
             crate::scenario::MemcgProtection::Proportional => vmscan::ProtectionMode::Proportional,
         };
         self.recursiveprot = sc.kernel.memory_recursiveprot;
+        self.throttle_mode = sc.kernel.reclaim_throttle;
         zone::setup_per_zone_wmarks(
             &mut self.zones,
             self.cfg.min_free_kbytes,
@@ -318,6 +332,7 @@ impl Mm {
     pub fn set_nr_tasks(&mut self, n: usize) {
         self.alloc_no_progress = vec![0; n];
         self.over_high = vec![0; n];
+        self.reclaim_wait.set_nr_tasks(n);
     }
 
     /// Asks `current` to sleep until `t` (the earliest request wins).

@@ -293,6 +293,9 @@ impl Mm {
         // Bounds a pathological livelock (reclaim "progresses" but every freed page is
         // taken again before the retry); the kernel relies on the OOM path eventually.
         let mut loops = 0u32;
+        // A retry after a throttled reclaim attempt that had used up the retries goes
+        // straight to the OOM decision, as the kernel does once the sleep ends.
+        let mut exhausted = no_progress_loops > MAX_RECLAIM_RETRIES;
         loop {
             loops += 1;
             if gfp.kswapd_reclaim {
@@ -301,7 +304,11 @@ impl Mm {
             if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_MIN, flags) {
                 return Some(p);
             }
-            let progress = self.try_to_free_pages(order, gfp);
+            let progress = if exhausted {
+                0
+            } else {
+                self.try_to_free_pages(order, gfp)
+            };
             if progress > 0 {
                 if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_MIN, flags) {
                     self.blocked_until = None;
@@ -309,16 +316,29 @@ impl Mm {
                 }
             }
             if self.blocked_until.is_some() {
-                // Reclaim sleeps (a full device queue): give up this attempt; the fault
-                // is retried after the sleep, with the loop count remembered.
+                // Reclaim sleeps (a full device queue, a throttle): give up this attempt;
+                // the fault is retried after the sleep, with the loop count remembered.
+                // A throttle ends a whole reclaim attempt (the kernel sleeps inside it
+                // and then finishes it), so it counts towards the retries.
+                if self.throttled_until.is_some() && progress == 0 {
+                    no_progress_loops += 1;
+                }
                 if let Some(t) = task {
                     self.alloc_no_progress[t] = no_progress_loops;
                 }
                 return None;
             }
-            if loops < 1000
+            if !exhausted
+                && loops < 1000
                 && self.should_reclaim_retry(gfp, order, progress > 0, &mut no_progress_loops)
             {
+                if self.blocked_until.is_some() {
+                    // congestion_wait before the retry: retry after the sleep.
+                    if let Some(t) = task {
+                        self.alloc_no_progress[t] = no_progress_loops;
+                    }
+                    return None;
+                }
                 continue;
             }
             // __alloc_pages_may_oom: one last try at HIGH, then the OOM killer.
@@ -343,6 +363,7 @@ impl Mm {
             }
             no_progress_loops = 0;
             loops = 0;
+            exhausted = false;
         }
     }
 
@@ -364,21 +385,33 @@ impl Mm {
             return false;
         }
         let anon = self.can_reclaim_anon();
-        (0..=gfp.highest_zoneidx).any(|zi| {
+        for zi in 0..=gfp.highest_zoneidx {
             let z = &self.zones[zi];
             if !z.is_managed() {
-                return false;
+                continue;
             }
-            let available = z.reclaimable_pages(anon) + z.nr_free_pages;
-            zone_watermark_ok(
+            let reclaimable = z.reclaimable_pages(anon);
+            let available = reclaimable + z.nr_free_pages;
+            if zone_watermark_ok(
                 z,
                 order,
                 z.wmark(WMARK_MIN),
                 gfp.highest_zoneidx,
                 AllocFlags::default(),
                 available,
-            )
-        })
+            ) {
+                // ≤ v5.15: no progress and mostly dirty or under writeback: wait for
+                // some I/O before retrying (removed with the reclaim_throttle series).
+                if !progress
+                    && self.throttle_mode == crate::scenario::ReclaimThrottle::CongestionWait
+                    && 2 * self.wb.nr_write_pending[zi] > reclaimable
+                {
+                    self.congestion_wait();
+                }
+                return true;
+            }
+        }
+        false
     }
 }
 

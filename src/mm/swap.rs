@@ -190,6 +190,8 @@ impl Mm {
                 self.count(Ev::Pswpout, 1);
                 self.vmscan_write(pfn);
                 self.count(Ev::PgpgOut, 4);
+                // zram completes the write at once: folio_end_writeback runs now.
+                self.acct_reclaim_writeback(1);
                 PageOut::Done
             }
             Some(SwapKind::Disk) => {

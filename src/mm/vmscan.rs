@@ -8,8 +8,10 @@
 
 use super::page::{lru, on, pg, pte, Pfn};
 use super::page_alloc::Gfp;
+use super::throttle::Sleep;
 use super::zone::{int_sqrt, WMARK_HIGH};
 use super::{Current, Mm, SpaceKind};
+use crate::scenario::ReclaimThrottle;
 use crate::stats::trace::{reclaim_flags, Tp};
 use crate::stats::vmstat::Ev;
 
@@ -609,6 +611,17 @@ impl Mm {
         sc: &mut ScanControl,
     ) -> u64 {
         let file = l & lru::FILE != 0;
+        if self.too_many_isolated(file) {
+            // Parallel reclaimers hold too much off the LRU: wait a bit, then give up
+            // this call (the sleep ends the reclaim here; it resumes after it).
+            if self.throttle_mode == ReclaimThrottle::CongestionWait {
+                self.msleep_too_many_isolated();
+            } else {
+                self.reclaim_throttle(Sleep::Isolated);
+            }
+            return 0;
+        }
+        let isolated_at = self.clock();
         let (taken, nr_scanned) = self.isolate_lru_folios(nr_to_scan, l, memcg, sc);
         let kswapd = self.is_kswapd();
         self.count_reclaim(
@@ -630,6 +643,10 @@ impl Mm {
         }
         let nr_taken = taken.len() as u64;
         let (nr_reclaimed, stat, survivors) = self.shrink_folio_list(taken, sc, sc.target, false);
+        // NR_ISOLATED_*: the batch was off the LRU while shrink_folio_list ran.
+        let now = self.clock();
+        self.reclaim_wait
+            .note_isolated(isolated_at, now, nr_taken, file);
         // move_folios_to_lru: activated pages age the non-resident clock.
         for pfn in survivors {
             self.frames[pfn as usize].list = on::NONE;
@@ -951,13 +968,46 @@ impl Mm {
     /// `shrink_node`, second half: node flags from the tallies, progress bookkeeping.
     fn shrink_node_end(&mut self, ns: &NodeScan, sc: &mut ScanControl) {
         let reclaimed = sc.nr_reclaimed - ns.nr_reclaimed_before;
-        if self.is_kswapd() {
+        let kswapd = self.is_kswapd();
+        let legacy = self.throttle_mode == ReclaimThrottle::CongestionWait;
+        if kswapd {
             // The inactive tail is all under writeback, or all dirty and unqueued.
             if sc.nr.writeback > 0 && sc.nr.writeback == sc.nr.taken {
                 self.kswapd.pgdat_writeback = true;
             }
             if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
                 self.kswapd.pgdat_dirty = true;
+            }
+            // Pages tagged for immediate reclaim came round again still under
+            // writeback: the LRU cycles faster than the I/O completes.
+            if sc.nr.immediate > 0 {
+                if legacy {
+                    self.congestion_wait();
+                } else {
+                    self.reclaim_throttle(Sleep::Writeback);
+                }
+            }
+        }
+        // Every dirty page met was already under writeback and tagged: congested.
+        let cgroup_reclaim = sc.target != 0;
+        if (kswapd || cgroup_reclaim) && sc.nr.dirty > 0 && sc.nr.dirty == sc.nr.congested {
+            let lv = &mut self.lruvecs[sc.target];
+            if cgroup_reclaim {
+                lv.cgroup_congested = true;
+            }
+            if kswapd {
+                lv.node_congested = true;
+            }
+        }
+        let lv = &self.lruvecs[sc.target];
+        if !kswapd
+            && matches!(self.current, Current::Task(_))
+            && (lv.node_congested || lv.cgroup_congested)
+        {
+            match self.throttle_mode {
+                ReclaimThrottle::CongestionWait => self.wait_iff_congested(),
+                ReclaimThrottle::Throttle => self.reclaim_throttle(Sleep::Writeback),
+                ReclaimThrottle::ThrottleCurrent => self.reclaim_throttle(Sleep::Congested),
             }
         }
         if reclaimed > 0 {
@@ -993,10 +1043,16 @@ impl Mm {
             loop {
                 sc.nr_scanned = 0;
                 self.shrink_node(sc);
+                if self.blocked_until.is_none() {
+                    self.consider_reclaim_throttle(sc);
+                }
                 if self.blocked_until.is_some() {
                     // Sleeping (the allocation is retried after it): report what the
                     // pass got so far.
                     self.snapshot_refaults(0);
+                    if sc.target != 0 {
+                        self.lruvecs[sc.target].cgroup_congested = false;
+                    }
                     return sc.nr_reclaimed;
                 }
                 if sc.nr_reclaimed >= sc.nr_to_reclaim {
@@ -1011,6 +1067,9 @@ impl Mm {
                 }
             }
             self.snapshot_refaults(0);
+            if sc.target != 0 {
+                self.lruvecs[sc.target].cgroup_congested = false;
+            }
             if sc.nr_reclaimed > 0 {
                 return sc.nr_reclaimed;
             }

@@ -27,13 +27,16 @@ pub struct Writeback {
     pub nr_dirty: u64,
     /// NR_WRITEBACK (file and swap writes in flight).
     pub nr_writeback: u64,
+    /// NR_ZONE_WRITE_PENDING per zone: dirty file pages plus pages under writeback.
+    pub nr_write_pending: [u64; super::zone::MAX_NR_ZONES],
     /// I/O completions: (time, sequence, pfn).
     inflight: BinaryHeap<Reverse<(u64, u64, Pfn)>>,
     seq: u64,
 }
 
 impl Writeback {
-    pub fn push_inflight(&mut self, done_ns: u64, pfn: Pfn) {
+    pub fn push_inflight(&mut self, done_ns: u64, pfn: Pfn, zone: usize) {
+        self.nr_write_pending[zone] += 1;
         self.seq += 1;
         self.inflight.push(Reverse((done_ns, self.seq, pfn)));
         self.nr_writeback += 1;
@@ -66,6 +69,7 @@ impl Mm {
         f.dirtied_ms = now_ms;
         self.wb.dirty_fifo.push_back((now_ms, pfn));
         self.wb.nr_dirty += 1;
+        self.wb.nr_write_pending[f.zone as usize] += 1;
         self.count(Ev::NrDirtied, 1);
         // balance_dirty_pages_ratelimited: over the background threshold, kick the
         // flusher (checked every 32 pages, the ratelimit's order of magnitude).
@@ -109,6 +113,7 @@ impl Mm {
             f.set(pg::RECLAIM);
         }
         self.wb.nr_dirty -= 1;
+        self.wb.nr_write_pending[f.zone as usize] -= 1;
         self.plug.push((pfn, false));
         self.count(Ev::PgpgOut, 4);
     }
@@ -133,7 +138,8 @@ impl Mm {
         let file_done = (nr_file > 0).then(|| self.storage.submit(now, nr_file, true));
         for (pfn, to_swap) in plug {
             let done = if to_swap { swap_done } else { file_done };
-            self.wb.push_inflight(done.expect("submitted"), pfn);
+            let zone = self.frames[pfn as usize].zone as usize;
+            self.wb.push_inflight(done.expect("submitted"), pfn, zone);
         }
     }
 
@@ -145,14 +151,15 @@ impl Mm {
             }
             self.wb.inflight.pop();
             self.wb.nr_writeback -= 1;
+            self.wb.nr_write_pending[self.frames[pfn as usize].zone as usize] -= 1;
             self.end_page_writeback(pfn);
         }
     }
 
     fn end_page_writeback(&mut self, pfn: Pfn) {
-        let f = &mut self.frames[pfn as usize];
-        f.clear(pg::WRITEBACK);
-        if f.is_file_lru() {
+        self.frames[pfn as usize].clear(pg::WRITEBACK);
+        self.acct_reclaim_writeback(1);
+        if self.frames[pfn as usize].is_file_lru() {
             self.count(Ev::NrWritten, 1);
         }
         let f = self.frames[pfn as usize];
@@ -183,6 +190,12 @@ impl Mm {
         let now_ms = (self.now / 1_000_000) as u32;
         let mut written = 0;
         while written < MAX_WRITEBACK_PAGES {
+            // Every request slot busy: the submitter sleeps for a free one (blk-mq tag
+            // allocation), which bounds the writes in flight.
+            if let Some(free_ns) = self.storage.congested(self.clock()) {
+                self.flush_plug();
+                return FlusherNext::RunAt(free_ns);
+            }
             let Some(&(t, pfn)) = self.wb.dirty_fifo.front() else {
                 break;
             };

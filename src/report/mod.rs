@@ -159,6 +159,13 @@ pub fn summary(r: &Results) -> String {
             r.swap.orig_data_size
         );
     }
+    if !r.reclaim_throttle.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nreclaim throttling (sleeps: count usec_delayed reason)"
+        );
+        s.push_str(&throttle_histogram(r));
+    }
     for e in &r.events {
         let _ = writeln!(
             s,
@@ -168,6 +175,24 @@ pub fn summary(r: &Results) -> String {
             e.workload,
             e.rss_pages,
             e.swap_pages
+        );
+    }
+    s
+}
+
+/// The sleeps in reclaim as the seed's tables show them (`sort | uniq -c` of the
+/// tracepoint lines): one line per reason and usec_delayed, with a per-reason total of
+/// sleeps woken early and sleeps that ran the whole timeout.
+pub fn throttle_histogram(r: &Results) -> String {
+    let mut s = String::new();
+    for (reason, t) in &r.reclaim_throttle {
+        for (usec, n) in &t.usec_delayed {
+            let _ = writeln!(s, "  {n:>8} usec_delayed={usec} reason={reason}");
+        }
+        let _ = writeln!(
+            s,
+            "  {:>8} total: {} woken early, {} full timeout  reason={reason}",
+            t.count, t.woken_early, t.timed_out
         );
     }
     s

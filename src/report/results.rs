@@ -29,6 +29,11 @@ pub struct Results {
     pub zones: BTreeMap<String, ZoneResult>,
     /// Per cgroup (memory.current, memory.stat, memory.events); empty until memcg lands.
     pub cgroups: BTreeMap<String, serde_json::Value>,
+    /// Reclaim throttling: per reason (VMSCAN_THROTTLE_*) or legacy sleep
+    /// (writeback_congestion_wait, writeback_wait_iff_congested, msleep_too_many_isolated),
+    /// how many sleeps, how they ended, and the usec_delayed histogram.
+    #[serde(default)]
+    pub reclaim_throttle: BTreeMap<String, ThrottleResult>,
     /// OOM kills, in time order.
     pub events: Vec<EventRecord>,
     /// Timed actions applied, in time order.
@@ -82,6 +87,17 @@ pub struct ReclaimResult {
     pub direct_reclaim_cpu_ns: u64,
     pub kswapd_wakeups: u64,
     pub kswapd_failures: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ThrottleResult {
+    pub count: u64,
+    /// Ended by a wake-up before the timeout.
+    pub woken_early: u64,
+    /// Slept the whole timeout.
+    pub timed_out: u64,
+    /// usec_delayed (as the tracepoint reports it, whole jiffies) → number of sleeps.
+    pub usec_delayed: BTreeMap<u64, u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -393,6 +409,22 @@ impl Results {
             swap,
             zones,
             cgroups,
+            reclaim_throttle: mm
+                .reclaim_wait
+                .stats
+                .iter()
+                .map(|(k, st)| {
+                    (
+                        k.name().to_string(),
+                        ThrottleResult {
+                            count: st.count,
+                            woken_early: st.woken_early,
+                            timed_out: st.timed_out,
+                            usec_delayed: st.usec_delayed.clone(),
+                        },
+                    )
+                })
+                .collect(),
             events,
             actions: sim.actions().to_vec(),
         }

@@ -233,6 +233,20 @@ pub struct Kernel {
     pub memcg_protection: MemcgProtection,
     /// The cgroup2 mount option `memory_recursiveprot`.
     pub memory_recursiveprot: bool,
+    /// How reclaim waits for writeback and for other reclaimers: "congestion_wait"
+    /// (≤ v5.15), "throttle" (reclaim_throttle as merged in v5.16), "throttle-current"
+    /// (today's: the CONGESTED reason, 1-jiffy no-progress sleeps).
+    pub reclaim_throttle: ReclaimThrottle,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReclaimThrottle {
+    #[serde(rename = "congestion_wait")]
+    CongestionWait,
+    #[default]
+    Throttle,
+    ThrottleCurrent,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]

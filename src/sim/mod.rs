@@ -37,6 +37,9 @@ pub struct Task {
     exited: bool,
     /// The CPU it last ran on (PSI attributes its waits there).
     cpu: usize,
+    /// Asleep since this time, in a state PSI counts (memstall or iowait) until it
+    /// runs again: a wake-up may end the sleep before its timer.
+    sleep: Option<(u64, PsiDelta)>,
     pub user_ns: u64,
     pub system_ns: u64,
 }
@@ -119,6 +122,7 @@ impl Simulation {
                     pending: Some((w.start_ns, true)),
                     exited: false,
                     cpu: 0,
+                    sleep: None,
                     user_ns: 0,
                     system_ns: 0,
                 });
@@ -139,6 +143,7 @@ impl Simulation {
             pending: None,
             exited: false,
             cpu: 0,
+            sleep: None,
             user_ns: 0,
             system_ns: 0,
         };
@@ -215,6 +220,7 @@ impl Simulation {
                 Event::IoPoll => {
                     self.io_poll_at = None;
                     self.mm.now = t;
+                    self.mm.cpu_ns = 0;
                     self.mm.complete_io(t);
                 }
                 Event::Sample => {
@@ -331,14 +337,19 @@ impl Simulation {
             match o {
                 Out::WakeKswapd { at } => self.wake(self.kswapd_task, at),
                 Out::WakeFlusher { at } => self.wake(self.flusher_task, at),
+                Out::WakeTask { task, at } => {
+                    let since = self.tasks[task].sleep.map_or(0, |(t, _)| t);
+                    self.wake(task, at.max(since));
+                }
                 Out::OomKill { workload } => {
                     self.workloads[workload].killed_at = Some(self.now);
-                    for task in self.tasks.iter_mut() {
-                        if matches!(task.kind, TaskKind::Worker { workload: w, .. } if w == workload)
-                        {
-                            task.exited = true;
-                            task.pending = None;
-                            task.gen += 1;
+                    for task in 0..self.tasks.len() {
+                        let t = &mut self.tasks[task];
+                        if matches!(t.kind, TaskKind::Worker { workload: w, .. } if w == workload) {
+                            t.exited = true;
+                            t.pending = None;
+                            t.gen += 1;
+                            self.end_sleep(task, self.now);
                         }
                     }
                 }
@@ -381,10 +392,37 @@ impl Simulation {
         );
     }
 
+    /// The PSI cgroups a task's states count in: its workload's cgroup and ancestors.
+    fn task_cgroups(&self, task: usize) -> Vec<usize> {
+        match self.tasks[task].kind {
+            TaskKind::Worker { workload, .. } => self
+                .mm
+                .memcg
+                .ancestors(self.mm.workload_memcg[workload])
+                .filter(|&m| m != 0)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// A sleeping task runs again (or exits) at `now`: its PSI sleep state ends, and
+    /// so does any reclaim throttle it was in.
+    fn end_sleep(&mut self, task: usize, now: u64) {
+        let cpu = self.tasks[task].cpu;
+        if let Some((_, d)) = self.tasks[task].sleep.take() {
+            self.psi.record(now, cpu, d.negated());
+            for m in self.task_cgroups(task) {
+                self.cg_psi[m].record(now, cpu, d.negated());
+            }
+        }
+        self.mm.throttle_finish(task, cpu, now);
+    }
+
     fn on_ready(&mut self, task: usize, gen: u32) {
         if self.tasks[task].gen != gen || self.tasks[task].exited {
             return;
         }
+        self.end_sleep(task, self.now);
         // The earliest-free CPU, lowest index on ties; if none is free (or others are
         // already waiting), join the run queue.
         let (cpu, free_at) = self
@@ -440,7 +478,10 @@ impl Simulation {
                     KswapdNext::Run => self.set_timer(task, end, false),
                     KswapdNext::NapUntil(t) => self.set_timer(task, t.max(end), true),
                     KswapdNext::Sleep => {}
-                    KswapdNext::BlockedUntil(t) => self.set_timer(task, t.max(end), false),
+                    KswapdNext::BlockedUntil(t) => {
+                        let wakeable = self.mm.reclaim_wait.is_wakeable(task, t.max(end));
+                        self.set_timer(task, t.max(end), wakeable);
+                    }
                 }
                 end
             }
@@ -489,12 +530,7 @@ impl Simulation {
         t.user_ns += rep.user_ns;
         t.system_ns += rep.system_ns;
         // PSI: system-wide, and for the workload's cgroup and its ancestors.
-        let cgroups: Vec<usize> = self
-            .mm
-            .memcg
-            .ancestors(self.mm.workload_memcg[wi])
-            .filter(|&m| m != 0)
-            .collect();
+        let cgroups = self.task_cgroups(task);
         let record = |psi: &mut Psi| {
             psi.interval(start, end, cpu, PsiDelta::RUN);
             for s in &rep.stalls {
@@ -507,23 +543,27 @@ impl Simulation {
                 };
                 psi.interval(s.start_ns, s.start_ns + s.len_ns, cpu, d);
             }
-            if let SliceEnd::Blocked { until_ns, memstall } = end_kind {
-                let d = if memstall {
-                    PsiDelta::STALL_WAIT
-                } else {
-                    PsiDelta::IOWAIT
-                };
-                psi.interval(end, until_ns, cpu, d);
+            // A sleep's state starts now and ends when the task runs again.
+            if let SliceEnd::Blocked { memstall, .. } = end_kind {
+                psi.record(end, cpu, sleep_state(memstall));
             }
         };
         record(&mut self.psi);
         for m in cgroups {
             record(&mut self.cg_psi[m]);
         }
+        if let SliceEnd::Blocked { memstall, .. } = end_kind {
+            self.tasks[task].sleep = Some((end, sleep_state(memstall)));
+        }
         match end_kind {
             SliceEnd::Preempted => self.set_timer(task, end, false),
             SliceEnd::SleepUntil(t) => self.set_timer(task, t, false),
-            SliceEnd::Blocked { until_ns, .. } => self.set_timer(task, until_ns.max(end), false),
+            SliceEnd::Blocked { until_ns, .. } => {
+                // Throttled in reclaim: a wake-up may end the sleep early.
+                let until_ns = until_ns.max(end);
+                let wakeable = self.mm.reclaim_wait.is_wakeable(task, until_ns);
+                self.set_timer(task, until_ns, wakeable)
+            }
             SliceEnd::Exit => self.tasks[task].exited = true,
             SliceEnd::AllocFailed => {
                 // The allocation failed and the OOM killer found nothing else to kill:
@@ -563,5 +603,14 @@ impl Simulation {
 
     pub fn slices(&self) -> u64 {
         self.slices
+    }
+}
+
+/// What PSI counts a blocked task as: a memory stall, or waiting for I/O.
+fn sleep_state(memstall: bool) -> PsiDelta {
+    if memstall {
+        PsiDelta::STALL_WAIT
+    } else {
+        PsiDelta::IOWAIT
     }
 }

@@ -26,6 +26,9 @@ trace_events! {
     LruShrinkActive => "mm_vmscan_lru_shrink_active",
     WriteFolio => "mm_vmscan_write_folio",
     MarkVictim => "mark_victim",
+    VmscanThrottled => "mm_vmscan_throttled",
+    WritebackCongestionWait => "writeback_congestion_wait",
+    WritebackWaitIffCongested => "writeback_wait_iff_congested",
 }
 
 /// Default cap on trace lines.

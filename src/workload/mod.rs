@@ -357,7 +357,27 @@ impl Ctx<'_> {
         mm.cpu_ns = 0;
         mm.stall_ns = 0;
         mm.blocked_until = None;
+        mm.throttled_until = None;
         let mut r = f(mm);
+        // Reclaim throttled the task but the operation went through (the pages it had
+        // reclaimed before sleeping sufficed): it completes after the sleep.
+        if let Some(t) = mm.throttled_until.take() {
+            match r {
+                FaultResult::Done => {
+                    r = FaultResult::Blocked {
+                        until_ns: t,
+                        memstall: true,
+                    }
+                }
+                FaultResult::Blocked { until_ns, memstall } if until_ns < t => {
+                    r = FaultResult::Blocked {
+                        until_ns: t,
+                        memstall,
+                    }
+                }
+                _ => {}
+            }
+        }
         // Back to user space: settle charges over memory.high (reclaim, maybe a sleep).
         if r == FaultResult::Done {
             if let Some(until_ns) = mm.mem_cgroup_handle_over_high() {
