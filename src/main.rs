@@ -85,9 +85,14 @@ enum Cmd {
     /// Compare runs mmtests-style, the first as the baseline: latency, throughput, CPU
     /// time and reclaim counters, with % gains and Welch's t-test significance.
     Compare {
-        /// Run directories holding results.json (or results.json files).
-        #[arg(required = true, num_args = 2.., value_name = "RUN")]
+        /// Run directories holding results.json (or results.json files); with --by,
+        /// one sweep directory.
+        #[arg(required = true, num_args = 1.., value_name = "RUN")]
         runs: Vec<PathBuf>,
+        /// Compare the points of one sweep directory: a column per value of this swept
+        /// key, the other swept values as row suffixes (`mmap-4`), counters summed.
+        #[arg(long, value_name = "KEY")]
+        by: Option<String>,
         /// Output format.
         #[arg(long, default_value = "text", value_parser = ["text", "md", "csv", "json"])]
         format: String,
@@ -285,9 +290,21 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        Cmd::Compare { runs, format } => {
+        Cmd::Compare { runs, format, by } => {
             let format = format.parse().expect("clap checked the format");
-            match report::compare::compare_paths(&runs, format) {
+            let out = match (&by, runs.as_slice()) {
+                (Some(key), [dir]) => report::compare::compare_sweep(dir, key, format),
+                (Some(_), _) => {
+                    eprintln!("error: --by compares the points of one sweep directory");
+                    return ExitCode::from(2);
+                }
+                (None, [_]) => {
+                    eprintln!("error: compare needs two or more runs (or one sweep and --by)");
+                    return ExitCode::from(2);
+                }
+                (None, _) => report::compare::compare_paths(&runs, format),
+            };
+            match out {
                 Ok(out) => {
                     print!("{out}");
                     ExitCode::SUCCESS

@@ -16,11 +16,13 @@ use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// One point: its index and the value of each swept key.
+/// One point: its index, the value of each swept key, and the keys set along with them
+/// (`with`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
     pub index: usize,
     pub values: Vec<(String, toml::Value)>,
+    pub linked: Vec<(String, toml::Value)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -53,22 +55,31 @@ pub struct SweepOutcome {
 
 /// The points of a sweep, first parameter outermost.
 pub fn points(sw: &Sweep) -> Vec<Point> {
-    let mut out = vec![Vec::new()];
+    type Kv = Vec<(String, toml::Value)>;
+    let mut out: Vec<(Kv, Kv)> = vec![(Vec::new(), Vec::new())];
     for p in &sw.params {
         out = out
             .into_iter()
-            .flat_map(|prefix: Vec<(String, toml::Value)>| {
-                p.values.iter().map(move |v| {
+            .flat_map(|(prefix, linked)| {
+                p.values.iter().enumerate().map(move |(i, v)| {
                     let mut next = prefix.clone();
                     next.push((p.key.clone(), v.clone()));
-                    next
+                    let mut linked = linked.clone();
+                    for (k, vals) in &p.with {
+                        linked.push((k.clone(), vals[i].clone()));
+                    }
+                    (next, linked)
                 })
             })
             .collect();
     }
     out.into_iter()
         .enumerate()
-        .map(|(index, values)| Point { index, values })
+        .map(|(index, (values, linked))| Point {
+            index,
+            values,
+            linked,
+        })
         .collect()
 }
 
@@ -76,7 +87,7 @@ pub fn points(sw: &Sweep) -> Vec<Point> {
 pub fn point_scenario(base: &Scenario, p: &Point) -> Result<Scenario, String> {
     let mut sc = base.clone();
     sc.sweep = None;
-    for (k, v) in &p.values {
+    for (k, v) in p.values.iter().chain(&p.linked) {
         scenario::set_key(&mut sc, k, v)?;
     }
     Ok(sc)
@@ -96,9 +107,17 @@ fn point_json(p: &Point) -> String {
         .iter()
         .map(|(k, v)| (k.clone(), serde_json::Value::String(value_text(v))))
         .collect();
-    let mut s =
-        serde_json::to_string_pretty(&serde_json::json!({ "index": p.index, "values": values }))
-            .expect("point serialises");
+    let json = if p.linked.is_empty() {
+        serde_json::json!({ "index": p.index, "values": values })
+    } else {
+        let linked: serde_json::Map<String, serde_json::Value> = p
+            .linked
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::String(value_text(v))))
+            .collect();
+        serde_json::json!({ "index": p.index, "values": values, "linked": linked })
+    };
+    let mut s = serde_json::to_string_pretty(&json).expect("point serialises");
     s.push('\n');
     s
 }
@@ -358,10 +377,12 @@ mod tests {
                 SweepParam {
                     key: "a".into(),
                     values: vec![toml::Value::Integer(1), toml::Value::Integer(2)],
+                    with: [("c".to_string(), vec!["p".into(), "q".into()])].into(),
                 },
                 SweepParam {
                     key: "b".into(),
                     values: vec!["x".into(), "y".into(), "z".into()],
+                    with: Default::default(),
                 },
             ],
         };
@@ -379,6 +400,9 @@ mod tests {
             .collect();
         assert_eq!(spelled, ["1x", "1y", "1z", "2x", "2y", "2z"]);
         assert_eq!(p[4].index, 4);
+        // `with` keys follow their parameter's value, adding no dimension.
+        let linked: Vec<String> = p.iter().map(|p| value_text(&p.linked[0].1)).collect();
+        assert_eq!(linked, ["p", "p", "p", "q", "q", "q"]);
     }
 
     #[test]

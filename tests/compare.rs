@@ -405,7 +405,11 @@ fn cli_errors() {
         &["compare", "a", d],
         "workloads.fast.latency_ns: missing field `p90`",
     );
-    // Fewer than two runs, and an unknown format: clap's usage errors.
-    fails(&["compare", "a"], "2 values required");
+    // Fewer than two runs (without --by), --by with several, an unknown format.
+    fails(&["compare", "a"], "compare needs two or more runs");
+    fails(
+        &["compare", "a", "b", "--by", "kernel.x"],
+        "--by compares the points of one sweep directory",
+    );
     fails(&["compare", "a", "b", "--format", "html"], "invalid value");
 }

@@ -721,6 +721,115 @@ pub fn compare_paths(paths: &[PathBuf], format: Format) -> Result<String, LoadEr
     Ok(render(&build(&runs), format))
 }
 
+/// `compare SWEEP_DIR --by KEY`: one column per value of the swept `KEY`, in sweep
+/// order. Each column merges the sweep's points with that value, as mmtests reports a
+/// benchmark that steps through worker counts: a workload's latency and throughput
+/// rows once per combination of the other swept values (`mmap-4`, `mmap-8`), and the
+/// time and /proc/vmstat rows summed over the points.
+pub fn compare_sweep(dir: &Path, by: &str, format: Format) -> Result<String, LoadError> {
+    let err = |path: &Path, reason: String| LoadError {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let mut point_dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| err(dir, e.to_string()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("point-"))
+        })
+        .collect();
+    point_dirs.sort();
+    if point_dirs.is_empty() {
+        return Err(err(dir, "no point-NNN directories: not a sweep".into()));
+    }
+    let mut columns: Vec<(String, Results)> = Vec::new();
+    for pd in &point_dirs {
+        let pj = pd.join("point.json");
+        let text = std::fs::read_to_string(&pj).map_err(|e| err(&pj, e.to_string()))?;
+        let point: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| err(&pj, e.to_string()))?;
+        let values = point["values"]
+            .as_object()
+            .ok_or_else(|| err(&pj, "no `values`".into()))?;
+        let text_of = |v: &serde_json::Value| v.as_str().map_or(v.to_string(), str::to_string);
+        let column = values
+            .get(by)
+            .map(text_of)
+            .ok_or_else(|| err(&pj, format!("`{by}` is not a swept key of this sweep")))?;
+        let label: Vec<String> = values
+            .iter()
+            .filter(|(k, _)| k.as_str() != by)
+            .map(|(_, v)| text_of(v))
+            .collect();
+        let (_, r) = load_run(pd)?;
+        match columns.iter_mut().find(|(c, _)| *c == column) {
+            Some((_, merged)) => merge_point(merged, r, &label.join("-")),
+            None => {
+                let mut merged = r.clone();
+                merged.workloads.clear();
+                merged.tasks.clear();
+                merged.vmstat.clear();
+                merged.reclaim_throttle.clear();
+                merged.duration_ns = 0;
+                merge_point(&mut merged, r, &label.join("-"));
+                columns.push((column, merged));
+            }
+        }
+    }
+    if columns.len() < 2 {
+        return Err(err(
+            dir,
+            format!("`{by}` has one value in this sweep: nothing to compare"),
+        ));
+    }
+    Ok(render(&build(&columns), format))
+}
+
+/// Adds one sweep point's results to a merged column.
+fn merge_point(merged: &mut Results, r: Results, label: &str) {
+    for (name, w) in r.workloads {
+        let name = if label.is_empty() {
+            name
+        } else {
+            format!("{name}-{label}")
+        };
+        merged.workloads.insert(name, w);
+    }
+    for (name, t) in r.tasks {
+        let m = merged
+            .tasks
+            .entry(name)
+            .or_insert(super::results::TaskResult {
+                user_ns: 0,
+                system_ns: 0,
+            });
+        m.user_ns += t.user_ns;
+        m.system_ns += t.system_ns;
+    }
+    for (k, v) in r.vmstat {
+        *merged.vmstat.entry(k).or_default() += v;
+    }
+    for (k, t) in r.reclaim_throttle {
+        let m = merged
+            .reclaim_throttle
+            .entry(k)
+            .or_insert(super::results::ThrottleResult {
+                count: 0,
+                woken_early: 0,
+                timed_out: 0,
+                usec_delayed: Default::default(),
+            });
+        m.count += t.count;
+        m.woken_early += t.woken_early;
+        m.timed_out += t.timed_out;
+        for (usec, n) in t.usec_delayed {
+            *m.usec_delayed.entry(usec).or_default() += n;
+        }
+    }
+    merged.duration_ns += r.duration_ns;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -61,6 +61,10 @@ pub struct SweepParam {
     /// A dotted scenario key, as `--set` takes it.
     pub key: String,
     pub values: Vec<toml::Value>,
+    /// Keys set together with this one, value for value (not a dimension of their own):
+    /// `with = { "workload.2.threads" = [1, 3, 5] }` next to `values = [2, 4, 6]`.
+    #[serde(default)]
+    pub with: std::collections::BTreeMap<String, Vec<toml::Value>>,
 }
 
 fn default_metrics() -> Vec<String> {

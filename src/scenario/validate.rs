@@ -120,6 +120,39 @@ fn check_sweep(sc: &Scenario, c: &mut Checker) {
                 );
             }
         }
+        for (wk, wvals) in &p.with {
+            let at = format!("sweep.param[{i}].with.{wk}");
+            if let Some(first) = seen.insert(wk.as_str(), i) {
+                c.err(
+                    at.clone(),
+                    format!("`{wk}` is swept twice (also sweep.param[{first}])"),
+                );
+            }
+            if wvals.len() != p.values.len() {
+                c.err(
+                    at.clone(),
+                    format!(
+                        "{} values for {} of `{}`: give one per value",
+                        wvals.len(),
+                        p.values.len(),
+                        p.key
+                    ),
+                );
+            }
+            for (j, v) in wvals.iter().enumerate() {
+                let mut probe = base.clone();
+                if let Err(e) = super::apply_key(&mut probe, wk, v) {
+                    if e.bad_key {
+                        c.err(at.clone(), e.to_string());
+                        break;
+                    }
+                    c.err(
+                        format!("{at}[{j}]"),
+                        format!("{wk}: {v} is not a valid value: {}", e.message),
+                    );
+                }
+            }
+        }
     }
     if sw.params.is_empty() {
         c.err("sweep.param", "a sweep needs at least one [[sweep.param]]");
