@@ -40,6 +40,9 @@ pub struct Config {
     pub watermark_scale_factor: u64,
     pub dirty_background_ratio: u64,
     pub dirty_ratio: u64,
+    /// `vm.dirty_bytes` and `vm.dirty_background_bytes` (0 = use the ratio).
+    pub dirty_bytes: u64,
+    pub dirty_background_bytes: u64,
     pub dirty_expire_ns: u64,
     pub dirty_writeback_interval_ns: u64,
     /// `vm.page-cluster`: swap readahead reads 2^page_cluster pages.
@@ -60,6 +63,8 @@ impl Config {
             watermark_scale_factor: vm.watermark_scale_factor as u64,
             dirty_background_ratio: vm.dirty_background_ratio as u64,
             dirty_ratio: vm.dirty_ratio as u64,
+            dirty_bytes: vm.dirty_bytes.0,
+            dirty_background_bytes: vm.dirty_background_bytes.0,
             dirty_expire_ns: vm.dirty_expire_centisecs as u64 * 10_000_000,
             dirty_writeback_interval_ns: vm.dirty_writeback_centisecs as u64 * 10_000_000,
             page_cluster: vm.page_cluster,

@@ -11,6 +11,7 @@
 
 use super::page::{pg, Pfn};
 use super::Mm;
+use crate::scenario::units::PAGE_SIZE;
 use crate::stats::vmstat::Ev;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -74,7 +75,9 @@ impl Mm {
         }
     }
 
-    /// `global_dirtyable_memory` → (background threshold, dirty threshold) in pages.
+    /// `global_dirtyable_memory` → (background threshold, dirty threshold) in pages,
+    /// as `domain_dirty_limits` computes them: `vm.dirty_bytes` /
+    /// `vm.dirty_background_bytes` (rounded up to pages) when set, else the ratios.
     pub fn dirty_thresholds(&self) -> (u64, u64) {
         use super::page::lru;
         let totalreserve: u64 = self
@@ -90,8 +93,14 @@ impl Mm {
             + self.node_lru_pages(lru::INACTIVE_FILE)
             + self.node_lru_pages(lru::ACTIVE_FILE))
         .saturating_sub(totalreserve);
-        let thresh = dirtyable * self.cfg.dirty_ratio / 100;
-        let mut bg = dirtyable * self.cfg.dirty_background_ratio / 100;
+        let thresh = match self.cfg.dirty_bytes {
+            0 => dirtyable * self.cfg.dirty_ratio / 100,
+            bytes => bytes.div_ceil(PAGE_SIZE),
+        };
+        let mut bg = match self.cfg.dirty_background_bytes {
+            0 => dirtyable * self.cfg.dirty_background_ratio / 100,
+            bytes => bytes.div_ceil(PAGE_SIZE),
+        };
         if bg >= thresh {
             bg = thresh / 2;
         }
