@@ -75,10 +75,10 @@ impl Mm {
         }
     }
 
-    /// `global_dirtyable_memory` → (background threshold, dirty threshold) in pages,
-    /// as `domain_dirty_limits` computes them: `vm.dirty_bytes` /
-    /// `vm.dirty_background_bytes` (rounded up to pages) when set, else the ratios.
-    pub fn dirty_thresholds(&self) -> (u64, u64) {
+    /// `global_dirtyable_memory`: free pages above the kernel's reserves
+    /// (`totalreserve_pages`: each zone's largest lowmem reserve plus its high watermark)
+    /// plus the file LRU, + 1 so that it is never 0.
+    pub fn global_dirtyable_memory(&self) -> u64 {
         use super::page::lru;
         let totalreserve: u64 = self
             .zones
@@ -89,16 +89,28 @@ impl Mm {
                 .min(z.managed_pages)
             })
             .sum();
-        let dirtyable = (self.nr_free_pages()
+        let free = self.nr_free_pages();
+        free - free.min(totalreserve)
             + self.node_lru_pages(lru::INACTIVE_FILE)
-            + self.node_lru_pages(lru::ACTIVE_FILE))
-        .saturating_sub(totalreserve);
+            + self.node_lru_pages(lru::ACTIVE_FILE)
+            + 1
+    }
+
+    /// `global_dirty_limits` → `domain_dirty_limits`: (background threshold, dirty
+    /// threshold) in pages. `vm.dirty_bytes` / `vm.dirty_background_bytes` (rounded up to
+    /// pages) when set, else the ratios of dirtyable memory, taken in parts per
+    /// PAGE_SIZE as the kernel does; a background threshold at or above the dirty one
+    /// becomes half of it. (No RT-task boost: workloads are normal tasks.)
+    pub fn dirty_thresholds(&self) -> (u64, u64) {
+        let avail = self.global_dirtyable_memory();
+        let of_avail = |pct: u64| (pct * PAGE_SIZE / 100) * avail / PAGE_SIZE;
         let thresh = match self.cfg.dirty_bytes {
-            0 => dirtyable * self.cfg.dirty_ratio / 100,
+            0 => of_avail(self.cfg.dirty_ratio),
             bytes => bytes.div_ceil(PAGE_SIZE),
-        };
+        }
+        .min(u32::MAX as u64);
         let mut bg = match self.cfg.dirty_background_bytes {
-            0 => dirtyable * self.cfg.dirty_background_ratio / 100,
+            0 => of_avail(self.cfg.dirty_background_ratio),
             bytes => bytes.div_ceil(PAGE_SIZE),
         };
         if bg >= thresh {
