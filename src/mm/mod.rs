@@ -300,6 +300,7 @@ impl Mm {
     /// what the kernel recomputes on a write: watermarks and lowmem reserves.
     pub fn apply_kernel_settings(&mut self, sc: &Scenario) {
         let vm = &sc.kernel.vm;
+        let old_dirty = (self.cfg.dirty_ratio, self.cfg.dirty_bytes);
         self.cfg = Config::from_scenario(sc, self.managed_pages());
         self.protection_mode = match sc.kernel.memcg_protection {
             crate::scenario::MemcgProtection::Cliff => vmscan::ProtectionMode::Cliff,
@@ -317,12 +318,18 @@ impl Mm {
             |i: usize, dflt: u32| vm.lowmem_reserve_ratio.get(i).copied().unwrap_or(dflt);
         let ratio: [u32; MAX_NR_ZONES] = [ratio_at(1, 256), ratio_at(2, 32)];
         zone::setup_per_zone_lowmem_reserve(&mut self.zones, &ratio);
+        // At boot, and when the dirty threshold's sysctl is written with a new value.
+        let first = self.wb.throttle.ratelimit_pages == 0;
+        if first || old_dirty != (self.cfg.dirty_ratio, self.cfg.dirty_bytes) {
+            self.writeback_set_ratelimit(sc.machine.nr_cpus as u64);
+        }
     }
 
     /// Sizes the per-task state (called once the simulator knows its tasks).
     pub fn set_nr_tasks(&mut self, n: usize) {
         self.alloc_no_progress = vec![0; n];
         self.over_high = vec![0; n];
+        self.wb.throttle.task = vec![writeback::TaskDirty::default(); n];
     }
 
     /// Asks `current` to sleep until `t` (the earliest request wins).
