@@ -132,7 +132,7 @@ fn set_overrides() {
         e.to_string(),
         "q.toml:0: kernel.vm.no_such: unknown key (expected one of `swappiness`, \
          `min_free_kbytes`, `watermark_scale_factor`, `lowmem_reserve_ratio`, \
-         `dirty_background_ratio`, `dirty_ratio`, \
+         `dirty_background_ratio`, `dirty_ratio`, `dirty_bytes`, `dirty_background_bytes`, \
          `dirty_expire_centisecs`, `dirty_writeback_centisecs`, `page-cluster`) \
          (from `--set kernel.vm.no_such=1`)"
     );

@@ -87,7 +87,7 @@ impl Mm {
 
         let mut lru_total = 0u64;
         let mut zone_lru = vec![[0u64; lru::NR_LRU_LISTS]; self.zones.len()];
-        let (mut dirty, mut writeback) = (0u64, 0u64);
+        let (mut dirty, mut writeback, mut writeback_file) = (0u64, 0u64, 0u64);
         let mut write_pending = [0u64; super::zone::MAX_NR_ZONES];
         for (memcg, v) in self.lruvecs.iter().enumerate() {
             for l in 0..lru::NR_LRU_LISTS {
@@ -118,6 +118,7 @@ impl Mm {
                     }
                     if f.test(pg::WRITEBACK) {
                         writeback += 1;
+                        writeback_file += f.is_file_lru() as u64;
                     }
                     // NR_FILE_DIRTY + NR_WRITEBACK: a page redirtied under writeback
                     // counts in both.
@@ -170,6 +171,12 @@ impl Mm {
             return Err(format!(
                 "nr_writeback {} but {writeback} pages under writeback",
                 self.wb.nr_writeback
+            ));
+        }
+        if writeback_file != self.wb.nr_writeback_file {
+            return Err(format!(
+                "nr_writeback_file {} but {writeback_file} file pages under writeback",
+                self.wb.nr_writeback_file
             ));
         }
 

@@ -130,7 +130,8 @@ impl Mm {
 
     /// `generic_perform_write`: write() of whole pages `[first, first + n)`. Missing
     /// pages are allocated without reading (the write covers them); all end up dirty.
-    /// The write path does not mark pages accessed.
+    /// The write path does not mark pages accessed. A writer over the dirty limits is
+    /// paused (`balance_dirty_pages`): the write completes when the pause ends.
     pub fn filemap_write(&mut self, space: u32, first: u32, n: u32) -> FaultResult {
         self.charge(self.cfg.costs.syscall_ns + n as u64 * self.cfg.costs.copy_page_ns);
         for idx in first..first + n {
@@ -145,6 +146,14 @@ impl Mm {
             };
             self.folio_mark_dirty(pfn);
         }
-        FaultResult::Done
+        // balance_dirty_pages_ratelimited: the kernel checks after each page copied;
+        // here once per write(), with all its pages counted (see writeback.rs).
+        match self.balance_dirty_pages_ratelimited() {
+            Some(until_ns) => FaultResult::Blocked {
+                until_ns,
+                memstall: false,
+            },
+            None => FaultResult::Done,
+        }
     }
 }

@@ -41,6 +41,9 @@ pub struct Config {
     pub watermark_scale_factor: u64,
     pub dirty_background_ratio: u64,
     pub dirty_ratio: u64,
+    /// `vm.dirty_bytes` and `vm.dirty_background_bytes` (0 = use the ratio).
+    pub dirty_bytes: u64,
+    pub dirty_background_bytes: u64,
     pub dirty_expire_ns: u64,
     pub dirty_writeback_interval_ns: u64,
     /// `vm.page-cluster`: swap readahead reads 2^page_cluster pages.
@@ -61,6 +64,8 @@ impl Config {
             watermark_scale_factor: vm.watermark_scale_factor as u64,
             dirty_background_ratio: vm.dirty_background_ratio as u64,
             dirty_ratio: vm.dirty_ratio as u64,
+            dirty_bytes: vm.dirty_bytes.0,
+            dirty_background_bytes: vm.dirty_background_bytes.0,
             dirty_expire_ns: vm.dirty_expire_centisecs as u64 * 10_000_000,
             dirty_writeback_interval_ns: vm.dirty_writeback_centisecs as u64 * 10_000_000,
             page_cluster: vm.page_cluster,
@@ -308,6 +313,7 @@ impl Mm {
     /// what the kernel recomputes on a write: watermarks and lowmem reserves.
     pub fn apply_kernel_settings(&mut self, sc: &Scenario) {
         let vm = &sc.kernel.vm;
+        let old_dirty = (self.cfg.dirty_ratio, self.cfg.dirty_bytes);
         self.cfg = Config::from_scenario(sc, self.managed_pages());
         self.protection_mode = match sc.kernel.memcg_protection {
             crate::scenario::MemcgProtection::Cliff => vmscan::ProtectionMode::Cliff,
@@ -326,6 +332,11 @@ impl Mm {
             |i: usize, dflt: u32| vm.lowmem_reserve_ratio.get(i).copied().unwrap_or(dflt);
         let ratio: [u32; MAX_NR_ZONES] = [ratio_at(1, 256), ratio_at(2, 32)];
         zone::setup_per_zone_lowmem_reserve(&mut self.zones, &ratio);
+        // At boot, and when the dirty threshold's sysctl is written with a new value.
+        let first = self.wb.throttle.ratelimit_pages == 0;
+        if first || old_dirty != (self.cfg.dirty_ratio, self.cfg.dirty_bytes) {
+            self.writeback_set_ratelimit(sc.machine.nr_cpus as u64);
+        }
     }
 
     /// Sizes the per-task state (called once the simulator knows its tasks).
@@ -333,6 +344,7 @@ impl Mm {
         self.alloc_no_progress = vec![0; n];
         self.over_high = vec![0; n];
         self.reclaim_wait.set_nr_tasks(n);
+        self.wb.throttle.task = vec![writeback::TaskDirty::default(); n];
     }
 
     /// Asks `current` to sleep until `t` (the earliest request wins).

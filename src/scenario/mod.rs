@@ -89,7 +89,9 @@ pub fn parse_str(text: &str, file: &str, sets: &[String]) -> Result<Scenario, Sc
         };
         let key = key.trim();
         let segs = keypath::parse(key).map_err(|m| from(key, m))?;
-        keypath::set(&mut root, &segs, parse_value(value.trim())).map_err(|m| from(key, m))?;
+        let value = parse_value(value.trim());
+        keypath::set(&mut root, &segs, value.clone()).map_err(|m| from(key, m))?;
+        ratio_write_zeroes_bytes(&mut root, &segs, &value);
         applied.push(Override { raw, key, segs });
     }
 
@@ -162,6 +164,7 @@ pub(crate) fn apply_key(sc: &mut Scenario, key: &str, value: &toml::Value) -> Re
         bad_key: false,
     })?;
     keypath::set(&mut root, &segs, value.clone()).map_err(key_err)?;
+    ratio_write_zeroes_bytes(&mut root, &segs, value);
     let mut new: Scenario = serde_path_to_error::deserialize(root).map_err(|e| {
         let d = describe(e);
         KeyError {
@@ -180,6 +183,23 @@ pub(crate) fn apply_key(sc: &mut Scenario, key: &str, value: &toml::Value) -> Re
     validate::normalize(&mut new);
     *sc = new;
     Ok(())
+}
+
+/// What the kernel's handlers for the dirty sysctls do on a write (mm/page-writeback.c
+/// `dirty_ratio_handler`, `dirty_background_ratio_handler`): writing a ratio puts it
+/// back in force by zeroing its `*_bytes` twin. The kernel's vm.dirty_ratio reads 0
+/// while vm.dirty_bytes is in force, so its "only if the value changed" test is a
+/// non-zero write here. A file giving both keys keeps both: the bytes win there, as
+/// in `domain_dirty_limits`. Applies to `--set` flags, timed actions and sweep values.
+fn ratio_write_zeroes_bytes(root: &mut toml::Value, segs: &[Seg], value: &toml::Value) {
+    let twin = match keypath::format(segs).as_str() {
+        "kernel.vm.dirty_ratio" if value.as_integer() != Some(0) => "dirty_bytes",
+        "kernel.vm.dirty_background_ratio" => "dirty_background_bytes",
+        _ => return,
+    };
+    let path = ["kernel", "vm", twin].map(|k| Seg::Key(k.to_string()));
+    // The parents exist: the ratio was just set under them.
+    let _ = keypath::set(root, &path, toml::Value::Integer(0));
 }
 
 /// A `--set` value: TOML if it parses as a value (`10`, `0.5`, `"zipf"`, `[1,2]`), else

@@ -356,6 +356,12 @@ pub struct Vm {
     pub lowmem_reserve_ratio: Vec<u32>,
     pub dirty_background_ratio: u32,
     pub dirty_ratio: u32,
+    /// `vm.dirty_bytes`: the dirty threshold as a size; 0 (the default) = use
+    /// `dirty_ratio`. When non-zero it takes precedence over the ratio, as the kernel's
+    /// `domain_dirty_limits` does (writing either sysctl zeroes the other there).
+    pub dirty_bytes: Bytes,
+    /// `vm.dirty_background_bytes`: likewise for the background threshold.
+    pub dirty_background_bytes: Bytes,
     pub dirty_expire_centisecs: u32,
     pub dirty_writeback_centisecs: u32,
     /// Swap readahead window is 2^page-cluster pages.
@@ -372,6 +378,8 @@ impl Default for Vm {
             lowmem_reserve_ratio: vec![256, 256, 32],
             dirty_background_ratio: 10,
             dirty_ratio: 20,
+            dirty_bytes: Bytes(0),
+            dirty_background_bytes: Bytes(0),
             dirty_expire_centisecs: 3000,
             dirty_writeback_centisecs: 500,
             page_cluster: 3,

@@ -424,12 +424,46 @@ fn check_kernel(k: &Kernel, m: &Machine, c: &mut Checker) {
         0,
         100,
     );
-    if vm.dirty_background_ratio >= vm.dirty_ratio {
+    let (bytes, bg_bytes) = (vm.dirty_bytes, vm.dirty_background_bytes);
+    // With a *_bytes key set the ratios are not what is in force: the pair is checked
+    // only when both thresholds come from the same kind of key. A mixed pair whose
+    // background threshold ends up at or above the dirty one gets the kernel's
+    // fallback (background = dirty / 2) at run time.
+    if bytes.0 == 0 && bg_bytes.0 == 0 && vm.dirty_background_ratio >= vm.dirty_ratio {
         c.err(
             "kernel.vm.dirty_background_ratio",
             format!(
                 "must be below dirty_ratio ({}), got {}",
                 vm.dirty_ratio, vm.dirty_background_ratio
+            ),
+        );
+    }
+    // The kernel's sysctl table: vm.dirty_bytes has a minimum of 2 pages
+    // (`dirty_bytes_min`); either size must come to at most UINT_MAX pages (-ERANGE).
+    if bytes.0 != 0 && bytes.0 < 2 * PAGE_SIZE {
+        c.err(
+            "kernel.vm.dirty_bytes",
+            format!(
+                "must be 0 (use dirty_ratio) or at least 8K (2 pages), got {}",
+                sz(bytes)
+            ),
+        );
+    }
+    for (key, b) in [
+        ("kernel.vm.dirty_bytes", bytes),
+        ("kernel.vm.dirty_background_bytes", bg_bytes),
+    ] {
+        if b.0.div_ceil(PAGE_SIZE) > u32::MAX as u64 {
+            c.err(key, format!("must be below 16T, got {}", sz(b)));
+        }
+    }
+    if bytes.0 != 0 && bg_bytes.0 != 0 && bg_bytes >= bytes {
+        c.err(
+            "kernel.vm.dirty_background_bytes",
+            format!(
+                "must be below dirty_bytes ({}), got {}",
+                sz(bytes),
+                sz(bg_bytes)
             ),
         );
     }

@@ -25,6 +25,8 @@ trace_events! {
     LruShrinkInactive => "mm_vmscan_lru_shrink_inactive",
     LruShrinkActive => "mm_vmscan_lru_shrink_active",
     WriteFolio => "mm_vmscan_write_folio",
+    BalanceDirtyPages => "balance_dirty_pages",
+    BdiDirtyRatelimit => "bdi_dirty_ratelimit",
     MarkVictim => "mark_victim",
     VmscanThrottled => "mm_vmscan_throttled",
     WritebackCongestionWait => "writeback_congestion_wait",
