@@ -196,7 +196,7 @@ impl Mm {
             }
             Some(SwapKind::Disk) => {
                 // A full request queue makes the writer sleep for a free request.
-                let dev = self.swap.as_ref().unwrap().device.as_ref().unwrap();
+                let dev = self.swap.as_mut().unwrap().device.as_mut().unwrap();
                 if let Some(t) = dev.congested(self.now) {
                     self.block_until(t);
                     return PageOut::Keep;

@@ -259,8 +259,8 @@ impl Mm {
             self.start_file_writeback(pfn, false);
             self.charge(self.cfg.costs.reclaim_page_ns);
             written += 1;
-            // Adjacent dirty pages merge into requests of up to 256 KiB.
-            if written % 64 == 0 {
+            // Dirty pages merge into requests of up to 1 MiB (max_sectors_kb).
+            if written % 256 == 0 {
                 self.flush_plug();
             }
         }

@@ -17,6 +17,11 @@ pub struct Device {
     slots_free_at: Vec<u64>,
     /// When the transfer engine is next free.
     xfer_free_at: u64,
+    /// Completion times of the requests allocated and not yet completed.
+    in_flight: std::collections::BinaryHeap<std::cmp::Reverse<u64>>,
+    /// `nr_requests`: the block layer's request pool, 2 × min(queue_depth, 128) as
+    /// blk-mq sizes it with an I/O scheduler; a submitter beyond it sleeps.
+    nr_requests: usize,
     pub reads: u64,
     pub writes: u64,
 }
@@ -31,6 +36,8 @@ impl Device {
             write_ns_per_page: per_page(cfg.write_bandwidth.0),
             slots_free_at: vec![0; cfg.queue_depth.max(1) as usize],
             xfer_free_at: 0,
+            in_flight: Default::default(),
+            nr_requests: 2 * cfg.queue_depth.clamp(1, 128) as usize,
             reads: 0,
             writes: 0,
         }
@@ -57,14 +64,18 @@ impl Device {
         self.xfer_free_at = xfer_start + per_page * nr_pages;
         let done = self.xfer_free_at + lat;
         self.slots_free_at[slot] = done;
+        self.in_flight.push(std::cmp::Reverse(done));
         done
     }
 
-    /// All `queue_depth` slots busy: a submitter must wait (the block layer's tag
-    /// allocation sleeps) until the returned time, when the first one frees.
-    pub fn congested(&self, now: u64) -> Option<u64> {
-        let first_free = self.slots_free_at.iter().copied().min().unwrap_or(0);
-        (first_free > now).then_some(first_free)
+    /// Every request of the pool in flight: a submitter must wait (the block layer's
+    /// request allocation sleeps) until the returned time, when the first completes.
+    pub fn congested(&mut self, now: u64) -> Option<u64> {
+        while self.in_flight.peek().is_some_and(|r| r.0 <= now) {
+            self.in_flight.pop();
+        }
+        (self.in_flight.len() >= self.nr_requests)
+            .then(|| self.in_flight.peek().expect("non-empty").0)
     }
 
     /// How far the transfer engine is booked beyond `now` (a queue-length proxy).
@@ -97,6 +108,19 @@ mod tests {
         assert_eq!(d.submit(0, 1, false), 102_000);
         // An 8-page write at t=1ms: 16 us + 10 us.
         assert_eq!(d.submit(1_000_000, 8, true), 1_026_000);
+    }
+
+    #[test]
+    fn the_request_pool_is_twice_the_queue_depth() {
+        let mut d = dev(2);
+        // Four 1-page writes at t=0: 2 us transfer each, 10 us latency.
+        for i in 0..4 {
+            assert_eq!(d.congested(0), None, "request {i}");
+            d.submit(0, 1, true);
+        }
+        // Pool of 4 full: wait for the first to complete (2 + 10 us).
+        assert_eq!(d.congested(0), Some(12_000));
+        assert_eq!(d.congested(12_000), None);
     }
 
     #[test]
