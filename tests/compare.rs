@@ -143,9 +143,11 @@ fn time_rows() {
     let t = table();
     // User: a 0.5 (batch) + 2.0 (fast) + 0 + 0 + 1.0 (noisy) = 3.5 s; b 2.0 + 1.0 = 3.0 s.
     // System: a 0 + 0.5 + 0 + 0.75 (kswapd0) + 0.25 = 1.5 s; b 0.3 + 0.5 + 0.2 = 1.0 s.
+    // Reclaim: kswapd + direct reclaim CPU, a 0.75 + 0.1 = 0.85 s; b 0.5 + 0 = 0.5 s.
     // Elapsed: duration_ns, 10 s and 8 s. No percentages.
     check(&t, "User", [3.5, 3.0], None, false);
     check(&t, "System", [1.5, 1.0], None, false);
+    check(&t, "Reclaim", [0.85, 0.5], None, false);
     check(&t, "Elapsed", [10.0, 8.0], None, false);
 }
 
@@ -229,6 +231,7 @@ const TEXT_LINES: &[&str] = &[
     "Time (s)",
     "User                             3.50      3.00",
     "System                           1.50      1.00",
+    "Reclaim                          0.85      0.50",
     "Elapsed                         10.00      8.00",
     "Ops",
     "Kswapd efficiency %             80.00     90.00",
@@ -322,8 +325,8 @@ fn cli_csv() {
     assert!(lines.contains(&"Max-90    fast,300,250,16.666667"), "{out}");
     assert!(lines.contains(&"Amean     batch,5000,,"), "{out}");
     assert!(lines.contains(&"Kswapd velocity,10000,7500,"), "{out}");
-    // 12 latency + 6 throughput + 3 time + 19 ops rows, and the header.
-    assert_eq!(lines.len(), 1 + 12 + 6 + 3 + 19);
+    // 12 latency + 6 throughput + 4 time + 19 ops rows, and the header.
+    assert_eq!(lines.len(), 1 + 12 + 6 + 4 + 19);
 }
 
 #[test]
@@ -332,7 +335,7 @@ fn cli_json() {
     let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
     assert_eq!(v["runs"], serde_json::json!(["a", "b"]));
     let rows = v["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 40);
+    assert_eq!(rows.len(), 41);
     let fast = rows
         .iter()
         .find(|r| r["metric"] == "Amean     fast")
@@ -412,4 +415,60 @@ fn cli_errors() {
         "--by compares the points of one sweep directory",
     );
     fails(&["compare", "a", "b", "--format", "html"], "invalid value");
+}
+
+/// A sweep directory of four points: mode old/new × workers 1/2, where old points
+/// hold fixture a's results and new points fixture b's.
+fn sweep_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut i = 0;
+    for (mode, fixture) in [("old", "a"), ("new", "b")] {
+        for workers in ["1", "2"] {
+            let p = dir.path().join(format!("point-{i:03}"));
+            std::fs::create_dir(&p).unwrap();
+            std::fs::copy(
+                data().join(fixture).join("results.json"),
+                p.join("results.json"),
+            )
+            .unwrap();
+            std::fs::write(
+                p.join("point.json"),
+                format!(
+                    r#"{{"index": {i}, "values": {{"mode": "{mode}", "workers": "{workers}"}}}}"#
+                ),
+            )
+            .unwrap();
+            i += 1;
+        }
+    }
+    dir
+}
+
+#[test]
+fn compare_by_a_swept_key() {
+    let dir = sweep_dir();
+    let d = dir.path().to_str().unwrap();
+    let out = stdout(&run(&["compare", d, "--by", "mode", "--format", "csv"]));
+    let lines: Vec<&str> = out.lines().collect();
+    // A column per mode in sweep order; the other swept value suffixes the workload.
+    assert_eq!(lines[0], "metric,old,new,new_pct");
+    assert!(lines.contains(&"Amean     fast-1,200,150,25"), "{out}");
+    assert!(lines.contains(&"Amean     fast-2,200,150,25"), "{out}");
+    // Counters and times add up over the two points of a column: pgscan_kswapd
+    // 2 × 100000 and 2 × 60000 over 2 × 10 s and 2 × 8 s: velocity unchanged.
+    assert!(
+        lines.contains(&"Kswapd pages scanned,200000,120000,"),
+        "{out}"
+    );
+    assert!(lines.contains(&"Kswapd velocity,10000,7500,"), "{out}");
+    assert!(lines.contains(&"Elapsed,20,16,"), "{out}");
+    assert!(lines.contains(&"Reclaim,1.7,1,"), "{out}");
+    // Errors: a key that is not swept; a sweep where it has one value.
+    fails(
+        &["compare", d, "--by", "nope"],
+        "`nope` is not a swept key of this sweep",
+    );
+    std::fs::remove_dir_all(dir.path().join("point-002")).unwrap();
+    std::fs::remove_dir_all(dir.path().join("point-003")).unwrap();
+    fails(&["compare", d, "--by", "mode"], "`mode` has one value");
 }

@@ -12,8 +12,11 @@
 //!   keeps no samples, so Max-90 here is the workload's p90 (`latency_ns.p90`).
 //! - **Throughput**, per workload: `Ops/sec` (`throughput`) and `MB/sec`
 //!   (`bytes_per_sec` / 1e6).
-//! - **Time** (seconds): `User` and `System` summed over all tasks, `Elapsed` the
-//!   simulated duration.
+//! - **Time** (seconds): `User` and `System` summed over all tasks, `Reclaim` the CPU
+//!   time of kswapd and direct reclaim (part of System), `Elapsed` the simulated
+//!   duration.
+//! - After the text and markdown tables, each run's reclaim throttling sleeps
+//!   (`count usec_delayed=N reason=R`, as the seed's tables count tracepoint lines).
 //! - **Ops**: reclaim counters from /proc/vmstat under mmtests' names, and ratios of
 //!   them (a division by zero gives 0).
 //!
@@ -330,6 +333,10 @@ pub fn build(runs: &[(String, Results)]) -> CompareTable {
         plain_row(
             "System",
             col(&|r| r.tasks.values().map(|t| t.system_ns as f64).sum::<f64>() / 1e9),
+        ),
+        plain_row(
+            "Reclaim",
+            col(&|r| (r.reclaim.kswapd_cpu_ns + r.reclaim.direct_reclaim_cpu_ns) as f64 / 1e9),
         ),
         plain_row("Elapsed", col(&secs)),
     ];
@@ -718,7 +725,26 @@ pub fn compare_paths(paths: &[PathBuf], format: Format) -> Result<String, LoadEr
         .iter()
         .map(|p| load_run(p))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(render(&build(&runs), format))
+    Ok(render_with_throttling(&runs, format))
+}
+
+/// The table, then (text and markdown) each run's throttling histogram.
+fn render_with_throttling(runs: &[(String, Results)], format: Format) -> String {
+    let mut out = render(&build(runs), format);
+    if matches!(format, Format::Text | Format::Md) {
+        for (name, r) in runs {
+            if r.reclaim_throttle.is_empty() {
+                continue;
+            }
+            let h = super::throttle_histogram(r);
+            if format == Format::Md {
+                let _ = write!(out, "\nReclaim throttling, {name}:\n\n```\n{h}```\n");
+            } else {
+                let _ = write!(out, "\nReclaim throttling, {name}\n{h}");
+            }
+        }
+    }
+    out
 }
 
 /// `compare SWEEP_DIR --by KEY`: one column per value of the swept `KEY`, in sweep
@@ -772,6 +798,8 @@ pub fn compare_sweep(dir: &Path, by: &str, format: Format) -> Result<String, Loa
                 merged.vmstat.clear();
                 merged.reclaim_throttle.clear();
                 merged.duration_ns = 0;
+                merged.reclaim.kswapd_cpu_ns = 0;
+                merged.reclaim.direct_reclaim_cpu_ns = 0;
                 merge_point(&mut merged, r, &label.join("-"));
                 columns.push((column, merged));
             }
@@ -783,7 +811,7 @@ pub fn compare_sweep(dir: &Path, by: &str, format: Format) -> Result<String, Loa
             format!("`{by}` has one value in this sweep: nothing to compare"),
         ));
     }
-    Ok(render(&build(&columns), format))
+    Ok(render_with_throttling(&columns, format))
 }
 
 /// Adds one sweep point's results to a merged column.
@@ -828,6 +856,8 @@ fn merge_point(merged: &mut Results, r: Results, label: &str) {
         }
     }
     merged.duration_ns += r.duration_ns;
+    merged.reclaim.kswapd_cpu_ns += r.reclaim.kswapd_cpu_ns;
+    merged.reclaim.direct_reclaim_cpu_ns += r.reclaim.direct_reclaim_cpu_ns;
 }
 
 #[cfg(test)]
