@@ -831,9 +831,12 @@ fn merge_point(merged: &mut Results, r: Results, label: &str) {
             .or_insert(super::results::TaskResult {
                 user_ns: 0,
                 system_ns: 0,
+                ops: 0,
+                last_op_ns: None,
             });
         m.user_ns += t.user_ns;
         m.system_ns += t.system_ns;
+        m.ops += t.ops;
     }
     for (k, v) in r.vmstat {
         *merged.vmstat.entry(k).or_default() += v;

@@ -79,6 +79,12 @@ pub const CDF_QUANTILES: [f64; 20] = [
 pub struct TaskResult {
     pub user_ns: u64,
     pub system_ns: u64,
+    /// Workload threads: operations completed (each access of an access loop counts),
+    /// and when the last one completed (null if none did).
+    #[serde(default)]
+    pub ops: u64,
+    #[serde(default)]
+    pub last_op_ns: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -280,11 +286,17 @@ impl Results {
             if t.kind == TaskKind::Kswapd {
                 kswapd_cpu_ns = t.system_ns;
             }
+            let thread = match t.kind {
+                TaskKind::Worker { thread, .. } => Some(sim.thread(thread)),
+                _ => None,
+            };
             tasks.insert(
                 t.name.clone(),
                 TaskResult {
                     user_ns: t.user_ns,
                     system_ns: t.system_ns,
+                    ops: thread.map_or(0, |th| th.ops),
+                    last_op_ns: thread.and_then(|th| th.last_op_ns),
                 },
             );
         }

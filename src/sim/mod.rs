@@ -604,6 +604,11 @@ impl Simulation {
     pub fn slices(&self) -> u64 {
         self.slices
     }
+
+    /// A workload thread's state (the `thread` of a `TaskKind::Worker`).
+    pub fn thread(&self, i: usize) -> &Thread {
+        &self.threads[i]
+    }
 }
 
 /// What PSI counts a blocked task as: a memory stall, or waiting for I/O.

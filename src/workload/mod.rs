@@ -123,6 +123,10 @@ pub struct Thread {
     pub phase: usize,
     pub phase_left: u64,
     pub progress: u64,
+    /// Operations this thread completed (accesses count one each), and when the last
+    /// one did: the evidence that it makes forward progress.
+    pub ops: u64,
+    pub last_op_ns: Option<u64>,
 }
 
 impl Thread {
@@ -140,6 +144,8 @@ impl Thread {
             phase: 0,
             phase_left: 0,
             progress: 0,
+            ops: 0,
+            last_op_ns: None,
         }
     }
 }
@@ -420,6 +426,8 @@ pub fn run_slice(
     if let Some(since) = t.pending_since.take() {
         let bytes = op_bytes(w);
         w.record(clock, since, 1, bytes);
+        t.ops += 1;
+        t.last_op_ns = Some(clock);
         end_of_op(w, t, clock);
     }
     let end = loop {
@@ -480,6 +488,8 @@ pub fn run_slice(
             Step::Op(FaultResult::Done, bytes) => {
                 t.retry = None;
                 w.record(clock, origin, 1, bytes);
+                t.ops += 1;
+                t.last_op_ns = Some(clock);
                 clock += deferred_ns;
                 end_of_op(w, t, clock);
             }
@@ -627,6 +637,8 @@ pub(crate) fn after_hits(
     if hits > 0 {
         let start = cx.clock;
         cx.user(hits * access_ns);
+        t.ops += hits;
+        t.last_op_ns = Some(cx.clock);
         if start >= stats_from {
             stats.record(access_ns, hits, hits * 4096);
             stats.last_op_ns = cx.clock;
