@@ -16,13 +16,15 @@ use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// One point: its index, the value of each swept key, and the keys set along with them
-/// (`with`).
+/// One point: its index, the value of each swept key (or named dimension), and the
+/// keys set along with them (`with`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
     pub index: usize,
     pub values: Vec<(String, toml::Value)>,
     pub linked: Vec<(String, toml::Value)>,
+    /// Columns of `values` that are names, not keys: nothing to set for them.
+    pub labels: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -63,7 +65,7 @@ pub fn points(sw: &Sweep) -> Vec<Point> {
             .flat_map(|(prefix, linked)| {
                 p.values.iter().enumerate().map(move |(i, v)| {
                     let mut next = prefix.clone();
-                    next.push((p.key.clone(), v.clone()));
+                    next.push((p.column().to_string(), v.clone()));
                     let mut linked = linked.clone();
                     for (k, vals) in &p.with {
                         linked.push((k.clone(), vals[i].clone()));
@@ -73,12 +75,14 @@ pub fn points(sw: &Sweep) -> Vec<Point> {
             })
             .collect();
     }
+    let labels: Vec<String> = sw.params.iter().filter_map(|p| p.name.clone()).collect();
     out.into_iter()
         .enumerate()
         .map(|(index, (values, linked))| Point {
             index,
             values,
             linked,
+            labels: labels.clone(),
         })
         .collect()
 }
@@ -87,7 +91,12 @@ pub fn points(sw: &Sweep) -> Vec<Point> {
 pub fn point_scenario(base: &Scenario, p: &Point) -> Result<Scenario, String> {
     let mut sc = base.clone();
     sc.sweep = None;
-    for (k, v) in p.values.iter().chain(&p.linked) {
+    for (k, v) in p
+        .values
+        .iter()
+        .filter(|(k, _)| !p.labels.contains(k))
+        .chain(&p.linked)
+    {
         scenario::set_key(&mut sc, k, v)?;
     }
     Ok(sc)
@@ -183,7 +192,7 @@ pub fn sweep_csv(sw: &Sweep, points: &[Point], results: &[serde_json::Value]) ->
     let header: Vec<&str> = sw
         .params
         .iter()
-        .map(|p| p.key.as_str())
+        .map(|p| p.column())
         .chain(sw.metrics.iter().map(String::as_str))
         .collect();
     s.push_str(&header.join(","));
@@ -284,7 +293,7 @@ pub fn pivot_csv(
     let values_of = |key: &str| {
         sw.params
             .iter()
-            .find(|p| p.key == key)
+            .find(|p| p.column() == key)
             .map(|p| p.values.clone())
             .unwrap_or_default()
     };
@@ -376,11 +385,13 @@ mod tests {
             params: vec![
                 SweepParam {
                     key: "a".into(),
+                    name: None,
                     values: vec![toml::Value::Integer(1), toml::Value::Integer(2)],
                     with: [("c".to_string(), vec!["p".into(), "q".into()])].into(),
                 },
                 SweepParam {
                     key: "b".into(),
+                    name: None,
                     values: vec!["x".into(), "y".into(), "z".into()],
                     with: Default::default(),
                 },

@@ -226,3 +226,49 @@ fn pivot_table_rows_columns_and_percentages() {
         .to_string();
     assert!(e.contains("sweep.pivot.rows"), "{e}");
 }
+
+#[test]
+fn named_dimensions_and_linked_keys() {
+    // A named dimension sets only its `with` keys, value for value.
+    let text = SWEEP.replace(
+        "key = \"kernel.vm.swappiness\"\nvalues = [60, 100, 200]",
+        "name = \"load\"\nvalues = [1, 2, 3]\nwith = { \"workload.0.rate\" = [100000, 200000, 300000], \"kernel.vm.swappiness\" = [10, 20, 30] }",
+    );
+    let sc = scenario::parse_str(&text, "sweep.toml", &[]).unwrap();
+    let sw = sc.sweep.clone().unwrap();
+    let points = reclaimsim::sweep::points(&sw);
+    assert_eq!(points.len(), 6);
+    let p = reclaimsim::sweep::point_scenario(&sc, &points[3]).unwrap();
+    // Point 3: load 2 (its rate and swappiness), swap type disk.
+    assert_eq!(p.kernel.vm.swappiness, 20);
+    assert_eq!(p.workloads[0].rate, Some(200000.0));
+    assert_eq!(points[3].values[0].0, "load");
+    // Errors: both key and name; neither; a name without `with`; a `with` list of the
+    // wrong length; a `with` key also swept.
+    let err = |t: String| sweep_error(&t);
+    let e = err(text.replace("name = \"load\"", "name = \"load\"\nkey = \"run.seed\""));
+    assert!(
+        e.contains("sweep.param[0].name") && e.contains("not both"),
+        "{e}"
+    );
+    let e = err(text.replace("name = \"load\"\n", ""));
+    assert!(
+        e.contains("sweep.param[0].key") && e.contains("needs a `key`"),
+        "{e}"
+    );
+    let e = err(SWEEP.replace("key = \"kernel.vm.swappiness\"", "name = \"load\""));
+    assert!(
+        e.contains("sweep.param[0].with") && e.contains("sets nothing"),
+        "{e}"
+    );
+    let e = err(text.replace("[10, 20, 30]", "[10, 20]"));
+    assert!(
+        e.contains("sweep.param[0].with.kernel.vm.swappiness") && e.contains("2 values for 3"),
+        "{e}"
+    );
+    let e = err(text.replace(
+        "\"kernel.vm.swappiness\" = [10, 20, 30]",
+        "\"machine.swap.type\" = [\"zram\", \"zram\", \"disk\"]",
+    ));
+    assert!(e.contains("swept twice"), "{e}");
+}

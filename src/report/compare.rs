@@ -272,6 +272,9 @@ fn plain_row(metric: &str, values: Vec<f64>) -> Row {
 /// Builds the table; `runs` are (column name, results), baseline first.
 pub fn build(runs: &[(String, Results)]) -> CompareTable {
     let names: BTreeSet<&String> = runs.iter().flat_map(|(_, r)| r.workloads.keys()).collect();
+    // Natural order, so a sweep's mmap-4 comes before mmap-12.
+    let mut names: Vec<&String> = names.into_iter().collect();
+    names.sort_by_key(|n| natural_key(n));
     let per_run = |name: &str, f: &dyn Fn(&WorkloadResult) -> f64| -> Vec<Option<f64>> {
         runs.iter()
             .map(|(_, r)| r.workloads.get(name).map(f))
@@ -812,6 +815,13 @@ pub fn compare_sweep(dir: &Path, by: &str, format: Format) -> Result<String, Loa
         ));
     }
     Ok(render_with_throttling(&columns, format))
+}
+
+/// Sorts `name-12` after `name-4`: text, then a trailing number.
+fn natural_key(name: &str) -> (String, u64, String) {
+    let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let (stem, num) = name.split_at(name.len() - digits);
+    (stem.to_string(), num.parse().unwrap_or(0), name.to_string())
 }
 
 /// Adds one sweep point's results to a merged column.

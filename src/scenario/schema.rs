@@ -59,12 +59,24 @@ pub struct Pivot {
 #[serde(deny_unknown_fields)]
 pub struct SweepParam {
     /// A dotted scenario key, as `--set` takes it.
+    #[serde(default)]
     pub key: String,
+    /// Instead of `key`: a name for a dimension that sets only its `with` keys (a
+    /// worker count that sets two workloads' thread counts).
+    #[serde(default)]
+    pub name: Option<String>,
     pub values: Vec<toml::Value>,
     /// Keys set together with this one, value for value (not a dimension of their own):
     /// `with = { "workload.2.threads" = [1, 3, 5] }` next to `values = [2, 4, 6]`.
     #[serde(default)]
     pub with: std::collections::BTreeMap<String, Vec<toml::Value>>,
+}
+
+impl SweepParam {
+    /// The parameter's column in sweep.csv and point.json: its key, or its name.
+    pub fn column(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.key)
+    }
 }
 
 fn default_metrics() -> Vec<String> {

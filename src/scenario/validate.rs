@@ -91,23 +91,49 @@ fn check_sweep(sc: &Scenario, c: &mut Checker) {
     let mut seen = HashMap::new();
     for (i, p) in sw.params.iter().enumerate() {
         let k = |f: &str| format!("sweep.param[{i}].{f}");
-        if let Some(first) = seen.insert(p.key.as_str(), i) {
+        match (&p.name, p.key.is_empty()) {
+            (Some(_), false) => {
+                c.err(k("name"), "give `key` or `name`, not both");
+                continue;
+            }
+            (None, true) => {
+                c.err(
+                    k("key"),
+                    "a parameter needs a `key` (or a `name` and `with` keys)",
+                );
+                continue;
+            }
+            (Some(_), true) if p.with.is_empty() => {
+                c.err(
+                    k("with"),
+                    "a `name` parameter sets nothing itself: give it `with` keys",
+                );
+            }
+            _ => {}
+        }
+        if let Some(first) = seen.insert(p.column(), i) {
             c.err(
                 k("key"),
-                format!("`{}` is swept twice (also sweep.param[{first}])", p.key),
+                format!(
+                    "`{}` is swept twice (also sweep.param[{first}])",
+                    p.column()
+                ),
             );
         }
-        if p.key.starts_with("sweep") {
+        if p.name.is_none() && p.key.starts_with("sweep") {
             c.err(k("key"), "a sweep cannot sweep itself");
             continue;
         }
         if p.values.is_empty() {
             c.err(
                 k("values"),
-                format!("empty list: give `{}` at least one value", p.key),
+                format!("empty list: give `{}` at least one value", p.column()),
             );
         }
         for (j, v) in p.values.iter().enumerate() {
+            if p.name.is_some() {
+                break; // a name: nothing to set
+            }
             let mut probe = base.clone();
             if let Err(e) = super::apply_key(&mut probe, &p.key, v) {
                 if e.bad_key {
@@ -135,7 +161,7 @@ fn check_sweep(sc: &Scenario, c: &mut Checker) {
                         "{} values for {} of `{}`: give one per value",
                         wvals.len(),
                         p.values.len(),
-                        p.key
+                        p.column()
                     ),
                 );
             }
@@ -159,7 +185,7 @@ fn check_sweep(sc: &Scenario, c: &mut Checker) {
     }
     if let Some(pv) = &sw.pivot {
         for (field, key) in [("rows", &pv.rows), ("columns", &pv.columns)] {
-            if !sw.params.iter().any(|p| &p.key == key) {
+            if !sw.params.iter().any(|p| p.column() == key) {
                 c.err(
                     format!("sweep.pivot.{field}"),
                     format!("`{key}` is not a swept key"),
@@ -175,7 +201,7 @@ fn check_sweep(sc: &Scenario, c: &mut Checker) {
         let column_values = sw
             .params
             .iter()
-            .find(|p| p.key == pv.columns)
+            .find(|p| p.column() == pv.columns)
             .map(|p| &p.values);
         if column_values.is_some_and(|v| !v.contains(&pv.baseline)) {
             c.err(
