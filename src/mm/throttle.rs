@@ -152,8 +152,10 @@ impl ReclaimWait {
 
     /// NR_ISOLATED_{ANON,FILE} as a reclaimer running at `now_ns` sees it.
     pub fn nr_isolated(&mut self, now_ns: u64, file: bool) -> u64 {
-        // Entries long over cannot matter to anyone still to run (slices are short).
-        let horizon = now_ns.saturating_sub(10_000_000);
+        // Entries long over cannot matter to anyone still to run: a slice that starts
+        // later starts no earlier than this one (slices are 100 us by default; 1 ms
+        // leaves room for longer ones and keeps the ledger short).
+        let horizon = now_ns.saturating_sub(1_000_000);
         self.isolated.retain(|i| i.end_ns > horizon);
         self.isolated
             .iter()
