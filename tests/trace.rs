@@ -163,3 +163,55 @@ fn trace_is_bounded_with_a_dropped_line() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown event `mm_vmscan_nope`"));
 }
+
+#[test]
+fn throttle_tracepoints_agree_with_the_histograms() {
+    // The 4-worker stutterp point for 3 s, old and new: every sleep the results count
+    // is one tracepoint line, and the lines' usec_delayed add up to the histogram's.
+    let text = include_str!("../scenarios/stutterp.toml");
+    for mode in ["congestion_wait", "throttle"] {
+        let sets = [
+            "run.duration=3s".to_string(),
+            format!("kernel.reclaim_throttle={mode}"),
+        ];
+        let sc = scenario::parse_str(text, "stutterp.toml", &sets).unwrap();
+        let mut sim = Simulation::new(sc);
+        sim.enable_trace(
+            Tracer::parse(
+                "mm_vmscan_throttled,writeback_congestion_wait,writeback_wait_iff_congested",
+                10_000_000,
+            )
+            .unwrap(),
+        );
+        let run = sim.run_with_series(RunOptions::default()).unwrap();
+        let t = run.trace.unwrap();
+        let r = &run.results;
+        assert!(!r.reclaim_throttle.is_empty(), "{mode}: no sleeps");
+        for (kind, h) in &r.reclaim_throttle {
+            let (event, field, filter) = match kind.as_str() {
+                "writeback_congestion_wait" | "writeback_wait_iff_congested" => {
+                    (kind.as_str(), "usec_delayed", String::new())
+                }
+                reason => (
+                    "mm_vmscan_throttled",
+                    "usect_delayed",
+                    format!("reason={reason}"),
+                ),
+            };
+            let lines: Vec<&str> = t
+                .lines()
+                .filter(|l| l.contains(&format!(": {event}: ")) && l.contains(&filter))
+                .collect();
+            assert_eq!(lines.len() as u64, h.count, "{mode} {kind}");
+            let traced: u64 = lines
+                .iter()
+                .map(|l| {
+                    let v = l.split(&format!("{field}=")).nth(1).unwrap();
+                    v.split(' ').next().unwrap().parse::<u64>().unwrap()
+                })
+                .sum();
+            let counted: u64 = h.usec_delayed.iter().map(|(us, n)| us * n).sum();
+            assert_eq!(traced, counted, "{mode} {kind}");
+        }
+    }
+}
