@@ -40,6 +40,8 @@ pub struct Task {
     /// Asleep since this time, in a state PSI counts (memstall or iowait) until it
     /// runs again: a wake-up may end the sleep before its timer.
     sleep: Option<(u64, PsiDelta)>,
+    /// When its last slice ended: a wake-up cannot make it runnable before that.
+    slice_end: u64,
     pub user_ns: u64,
     pub system_ns: u64,
 }
@@ -123,6 +125,7 @@ impl Simulation {
                     exited: false,
                     cpu: 0,
                     sleep: None,
+                    slice_end: 0,
                     user_ns: 0,
                     system_ns: 0,
                 });
@@ -144,6 +147,7 @@ impl Simulation {
             exited: false,
             cpu: 0,
             sleep: None,
+            slice_end: 0,
             user_ns: 0,
             system_ns: 0,
         };
@@ -338,8 +342,8 @@ impl Simulation {
                 Out::WakeKswapd { at } => self.wake(self.kswapd_task, at),
                 Out::WakeFlusher { at } => self.wake(self.flusher_task, at),
                 Out::WakeTask { task, at } => {
-                    let since = self.tasks[task].sleep.map_or(0, |(t, _)| t);
-                    self.wake(task, at.max(since));
+                    let at = at.max(self.tasks[task].slice_end);
+                    self.wake(task, at);
                 }
                 Out::OomKill { workload } => {
                     self.workloads[workload].killed_at = Some(self.now);
@@ -501,6 +505,7 @@ impl Simulation {
                 end
             }
         };
+        self.tasks[task].slice_end = end;
         self.cpus_free_at[cpu] = end;
         self.queue.push(end, Event::CpuFree(cpu as u32));
     }
