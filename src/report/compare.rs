@@ -835,15 +835,7 @@ fn merge_point(merged: &mut Results, r: Results, label: &str) {
         merged.workloads.insert(name, w);
     }
     for (name, t) in r.tasks {
-        let m = merged
-            .tasks
-            .entry(name)
-            .or_insert(super::results::TaskResult {
-                user_ns: 0,
-                system_ns: 0,
-                ops: 0,
-                last_op_ns: None,
-            });
+        let m = merged.tasks.entry(name).or_default();
         m.user_ns += t.user_ns;
         m.system_ns += t.system_ns;
         m.ops += t.ops;
@@ -852,15 +844,7 @@ fn merge_point(merged: &mut Results, r: Results, label: &str) {
         *merged.vmstat.entry(k).or_default() += v;
     }
     for (k, t) in r.reclaim_throttle {
-        let m = merged
-            .reclaim_throttle
-            .entry(k)
-            .or_insert(super::results::ThrottleResult {
-                count: 0,
-                woken_early: 0,
-                timed_out: 0,
-                usec_delayed: Default::default(),
-            });
+        let m = merged.reclaim_throttle.entry(k).or_default();
         m.count += t.count;
         m.woken_early += t.woken_early;
         m.timed_out += t.timed_out;

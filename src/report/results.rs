@@ -75,7 +75,7 @@ pub const CDF_QUANTILES: [f64; 20] = [
     0.9995, 0.9999, 1.0,
 ];
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct TaskResult {
     pub user_ns: u64,
     pub system_ns: u64,
@@ -95,7 +95,7 @@ pub struct ReclaimResult {
     pub kswapd_failures: u32,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ThrottleResult {
     pub count: u64,
     /// Ended by a wake-up before the timeout.
