@@ -413,7 +413,9 @@ impl Simulation {
     /// so does any reclaim throttle it was in.
     fn end_sleep(&mut self, task: usize, now: u64) {
         let cpu = self.tasks[task].cpu;
-        if let Some((_, d)) = self.tasks[task].sleep.take() {
+        if let Some((since, d)) = self.tasks[task].sleep.take() {
+            // An OOM kill can end a sleep that, in the task's own time, has not begun.
+            let now = now.max(since);
             self.psi.record(now, cpu, d.negated());
             for m in self.task_cgroups(task) {
                 self.cg_psi[m].record(now, cpu, d.negated());
