@@ -507,6 +507,26 @@ mod tests {
     }
 
     #[test]
+    fn isolated_sleepers_wake_when_isolation_drops() {
+        let mut mm = mm("throttle");
+        // No file pages on the LRU: an eighth of the inactive list is 0, so any page
+        // isolated by another reclaimer is too many. Task 1 holds 32 until t=1000.
+        mm.reclaim_wait.note_isolated(0, 1000, 32, true);
+        throttle(&mut mm, 0, 0, Sleep::Isolated);
+        mm.current = Current::Task(2);
+        mm.current_task = 2;
+        mm.now = 500;
+        assert!(mm.too_many_isolated(true));
+        assert!(wakes(&mut mm).is_empty());
+        // Anon isolation is counted apart.
+        assert!(!mm.too_many_isolated(false));
+        assert_eq!(wakes(&mut mm), vec![(0, 500)]);
+        // kswapd is never held back.
+        mm.current = Current::Kswapd;
+        assert!(!mm.too_many_isolated(true));
+    }
+
+    #[test]
     fn a_sleeper_nothing_wakes_sleeps_the_full_timeout() {
         let mut mm = mm("throttle");
         // ISOLATED: HZ/50 = 5 jiffies = 20 ms; no wake-up comes.
