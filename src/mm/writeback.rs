@@ -231,12 +231,13 @@ impl Mm {
         let expire_ms = (self.cfg.dirty_expire_ns / 1_000_000) as u32;
         let now_ms = (self.now / 1_000_000) as u32;
         let mut written = 0;
+        let mut request_free_ns = None;
         while written < MAX_WRITEBACK_PAGES {
-            // Every request slot busy: the submitter sleeps for a free one (blk-mq tag
-            // allocation), which bounds the writes in flight.
+            // Every request of the pool in flight: the submitter sleeps for a free one
+            // (blk-mq request allocation), which bounds the writes in flight.
             if let Some(free_ns) = self.storage.congested(self.clock()) {
-                self.flush_plug();
-                return FlusherNext::RunAt(free_ns);
+                request_free_ns = Some(free_ns);
+                break;
             }
             let Some(&(t, pfn)) = self.wb.dirty_fifo.front() else {
                 break;
@@ -269,7 +270,10 @@ impl Mm {
         if self.jiffies() > self.wb.throttle.bw_time_stamp + self.bandwidth_interval() {
             self.wb_update_bandwidth(None);
         }
-        self.wb.running = written == MAX_WRITEBACK_PAGES;
+        self.wb.running = written == MAX_WRITEBACK_PAGES || request_free_ns.is_some();
+        if let Some(free_ns) = request_free_ns {
+            return FlusherNext::RunAt(free_ns);
+        }
         if written == MAX_WRITEBACK_PAGES {
             // More to do: go on once the device has worked off most of what is queued.
             let backlog = self.storage.backlog_ns(self.now);
