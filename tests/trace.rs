@@ -31,17 +31,22 @@ start = "1s"
 threads = 2
 "#;
 
-/// Sums `field=N` over the lines of one event.
-fn sum(trace: &str, event: &str, field: &str) -> u64 {
+/// The `field=N` values of one event's lines that also contain `also`.
+fn values(trace: &str, event: &str, field: &str, also: &str) -> Vec<u64> {
     let key = format!("{field}=");
     trace
         .lines()
-        .filter(|l| l.contains(&format!(": {event}: ")))
+        .filter(|l| l.contains(&format!(": {event}: ")) && l.contains(also))
         .map(|l| {
             let v = l.split(&key).nth(1).expect("field present");
             v.split(' ').next().unwrap().parse::<u64>().unwrap()
         })
-        .sum()
+        .collect()
+}
+
+/// Sums `field=N` over the lines of one event.
+fn sum(trace: &str, event: &str, field: &str) -> u64 {
+    values(trace, event, field, "").iter().sum()
 }
 
 #[test]
@@ -198,20 +203,10 @@ fn throttle_tracepoints_agree_with_the_histograms() {
                     format!("reason={reason}"),
                 ),
             };
-            let lines: Vec<&str> = t
-                .lines()
-                .filter(|l| l.contains(&format!(": {event}: ")) && l.contains(&filter))
-                .collect();
-            assert_eq!(lines.len() as u64, h.count, "{mode} {kind}");
-            let traced: u64 = lines
-                .iter()
-                .map(|l| {
-                    let v = l.split(&format!("{field}=")).nth(1).unwrap();
-                    v.split(' ').next().unwrap().parse::<u64>().unwrap()
-                })
-                .sum();
+            let delays = values(&t, event, field, &filter);
+            assert_eq!(delays.len() as u64, h.count, "{mode} {kind}");
             let counted: u64 = h.usec_delayed.iter().map(|(us, n)| us * n).sum();
-            assert_eq!(traced, counted, "{mode} {kind}");
+            assert_eq!(delays.iter().sum::<u64>(), counted, "{mode} {kind}");
         }
     }
 }
