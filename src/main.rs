@@ -1,19 +1,29 @@
 //! The `reclaimsim` command: a thin layer over the library.
 
 use clap::{Parser, Subcommand};
-use reclaimsim::report;
+use reclaimsim::report::{self, outdir::OutDir};
 use reclaimsim::scenario;
 use reclaimsim::sim::{RunOptions, Simulation};
-use std::io::IsTerminal;
+use reclaimsim::sweep;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
+
+mod progress;
 
 #[derive(Parser)]
 #[command(
     name = "reclaimsim",
     version,
-    about = "Deterministic simulator of Linux memory reclaim"
+    about = "Deterministic simulator of Linux memory reclaim",
+    long_about = "Deterministic simulator of Linux memory reclaim: describe a machine, kernel \
+settings, a cgroup tree and workloads in a TOML scenario; reclaimsim runs it in virtual \
+time and reports /proc/vmstat, memory.stat, PSI, tracepoints and the workloads' \
+throughput and latency. Same scenario and seed, byte-identical results.\n\n\
+Exit status: 0 success, 1 a run failed (an invariant, an I/O error), 2 bad input \
+(scenario, flags, files), 130 interrupted."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -24,14 +34,17 @@ struct Cli {
 enum Cmd {
     /// Run a scenario: print a summary, write DIR/results.json and DIR/timeseries.csv.
     Run {
+        /// The scenario file (TOML).
         scenario: PathBuf,
-        /// Output directory (default: out/<scenario name>).
+        /// Output directory (default: out/<scenario name>). Created and locked before
+        /// the run; result files of an earlier run in it are removed first.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Override run.seed.
+        /// Override run.seed (0 ..= 9223372036854775807).
         #[arg(long)]
         seed: Option<u64>,
-        /// Override a scenario key, e.g. --set kernel.vm.swappiness=10 (repeatable).
+        /// Override a scenario key, e.g. --set kernel.vm.swappiness=10 (repeatable;
+        /// later ones win).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
         /// Check every invariant at every sample (slower).
@@ -40,6 +53,10 @@ enum Cmd {
         /// Do not print the summary.
         #[arg(long, short)]
         quiet: bool,
+        /// Print progress lines on stderr even when it is not a terminal (on a
+        /// terminal a progress bar appears for runs longer than a second).
+        #[arg(long)]
+        progress: bool,
         /// Write tracepoints (comma-separated kernel event names, or `all`) to
         /// DIR/trace.txt, ftrace-style.
         #[arg(long, value_name = "EVENT,...")]
@@ -48,11 +65,17 @@ enum Cmd {
         #[arg(long, default_value_t = reclaimsim::stats::trace::DEFAULT_LIMIT)]
         trace_limit: usize,
     },
-    /// Check a scenario without running it.
+    /// Check a scenario without running it; with a [sweep], say how many points it has
+    /// and roughly how long they take.
     Validate {
+        /// The scenario file (TOML).
         scenario: PathBuf,
+        /// Override a scenario key (repeatable), as for `run`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
+        /// Override run.seed.
+        #[arg(long)]
+        seed: Option<u64>,
     },
     /// Measure the simulator's speed and memory (see BENCHMARKS.md).
     Bench {
@@ -66,19 +89,37 @@ enum Cmd {
     /// Run every point of the scenario's [sweep] (in parallel, resuming completed ones)
     /// and write DIR/sweep.csv.
     Sweep {
+        /// The scenario file (TOML) with a [sweep] table.
         scenario: PathBuf,
+        /// Output directory: DIR/point-NNN/ per point, DIR/sweep.json (the points),
+        /// DIR/sweep.csv. Points already complete there for the same resolved
+        /// scenario are kept; changed ones are rerun.
         #[arg(long)]
         out: PathBuf,
+        /// Override a scenario key in every point (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
+        /// Override run.seed in every point.
+        #[arg(long)]
+        seed: Option<u64>,
         /// Points run at once (default: one per core).
         #[arg(long)]
         jobs: Option<usize>,
+        /// Check every invariant at every sample of every point (slower).
+        #[arg(long)]
+        check: bool,
+        /// Run a sweep of more than 10,000 points.
+        #[arg(long)]
+        yes: bool,
+        /// Print neither the table nor progress lines.
         #[arg(long, short)]
         quiet: bool,
     },
     /// Draw charts of a run or sweep directory into DIR/plots/ (SVG and PNG).
-    Plot { dir: PathBuf },
+    Plot {
+        /// A run directory (results.json, timeseries.csv) or a sweep directory.
+        dir: PathBuf,
+    },
     /// Internal: fill a 64 GiB machine and report peak RSS (run by `bench`).
     #[command(hide = true)]
     BenchRss,
@@ -99,6 +140,243 @@ enum Cmd {
     },
 }
 
+/// Exit status of an interrupted run or sweep (128 + SIGINT, as a shell reports it).
+const EXIT_INTERRUPTED: u8 = 130;
+
+/// Ctrl-C sets the flag the run polls; a second Ctrl-C exits at once.
+fn interrupt_flag() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let f = flag.clone();
+    let _ = ctrlc::set_handler(move || {
+        if f.swap(true, Ordering::SeqCst) {
+            std::process::exit(EXIT_INTERRUPTED as i32);
+        }
+        eprintln!(
+            "\ninterrupted: finishing at the current virtual time (Ctrl-C again to quit at once)"
+        );
+    });
+    flag
+}
+
+fn with_seed(mut sets: Vec<String>, seed: Option<u64>) -> Vec<String> {
+    if let Some(s) = seed {
+        sets.push(format!("run.seed={s}"));
+    }
+    sets
+}
+
+fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(code)
+}
+
+fn human_time(s: f64) -> String {
+    if s >= 3600.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else if s >= 120.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{s:.1} s")
+    }
+}
+
+fn default_jobs(jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cmd_run(
+    scenario: PathBuf,
+    out: Option<PathBuf>,
+    seed: Option<u64>,
+    sets: Vec<String>,
+    check: bool,
+    quiet: bool,
+    show_progress: bool,
+    trace: Option<String>,
+    trace_limit: usize,
+) -> ExitCode {
+    let tracer = match trace
+        .map(|t| reclaimsim::stats::trace::Tracer::parse(&t, trace_limit))
+        .transpose()
+    {
+        Ok(t) => t,
+        Err(e) => return fail(2, format!("--trace: {e}")),
+    };
+    let sc = match scenario::load(&scenario, &with_seed(sets, seed)) {
+        Ok(sc) => sc,
+        Err(e) => return fail(2, e),
+    };
+    let out = out.unwrap_or_else(|| {
+        PathBuf::from("out").join(
+            scenario
+                .file_stem()
+                .map(|s| s.to_os_string())
+                .unwrap_or_else(|| "run".into()),
+        )
+    });
+    // The output directory is made, probed and locked before anything is simulated.
+    let dir = match OutDir::acquire(&out, &format!("run {}", scenario.display())) {
+        Ok(d) => d,
+        Err(e) => return fail(2, e),
+    };
+    if let Err(e) = dir.clear(&report::RUN_FILES) {
+        return fail(
+            2,
+            format!("{}: removing an earlier run's results: {e}", out.display()),
+        );
+    }
+    let started = Instant::now();
+    let mut bar = progress::RunProgress::new(show_progress);
+    let interrupt = interrupt_flag();
+    let opts = RunOptions {
+        check,
+        progress: Some(Box::new(move |now, end| bar.update(now, end))),
+        interrupt: Some(interrupt),
+    };
+    let mut sim = Simulation::new(sc);
+    if let Some(t) = tracer {
+        sim.enable_trace(t);
+    }
+    let run = match sim.run_with_series(opts) {
+        Ok(x) => x,
+        Err(e) => return fail(1, e),
+    };
+    let results = run.results;
+    let written =
+        report::write_run_dir(&out, &results, &run.series).and_then(|_| match &run.trace {
+            Some(t) => report::write_atomic(&out.join("trace.txt"), t.as_bytes()),
+            None => Ok(()),
+        });
+    if let Err(e) = written {
+        let _ = dir.clear(&report::RUN_FILES);
+        return fail(1, format!("writing {}: {e}", out.display()));
+    }
+    if !quiet {
+        print!("{}", report::summary(&results));
+        println!(
+            "\nwrote {}/results.json and timeseries.csv ({:.2}s wall)",
+            out.display(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    if results.interrupted {
+        eprintln!(
+            "interrupted at {:.3} s of virtual time: {}/results.json says \"interrupted\": true",
+            results.duration_ns as f64 / 1e9,
+            out.display()
+        );
+        return ExitCode::from(EXIT_INTERRUPTED);
+    }
+    ExitCode::SUCCESS
+}
+
+fn cmd_validate(scenario: PathBuf, sets: Vec<String>, seed: Option<u64>) -> ExitCode {
+    let sc = match scenario::load(&scenario, &with_seed(sets, seed)) {
+        Ok(sc) => sc,
+        Err(e) => return fail(2, e),
+    };
+    println!(
+        "{}: ok ({} workloads, {} actions)",
+        scenario.display(),
+        sc.workloads.len(),
+        sc.actions.len()
+    );
+    if sc.sweep.is_some() {
+        let jobs = default_jobs(None);
+        let e = sweep::estimate(&sc, jobs, 0.5);
+        println!(
+            "sweep: {} points, {} of virtual time in all; roughly {} of wall time on {jobs} jobs here (from a short probe of the first point)",
+            e.points,
+            human_time(e.simulated_ns as f64 / 1e9),
+            human_time(e.wall_s),
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cmd_sweep(
+    scenario: PathBuf,
+    out: PathBuf,
+    sets: Vec<String>,
+    seed: Option<u64>,
+    jobs: Option<usize>,
+    check: bool,
+    yes: bool,
+    quiet: bool,
+) -> ExitCode {
+    let sc = match scenario::load(&scenario, &with_seed(sets, seed)) {
+        Ok(sc) => sc,
+        Err(e) => return fail(2, e),
+    };
+    let Some(points) = sweep::size(&sc) else {
+        return fail(
+            2,
+            format!(
+                "{}: sweep: the scenario has no [sweep] table",
+                scenario.display()
+            ),
+        );
+    };
+    if points > sweep::CONFIRM_POINTS && !yes {
+        return fail(2, sweep::SweepError::TooMany { points });
+    }
+    let jobs = default_jobs(jobs);
+    if !quiet {
+        let e = sweep::estimate(&sc, jobs, 0.5);
+        eprintln!(
+            "sweep: {} points, {} of virtual time in all; roughly {} of wall time on {jobs} jobs (from a short probe)",
+            e.points,
+            human_time(e.simulated_ns as f64 / 1e9),
+            human_time(e.wall_s),
+        );
+    }
+    let progress = Arc::new(progress::SweepProgress::new(jobs, quiet));
+    let (plan, done) = (progress.clone(), progress.clone());
+    let opts = sweep::SweepOptions {
+        jobs,
+        check,
+        yes,
+        interrupt: Some(interrupt_flag()),
+        on_plan: Some(Box::new(move |n, to_run| plan.plan(n, to_run))),
+        on_point: Some(Box::new(move |d| done.point_done(d))),
+    };
+    match sweep::run_sweep(&sc, &out, &opts) {
+        Ok(o) => {
+            if !quiet {
+                print!("{}", sweep::table(&o.csv));
+                if let Some(p) = &o.pivot {
+                    print!("\n{}", sweep::table(p));
+                }
+                println!(
+                    "\n{} points: {} run, {} already complete; {:.2}s wall for {:.2}s of runs; wrote {}/sweep.csv",
+                    o.points,
+                    o.ran,
+                    o.skipped,
+                    o.wall_s,
+                    o.point_time_s,
+                    out.display()
+                );
+                if o.stale_dirs > 0 {
+                    println!(
+                        "({} point directories in {} are not this sweep's: ignored)",
+                        o.stale_dirs,
+                        out.display()
+                    );
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e @ sweep::SweepError::Interrupted { .. }) => {
+            eprintln!("{e}");
+            ExitCode::from(EXIT_INTERRUPTED)
+        }
+        Err(e) => fail(if e.is_input_error() { 2 } else { 1 }, e),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
@@ -106,111 +384,28 @@ fn main() -> ExitCode {
             scenario,
             out,
             seed,
-            mut sets,
+            sets,
             check,
             quiet,
+            progress,
             trace,
             trace_limit,
-        } => {
-            let tracer = match trace
-                .map(|t| reclaimsim::stats::trace::Tracer::parse(&t, trace_limit))
-                .transpose()
-            {
-                Ok(t) => t,
-                Err(e) => {
-                    eprintln!("error: --trace: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            if let Some(s) = seed {
-                sets.push(format!("run.seed={s}"));
-            }
-            let sc = match scenario::load(&scenario, &sets) {
-                Ok(sc) => sc,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            let out = out.unwrap_or_else(|| {
-                PathBuf::from("out").join(
-                    scenario
-                        .file_stem()
-                        .map(|s| s.to_os_string())
-                        .unwrap_or_else(|| "run".into()),
-                )
-            });
-            let started = Instant::now();
-            let mut bar: Option<indicatif::ProgressBar> = None;
-            let show = std::io::stderr().is_terminal();
-            let opts = RunOptions {
-                check,
-                progress: Some(Box::new(move |now, end| {
-                    if !show || started.elapsed().as_secs_f64() < 1.0 {
-                        return;
-                    }
-                    let b = bar.get_or_insert_with(|| {
-                        let b = indicatif::ProgressBar::new(end / 1_000_000);
-                        b.set_style(
-                            indicatif::ProgressStyle::with_template(
-                                "{bar:40} {pos}/{len} ms simulated, {elapsed} elapsed",
-                            )
-                            .expect("template"),
-                        );
-                        b
-                    });
-                    b.set_position(now / 1_000_000);
-                    if now >= end {
-                        b.finish_and_clear();
-                    }
-                })),
-            };
-            let mut sim = Simulation::new(sc);
-            if let Some(t) = tracer {
-                sim.enable_trace(t);
-            }
-            let run = match sim.run_with_series(opts) {
-                Ok(x) => x,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(1);
-                }
-            };
-            let results = run.results;
-            let written =
-                report::write_run_dir(&out, &results, &run.series).and_then(|_| match &run.trace {
-                    Some(t) => report::write_atomic(&out.join("trace.txt"), t.as_bytes()),
-                    None => Ok(()),
-                });
-            if let Err(e) = written {
-                eprintln!("error: writing {}: {e}", out.display());
-                return ExitCode::from(1);
-            }
-            if !quiet {
-                print!("{}", report::summary(&results));
-                println!(
-                    "\nwrote {}/results.json and timeseries.csv ({:.2}s wall)",
-                    out.display(),
-                    started.elapsed().as_secs_f64()
-                );
-            }
-            ExitCode::SUCCESS
-        }
-        Cmd::Validate { scenario, sets } => match scenario::load(&scenario, &sets) {
-            Ok(sc) => {
-                println!(
-                    "{}: ok ({} workloads, {} actions)",
-                    scenario.display(),
-                    sc.workloads.len(),
-                    sc.actions.len()
-                );
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::from(2)
-            }
-        },
+        } => cmd_run(
+            scenario,
+            out,
+            seed,
+            sets,
+            check,
+            quiet,
+            progress,
+            trace,
+            trace_limit,
+        ),
+        Cmd::Validate {
+            scenario,
+            sets,
+            seed,
+        } => cmd_validate(scenario, sets, seed),
         Cmd::Bench { json, quick } => {
             let r = reclaimsim::bench::run(quick);
             if json {
@@ -229,51 +424,12 @@ fn main() -> ExitCode {
             scenario,
             out,
             sets,
+            seed,
             jobs,
+            check,
+            yes,
             quiet,
-        } => {
-            let sc = match scenario::load(&scenario, &sets) {
-                Ok(sc) => sc,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            if sc.sweep.is_none() {
-                eprintln!(
-                    "error: {}: sweep: the scenario has no [sweep] table",
-                    scenario.display()
-                );
-                return ExitCode::from(2);
-            }
-            let jobs =
-                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            match reclaimsim::sweep::run_sweep(&sc, &out, jobs) {
-                Ok(o) => {
-                    if !quiet {
-                        print!("{}", reclaimsim::sweep::table(&o.csv));
-                        if let Some(p) = &o.pivot {
-                            print!("\n{}", reclaimsim::sweep::table(p));
-                        }
-                        println!(
-                            "
-{} points: {} run, {} already complete; {:.2}s wall for {:.2}s of runs; wrote {}/sweep.csv",
-                            o.points,
-                            o.ran,
-                            o.skipped,
-                            o.wall_s,
-                            o.point_time_s,
-                            out.display()
-                        );
-                    }
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::from(1)
-                }
-            }
-        }
+        } => cmd_sweep(scenario, out, sets, seed, jobs, check, yes, quiet),
         Cmd::Plot { dir } => match report::plot::plot_dir(&dir) {
             Ok(files) => {
                 for f in files {

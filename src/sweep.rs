@@ -3,18 +3,27 @@
 //!
 //! Points are the cartesian product of the `[[sweep.param]]` values, the first
 //! parameter outermost. Each point is its own deterministic run, written to
-//! `DIR/point-NNN/` (point.json, then results.json and timeseries.csv, each atomically):
-//! a point whose results.json exists and whose point.json matches is complete, so an
-//! interrupted sweep resumes where it stopped. Points run in parallel (rayon), one per
-//! core by default. `DIR/sweep.csv` has one row per point: a column per swept key,
-//! named exactly as the key, then a column per metric, named by its results.json path.
+//! `DIR/point-NNN/` (point.json, then timeseries.csv and results.json, each atomically).
+//! A point is complete when its results.json reads back whole and records the hash of
+//! the fully resolved scenario the point would run now: an interrupted sweep resumes
+//! where it stopped, and a changed scenario file or `--set` reruns every point it
+//! changes. `DIR/sweep.json` lists the sweep's points; `compare` reads only those, so
+//! point directories an older, larger sweep left behind are never mixed in. Points run
+//! in parallel (rayon), one per core by default. `DIR/sweep.csv` has one row per point:
+//! a column per swept key, named exactly as the key, then a column per metric, named
+//! by its results.json path (checked against the results schema before anything runs).
 
-use crate::report::{self, results::Results};
+use crate::report::{self, outdir::OutDir, results::Results};
 use crate::scenario::{self, Scenario, Sweep};
 use crate::sim::{RunOptions, Simulation};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
+
+/// Above this many points a sweep runs only when asked to (`--yes`).
+pub const CONFIRM_POINTS: usize = 10_000;
 
 /// One point: its index, the value of each swept key (or named dimension), and the
 /// keys set along with them (`with`).
@@ -38,6 +47,66 @@ pub enum SweepError {
     },
     #[error("point {index}: {message}")]
     Point { index: usize, message: String },
+    /// A point's values do not make a valid scenario.
+    #[error("point {index}: {message}")]
+    PointValue { index: usize, message: String },
+    #[error("{points} points: more than {CONFIRM_POINTS}; pass --yes to run them all")]
+    TooMany { points: usize },
+    #[error(transparent)]
+    OutDir(#[from] report::outdir::OutDirError),
+    #[error("{path}: not a sweep directory (no sweep.json): {reason}")]
+    NotASweep { path: PathBuf, reason: String },
+    #[error("interrupted: {done} of {points} points complete; run the sweep again to resume")]
+    Interrupted { done: usize, points: usize },
+}
+
+impl SweepError {
+    /// The user's input is at fault (exit 2) rather than the run (exit 1).
+    pub fn is_input_error(&self) -> bool {
+        matches!(
+            self,
+            SweepError::NoSweep
+                | SweepError::PointValue { .. }
+                | SweepError::TooMany { .. }
+                | SweepError::OutDir(_)
+                | SweepError::NotASweep { .. }
+        )
+    }
+}
+
+/// A sweep's observer of its plan: (points, points to run).
+pub type OnPlan = Box<dyn Fn(usize, usize) + Sync + Send>;
+/// A sweep's observer of finished points.
+pub type OnPoint = Box<dyn Fn(&PointDone) + Sync + Send>;
+
+/// How to run a sweep.
+#[derive(Default)]
+pub struct SweepOptions {
+    /// Points run at once.
+    pub jobs: usize,
+    /// Run the invariant checker in every point.
+    pub check: bool,
+    /// Run even more than [`CONFIRM_POINTS`] points.
+    pub yes: bool,
+    /// Set from outside (Ctrl-C): points not yet started are skipped, running ones end
+    /// early and are not marked complete.
+    pub interrupt: Option<Arc<AtomicBool>>,
+    /// Told how many points there are and how many must run, before any runs.
+    pub on_plan: Option<OnPlan>,
+    /// Told of each point as it finishes.
+    pub on_point: Option<OnPoint>,
+}
+
+/// A finished point, for progress reports.
+#[derive(Debug, Clone)]
+pub struct PointDone {
+    pub index: usize,
+    /// Points finished in this invocation, and how many it has to run.
+    pub done: usize,
+    pub to_run: usize,
+    pub wall_s: f64,
+    /// `key=value` of the point's swept values.
+    pub label: String,
 }
 
 /// What a sweep did.
@@ -46,6 +115,9 @@ pub struct SweepOutcome {
     pub points: usize,
     pub ran: usize,
     pub skipped: usize,
+    /// `point-NNN` directories in DIR that this sweep does not list (left by an older
+    /// sweep; ignored).
+    pub stale_dirs: usize,
     /// Wall time of the whole sweep and the sum of the points' own wall times (their
     /// ratio shows the parallelism).
     pub wall_s: f64,
@@ -97,9 +169,20 @@ pub fn point_scenario(base: &Scenario, p: &Point) -> Result<Scenario, String> {
         .filter(|(k, _)| !p.labels.contains(k))
         .chain(&p.linked)
     {
-        scenario::set_key(&mut sc, k, v)?;
+        scenario::set_key(&mut sc, k, v).map_err(|e| format!("set {k} = {v}: {e}"))?;
+        sc.source.sets.push(format!("{k}={v}"));
     }
     Ok(sc)
+}
+
+/// `key=value` for each swept value of a point, as progress lines show it.
+pub fn point_label(p: &Point) -> String {
+    let parts: Vec<String> = p
+        .values
+        .iter()
+        .map(|(k, v)| format!("{k}={}", value_text(v)))
+        .collect();
+    parts.join(" ")
 }
 
 /// A value as sweep.csv and point directories spell it (strings without quotes).
@@ -110,22 +193,32 @@ pub fn value_text(v: &toml::Value) -> String {
     }
 }
 
-fn point_json(p: &Point) -> String {
-    let values: serde_json::Map<String, serde_json::Value> = p
-        .values
-        .iter()
-        .map(|(k, v)| (k.clone(), serde_json::Value::String(value_text(v))))
-        .collect();
-    let json = if p.linked.is_empty() {
-        serde_json::json!({ "index": p.index, "values": values })
-    } else {
-        let linked: serde_json::Map<String, serde_json::Value> = p
-            .linked
-            .iter()
+/// A point's swept values (and linked keys) as point.json and sweep.json spell them.
+fn point_values(p: &Point) -> serde_json::Value {
+    let map = |kv: &[(String, toml::Value)]| -> serde_json::Map<String, serde_json::Value> {
+        kv.iter()
             .map(|(k, v)| (k.clone(), serde_json::Value::String(value_text(v))))
-            .collect();
-        serde_json::json!({ "index": p.index, "values": values, "linked": linked })
+            .collect()
     };
+    let mut json = serde_json::json!({ "index": p.index, "values": map(&p.values) });
+    if !p.linked.is_empty() {
+        json["linked"] = map(&p.linked).into();
+    }
+    json
+}
+
+/// point.json: the point's values and the provenance of the run it is (the same
+/// record results.json carries).
+fn point_json(p: &Point, sc: &Scenario) -> String {
+    let mut json = point_values(p);
+    json["provenance"] = serde_json::json!({
+        "scenario_file": sc.source.file,
+        "scenario_text": sc.source.text,
+        "sets": sc.source.sets,
+        "seed": sc.run.seed,
+        "reclaimsim_version": env!("CARGO_PKG_VERSION"),
+        "scenario_hash": scenario::resolved_hash(sc),
+    });
     let mut s = serde_json::to_string_pretty(&json).expect("point serialises");
     s.push('\n');
     s
@@ -142,82 +235,136 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SweepError + '_ {
     }
 }
 
-/// A point is complete when its results.json exists and it was run with these values.
-fn is_complete(dir: &Path, p: &Point) -> bool {
-    dir.join("results.json").is_file()
-        && std::fs::read_to_string(dir.join("point.json")).is_ok_and(|s| s == point_json(p))
+/// A point's results, if its results.json reads back whole and was produced by the
+/// scenario the point resolves to now (same hash): anything else is run again.
+fn complete_results(dir: &Path, hash: &str) -> Option<Results> {
+    let text = std::fs::read_to_string(dir.join("results.json")).ok()?;
+    let r: Results = serde_json::from_str(&text).ok()?;
+    (r.provenance.scenario_hash == hash && !r.interrupted).then_some(r)
 }
 
-/// Runs one point into its directory; returns its wall time in seconds.
-fn run_point(base: &Scenario, out: &Path, p: &Point) -> Result<f64, SweepError> {
+/// Runs one point into its directory; returns its wall time in seconds, or None if it
+/// was interrupted (its results are then not written, so it is rerun next time).
+fn run_point(
+    sc: Scenario,
+    out: &Path,
+    p: &Point,
+    opts: &SweepOptions,
+) -> Result<Option<f64>, SweepError> {
     let started = Instant::now();
-    let err = |message: String| SweepError::Point {
-        index: p.index,
-        message,
-    };
-    let sc = point_scenario(base, p).map_err(err)?;
     let dir = point_dir(out, p);
     std::fs::create_dir_all(&dir).map_err(io(&dir))?;
     // point.json first, results.json last: results.json marks the point complete.
-    let _ = std::fs::remove_file(dir.join("results.json"));
-    report::write_atomic(&dir.join("point.json"), point_json(p).as_bytes()).map_err(io(&dir))?;
-    let run = Simulation::new(sc)
-        .run_with_series(RunOptions::default())
-        .map_err(|e| err(e.to_string()))?;
-    report::write_run_dir(&dir, &run.results, &run.series).map_err(io(&dir))?;
-    Ok(started.elapsed().as_secs_f64())
-}
-
-/// A metric's value: the number at a dotted path in results.json, if there is one.
-pub fn metric(results: &serde_json::Value, path: &str) -> Option<f64> {
-    let segs: Vec<&str> = path.split('.').collect();
-    walk(results, &segs)
-}
-
-/// Keys may contain dots themselves (a cgroup `workload.slice/app`): at each level the
-/// longest run of segments that names a key wins.
-fn walk(v: &serde_json::Value, segs: &[&str]) -> Option<f64> {
-    if segs.is_empty() {
-        return v.as_f64();
+    for f in report::RUN_FILES {
+        match std::fs::remove_file(dir.join(f)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&dir)(e)),
+            _ => {}
+        }
     }
-    (1..=segs.len()).rev().find_map(|n| {
-        v.get(segs[..n].join("."))
-            .and_then(|next| walk(next, &segs[n..]))
-    })
+    report::write_atomic(&dir.join("point.json"), point_json(p, &sc).as_bytes())
+        .map_err(io(&dir))?;
+    let run = Simulation::new(sc)
+        .run_with_series(RunOptions {
+            check: opts.check,
+            progress: None,
+            interrupt: opts.interrupt.clone(),
+        })
+        .map_err(|e| SweepError::Point {
+            index: p.index,
+            message: e.to_string(),
+        })?;
+    if run.results.interrupted {
+        return Ok(None);
+    }
+    report::write_run_dir(&dir, &run.results, &run.series).map_err(io(&dir))?;
+    Ok(Some(started.elapsed().as_secs_f64()))
+}
+
+pub use crate::report::results::metric;
+
+/// Checks every metric the sweep asks for (columns and pivot) against the results
+/// schema of its points: a path must name a number in at least one point's results
+/// (task names, for one, differ between points that sweep a thread count). Returns
+/// (scenario key, message) for each bad one, e.g. (`sweep.metrics[1]`, ...).
+pub fn metric_problems(sc: &Scenario) -> Vec<(String, String)> {
+    let Some(sw) = &sc.sweep else {
+        return Vec::new();
+    };
+    let wanted: Vec<(String, &str)> = sw
+        .metrics
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (format!("sweep.metrics[{i}]"), m.as_str()))
+        .chain(
+            sw.pivot
+                .as_ref()
+                .map(|p| ("sweep.pivot.metric".to_string(), p.metric.as_str())),
+        )
+        .collect();
+    // Points that differ only in kernel settings share a schema: build each distinct
+    // shape once (memory size, workloads and cgroups decide it).
+    let mut schemas: Vec<(String, serde_json::Value)> = Vec::new();
+    for p in points(sw) {
+        let Ok(psc) = point_scenario(sc, &p) else {
+            continue;
+        };
+        let shape = serde_json::json!([
+            psc.machine.memory.0,
+            psc.machine.dma32.map(|b| b.0),
+            serde_json::to_value(&psc.workloads).unwrap_or_default(),
+            serde_json::to_value(&psc.cgroups).unwrap_or_default(),
+        ])
+        .to_string();
+        if !schemas.iter().any(|(s, _)| *s == shape) {
+            let schema = report::results::schema(&psc);
+            schemas.push((shape, schema));
+        }
+    }
+    let mut problems = Vec::new();
+    for (key, m) in wanted {
+        let errs: Vec<String> = schemas
+            .iter()
+            .map(|(_, schema)| report::results::check_metric(schema, m))
+            .take_while(Result::is_err)
+            .filter_map(Result::err)
+            .collect();
+        if errs.len() == schemas.len() {
+            if let Some(e) = errs.into_iter().next() {
+                problems.push((key, e));
+            }
+        }
+    }
+    problems
+}
+
+/// CSV text of `rows` (the csv crate quotes cells holding commas, quotes or newlines).
+fn to_csv(rows: &[Vec<String>]) -> String {
+    let mut w = csv::WriterBuilder::new()
+        .flexible(true)
+        .from_writer(Vec::new());
+    for r in rows {
+        w.write_record(r).expect("writing CSV to memory");
+    }
+    String::from_utf8(w.into_inner().expect("flushing CSV to memory")).expect("CSV of UTF-8")
 }
 
 /// sweep.csv from the points' results.
 pub fn sweep_csv(sw: &Sweep, points: &[Point], results: &[serde_json::Value]) -> String {
-    let mut s = String::new();
-    let header: Vec<&str> = sw
+    let header: Vec<String> = sw
         .params
         .iter()
-        .map(|p| p.column())
-        .chain(sw.metrics.iter().map(String::as_str))
+        .map(|p| p.column().to_string())
+        .chain(sw.metrics.iter().cloned())
         .collect();
-    s.push_str(&header.join(","));
-    s.push('\n');
+    let mut rows = vec![header];
     for (p, r) in points.iter().zip(results) {
-        let mut row: Vec<String> = p
-            .values
-            .iter()
-            .map(|(_, v)| csv_cell(&value_text(v)))
-            .collect();
+        let mut row: Vec<String> = p.values.iter().map(|(_, v)| value_text(v)).collect();
         for m in &sw.metrics {
             row.push(metric(r, m).map(fmt_number).unwrap_or_default());
         }
-        s.push_str(&row.join(","));
-        s.push('\n');
+        rows.push(row);
     }
-    s
-}
-
-fn csv_cell(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
+    to_csv(&rows)
 }
 
 fn fmt_number(v: f64) -> String {
@@ -228,34 +375,260 @@ fn fmt_number(v: f64) -> String {
     }
 }
 
-/// Runs every incomplete point of `sc`'s sweep into `out` on `jobs` threads, then writes
-/// `out/sweep.csv`.
-pub fn run_sweep(sc: &Scenario, out: &Path, jobs: usize) -> Result<SweepOutcome, SweepError> {
+/// sweep.json: the sweep's points (directory, values, scenario hash), written before
+/// any point runs. It is what `compare` reads, so a directory holding points of an
+/// older sweep is never mistaken for this one.
+fn manifest_json(sw: &Sweep, pts: &[Point], hashes: &[String]) -> String {
+    let points: Vec<serde_json::Value> = pts
+        .iter()
+        .zip(hashes)
+        .map(|(p, h)| {
+            let mut v = point_values(p);
+            v["dir"] = point_dir(Path::new(""), p).display().to_string().into();
+            v["scenario_hash"] = h.clone().into();
+            v
+        })
+        .collect();
+    let keys: Vec<&str> = sw.params.iter().map(|p| p.column()).collect();
+    let json = serde_json::json!({
+        "keys": keys,
+        "metrics": sw.metrics,
+        "points": points,
+    });
+    let mut s = serde_json::to_string_pretty(&json).expect("manifest serialises");
+    s.push('\n');
+    s
+}
+
+/// One point as sweep.json lists it.
+#[derive(Debug, Clone)]
+pub struct ListedPoint {
+    pub index: usize,
+    pub dir: PathBuf,
+    /// Swept key (or dimension name) → value as text, in sweep order.
+    pub values: Vec<(String, String)>,
+}
+
+/// The points sweep.json in `dir` lists, with their directories under `dir`.
+pub fn listed_points(dir: &Path) -> Result<Vec<ListedPoint>, SweepError> {
+    let path = dir.join("sweep.json");
+    let not_a_sweep = |reason: String| SweepError::NotASweep {
+        path: dir.to_path_buf(),
+        reason,
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| not_a_sweep(e.to_string()))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| not_a_sweep(format!("sweep.json: {e}")))?;
+    let keys: Vec<&str> = json["keys"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|k| k.as_str()).collect())
+        .unwrap_or_default();
+    let points = json["points"]
+        .as_array()
+        .ok_or_else(|| not_a_sweep("sweep.json: no `points` list".into()))?;
+    points
+        .iter()
+        .map(|p| {
+            let index = p["index"]
+                .as_u64()
+                .ok_or_else(|| not_a_sweep("sweep.json: a point without an `index`".into()))?;
+            let sub = p["dir"]
+                .as_str()
+                .filter(|d| !d.contains("..") && !Path::new(d).is_absolute())
+                .ok_or_else(|| not_a_sweep(format!("sweep.json: point {index}: bad `dir`")))?;
+            let values = keys
+                .iter()
+                .map(|k| {
+                    let v = &p["values"][*k];
+                    (
+                        k.to_string(),
+                        v.as_str().map_or(v.to_string(), str::to_string),
+                    )
+                })
+                .collect();
+            Ok(ListedPoint {
+                index: index as usize,
+                dir: dir.join(sub),
+                values,
+            })
+        })
+        .collect()
+}
+
+/// `point-NNN` directories in `out` that are not among `pts`.
+fn stale_point_dirs(out: &Path, pts: &[Point]) -> usize {
+    let listed: std::collections::HashSet<PathBuf> =
+        pts.iter().map(|p| point_dir(out, p)).collect();
+    std::fs::read_dir(out)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("point-"))
+                        && !listed.contains(p)
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// The number of points of `sc`'s sweep, if it has one.
+pub fn size(sc: &Scenario) -> Option<usize> {
+    let sw = sc.sweep.as_ref()?;
+    Some(sw.params.iter().map(|p| p.values.len()).product())
+}
+
+/// How big a sweep (or a single run) is, and roughly how long it will take.
+#[derive(Debug, Clone, Copy)]
+pub struct Estimate {
+    pub points: usize,
+    /// Virtual time simulated by all points together.
+    pub simulated_ns: u64,
+    /// Wall time, extrapolated from a short probe of the first point at this
+    /// machine's speed and spread over `jobs`: rough, since a run's speed changes as
+    /// memory fills and reclaim starts.
+    pub wall_s: f64,
+}
+
+/// Estimates `sc`'s sweep (or its single run, without `[sweep]`) by simulating the
+/// first point for at most `probe_wall_s` of wall time.
+pub fn estimate(sc: &Scenario, jobs: usize, probe_wall_s: f64) -> Estimate {
+    let pts = sc.sweep.as_ref().map(points).unwrap_or_default();
+    let n = pts.len().max(1);
+    let duration_ns = sc.run.duration.0;
+    let first = pts
+        .first()
+        .and_then(|p| point_scenario(sc, p).ok())
+        .unwrap_or_else(|| {
+            let mut s = sc.clone();
+            s.sweep = None;
+            s
+        });
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let stop = interrupt.clone();
+    // A timer, not the run's progress callback: samples may be far apart in wall time.
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs_f64(probe_wall_s));
+        stop.store(true, Ordering::Relaxed);
+    });
+    let started = Instant::now();
+    let done = Simulation::new(first).run(RunOptions {
+        check: false,
+        progress: None,
+        interrupt: Some(interrupt),
+    });
+    let probe_s = started.elapsed().as_secs_f64().max(1e-6);
+    let reached_ns = done.map_or(duration_ns, |r| r.duration_ns).max(1);
+    let per_point_s = probe_s * duration_ns as f64 / reached_ns as f64;
+    let waves = n.div_ceil(jobs.max(1)) as f64;
+    Estimate {
+        points: n,
+        simulated_ns: duration_ns.saturating_mul(n as u64),
+        wall_s: per_point_s * waves,
+    }
+}
+
+/// Runs every incomplete point of `sc`'s sweep into `out`, then writes `out/sweep.csv`.
+pub fn run_sweep(
+    sc: &Scenario,
+    out: &Path,
+    opts: &SweepOptions,
+) -> Result<SweepOutcome, SweepError> {
     let sw = sc.sweep.as_ref().ok_or(SweepError::NoSweep)?;
     let started = Instant::now();
-    std::fs::create_dir_all(out).map_err(io(out))?;
     let pts = points(sw);
-    let todo: Vec<&Point> = pts
+    if pts.len() > CONFIRM_POINTS && !opts.yes {
+        return Err(SweepError::TooMany { points: pts.len() });
+    }
+    // Resolve every point and check the metrics before anything is written or run.
+    let scenarios: Vec<Scenario> = pts
         .iter()
-        .filter(|p| !is_complete(&point_dir(out, p), p))
+        .map(|p| {
+            point_scenario(sc, p).map_err(|message| SweepError::PointValue {
+                index: p.index,
+                message,
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let hashes: Vec<String> = scenarios.iter().map(scenario::resolved_hash).collect();
+
+    let out_dir = OutDir::acquire(out, &format!("sweep {}", sc.source.file))?;
+    let manifest = out.join("sweep.json");
+    report::write_atomic(&manifest, manifest_json(sw, &pts, &hashes).as_bytes())
+        .map_err(io(&manifest))?;
+    for f in ["sweep.csv", "pivot.csv"] {
+        match std::fs::remove_file(out.join(f)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(out)(e)),
+            _ => {}
+        }
+    }
+    let todo: Vec<(&Point, Scenario)> = pts
+        .iter()
+        .zip(scenarios)
+        .zip(&hashes)
+        .filter(|((p, _), h)| complete_results(&point_dir(out, p), h).is_none())
+        .map(|(ps, _)| ps)
         .collect();
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.max(1))
+        .num_threads(opts.jobs.max(1))
         .build()
-        .expect("thread pool");
-    let times: Vec<Result<f64, SweepError>> =
-        pool.install(|| todo.par_iter().map(|p| run_point(sc, out, p)).collect());
+        .map_err(|e| SweepError::Io {
+            path: out.to_path_buf(),
+            source: std::io::Error::other(e),
+        })?;
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let to_run = todo.len();
+    if let Some(f) = &opts.on_plan {
+        f(pts.len(), to_run);
+    }
+    let interrupted = || {
+        opts.interrupt
+            .as_ref()
+            .is_some_and(|i| i.load(Ordering::Relaxed))
+    };
+    let times: Vec<Result<Option<f64>, SweepError>> = pool.install(|| {
+        todo.into_par_iter()
+            .map(|(p, psc)| {
+                if interrupted() {
+                    return Ok(None);
+                }
+                let t = run_point(psc, out, p, opts)?;
+                if let (Some(wall_s), Some(f)) = (t, &opts.on_point) {
+                    f(&PointDone {
+                        index: p.index,
+                        done: done.fetch_add(1, Ordering::Relaxed) + 1,
+                        to_run,
+                        wall_s,
+                        label: point_label(p),
+                    });
+                }
+                Ok(t)
+            })
+            .collect()
+    });
     let mut point_time_s = 0.0;
+    let mut ran = 0;
     for t in times {
-        point_time_s += t?;
+        if let Some(s) = t? {
+            point_time_s += s;
+            ran += 1;
+        }
+    }
+    if ran < to_run {
+        return Err(SweepError::Interrupted {
+            done: pts.len() - to_run + ran,
+            points: pts.len(),
+        });
     }
     let mut results = Vec::with_capacity(pts.len());
-    for p in &pts {
-        let path = point_dir(out, p).join("results.json");
-        let text = std::fs::read_to_string(&path).map_err(io(&path))?;
-        let r: Results = serde_json::from_str(&text).map_err(|e| SweepError::Point {
+    for (p, h) in pts.iter().zip(&hashes) {
+        let dir = point_dir(out, p);
+        let r = complete_results(&dir, h).ok_or_else(|| SweepError::Point {
             index: p.index,
-            message: format!("{}: {e}", path.display()),
+            message: format!(
+                "{}: results.json missing or stale after its run",
+                dir.display()
+            ),
         })?;
         results.push(serde_json::to_value(&r).expect("results serialise"));
     }
@@ -270,10 +643,13 @@ pub fn run_sweep(sc: &Scenario, out: &Path, jobs: usize) -> Result<SweepOutcome,
         let path = out.join("pivot.csv");
         report::write_atomic(&path, p.as_bytes()).map_err(io(&path))?;
     }
+    let stale_dirs = stale_point_dirs(out, &pts);
+    drop(out_dir);
     Ok(SweepOutcome {
         points: pts.len(),
-        ran: todo.len(),
-        skipped: pts.len() - todo.len(),
+        ran,
+        skipped: pts.len() - to_run,
+        stale_dirs,
         wall_s: started.elapsed().as_secs_f64(),
         point_time_s,
         csv,
@@ -321,14 +697,9 @@ pub fn pivot_csv(
             .iter()
             .map(|c| format!("{} % of {}", value_text(c), value_text(&pv.baseline))),
     );
-    let mut s = header
-        .iter()
-        .map(|h| csv_cell(h))
-        .collect::<Vec<_>>()
-        .join(",");
-    s.push('\n');
+    let mut table = vec![header];
     for r in &rows {
-        let mut row = vec![csv_cell(&value_text(r))];
+        let mut row = vec![value_text(r)];
         row.extend(
             cols.iter()
                 .map(|c| cell(r, c).map(fmt_number).unwrap_or_default()),
@@ -341,20 +712,28 @@ pub fn pivot_csv(
             };
             row.push(pct);
         }
-        s.push_str(&row.join(","));
-        s.push('\n');
+        table.push(row);
     }
-    s
+    to_csv(&table)
 }
 
-/// sweep.csv as an aligned table for the terminal.
-pub fn table(csv: &str) -> String {
-    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
-    let ncol = rows.first().map_or(0, Vec::len);
+/// sweep.csv as an aligned table for the terminal. Cells are read back with the csv
+/// crate, so quoted cells holding commas stay one column; rows of another width are
+/// shown as they are rather than trusted to line up.
+pub fn table(csv_text: &str) -> String {
+    let rows: Vec<Vec<String>> = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(csv_text.as_bytes())
+        .records()
+        .filter_map(Result::ok)
+        .map(|r| r.iter().map(str::to_string).collect())
+        .collect();
+    let ncol = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..ncol)
         .map(|c| {
             rows.iter()
-                .map(|r| r.get(c).map_or(0, |s| s.len()))
+                .map(|r| r.get(c).map_or(0, |s| s.chars().count()))
                 .max()
                 .unwrap_or(0)
         })

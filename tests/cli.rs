@@ -457,10 +457,12 @@ fn run_writes_results_and_timeseries() {
         assert!((t - 0.5 * (i + 1) as f64).abs() < 1e-9, "row {i}: {row}");
     }
 
-    // Only the two files; no temporary files (".name.pid.tmp") left behind.
+    // Only the two files and the directory's lock; no temporary files
+    // (".name.pid.tmp") left behind.
     let mut names: Vec<String> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != ".reclaimsim.lock")
         .collect();
     names.sort();
     assert!(

@@ -418,10 +418,11 @@ fn cli_errors() {
 }
 
 /// A sweep directory of four points: mode old/new × workers 1/2, where old points
-/// hold fixture a's results and new points fixture b's.
+/// hold fixture a's results and new points fixture b's; sweep.json lists them.
 fn sweep_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let mut i = 0;
+    let mut listed = Vec::new();
     for (mode, fixture) in [("old", "a"), ("new", "b")] {
         for workers in ["1", "2"] {
             let p = dir.path().join(format!("point-{i:03}"));
@@ -438,10 +439,31 @@ fn sweep_dir() -> tempfile::TempDir {
                 ),
             )
             .unwrap();
+            listed.push((i, mode, workers));
             i += 1;
         }
     }
+    write_manifest(dir.path(), &listed);
     dir
+}
+
+fn write_manifest(dir: &std::path::Path, points: &[(usize, &str, &str)]) {
+    let listed: Vec<String> = points
+        .iter()
+        .map(|(i, mode, workers)| {
+            format!(
+                r#"{{"index": {i}, "dir": "point-{i:03}", "values": {{"mode": "{mode}", "workers": "{workers}"}}}}"#
+            )
+        })
+        .collect();
+    std::fs::write(
+        dir.join("sweep.json"),
+        format!(
+            r#"{{"keys": ["mode", "workers"], "points": [{}]}}"#,
+            listed.join(", ")
+        ),
+    )
+    .unwrap();
 }
 
 #[test]
@@ -468,7 +490,8 @@ fn compare_by_a_swept_key() {
         &["compare", d, "--by", "nope"],
         "`nope` is not a swept key of this sweep",
     );
-    std::fs::remove_dir_all(dir.path().join("point-002")).unwrap();
-    std::fs::remove_dir_all(dir.path().join("point-003")).unwrap();
+    // A smaller sweep run into the same directory: the points of the older, larger
+    // one stay on disk but are not this sweep's, so they are not merged in.
+    write_manifest(dir.path(), &[(0, "old", "1"), (1, "old", "2")]);
     fails(&["compare", d, "--by", "mode"], "`mode` has one value");
 }

@@ -59,7 +59,7 @@ fn run_traced(text: &str, sets: &[&str], events: &str) -> RunOutput {
     sim.enable_trace(Tracer::parse(events, 10_000_000).unwrap());
     sim.run_with_series(RunOptions {
         check: true,
-        progress: None,
+        ..Default::default()
     })
     .unwrap_or_else(|e| panic!("{e}"))
 }

@@ -1,7 +1,19 @@
 //! Sweeps: parallel points, resuming, sweep.csv's shape, and bad definitions.
 
-use reclaimsim::scenario;
-use reclaimsim::sweep::run_sweep;
+use reclaimsim::scenario::{self, Scenario};
+use reclaimsim::sweep::{self, SweepOptions, SweepOutcome};
+use std::path::Path;
+
+fn run_sweep(sc: &Scenario, out: &Path, jobs: usize) -> Result<SweepOutcome, sweep::SweepError> {
+    sweep::run_sweep(
+        sc,
+        out,
+        &SweepOptions {
+            jobs,
+            ..Default::default()
+        },
+    )
+}
 
 const SWEEP: &str = r#"
 [run]
@@ -142,7 +154,7 @@ fn bad_sweep_definitions_name_the_key() {
         "\"workloads.nope.throughput\"",
     ));
     assert!(
-        e.contains("sweep.metrics[1]") && e.contains("no workload `nope`"),
+        e.contains("sweep.metrics[1]") && e.contains("`workloads` has no `nope.throughput`"),
         "{e}"
     );
 }
@@ -271,4 +283,215 @@ fn named_dimensions_and_linked_keys() {
         "\"machine.swap.type\" = [\"zram\", \"zram\", \"disk\"]",
     ));
     assert!(e.contains("swept twice"), "{e}");
+}
+
+/// A small, fast sweep for the staleness tests: two points.
+const SMALL: &str = r#"
+[run]
+duration = "300ms"
+[machine]
+memory = "128M"
+nr_cpus = 1
+[[workload]]
+name = "mix"
+kind = "anon"
+size = "40M"
+pattern = "uniform"
+rate = 100000
+[sweep]
+metrics = ["workloads.mix.ops"]
+[[sweep.param]]
+key = "kernel.vm.swappiness"
+values = [60, 100]
+"#;
+
+fn results_of(out: &Path, point: usize) -> serde_json::Value {
+    let text = std::fs::read_to_string(out.join(format!("point-{point:03}/results.json"))).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn a_changed_file_or_set_reruns_the_points_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sw");
+    let sc = scenario::parse_str(SMALL, "small.toml", &[]).unwrap();
+    let first = run_sweep(&sc, &out, 1).unwrap();
+    assert_eq!((first.ran, first.skipped), (2, 0));
+    // Unchanged: both points are reused.
+    let again = run_sweep(&sc, &out, 1).unwrap();
+    assert_eq!((again.ran, again.skipped), (0, 2));
+    // A --set that changes every point (the seed): both rerun, and the results say so.
+    let seeded = scenario::parse_str(SMALL, "small.toml", &["run.seed=7".into()]).unwrap();
+    let o = run_sweep(&seeded, &out, 1).unwrap();
+    assert_eq!(
+        (o.ran, o.skipped),
+        (2, 0),
+        "a --set must not reuse old points"
+    );
+    assert_eq!(results_of(&out, 0)["seed"], 7);
+    // An edit of the file outside [sweep] (the workload's rate): both rerun.
+    let edited = scenario::parse_str(
+        &SMALL.replace("rate = 100000", "rate = 50000"),
+        "small.toml",
+        &["run.seed=7".into()],
+    )
+    .unwrap();
+    let o = run_sweep(&edited, &out, 1).unwrap();
+    assert_eq!(
+        (o.ran, o.skipped),
+        (2, 0),
+        "an edited scenario must not reuse old points"
+    );
+    // Half the rate, half the operations (uniform pacing, all resident: no stalls).
+    let ops = results_of(&out, 0)["workloads"]["mix"]["ops"]
+        .as_f64()
+        .unwrap();
+    assert!((14_000.0..=16_000.0).contains(&ops), "{ops}");
+}
+
+#[test]
+fn a_truncated_point_result_is_rerun_not_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sw");
+    let sc = scenario::parse_str(SMALL, "small.toml", &[]).unwrap();
+    let first = run_sweep(&sc, &out, 1).unwrap();
+    let path = out.join("point-001/results.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, &text[..text.len() / 2]).unwrap();
+    let o = run_sweep(&sc, &out, 1).unwrap();
+    assert_eq!((o.ran, o.skipped), (1, 1));
+    assert_eq!(o.csv, first.csv);
+}
+
+#[test]
+fn a_smaller_sweep_lists_only_its_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sw");
+    let big = scenario::parse_str(
+        &SMALL.replace("values = [60, 100]", "values = [60, 100, 140, 180]"),
+        "small.toml",
+        &[],
+    )
+    .unwrap();
+    run_sweep(&big, &out, 1).unwrap();
+    let small = scenario::parse_str(SMALL, "small.toml", &[]).unwrap();
+    let o = run_sweep(&small, &out, 1).unwrap();
+    assert_eq!(o.points, 2);
+    // point-002 and point-003 are the old sweep's: reported, not listed.
+    assert_eq!(o.stale_dirs, 2);
+    let listed = sweep::listed_points(&out).unwrap();
+    let dirs: Vec<String> = listed
+        .iter()
+        .map(|p| p.dir.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(dirs, ["point-000", "point-001"]);
+    assert_eq!(o.csv.lines().count(), 3);
+}
+
+#[test]
+fn swept_values_with_commas_make_valid_csv_and_a_table() {
+    // An array key and a dimension name holding a comma: sweep.csv quotes them and
+    // the printed table keeps each in one column (it used to panic).
+    let text = SMALL.replace(
+        "key = \"kernel.vm.swappiness\"\nvalues = [60, 100]",
+        "key = \"kernel.vm.lowmem_reserve_ratio\"\nvalues = [[256, 256, 32], [256, 128, 16]]\n[[sweep.param]]\nname = \"a,b\"\nvalues = [\"x,y\"]\nwith = { \"run.seed\" = [3] }",
+    );
+    let sc = scenario::parse_str(&text, "small.toml", &[]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_sweep(&sc, &dir.path().join("sw"), 1).unwrap();
+    let rows: Vec<Vec<String>> = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(o.csv.as_bytes())
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_string).collect())
+        .collect();
+    assert_eq!(
+        rows[0],
+        ["kernel.vm.lowmem_reserve_ratio", "a,b", "workloads.mix.ops"]
+    );
+    assert_eq!(rows[1][0], "[256, 256, 32]");
+    assert_eq!(rows[2][1], "x,y");
+    assert!(rows.iter().all(|r| r.len() == 3));
+    let table = sweep::table(&o.csv);
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 3);
+    assert!(
+        lines[1].contains("[256, 256, 32]") && lines[1].contains("x,y"),
+        "{table}"
+    );
+    // Aligned: every row as wide as the header.
+    assert!(lines.iter().all(|l| l.len() == lines[0].len()), "{table}");
+}
+
+#[test]
+fn every_metric_path_is_checked_against_the_results_schema() {
+    let text = SMALL.replace(
+        "[[workload]]",
+        "[[cgroup]]\npath = \"app.slice\"\n[[workload]]\ncgroup = \"app.slice\"",
+    );
+    let with_metric = |m: &str| {
+        text.replace(
+            "metrics = [\"workloads.mix.ops\"]",
+            &format!("metrics = [\"workloads.mix.ops\", \"{m}\"]"),
+        )
+    };
+    // Paths a results.json has: each key level, dotted cgroup paths, optional numbers.
+    for ok in [
+        "workloads.mix.latency_ns.p99",
+        "cgroups.app.slice.memory.current",
+        "cgroups.app.slice.memory.stat.pgscan",
+        "cgroups.app.slice.memory.pressure.some.avg10",
+        "tasks.mix/0.user_ns",
+        "tasks.kswapd0.system_ns",
+        "workloads.mix.killed_at_ns",
+        "reclaim_throttle.VMSCAN_THROTTLE_WRITEBACK.count",
+        "zones.DMA32.free",
+    ] {
+        scenario::parse_str(&with_metric(ok), "small.toml", &[])
+            .unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+    // The issue's list: each rejected before anything runs, naming the metric's key
+    // and what is there instead.
+    for (bad, says) in [
+        (
+            "workloads.mix.nosuchfield",
+            "`workloads.mix` has no `nosuchfield`",
+        ),
+        (
+            "cgroups.nope.memory.current",
+            "`cgroups` has no `nope.memory.current`",
+        ),
+        ("psi.memory.bogus", "`psi.memory` has no `bogus`"),
+        ("reclaim.nothing", "`reclaim` has no `nothing`"),
+        ("tasks.ghost/0.user_ns", "`tasks` has no `ghost/0.user_ns`"),
+        ("psi.memory.some", "is a table, not a number"),
+        ("workloads.mix.latency_ns.cdf", "is not a number"),
+        ("swap.kind", "is not a number"),
+        ("nothing.at.all", "results.json has no `nothing`"),
+    ] {
+        let e = sweep_error(&with_metric(bad));
+        assert!(e.contains("small.toml") || e.contains("sweep.toml"), "{e}");
+        assert!(
+            e.contains("sweep.metrics[1]") && e.contains(says),
+            "{bad}: {e}"
+        );
+    }
+}
+
+#[test]
+fn task_metrics_may_exist_in_only_some_points() {
+    // Sweeping the thread count: `mix/3` exists only where threads = 4.
+    let text = SMALL
+        .replace("rate = 100000", "rate = 100000\nthreads = 1")
+        .replace(
+            "key = \"kernel.vm.swappiness\"\nvalues = [60, 100]",
+            "key = \"workload.0.threads\"\nvalues = [1, 4]",
+        )
+        .replace(
+            "metrics = [\"workloads.mix.ops\"]",
+            "metrics = [\"tasks.mix/3.user_ns\"]",
+        );
+    scenario::parse_str(&text, "small.toml", &[]).unwrap();
+    let e = sweep_error(&text.replace("mix/3", "mix/4"));
+    assert!(e.contains("`tasks` has no `mix/4.user_ns`"), "{e}");
 }

@@ -57,7 +57,7 @@ fn tracepoints_agree_with_vmstat() {
     let run = sim
         .run_with_series(RunOptions {
             check: true,
-            progress: None,
+            ..Default::default()
         })
         .unwrap();
     let r = &run.results;

@@ -48,6 +48,16 @@ pub enum Sleep {
 }
 
 impl Sleep {
+    pub const ALL: [Sleep; 7] = [
+        Sleep::Writeback,
+        Sleep::Isolated,
+        Sleep::Noprogress,
+        Sleep::Congested,
+        Sleep::CongestionWait,
+        Sleep::WaitIffCongested,
+        Sleep::Msleep,
+    ];
+
     /// As the kernel prints it: the reason flag, or the legacy tracepoint's name.
     pub fn name(self) -> &'static str {
         match self {

@@ -760,36 +760,25 @@ pub fn compare_sweep(dir: &Path, by: &str, format: Format) -> Result<String, Loa
         path: path.to_path_buf(),
         reason,
     };
-    let mut point_dirs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| err(dir, e.to_string()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("point-"))
-        })
-        .collect();
-    point_dirs.sort();
-    if point_dirs.is_empty() {
-        return Err(err(dir, "no point-NNN directories: not a sweep".into()));
+    // Only the points the sweep lists: a directory may also hold an older sweep's.
+    let listed = crate::sweep::listed_points(dir).map_err(|e| err(dir, e.to_string()))?;
+    if listed.is_empty() {
+        return Err(err(dir, "the sweep lists no points".into()));
     }
     let mut columns: Vec<(String, Results)> = Vec::new();
-    for pd in &point_dirs {
-        let pj = pd.join("point.json");
-        let text = std::fs::read_to_string(&pj).map_err(|e| err(&pj, e.to_string()))?;
-        let point: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| err(&pj, e.to_string()))?;
-        let values = point["values"]
-            .as_object()
-            .ok_or_else(|| err(&pj, "no `values`".into()))?;
-        let text_of = |v: &serde_json::Value| v.as_str().map_or(v.to_string(), str::to_string);
-        let column = values
-            .get(by)
-            .map(text_of)
-            .ok_or_else(|| err(&pj, format!("`{by}` is not a swept key of this sweep")))?;
-        let label: Vec<String> = values
+    for point in &listed {
+        let pd = &point.dir;
+        let column = point
+            .values
+            .iter()
+            .find(|(k, _)| k == by)
+            .map(|(_, v)| v.clone())
+            .ok_or_else(|| err(dir, format!("`{by}` is not a swept key of this sweep")))?;
+        let label: Vec<String> = point
+            .values
             .iter()
             .filter(|(k, _)| k.as_str() != by)
-            .map(|(_, v)| text_of(v))
+            .map(|(_, v)| v.clone())
             .collect();
         let (_, r) = load_run(pd)?;
         match columns.iter_mut().find(|(c, _)| *c == column) {

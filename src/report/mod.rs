@@ -2,6 +2,7 @@
 //! printed after a run.
 
 pub mod compare;
+pub mod outdir;
 pub mod plot;
 pub mod results;
 
@@ -12,7 +13,8 @@ use std::io::Write as _;
 use std::path::Path;
 
 /// Writes `contents` to `path` via a temporary file in the same directory and a rename,
-/// so a reader never sees a partial file.
+/// so a reader never sees a partial file. On any error (a full disk, a read-only
+/// directory) the temporary file is removed and `path` is left as it was.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     let dir = path
         .parent()
@@ -20,15 +22,20 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         .unwrap_or(Path::new("."));
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
+    let written = std::fs::File::create(&tmp).and_then(|mut f| {
         f.write_all(contents)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+        f.sync_all()
+    });
+    written
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
 }
+
+/// The files a run writes into its directory (results.json last: it marks the run
+/// complete).
+pub const RUN_FILES: [&str; 3] = ["timeseries.csv", "trace.txt", "results.json"];
 
 /// results.json text (pretty, with a trailing newline).
 pub fn results_json(r: &Results) -> String {

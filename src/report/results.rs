@@ -38,6 +38,27 @@ pub struct Results {
     pub events: Vec<EventRecord>,
     /// Timed actions applied, in time order.
     pub actions: Vec<ActionRecord>,
+    /// The run was stopped (Ctrl-C) before the scenario's duration: everything above
+    /// covers `duration_ns`, the virtual time reached.
+    #[serde(default)]
+    pub interrupted: bool,
+    /// What was run: enough to rerun it, and to tell whether it is stale.
+    #[serde(default)]
+    pub provenance: Provenance,
+}
+
+/// Where a result came from.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Provenance {
+    /// The scenario file as named on the command line, and its text.
+    pub scenario_file: String,
+    pub scenario_text: String,
+    /// `--set` overrides in the order applied (a sweep point's values last).
+    pub sets: Vec<String>,
+    pub seed: u64,
+    pub reclaimsim_version: String,
+    /// SHA-256 of the fully resolved scenario (`scenario::resolved_hash`).
+    pub scenario_hash: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -194,7 +215,7 @@ fn round3(v: f64) -> f64 {
 impl Results {
     pub fn collect(sim: &Simulation) -> Results {
         let mm = &sim.mm;
-        let end = sim.scenario.run.duration.0;
+        let end = sim.end_ns();
         let mut vmstat: BTreeMap<String, u64> = EV_NAMES
             .iter()
             .zip(mm.vmstat.ev.iter())
@@ -439,10 +460,123 @@ impl Results {
                 .collect(),
             events,
             actions: sim.actions().to_vec(),
+            interrupted: sim.interrupted(),
+            provenance: Provenance {
+                scenario_file: sim.scenario.source.file.clone(),
+                scenario_text: sim.scenario.source.text.clone(),
+                sets: sim.scenario.source.sets.clone(),
+                seed: sim.scenario.run.seed,
+                reclaimsim_version: env!("CARGO_PKG_VERSION").to_string(),
+                scenario_hash: sim.scenario_hash().to_string(),
+            },
         }
     }
 
     pub fn vm(&self, name: &str) -> u64 {
         self.vmstat.get(name).copied().unwrap_or(0)
+    }
+}
+
+/// The shape of results.json for a scenario, as a JSON value holding every path a run
+/// of it can report, numbers as 0: built by [`Results::collect`] itself on the
+/// scenario's simulation before it runs, so the schema is the results type, defined
+/// once. Optional numbers (`killed_at_ns`) are present as 0, and every throttling
+/// reason is listed, though a run reports only the reasons that slept.
+pub fn schema(sc: &crate::scenario::Scenario) -> serde_json::Value {
+    let mut sc = sc.clone();
+    sc.sweep = None;
+    let sim = Simulation::new(sc);
+    let mut r = Results::collect(&sim);
+    for s in crate::mm::throttle::Sleep::ALL {
+        r.reclaim_throttle
+            .insert(s.name().to_string(), ThrottleResult::default());
+    }
+    let mut v = serde_json::to_value(&r).expect("results serialise");
+    fn nulls_to_zero(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Null => *v = serde_json::Value::from(0),
+            serde_json::Value::Object(m) => m.values_mut().for_each(nulls_to_zero),
+            serde_json::Value::Array(a) => a.iter_mut().for_each(nulls_to_zero),
+            _ => {}
+        }
+    }
+    nulls_to_zero(&mut v);
+    v
+}
+
+/// A metric path's value in a results.json value: the number at a dotted path. Keys may
+/// contain dots themselves (a cgroup `workload.slice/app`): at each level the longest
+/// run of segments that names a key wins.
+pub fn metric(results: &serde_json::Value, path: &str) -> Option<f64> {
+    let segs: Vec<&str> = path.split('.').collect();
+    resolve(results, &segs)
+        .ok()
+        .and_then(serde_json::Value::as_f64)
+}
+
+/// Walks `segs` down `v`; on failure returns how many segments resolved and the value
+/// reached there.
+fn resolve<'a>(
+    v: &'a serde_json::Value,
+    segs: &[&str],
+) -> Result<&'a serde_json::Value, (usize, &'a serde_json::Value)> {
+    if segs.is_empty() {
+        return Ok(v);
+    }
+    let mut deepest = (0, v);
+    for n in (1..=segs.len()).rev() {
+        if let Some(next) = v.get(segs[..n].join(".")) {
+            match resolve(next, &segs[n..]) {
+                Ok(found) => return Ok(found),
+                Err((k, at)) if n + k > deepest.0 => deepest = (n + k, at),
+                Err(_) => {}
+            }
+        }
+    }
+    Err(deepest)
+}
+
+/// Checks that `path` names a number in results.json's `schema` (from [`schema`]);
+/// the message says what is there instead.
+pub fn check_metric(schema: &serde_json::Value, path: &str) -> Result<(), String> {
+    let segs: Vec<&str> = path.split('.').collect();
+    let keys_of = |v: &serde_json::Value| -> String {
+        let keys: Vec<&String> = v
+            .as_object()
+            .map(|m| m.keys().collect())
+            .unwrap_or_default();
+        let shown: Vec<String> = keys.iter().take(12).map(|k| format!("`{k}`")).collect();
+        let more = keys.len().saturating_sub(shown.len());
+        if more > 0 {
+            format!("{} and {more} more", shown.join(", "))
+        } else {
+            shown.join(", ")
+        }
+    };
+    match resolve(schema, &segs) {
+        Ok(v) if v.is_number() => Ok(()),
+        Ok(v) if v.is_object() => Err(format!(
+            "`{path}` is a table, not a number: add one of {}",
+            keys_of(v)
+        )),
+        Ok(_) => Err(format!("`{path}` is not a number")),
+        Err((0, v)) => Err(format!(
+            "results.json has no `{}`; its top-level keys are {}",
+            segs[0],
+            keys_of(v)
+        )),
+        Err((n, v)) => {
+            // `n` segments resolved; name what follows them.
+            let here = segs[..n].join(".");
+            if v.is_object() {
+                Err(format!(
+                    "`{here}` has no `{}`; it has {}",
+                    segs[n..].join("."),
+                    keys_of(v)
+                ))
+            } else {
+                Err(format!("`{here}` is a number: nothing is under it"))
+            }
+        }
     }
 }

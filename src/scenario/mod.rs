@@ -120,7 +120,26 @@ pub fn parse_str(text: &str, file: &str, sets: &[String]) -> Result<Scenario, Sc
         return Err(locate(&segs, p.message));
     }
     validate::normalize(&mut sc);
+    sc.source = Source {
+        file: file.to_string(),
+        text: text.to_string(),
+        sets: sets.to_vec(),
+    };
     Ok(sc)
+}
+
+/// A digest of the fully resolved scenario (defaults filled in, overrides applied, the
+/// `[sweep]` table left out): two runs with the same hash simulate the same thing, so a
+/// result whose recorded hash differs from the scenario's is stale. SHA-256 of the
+/// scenario's JSON, whose maps are ordered, so the digest is stable.
+pub fn resolved_hash(sc: &Scenario) -> String {
+    use sha2::Digest;
+    let mut v = serde_json::to_value(sc).expect("a scenario serialises");
+    if let Some(m) = v.as_object_mut() {
+        m.remove("sweep");
+    }
+    let digest = sha2::Sha256::digest(v.to_string().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Sets one dotted key (as a timed action does at run time), e.g. `kernel.vm.swappiness`
@@ -181,6 +200,7 @@ pub(crate) fn apply_key(sc: &mut Scenario, key: &str, value: &toml::Value) -> Re
         });
     }
     validate::normalize(&mut new);
+    new.source = std::mem::take(&mut sc.source);
     *sc = new;
     Ok(())
 }

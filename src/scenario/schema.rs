@@ -27,6 +27,20 @@ pub struct Scenario {
     /// A parameter sweep (`reclaimsim sweep`); ignored by `run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<Sweep>,
+    /// Where the scenario came from (not a scenario key): results.json's provenance.
+    #[serde(skip)]
+    pub source: Source,
+}
+
+/// The file and overrides a scenario was loaded from, recorded with its results so a
+/// result can be rerun and recognised as stale.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Source {
+    /// The scenario file as named on the command line.
+    pub file: String,
+    pub text: String,
+    /// `--set KEY=VALUE` overrides in the order applied, a sweep point's values last.
+    pub sets: Vec<String>,
 }
 
 /// `[sweep]`: every combination of the `[[sweep.param]]` values is a point, run as its

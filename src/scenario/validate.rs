@@ -68,18 +68,6 @@ pub fn validate(sc: &Scenario) -> Vec<Problem> {
     c.0
 }
 
-/// The results.json sections a sweep metric can read.
-const METRIC_ROOTS: [&str; 8] = [
-    "vmstat",
-    "workloads",
-    "tasks",
-    "reclaim",
-    "psi",
-    "swap",
-    "zones",
-    "cgroups",
-];
-
 /// Each swept key must be settable to each of its values (checked by setting it on a
 /// copy of the scenario); metrics must name something results.json has.
 fn check_sweep(sc: &Scenario, c: &mut Checker) {
@@ -210,24 +198,11 @@ fn check_sweep(sc: &Scenario, c: &mut Checker) {
             );
         }
     }
-    let names: Vec<&str> = sc.workloads.iter().map(|w| w.name.as_str()).collect();
-    for (m, path) in sw.metrics.iter().enumerate() {
-        let parts: Vec<&str> = path.split('.').collect();
-        let key = format!("sweep.metrics[{m}]");
-        if !METRIC_ROOTS.contains(&parts[0]) || parts.len() < 2 {
-            c.err(
-                key,
-                format!(
-                    "`{path}` is not a results.json path (it starts with one of {})",
-                    METRIC_ROOTS.join(", ")
-                ),
-            );
-        } else if parts[0] == "vmstat"
-            && !crate::report::results::vmstat_names().any(|n| n == parts[1])
-        {
-            c.err(key, format!("`{path}`: no vmstat counter `{}`", parts[1]));
-        } else if parts[0] == "workloads" && !names.contains(&parts[1]) {
-            c.err(key, format!("`{path}`: no workload `{}`", parts[1]));
+    // Metrics are checked against the results schema of the points, which needs
+    // every point to be a valid scenario: only when nothing above failed.
+    if c.0.is_empty() {
+        for (key, message) in crate::sweep::metric_problems(sc) {
+            c.err(key, message);
         }
     }
 }

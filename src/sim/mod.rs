@@ -66,6 +66,9 @@ pub struct RunOptions {
     pub check: bool,
     /// Called with (virtual now, virtual end) now and then, for a progress bar.
     pub progress: Option<Box<dyn FnMut(u64, u64)>>,
+    /// Set from outside (Ctrl-C) to end the run early: the results then cover the time
+    /// simulated so far and say `interrupted`.
+    pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// Everything a run produces.
@@ -96,6 +99,11 @@ pub struct Simulation {
     actions: Vec<ActionRecord>,
     now: u64,
     slices: u64,
+    /// The resolved scenario's digest, taken before timed actions change it.
+    scenario_hash: String,
+    /// Where the run stopped: the scenario's duration, or earlier if interrupted.
+    end_ns: u64,
+    interrupted: bool,
 }
 
 impl Simulation {
@@ -201,6 +209,9 @@ impl Simulation {
             actions: Vec::new(),
             now: 0,
             slices: 0,
+            scenario_hash: scenario::resolved_hash(&scenario),
+            end_ns: scenario.run.duration.0,
+            interrupted: false,
             scenario,
         }
     }
@@ -212,9 +223,22 @@ impl Simulation {
 
     /// Runs to the end and returns the results and the timeseries.
     pub fn run_with_series(mut self, mut opts: RunOptions) -> Result<RunOutput, SimError> {
-        let end = self.scenario.run.duration.0;
+        let mut end = self.scenario.run.duration.0;
+        let mut events = 0u64;
         while let Some((t, ev)) = self.queue.pop() {
             if t >= end {
+                break;
+            }
+            events += 1;
+            // An atomic load per 4096 events keeps the check off the profile.
+            if events.is_multiple_of(4096)
+                && opts
+                    .interrupt
+                    .as_ref()
+                    .is_some_and(|i| i.load(std::sync::atomic::Ordering::Relaxed))
+            {
+                self.interrupted = true;
+                end = t.max(self.now);
                 break;
             }
             self.now = t;
@@ -244,6 +268,7 @@ impl Simulation {
             self.arm_io_poll();
         }
         self.now = end;
+        self.end_ns = end;
         self.mm.now = end;
         self.mm.complete_io(end);
         self.sample(end);
@@ -585,6 +610,20 @@ impl Simulation {
 
     pub fn now(&self) -> u64 {
         self.now
+    }
+
+    /// The virtual time the run ended at: the scenario's duration unless interrupted.
+    pub fn end_ns(&self) -> u64 {
+        self.end_ns
+    }
+
+    pub fn interrupted(&self) -> bool {
+        self.interrupted
+    }
+
+    /// The digest of the scenario as it was when the run began.
+    pub fn scenario_hash(&self) -> &str {
+        &self.scenario_hash
     }
 
     pub fn psi(&self) -> &Psi {

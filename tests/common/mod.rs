@@ -12,7 +12,7 @@ pub fn run_checked(text: &str, sets: &[&str]) -> Results {
     Simulation::new(sc)
         .run(RunOptions {
             check: true,
-            progress: None,
+            ..Default::default()
         })
         .unwrap_or_else(|e| panic!("{e}"))
 }
