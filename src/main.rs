@@ -175,8 +175,10 @@ fn human_time(s: f64) -> String {
         format!("{:.1} h", s / 3600.0)
     } else if s >= 120.0 {
         format!("{:.1} min", s / 60.0)
-    } else {
+    } else if s >= 1.0 {
         format!("{s:.1} s")
+    } else {
+        "under a second".to_string()
     }
 }
 
@@ -469,6 +471,36 @@ fn main() -> ExitCode {
                     eprintln!("error: {e}");
                     ExitCode::from(2)
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn help_describes_every_argument_and_flag() {
+        let cli = Cli::command();
+        for sub in cli.get_subcommands().filter(|s| !s.is_hide_set()) {
+            assert!(
+                sub.get_about().is_some(),
+                "`{}` has no description",
+                sub.get_name()
+            );
+            for arg in sub.get_arguments().filter(|a| !a.is_hide_set()) {
+                let id = arg.get_id().as_str();
+                if id == "help" || id == "version" {
+                    continue;
+                }
+                assert!(
+                    arg.get_help()
+                        .is_some_and(|h| !h.to_string().trim().is_empty()),
+                    "`{} {id}` has no help text",
+                    sub.get_name()
+                );
             }
         }
     }

@@ -204,3 +204,23 @@ pub fn throttle_histogram(r: &Results) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_atomic_write_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // The target is a non-empty directory: the file is written, the rename fails.
+        let target = dir.path().join("results.json");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("x"), "").unwrap();
+        assert!(write_atomic(&target, b"{}").is_err());
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["results.json"], "a temporary file was left behind");
+    }
+}
