@@ -214,7 +214,7 @@ fn main() -> ExitCode {
         Cmd::Bench { json, quick } => {
             let r = reclaimsim::bench::run(quick);
             if json {
-                println!("{}", serde_json::to_string(&r).expect("bench serialises"));
+                println!("{}", r.json());
             } else {
                 print!("{}", r.text());
             }
