@@ -1,7 +1,8 @@
 //! `reclaimsim compare`: an mmtests compare-kernels style table of two or more runs.
 //!
-//! The first run is the baseline; every run is one column, named by its directory's last
-//! component. [`build`] turns the runs' [`Results`] into a [`CompareTable`] (pure data:
+//! The first run is the baseline; every run is one column, named by `--label` or else by
+//! the shortest suffix of its directory's path that tells it from the others
+//! ([`run_names`]). [`build`] turns the runs' [`Results`] into a [`CompareTable`] (pure data:
 //! sections of rows, one value per run), and [`render`] prints it as text, markdown, CSV
 //! or JSON.
 //!
