@@ -24,16 +24,169 @@ pub struct BenchReport {
     pub peak_rss_bytes_64g: u64,
 }
 
+/// How a figure must compare with its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    AtLeast,
+    AtMost,
+    Below,
+}
+
+impl Op {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Op::AtLeast => ">=",
+            Op::AtMost => "<=",
+            Op::Below => "<",
+        }
+    }
+
+    fn holds(self, figure: f64, target: f64) -> bool {
+        match self {
+            Op::AtLeast => figure >= target,
+            Op::AtMost => figure <= target,
+            Op::Below => figure < target,
+        }
+    }
+}
+
+/// A figure's target, as the issues state them (BENCHMARKS.md lists them too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Target {
+    /// The figure's key in [`BenchReport`] and its JSON.
+    pub figure: &'static str,
+    pub op: Op,
+    /// In the figure's unit (per second, bytes).
+    pub value: u64,
+    /// The value as the text output writes it.
+    pub shown: &'static str,
+}
+
+pub const TARGETS: [Target; 4] = [
+    Target {
+        figure: "hit_accesses_per_sec",
+        op: Op::AtLeast,
+        value: 50_000_000,
+        shown: "50 M",
+    },
+    Target {
+        figure: "faults_per_sec",
+        op: Op::AtLeast,
+        value: 2_000_000,
+        shown: "2 M",
+    },
+    Target {
+        figure: "bytes_per_frame",
+        op: Op::AtMost,
+        value: 32,
+        shown: "32",
+    },
+    Target {
+        figure: "peak_rss_bytes_64g",
+        op: Op::Below,
+        value: 2 << 30,
+        shown: "2 GiB",
+    },
+];
+
+/// A target and whether this report meets it: the JSON's `targets.<figure>`.
+#[derive(Debug, Serialize)]
+struct TargetJson {
+    op: &'static str,
+    value: u64,
+    met: bool,
+}
+
 impl BenchReport {
+    /// The figure a target is about, in its unit.
+    fn figure(&self, name: &str) -> f64 {
+        match name {
+            "hit_accesses_per_sec" => self.hit_accesses_per_sec,
+            "faults_per_sec" => self.faults_per_sec,
+            "bytes_per_frame" => self.bytes_per_frame as f64,
+            "peak_rss_bytes_64g" => self.peak_rss_bytes_64g as f64,
+            _ => unreachable!("no bench figure `{name}`"),
+        }
+    }
+
+    pub fn meets(&self, t: &Target) -> bool {
+        t.op.holds(self.figure(t.figure), t.value as f64)
+    }
+
+    /// The figure as the text output writes it (millions, MiB).
+    fn shown(&self, name: &str) -> String {
+        match name {
+            "hit_accesses_per_sec" => format!("{:.1} M", self.hit_accesses_per_sec / 1e6),
+            "faults_per_sec" => format!(
+                "{:.2} M (fault ratio {:.2})",
+                self.faults_per_sec / 1e6,
+                self.fault_ratio
+            ),
+            "bytes_per_frame" => self.bytes_per_frame.to_string(),
+            "peak_rss_bytes_64g" => format!(
+                "{:.0} MiB",
+                self.peak_rss_bytes_64g as f64 / (1 << 20) as f64
+            ),
+            _ => unreachable!("no bench figure `{name}`"),
+        }
+    }
+
+    /// One line per figure: its value, its target and whether it meets it.
     pub fn text(&self) -> String {
-        format!(
-            "hit_accesses_per_sec  {:.1} M\nfaults_per_sec        {:.2} M (fault ratio {:.2})\nbytes_per_frame       {}\npeak_rss_bytes_64g    {:.0} MiB\n",
-            self.hit_accesses_per_sec / 1e6,
-            self.faults_per_sec / 1e6,
-            self.fault_ratio,
-            self.bytes_per_frame,
-            self.peak_rss_bytes_64g as f64 / (1 << 20) as f64
-        )
+        let rows: Vec<[String; 4]> = TARGETS
+            .iter()
+            .map(|t| {
+                [
+                    t.figure.to_string(),
+                    self.shown(t.figure),
+                    format!("{} {}", t.op.symbol(), t.shown),
+                    if self.meets(t) { "met" } else { "MISSED" }.to_string(),
+                ]
+            })
+            .collect();
+        let header = ["figure", "measured", "target", ""].map(String::from);
+        let width = |c: usize| {
+            rows.iter()
+                .chain([&header])
+                .map(|r| r[c].len())
+                .max()
+                .unwrap_or(0)
+        };
+        let (w0, w1, w2) = (width(0), width(1), width(2));
+        let mut out = String::new();
+        for r in [&header].into_iter().chain(&rows) {
+            let line = format!("{:w0$}  {:w1$}  {:w2$}  {}", r[0], r[1], r[2], r[3]);
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The report as one JSON object: the figures, then `targets`, each figure's
+    /// `{op, value, met}`.
+    pub fn json(&self) -> String {
+        #[derive(Serialize)]
+        struct WithTargets<'a> {
+            #[serde(flatten)]
+            report: &'a BenchReport,
+            targets: std::collections::BTreeMap<&'static str, TargetJson>,
+        }
+        let targets = TARGETS
+            .iter()
+            .map(|t| {
+                let j = TargetJson {
+                    op: t.op.symbol(),
+                    value: t.value,
+                    met: self.meets(t),
+                };
+                (t.figure, j)
+            })
+            .collect();
+        serde_json::to_string(&WithTargets {
+            report: self,
+            targets,
+        })
+        .expect("bench serialises")
     }
 }
 
@@ -162,4 +315,61 @@ pub fn peak_rss_bytes() -> u64 {
             })
         })
         .map_or(0, |kb| kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report() -> BenchReport {
+        BenchReport {
+            hit_accesses_per_sec: 83_140_000.0,
+            faults_per_sec: 1_950_000.0,
+            fault_ratio: 0.654,
+            bytes_per_frame: 32,
+            peak_rss_bytes_64g: 649 << 20,
+        }
+    }
+
+    #[test]
+    fn text_puts_each_figure_beside_its_target() {
+        // 83.14 M >= 50 M met; 1.95 M < 2 M missed; 32 <= 32 met; 649 MiB < 2 GiB met.
+        let want = "\
+figure                measured                   target
+hit_accesses_per_sec  83.1 M                     >= 50 M  met
+faults_per_sec        1.95 M (fault ratio 0.65)  >= 2 M   MISSED
+bytes_per_frame       32                         <= 32    met
+peak_rss_bytes_64g    649 MiB                    < 2 GiB  met
+";
+        assert_eq!(report().text(), want);
+    }
+
+    #[test]
+    fn targets_are_inclusive_or_strict_as_stated() {
+        let mut r = report();
+        r.faults_per_sec = 2e6; // >= 2 M: exactly 2 M meets it.
+        r.bytes_per_frame = 33; // <= 32: 33 misses.
+        r.peak_rss_bytes_64g = 2 << 30; // < 2 GiB: exactly 2 GiB misses.
+        let met: Vec<bool> = TARGETS.iter().map(|t| r.meets(t)).collect();
+        assert_eq!(met, [true, true, false, false]);
+    }
+
+    #[test]
+    fn json_keeps_the_figures_and_adds_targets() {
+        let v: serde_json::Value = serde_json::from_str(&report().json()).unwrap();
+        assert_eq!(v["hit_accesses_per_sec"], 83_140_000.0);
+        assert_eq!(v["faults_per_sec"], 1_950_000.0);
+        assert_eq!(v["fault_ratio"], 0.654);
+        assert_eq!(v["bytes_per_frame"], 32);
+        assert_eq!(v["peak_rss_bytes_64g"], 649u64 << 20);
+        assert_eq!(
+            v["targets"],
+            serde_json::json!({
+                "hit_accesses_per_sec": {"op": ">=", "value": 50_000_000, "met": true},
+                "faults_per_sec": {"op": ">=", "value": 2_000_000, "met": false},
+                "bytes_per_frame": {"op": "<=", "value": 32, "met": true},
+                "peak_rss_bytes_64g": {"op": "<", "value": 2147483648u64, "met": true},
+            })
+        );
+    }
 }

@@ -134,6 +134,10 @@ enum Cmd {
         /// key, the other swept values as row suffixes (`mmap-4`), counters summed.
         #[arg(long, value_name = "KEY")]
         by: Option<String>,
+        /// Name the next run's column (repeatable: one per run, in order; default: the
+        /// shortest distinct suffix of each run's path).
+        #[arg(long = "label", value_name = "NAME")]
+        labels: Vec<String>,
         /// Output format.
         #[arg(long, default_value = "text", value_parser = ["text", "md", "csv", "json"])]
         format: String,
@@ -411,7 +415,7 @@ fn main() -> ExitCode {
         Cmd::Bench { json, quick } => {
             let r = reclaimsim::bench::run(quick);
             if json {
-                println!("{}", serde_json::to_string(&r).expect("bench serialises"));
+                println!("{}", r.json());
             } else {
                 print!("{}", r.text());
             }
@@ -448,19 +452,37 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        Cmd::Compare { runs, format, by } => {
+        Cmd::Compare {
+            runs,
+            format,
+            by,
+            labels,
+        } => {
+            use report::compare::{self, CompareError};
             let format = format.parse().expect("clap checked the format");
             let out = match (&by, runs.as_slice()) {
-                (Some(key), [dir]) => report::compare::compare_sweep(dir, key, format),
+                (Some(_), _) if !labels.is_empty() => {
+                    eprintln!(
+                        "error: --label names run directories' columns; with --by the columns are the key's values"
+                    );
+                    return ExitCode::from(2);
+                }
+                (Some(key), [dir]) => compare::compare_sweep(dir, key, format).map_err(Into::into),
                 (Some(_), _) => {
                     eprintln!("error: --by compares the points of one sweep directory");
                     return ExitCode::from(2);
                 }
-                (None, [_]) => {
-                    eprintln!("error: compare needs two or more runs (or one sweep and --by)");
-                    return ExitCode::from(2);
-                }
-                (None, _) => report::compare::compare_paths(&runs, format),
+                (None, [dir]) => match compare::sweep_keys(dir) {
+                    Some(keys) => Err(CompareError::SweepNeedsBy {
+                        dir: dir.clone(),
+                        keys,
+                    }),
+                    None => {
+                        eprintln!("error: compare needs two or more runs (or one sweep and --by)");
+                        return ExitCode::from(2);
+                    }
+                },
+                (None, _) => compare::compare_paths(&runs, &labels, format),
             };
             match out {
                 Ok(out) => {

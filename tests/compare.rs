@@ -81,29 +81,23 @@ fn latency_rows() {
     // fast: Amean 200 -> 150 us, (200 - 150) / 200 = +25%. Welch: se = sqrt(50000^2/10000
     // + 50000^2/10000) = sqrt(250000 + 250000) = 707.1 ns, t = 50000 / 707.1 = 70.7,
     // df = 19998, critical 1.96: significant.
-    check(&t, "Amean     fast", [200.0, 150.0], Some(25.0), true);
+    check(&t, "Amean fast", [200.0, 150.0], Some(25.0), true);
     // noisy: Amean 1000 -> 1050 us, (1000 - 1050) / 1000 = -5%. se^2 = 2e6^2/400 +
     // 2.5e6^2/400 = 1e10 + 1.5625e10, se = 160078 ns, t = 50000 / 160078 = 0.31 < 1.97:
     // not significant.
-    check(&t, "Amean     noisy", [1000.0, 1050.0], Some(-5.0), false);
+    check(&t, "Amean noisy", [1000.0, 1050.0], Some(-5.0), false);
     // Stddev: fast 50 -> 50 = 0%; noisy 2000 -> 2500, (2000 - 2500) / 2000 = -25%.
     // Only Amean rows carry a significance mark.
-    check(&t, "Stddev    fast", [50.0, 50.0], Some(0.0), false);
-    check(&t, "Stddev    noisy", [2000.0, 2500.0], Some(-25.0), false);
+    check(&t, "Stddev fast", [50.0, 50.0], Some(0.0), false);
+    check(&t, "Stddev noisy", [2000.0, 2500.0], Some(-25.0), false);
     // Max-90 is p90: fast 300 -> 250, 50 / 300 = +16.667%; noisy 2000 -> 2200 = -10%.
-    check(
-        &t,
-        "Max-90    fast",
-        [300.0, 250.0],
-        Some(100.0 / 6.0),
-        false,
-    );
-    check(&t, "Max-90    noisy", [2000.0, 2200.0], Some(-10.0), false);
+    check(&t, "Max-90 fast", [300.0, 250.0], Some(100.0 / 6.0), false);
+    check(&t, "Max-90 noisy", [2000.0, 2200.0], Some(-10.0), false);
     // Max: fast 1000 -> 800 = +20%; noisy 20000 -> 16000 = +20%.
-    check(&t, "Max       fast", [1000.0, 800.0], Some(20.0), false);
-    check(&t, "Max       noisy", [20000.0, 16000.0], Some(20.0), false);
+    check(&t, "Max fast", [1000.0, 800.0], Some(20.0), false);
+    check(&t, "Max noisy", [20000.0, 16000.0], Some(20.0), false);
     // batch ran only in a: b's cell is missing, with no % and no mark.
-    let r = row(&t, "Amean     batch");
+    let r = row(&t, "Amean batch");
     assert_eq!(r.values, vec![Some(5000.0), None]);
     assert_eq!(r.pct, vec![None, None]);
     assert_eq!(r.significant, vec![false, false]);
@@ -115,12 +109,7 @@ fn latency_rows() {
         .collect();
     assert_eq!(
         &lat[..4],
-        [
-            "Amean     batch",
-            "Amean     fast",
-            "Amean     noisy",
-            "Stddev    batch"
-        ]
+        ["Amean batch", "Amean fast", "Amean noisy", "Stddev batch"]
     );
     assert_eq!(lat.len(), 12);
 }
@@ -131,11 +120,11 @@ fn throughput_rows() {
     // Higher is better: fast 1000 -> 1250 ops/s, (1250 - 1000) / 1000 = +25%;
     // noisy 40 -> 38 = -5%. MB/sec = bytes_per_sec / 1e6: fast 4 -> 5 = +25%,
     // noisy 40 -> 38 = -5%.
-    check(&t, "Ops/sec   fast", [1000.0, 1250.0], Some(25.0), false);
-    check(&t, "Ops/sec   noisy", [40.0, 38.0], Some(-5.0), false);
-    check(&t, "MB/sec    fast", [4.0, 5.0], Some(25.0), false);
-    check(&t, "MB/sec    noisy", [40.0, 38.0], Some(-5.0), false);
-    assert_eq!(row(&t, "MB/sec    batch").values, vec![Some(10.0), None]);
+    check(&t, "Ops/sec fast", [1000.0, 1250.0], Some(25.0), false);
+    check(&t, "Ops/sec noisy", [40.0, 38.0], Some(-5.0), false);
+    check(&t, "MB/sec fast", [4.0, 5.0], Some(25.0), false);
+    check(&t, "MB/sec noisy", [40.0, 38.0], Some(-5.0), false);
+    assert_eq!(row(&t, "MB/sec batch").values, vec![Some(10.0), None]);
 }
 
 #[test]
@@ -192,17 +181,11 @@ fn ops_rows() {
 #[test]
 fn a_missing_baseline_workload_shows_values_without_percentages() {
     let t = compare::build(&[load("b"), load("a")]);
-    let r = row(&t, "Amean     batch");
+    let r = row(&t, "Amean batch");
     assert_eq!(r.values, vec![None, Some(5000.0)]);
     assert_eq!(r.pct, vec![None, None]);
     // With b as the baseline the gains flip sign: (150 - 200) / 150 = -33.33%.
-    check(
-        &t,
-        "Amean     fast",
-        [150.0, 200.0],
-        Some(-100.0 / 3.0),
-        true,
-    );
+    check(&t, "Amean fast", [150.0, 200.0], Some(-100.0 / 3.0), true);
     let text = compare::render_text(&t);
     assert!(
         has_line(&text, "Amean     batch                    -    5000.00"),
@@ -321,9 +304,9 @@ fn cli_csv() {
     assert_eq!(lines[0], "metric,a,b,b_pct");
     // Raw numbers, no decoration; the % in its own column, empty on rows without one and
     // where b lacks the workload.
-    assert!(lines.contains(&"Amean     fast,200,150,25"), "{out}");
-    assert!(lines.contains(&"Max-90    fast,300,250,16.666667"), "{out}");
-    assert!(lines.contains(&"Amean     batch,5000,,"), "{out}");
+    assert!(lines.contains(&"Amean fast,200,150,25"), "{out}");
+    assert!(lines.contains(&"Max-90 fast,300,250,16.666667"), "{out}");
+    assert!(lines.contains(&"Amean batch,5000,,"), "{out}");
     assert!(lines.contains(&"Kswapd velocity,10000,7500,"), "{out}");
     // 12 latency + 6 throughput + 4 time + 19 ops rows, and the header.
     assert_eq!(lines.len(), 1 + 12 + 6 + 4 + 19);
@@ -336,24 +319,18 @@ fn cli_json() {
     assert_eq!(v["runs"], serde_json::json!(["a", "b"]));
     let rows = v["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 41);
-    let fast = rows
-        .iter()
-        .find(|r| r["metric"] == "Amean     fast")
-        .unwrap();
+    let fast = rows.iter().find(|r| r["metric"] == "Amean fast").unwrap();
     assert_eq!(
         fast,
         &serde_json::json!({
             "section": "latency",
-            "metric": "Amean     fast",
+            "metric": "Amean fast",
             "values": [200.0, 150.0],
             "pct": [null, 25.0],
             "significant": [false, true],
         })
     );
-    let batch = rows
-        .iter()
-        .find(|r| r["metric"] == "Amean     batch")
-        .unwrap();
+    let batch = rows.iter().find(|r| r["metric"] == "Amean batch").unwrap();
     assert_eq!(batch["values"], serde_json::json!([5000.0, null]));
     let vel = rows
         .iter()
@@ -368,7 +345,7 @@ fn cli_json() {
 fn cli_three_runs() {
     let out = stdout(&run(&["compare", "a", "b", "a", "--format", "csv"]));
     assert_eq!(out.lines().next(), Some("metric,a,b,a,b_pct,a_pct"));
-    assert!(out.contains("\nAmean     fast,200,150,200,25,0\n"), "{out}");
+    assert!(out.contains("\nAmean fast,200,150,200,25,0\n"), "{out}");
 }
 
 fn fails(args: &[&str], stderr_want: &str) {
@@ -474,8 +451,8 @@ fn compare_by_a_swept_key() {
     let lines: Vec<&str> = out.lines().collect();
     // A column per mode in sweep order; the other swept value suffixes the workload.
     assert_eq!(lines[0], "metric,old,new,new_pct");
-    assert!(lines.contains(&"Amean     fast-1,200,150,25"), "{out}");
-    assert!(lines.contains(&"Amean     fast-2,200,150,25"), "{out}");
+    assert!(lines.contains(&"Amean fast-1,200,150,25"), "{out}");
+    assert!(lines.contains(&"Amean fast-2,200,150,25"), "{out}");
     // Counters and times add up over the two points of a column: pgscan_kswapd
     // 2 × 100000 and 2 × 60000 over 2 × 10 s and 2 × 8 s: velocity unchanged.
     assert!(
@@ -494,4 +471,213 @@ fn compare_by_a_swept_key() {
     // one stay on disk but are not this sweep's, so they are not merged in.
     write_manifest(dir.path(), &[(0, "old", "1"), (1, "old", "2")]);
     fails(&["compare", d, "--by", "mode"], "`mode` has one value");
+}
+
+/// A copy of fixture `name`'s results.json, edited, in `dir/sub`.
+fn edited_run(dir: &Path, sub: &str, name: &str, edit: impl Fn(&mut serde_json::Value)) {
+    let text = std::fs::read_to_string(data().join(name).join("results.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    edit(&mut v);
+    let d = dir.join(sub);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("results.json"), v.to_string()).unwrap();
+}
+
+#[test]
+fn csv_and_json_names_are_data_without_layout_spaces() {
+    let csv = stdout(&run(&["compare", "a", "b", "--format", "csv"]));
+    // Every statistic row: one space between the statistic and the workload.
+    for want in [
+        "Amean fast,200,150,25",
+        "Stddev noisy,2000,2500,-25",
+        "Max-90 fast,300,250,16.666667",
+        "Max noisy,20000,16000,20",
+        "Ops/sec fast,1000,1250,25",
+        "MB/sec batch,10,,",
+    ] {
+        assert!(csv.lines().any(|l| l == want), "no {want:?} in\n{csv}");
+    }
+    assert!(!csv.contains("  "), "padding in\n{csv}");
+    let json = stdout(&run(&["compare", "a", "b", "--format", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let metrics: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["metric"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        &metrics[..4],
+        ["Amean batch", "Amean fast", "Amean noisy", "Stddev batch"]
+    );
+    assert!(metrics.iter().all(|m| !m.contains("  ")), "{metrics:?}");
+    // The text table keeps mmtests' 10-column statistic.
+    let text = stdout(&run(&["compare", "a", "b"]));
+    assert!(has_line(&text, TEXT_LINES[3]), "{text}");
+}
+
+#[test]
+fn labels_name_the_columns() {
+    let args = ["compare", "a", "b", "--label", "old", "--label", "new"];
+    let csv = stdout(&run(&[&args[..], &["--format", "csv"]].concat()));
+    assert_eq!(csv.lines().next(), Some("metric,old,new,new_pct"));
+    let json = stdout(&run(&[&args[..], &["--format", "json"]].concat()));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["runs"], serde_json::json!(["old", "new"]));
+    let text = stdout(&run(&args));
+    assert!(text.starts_with("Baseline: old."), "{text}");
+    // The same header as TEXT_LINES[0], with old and new right-aligned where a and b were.
+    assert!(
+        has_line(
+            &text,
+            "                                  old                    new"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn labels_must_be_distinct_and_one_per_run() {
+    fails(
+        &["compare", "a", "b", "--label", "x", "--label", "x"],
+        "error: --label: `x` is given twice",
+    );
+    fails(
+        &["compare", "a", "b", "--label", "x"],
+        "error: --label: 1 labels for 2 runs",
+    );
+    fails(
+        &[
+            "compare", "a", "b", "a", "--label", "x", "--label", "y", "--label", "x",
+        ],
+        "--label: `x` is given twice",
+    );
+}
+
+#[test]
+fn same_named_run_directories_get_distinct_names() {
+    let dir = tempfile::tempdir().unwrap();
+    edited_run(dir.path(), "p/x", "a", |_| {});
+    edited_run(dir.path(), "q/x", "b", |_| {});
+    let (px, qx) = (dir.path().join("p/x"), dir.path().join("q/x/results.json"));
+    let (px, qx) = (px.to_str().unwrap(), qx.to_str().unwrap());
+    // Both end in `x`; one more component tells them apart.
+    let csv = stdout(&run(&["compare", px, qx, "--format", "csv"]));
+    assert_eq!(csv.lines().next(), Some("metric,p/x,q/x,q/x_pct"));
+    // With a run that does not clash, that one keeps its last component.
+    let csv = stdout(&run(&["compare", px, qx, "b", "--format", "csv"]));
+    assert_eq!(csv.lines().next(), Some("metric,p/x,q/x,b,q/x_pct,b_pct"));
+}
+
+#[test]
+fn a_gain_that_rounds_to_zero_is_printed_as_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    // fast's mean latency 200000.0001 ns against 200000: (200 - 200.0000001) / 200 * 100
+    // = -5e-8 %; its throughput 999.99999 against 1000: -1e-6 %. Both round to 0.00.
+    edited_run(dir.path(), "a2", "a", |v| {
+        v["workloads"]["fast"]["latency_ns"]["mean"] = 200000.0001.into();
+        v["workloads"]["fast"]["throughput"] = 999.99999.into();
+    });
+    let a2 = dir.path().join("a2");
+    let a2 = a2.to_str().unwrap();
+    let text = stdout(&run(&["compare", "a", a2]));
+    assert!(!text.contains("-0.00"), "{text}");
+    for stat in ["Amean     fast", "Ops/sec   fast"] {
+        let line = text.lines().find(|l| l.starts_with(stat)).unwrap();
+        assert!(line.ends_with("(    0.00%)"), "{line}");
+    }
+    let md = stdout(&run(&["compare", "a", a2, "--format", "md"]));
+    assert!(
+        has_line(&md, "| Amean     fast | 200.00 | 200.00 (0.00%) |"),
+        "{md}"
+    );
+    assert!(!md.contains("-0.00"), "{md}");
+    // CSV and JSON round to 6 decimals: 0, never -0.
+    let csv = stdout(&run(&["compare", "a", a2, "--format", "csv"]));
+    assert!(csv.lines().any(|l| l == "Amean fast,200,200,0"), "{csv}");
+    let json = stdout(&run(&["compare", "a", a2, "--format", "json"]));
+    assert!(!json.contains("-0.0"), "{json}");
+}
+
+#[test]
+fn a_sweep_without_by_gets_a_hint() {
+    let dir = sweep_dir();
+    let d = dir.path().to_str().unwrap();
+    // The swept keys come from the points' point.json: mode and workers.
+    fails(
+        &["compare", d],
+        &format!("error: {d}: a sweep directory: compare its points with --by KEY, KEY one of: mode, workers"),
+    );
+    // Among runs too.
+    fails(
+        &["compare", "a", d],
+        "a sweep directory: compare its points with --by KEY",
+    );
+    // A directory with only a sweep.csv is still recognised as a sweep (its keys are
+    // sweep.json's, which it lacks).
+    let only_csv = tempfile::tempdir().unwrap();
+    std::fs::write(
+        only_csv.path().join("sweep.csv"),
+        "NR_WORKERS,kernel.reclaim_throttle,vmstat.pgscan_kswapd,psi.memory.some.total\n4,throttle,10,20\n",
+    )
+    .unwrap();
+    fails(
+        &["compare", only_csv.path().to_str().unwrap()],
+        "a sweep directory: compare its points with --by KEY",
+    );
+    // A single run directory is not a sweep.
+    fails(&["compare", "a"], "compare needs two or more runs");
+    // --label names runs, not a sweep's columns.
+    fails(
+        &["compare", d, "--by", "mode", "--label", "x"],
+        "error: --label names run directories' columns",
+    );
+}
+
+#[test]
+fn workloads_sort_naturally() {
+    // Digits inside a name count too: w2-read before w10-read (bytewise, "w1" < "w2").
+    let rename = |v: &mut serde_json::Value| {
+        let w = v["workloads"].as_object_mut().unwrap();
+        for (old, new) in [
+            ("fast", "w10-read"),
+            ("noisy", "w2-read"),
+            ("batch", "w1-read"),
+        ] {
+            if let Some(x) = w.remove(old) {
+                w.insert(new.to_string(), x);
+            }
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    edited_run(dir.path(), "a", "a", rename);
+    edited_run(dir.path(), "b", "b", rename);
+    let t = compare::build(&[
+        compare::load_run(&dir.path().join("a")).unwrap(),
+        compare::load_run(&dir.path().join("b")).unwrap(),
+    ]);
+    let lat: Vec<&str> = t.sections[0].rows[..3]
+        .iter()
+        .map(|r| r.metric.as_str())
+        .collect();
+    assert_eq!(lat, ["Amean w1-read", "Amean w2-read", "Amean w10-read"]);
+}
+
+#[test]
+fn the_cpu_table_sorts_tasks_naturally() {
+    let (_, mut r) = load("a");
+    let task = r.tasks["fast/0"].clone();
+    r.tasks.clear();
+    for name in ["w/10", "mmap-10/0", "w/2", "kswapd0", "mmap-2/3"] {
+        r.tasks.insert(name.to_string(), task.clone());
+    }
+    let summary = reclaimsim::report::summary(&r);
+    let order: Vec<&str> = summary
+        .lines()
+        .skip_while(|l| *l != "CPU time")
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(order, ["kswapd0", "mmap-2/3", "mmap-10/0", "w/2", "w/10"]);
 }

@@ -1,7 +1,8 @@
 //! `reclaimsim compare`: an mmtests compare-kernels style table of two or more runs.
 //!
-//! The first run is the baseline; every run is one column, named by its directory's last
-//! component. [`build`] turns the runs' [`Results`] into a [`CompareTable`] (pure data:
+//! The first run is the baseline; every run is one column, named by `--label` or else by
+//! the shortest suffix of its directory's path that tells it from the others
+//! ([`run_names`]). [`build`] turns the runs' [`Results`] into a [`CompareTable`] (pure data:
 //! sections of rows, one value per run), and [`render`] prints it as text, markdown, CSV
 //! or JSON.
 //!
@@ -35,11 +36,12 @@
 //! estimate and nothing is significant. When both stddevs are 0 (and n >= 2) the samples
 //! are constant, so the means are known exactly: significant iff they differ.
 
+use super::natural::natural_cmp;
 use super::results::{Results, WorkloadResult};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::str::FromStr;
 
 /// Which way is better for a row's values (rows without a percentage have neither).
@@ -81,8 +83,12 @@ impl SectionKind {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
-    /// The row label exactly as printed, e.g. `Amean     reader` or `Kswapd velocity`.
+    /// The row's name as data (CSV, JSON, [`CompareTable::row`]): `Amean reader`,
+    /// `Kswapd velocity`.
     pub metric: String,
+    /// The name as the text and markdown tables print it: the statistic padded to
+    /// mmtests' 10 columns, `Amean     reader`.
+    pub text_label: String,
     /// Whether the row compares runs (a percentage per later run).
     pub better: Option<Better>,
     /// One per run; `None` where the run lacks the workload.
@@ -108,7 +114,7 @@ pub struct CompareTable {
 }
 
 impl CompareTable {
-    /// The row labelled `metric` (labels are unique), if any.
+    /// The row named `metric` (`Amean reader`; names are unique), if any.
     pub fn row(&self, metric: &str) -> Option<&Row> {
         self.sections
             .iter()
@@ -117,9 +123,13 @@ impl CompareTable {
     }
 }
 
-/// mmtests' label: the statistic padded to 10 columns, then the workload.
-fn label(stat: &str, workload: &str) -> String {
-    format!("{stat:<10}{workload}")
+/// A workload row's name as data and as printed (mmtests' layout: the statistic padded
+/// to 10 columns, then the workload).
+fn names(stat: &str, workload: &str) -> (String, String) {
+    (
+        format!("{stat} {workload}"),
+        format!("{stat:<10}{workload}"),
+    )
 }
 
 /// Percentage gain of `new` against `base` (positive is better); `None` when the
@@ -222,7 +232,7 @@ fn div0(a: f64, b: f64) -> f64 {
 /// A row comparing runs: percentages against the first value, and significance from
 /// `samples` (one per run) when given.
 fn compared_row(
-    metric: String,
+    (metric, text_label): (String, String),
     better: Better,
     values: Vec<Option<f64>>,
     samples: Option<Vec<Option<Sample>>>,
@@ -251,6 +261,7 @@ fn compared_row(
     };
     Row {
         metric,
+        text_label,
         better: Some(better),
         values,
         pct,
@@ -262,6 +273,7 @@ fn plain_row(metric: &str, values: Vec<f64>) -> Row {
     let n = values.len();
     Row {
         metric: metric.to_string(),
+        text_label: metric.to_string(),
         better: None,
         values: values.into_iter().map(Some).collect(),
         pct: vec![None; n],
@@ -271,10 +283,10 @@ fn plain_row(metric: &str, values: Vec<f64>) -> Row {
 
 /// Builds the table; `runs` are (column name, results), baseline first.
 pub fn build(runs: &[(String, Results)]) -> CompareTable {
-    let names: BTreeSet<&String> = runs.iter().flat_map(|(_, r)| r.workloads.keys()).collect();
+    let workloads: BTreeSet<&String> = runs.iter().flat_map(|(_, r)| r.workloads.keys()).collect();
     // Natural order, so a sweep's mmap-4 comes before mmap-12.
-    let mut names: Vec<&String> = names.into_iter().collect();
-    names.sort_by_key(|n| natural_key(n));
+    let mut workloads: Vec<&String> = workloads.into_iter().collect();
+    workloads.sort_by(|a, b| natural_cmp(a, b));
     let per_run = |name: &str, f: &dyn Fn(&WorkloadResult) -> f64| -> Vec<Option<f64>> {
         runs.iter()
             .map(|(_, r)| r.workloads.get(name).map(f))
@@ -291,7 +303,7 @@ pub fn build(runs: &[(String, Results)]) -> CompareTable {
         ("Max", |w| w.latency_ns.max as f64),
     ];
     for (stat, get) in stats {
-        for name in &names {
+        for name in &workloads {
             let values = per_run(name, &|w| us(get(w)));
             let samples = (stat == "Amean").then(|| {
                 runs.iter()
@@ -299,7 +311,7 @@ pub fn build(runs: &[(String, Results)]) -> CompareTable {
                     .collect()
             });
             latency.push(compared_row(
-                label(stat, name),
+                names(stat, name),
                 Better::Lower,
                 values,
                 samples,
@@ -314,10 +326,10 @@ pub fn build(runs: &[(String, Results)]) -> CompareTable {
         ("MB/sec", |w| w.bytes_per_sec / 1e6),
     ];
     for (stat, get) in rates {
-        for name in &names {
+        for name in &workloads {
             let values = per_run(name, &get);
             throughput.push(compared_row(
-                label(stat, name),
+                names(stat, name),
                 Better::Higher,
                 values,
                 None,
@@ -472,19 +484,29 @@ fn legend(t: &CompareTable) -> [String; 3] {
     ]
 }
 
+/// `v` to 2 decimals, never `-0.00`: a gain that rounds to nothing is no loss.
+fn fixed2(v: f64) -> String {
+    let s = format!("{v:.2}");
+    if s == "-0.00" {
+        "0.00".into()
+    } else {
+        s
+    }
+}
+
 /// A cell of the text table: the value, then (runs after the first, compared rows) the
 /// percentage and the significance mark.
 fn text_cell(r: &Row, i: usize) -> (String, String) {
     let Some(v) = r.values[i] else {
         return ("-".into(), String::new());
     };
-    let value = format!("{v:.2}");
+    let value = fixed2(v);
     if i == 0 || r.better.is_none() || r.values[0].is_none() {
         return (value, String::new());
     }
     let mark = if r.significant[i] { "*" } else { " " };
     let pct = match r.pct[i] {
-        Some(p) => format!(" ({p:8.2}%){mark}"),
+        Some(p) => format!(" ({:>8}%){mark}", fixed2(p)),
         None => format!(" ({:>9}){mark}", "n/a"),
     };
     (value, pct)
@@ -496,7 +518,7 @@ pub fn render_text(t: &CompareTable) -> String {
     let rows: Vec<&Row> = t.sections.iter().flat_map(|s| &s.rows).collect();
     let label_w = rows
         .iter()
-        .map(|r| r.metric.chars().count())
+        .map(|r| r.text_label.chars().count())
         .chain(t.sections.iter().map(|s| s.kind.title().len()))
         .max()
         .unwrap_or(0);
@@ -526,7 +548,7 @@ pub fn render_text(t: &CompareTable) -> String {
     for s in &t.sections {
         let _ = writeln!(out, "\n{}", s.kind.title());
         for r in &s.rows {
-            let mut line = format!("{:label_w$}", r.metric);
+            let mut line = format!("{:label_w$}", r.text_label);
             for i in 0..n {
                 let (v, p) = text_cell(r, i);
                 let _ = write!(line, "  {v:>vw$}{p:sw$}", vw = vw[i], sw = sw[i]);
@@ -562,7 +584,7 @@ pub fn render_md(t: &CompareTable) -> String {
     for s in &t.sections {
         let _ = writeln!(out, "| **{}** |{empty}", md_escape(s.kind.title()));
         for r in &s.rows {
-            let _ = write!(out, "| {} |", md_escape(&r.metric));
+            let _ = write!(out, "| {} |", md_escape(&r.text_label));
             for i in 0..t.runs.len() {
                 let (v, p) = text_cell(r, i);
                 let p = p.split_whitespace().collect::<Vec<_>>().join("");
@@ -667,9 +689,10 @@ impl std::fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
-/// The column name of a run: the last component of its directory (the path itself, or
-/// the directory holding a results.json path).
-pub fn run_name(path: &Path) -> String {
+/// The directory a run path names (the path itself, or the directory holding a
+/// results.json path), absolute and lexically normalised (`.` dropped, `..` popped), as
+/// components.
+fn run_dir_components(path: &Path) -> Vec<String> {
     let is_file = path.is_file() || path.file_name().is_some_and(|n| n == "results.json");
     let dir = if is_file {
         path.parent().unwrap_or(Path::new(""))
@@ -681,14 +704,72 @@ pub fn run_name(path: &Path) -> String {
     } else {
         dir
     };
-    dir.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .or_else(|| {
-            dir.canonicalize()
-                .ok()
-                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut parts: Vec<String> = Vec::new();
+    for c in abs.components() {
+        match c {
+            Component::Normal(n) => parts.push(n.to_string_lossy().into_owned()),
+            Component::ParentDir => {
+                parts.pop();
+            }
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+    parts
+}
+
+/// The column name of a single run: the last component of its directory.
+pub fn run_name(path: &Path) -> String {
+    run_dir_components(path)
+        .pop()
+        .unwrap_or_else(|| "/".to_string())
+}
+
+/// Default column names: for each run the shortest suffix of its directory's path that
+/// no other run's directory shares (`a/x` and `b/x` rather than `x` twice). The same
+/// directory given twice keeps one name.
+pub fn run_names(paths: &[PathBuf]) -> Vec<String> {
+    let dirs: Vec<Vec<String>> = paths.iter().map(|p| run_dir_components(p)).collect();
+    let suffix = |d: &[String], k: usize| d[d.len().saturating_sub(k)..].join("/");
+    dirs.iter()
+        .map(|d| {
+            let others: Vec<&Vec<String>> = dirs.iter().filter(|o| *o != d).collect();
+            (1..=d.len())
+                .map(|k| suffix(d, k))
+                .enumerate()
+                .find(|(i, name)| others.iter().all(|o| suffix(o, i + 1) != *name))
+                .map(|(_, name)| name)
+                .unwrap_or_else(|| format!("/{}", d.join("/")))
         })
-        .unwrap_or_else(|| dir.display().to_string())
+        .collect()
+}
+
+/// Why `--label` cannot name the columns.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LabelError {
+    #[error("--label: {labels} labels for {runs} runs (give one per run, in order)")]
+    Count { labels: usize, runs: usize },
+    #[error("--label: `{0}` is given twice (each run needs its own name)")]
+    Duplicate(String),
+}
+
+/// The columns' names: `labels` (one per run, all different) or, without labels,
+/// [`run_names`].
+pub fn column_names(paths: &[PathBuf], labels: &[String]) -> Result<Vec<String>, LabelError> {
+    if labels.is_empty() {
+        return Ok(run_names(paths));
+    }
+    if labels.len() != paths.len() {
+        return Err(LabelError::Count {
+            labels: labels.len(),
+            runs: paths.len(),
+        });
+    }
+    let mut seen = BTreeSet::new();
+    if let Some(dup) = labels.iter().find(|l| !seen.insert(l.as_str())) {
+        return Err(LabelError::Duplicate(dup.clone()));
+    }
+    Ok(labels.to_vec())
 }
 
 /// Reads a run: `path` is a run directory holding results.json, or a results.json file.
@@ -722,13 +803,84 @@ pub fn load_run(path: &Path) -> Result<(String, Results), LoadError> {
     Ok((run_name(path), results))
 }
 
-/// Loads every run (stopping at the first failure) and renders the table.
-pub fn compare_paths(paths: &[PathBuf], format: Format) -> Result<String, LoadError> {
-    let runs = paths
-        .iter()
-        .map(|p| load_run(p))
-        .collect::<Result<Vec<_>, _>>()?;
+/// Why `compare` of run directories printed no table.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompareError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error(transparent)]
+    Label(#[from] LabelError),
+    /// A sweep directory given as a run: its points are compared with `--by`.
+    #[error("{}: a sweep directory: compare its points with --by KEY{}", dir.display(), by_hint(keys))]
+    SweepNeedsBy { dir: PathBuf, keys: Vec<String> },
+}
+
+fn by_hint(keys: &[String]) -> String {
+    match keys {
+        [] => " (KEY: one of its swept keys)".into(),
+        [k] => format!(" (--by {k})"),
+        _ => format!(", KEY one of: {}", keys.join(", ")),
+    }
+}
+
+/// Loads every run (stopping at the first failure) and renders the table, the columns
+/// named by `labels` (one per run) or, without them, by [`run_names`].
+pub fn compare_paths(
+    paths: &[PathBuf],
+    labels: &[String],
+    format: Format,
+) -> Result<String, CompareError> {
+    let names = column_names(paths, labels)?;
+    let mut runs = Vec::with_capacity(paths.len());
+    for (p, name) in paths.iter().zip(names) {
+        let (_, r) = load_run(p).map_err(|e| match sweep_keys(p) {
+            Some(keys) => CompareError::SweepNeedsBy {
+                dir: p.clone(),
+                keys,
+            },
+            None => e.into(),
+        })?;
+        runs.push((name, r));
+    }
     Ok(render_with_throttling(&runs, format))
+}
+
+/// Whether `dir` is a sweep's output (sweep.json, sweep.csv or point-NNN directories),
+/// and if so its swept keys: sweep.json's, else those of the first point's point.json
+/// (empty when neither can be read).
+pub fn sweep_keys(dir: &Path) -> Option<Vec<String>> {
+    // A sweep lists its points and their keys in sweep.json.
+    if let Ok(listed) = crate::sweep::listed_points(dir) {
+        return Some(
+            listed
+                .first()
+                .map(|p| p.values.iter().map(|(k, _)| k.clone()).collect())
+                .unwrap_or_default(),
+        );
+    }
+    let mut points: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir() && p.file_name().is_some_and(is_point_dir_name))
+        .collect();
+    let csv = dir.join("sweep.csv");
+    if points.is_empty() && !csv.is_file() {
+        return None;
+    }
+    points.sort();
+    let from_point = points.iter().find_map(|p| {
+        let text = std::fs::read_to_string(p.join("point.json")).ok()?;
+        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        Some(v["values"].as_object()?.keys().cloned().collect::<Vec<_>>())
+    });
+    Some(from_point.unwrap_or_default())
+}
+
+/// `point-` and three or more digits, as `sweep` names a point's directory.
+fn is_point_dir_name(name: &std::ffi::OsStr) -> bool {
+    name.to_str()
+        .and_then(|n| n.strip_prefix("point-"))
+        .is_some_and(|d| d.len() >= 3 && d.bytes().all(|c| c.is_ascii_digit()))
 }
 
 /// The table, then (text and markdown) each run's throttling histogram.
@@ -804,13 +956,6 @@ pub fn compare_sweep(dir: &Path, by: &str, format: Format) -> Result<String, Loa
         ));
     }
     Ok(render_with_throttling(&columns, format))
-}
-
-/// Sorts `name-12` after `name-4`: text, then a trailing number.
-fn natural_key(name: &str) -> (String, u64, String) {
-    let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-    let (stem, num) = name.split_at(name.len() - digits);
-    (stem.to_string(), num.parse().unwrap_or(0), name.to_string())
 }
 
 /// Adds one sweep point's results to a merged column.
@@ -919,7 +1064,8 @@ mod tests {
 
     fn row(values: Vec<Option<f64>>, pct: Vec<Option<f64>>, sig: Vec<bool>) -> Row {
         Row {
-            metric: label("Amean", "w"),
+            metric: "Amean w".into(),
+            text_label: names("Amean", "w").1,
             better: Some(Better::Lower),
             values,
             pct,
@@ -965,7 +1111,7 @@ mod tests {
     }
 
     #[test]
-    fn run_names() {
+    fn single_run_names() {
         assert_eq!(run_name(Path::new("out/base")), "base");
         assert_eq!(run_name(Path::new("out/base/")), "base");
         assert_eq!(run_name(Path::new("out/patched/results.json")), "patched");
@@ -977,6 +1123,60 @@ mod tests {
                 .unwrap()
                 .to_string_lossy()
         );
+    }
+
+    fn names_of(paths: &[&str]) -> Vec<String> {
+        let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+        run_names(&paths)
+    }
+
+    #[test]
+    fn default_names_are_the_shortest_distinct_suffixes() {
+        assert_eq!(names_of(&["out/a", "out/b"]), ["a", "b"]);
+        // Same last component: one more component each.
+        assert_eq!(names_of(&["a/x", "b/x/results.json"]), ["a/x", "b/x"]);
+        // Only the runs that clash grow; `.` and `..` are resolved first.
+        assert_eq!(
+            names_of(&["p/q/x", "r/q/x", "s/y", "p/./z/../q/x/"]),
+            ["p/q/x", "r/q/x", "y", "p/q/x"]
+        );
+        // A directory that is the tail of another's path: the whole path tells them apart.
+        assert_eq!(names_of(&["/x", "/a/x"]), ["/x", "a/x"]);
+        // The same directory twice keeps one name.
+        assert_eq!(names_of(&["o/a", "o/b", "o/a"]), ["a", "b", "a"]);
+    }
+
+    #[test]
+    fn labels_name_the_columns_once_each() {
+        let paths = [PathBuf::from("x/a"), PathBuf::from("y/a")];
+        let l = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(column_names(&paths, &[]), Ok(l(&["x/a", "y/a"])));
+        assert_eq!(
+            column_names(&paths, &l(&["old", "new"])),
+            Ok(l(&["old", "new"]))
+        );
+        assert_eq!(
+            column_names(&paths, &l(&["old"])),
+            Err(LabelError::Count { labels: 1, runs: 2 })
+        );
+        assert_eq!(
+            column_names(&paths, &l(&["v", "v"])),
+            Err(LabelError::Duplicate("v".into()))
+        );
+    }
+
+    #[test]
+    fn percentages_that_round_to_zero_print_unsigned() {
+        assert_eq!(fixed2(-0.004), "0.00");
+        assert_eq!(fixed2(-0.0), "0.00");
+        assert_eq!(fixed2(0.004), "0.00");
+        assert_eq!(fixed2(-0.005001), "-0.01");
+        let r = row(
+            vec![Some(200.0), Some(200.001)],
+            vec![None, Some(-0.0005)],
+            vec![false, false],
+        );
+        assert_eq!(text_cell(&r, 1), ("200.00".into(), " (    0.00%) ".into()));
     }
 
     #[test]

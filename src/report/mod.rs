@@ -2,6 +2,7 @@
 //! printed after a run.
 
 pub mod compare;
+pub mod natural;
 pub mod outdir;
 pub mod plot;
 pub mod results;
@@ -111,7 +112,9 @@ pub fn summary(r: &Results) -> String {
         "  {:<16} {:>12} {:>14} {:>10} {:>10} {:>10}",
         "name", "ops", "ops/s", "p50", "p99", "max"
     );
-    for (name, w) in &r.workloads {
+    let mut workloads: Vec<_> = r.workloads.iter().collect();
+    workloads.sort_by(|a, b| natural::natural_cmp(a.0, b.0));
+    for (name, w) in workloads {
         let _ = writeln!(
             s,
             "  {:<16} {:>12} {:>14.1} {:>10} {:>10} {:>10}{}",
@@ -135,7 +138,10 @@ pub fn summary(r: &Results) -> String {
         ms(r.reclaim.kswapd_cpu_ns),
         ms(r.reclaim.direct_reclaim_cpu_ns)
     );
-    for (name, t) in &r.tasks {
+    // Natural order: `w/2` before `w/10`.
+    let mut tasks: Vec<_> = r.tasks.iter().collect();
+    tasks.sort_by(|a, b| natural::natural_cmp(a.0, b.0));
+    for (name, t) in tasks {
         let _ = writeln!(
             s,
             "  {name:<20} user {:>10} system {:>10}",
