@@ -313,3 +313,22 @@ fn a_sweep_of_more_than_ten_thousand_points_asks_for_yes() {
     assert!(e.contains("10050 points") && e.contains("--yes"), "{e}");
     assert!(!dir.path().join("sw").exists());
 }
+
+#[test]
+fn a_sample_interval_below_a_millisecond_is_rejected() {
+    // Found by the fuzz harness: 1us samples of a 4 GiB machine under --check walked
+    // every frame a million times a second of virtual time, and never finished.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("s.toml"),
+        SMALL.replace("sample_interval = \"100ms\"", "sample_interval = \"1us\""),
+    )
+    .unwrap();
+    let o = run(dir.path(), &["run", "s.toml", "--out", "o", "-q", "--check"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("s.toml:3: run.sample_interval: must be at least 1ms, got 1us"),
+        "{}",
+        stderr(&o)
+    );
+}

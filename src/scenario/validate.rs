@@ -17,6 +17,7 @@ pub struct Problem {
 /// Below this the kernel's watermark and reserve arithmetic degenerates.
 const MAX_MEMORY: u64 = 1 << 40;
 const MAX_SAMPLES: u64 = 1_000_000;
+const MIN_SAMPLE_INTERVAL_NS: u64 = 1_000_000;
 const MIN_MEMORY: u64 = 64 << 20;
 
 #[derive(Default)]
@@ -307,7 +308,14 @@ fn check_cgroups(sc: &Scenario, c: &mut Checker) {
 
 fn check_run(r: &Run, c: &mut Checker) {
     c.positive("run.duration", r.duration.0);
-    c.positive("run.sample_interval", r.sample_interval.0);
+    // Below a millisecond a sample resolves nothing reclaim does (its timers are
+    // jiffies), and `--check` walks every frame at every sample.
+    if r.sample_interval.0 < MIN_SAMPLE_INTERVAL_NS {
+        c.err(
+            "run.sample_interval",
+            format!("must be at least 1ms, got {}", tm(r.sample_interval)),
+        );
+    }
     // Each sample is a timeseries row held in memory until the run ends.
     if r.sample_interval.0 > 0 && r.duration.0 / r.sample_interval.0 > MAX_SAMPLES {
         c.err(
