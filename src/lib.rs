@@ -37,6 +37,7 @@
 //! ```
 
 pub mod bench;
+pub mod host_memory;
 pub mod mm;
 pub mod report;
 pub mod scenario;

@@ -132,6 +132,10 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
+            if let Err(e) = reclaimsim::host_memory::check_file(&sc, &scenario, &sets) {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
             let out = out.unwrap_or_else(|| {
                 PathBuf::from("out").join(
                     scenario
