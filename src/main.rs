@@ -250,6 +250,10 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
+            if let Err(e) = reclaimsim::sweep::check_host_memory(&sc, &scenario, &sets) {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
             let jobs =
                 jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             match reclaimsim::sweep::run_sweep(&sc, &out, jobs) {

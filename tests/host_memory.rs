@@ -148,3 +148,30 @@ fn a_refusal_caused_by_a_set_flag_names_the_flag() {
          (from `--set machine.memory=768G`)"
     );
 }
+
+#[test]
+fn a_sweep_point_bigger_than_the_host_is_refused_before_any_runs() {
+    // Point 0 (1 GiB machine): 2.0 GiB of page tables + 8 MiB of frames + 32 MiB fits
+    // in 3 GiB; point 1 is the 512 GiB machine above, 6.03 GiB.
+    let text = format!(
+        "{TOO_BIG}\n[sweep]\nmetrics = [\"vmstat.pgfault\"]\n[[sweep.param]]\n\
+         key = \"machine.memory\"\nvalues = [\"1G\", \"512G\"]\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.toml"), text).unwrap();
+    let out = Command::new(BIN)
+        .current_dir(dir.path())
+        .env("RECLAIMSIM_HOST_MEMORY", "3G")
+        .args(["sweep", "big.toml", "--out", "o"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        "error: big.toml:5: machine.memory: sweep point 1: this run may need about 6.0 GiB \
+         of host memory (frame table 4.0 GiB, page tables 2.0 GiB); the host has 3.0 GiB \
+         available"
+    );
+    assert!(!dir.path().join("o").exists(), "no point ran");
+}
