@@ -38,6 +38,7 @@
 
 pub mod bench;
 pub mod fuzz;
+pub mod host_memory;
 pub mod mm;
 pub mod report;
 pub mod scenario;

@@ -210,10 +210,14 @@ fn cmd_run(
         Ok(t) => t,
         Err(e) => return fail(2, format!("--trace: {e}")),
     };
-    let sc = match scenario::load(&scenario, &with_seed(sets, seed)) {
+    let sets = with_seed(sets, seed);
+    let sc = match scenario::load(&scenario, &sets) {
         Ok(sc) => sc,
         Err(e) => return fail(2, e),
     };
+    if let Err(e) = reclaimsim::host_memory::check_file(&sc, &scenario, &sets) {
+        return fail(2, e);
+    }
     let out = out.unwrap_or_else(|| {
         PathBuf::from("out").join(
             scenario
@@ -279,10 +283,18 @@ fn cmd_run(
 }
 
 fn cmd_validate(scenario: PathBuf, sets: Vec<String>, seed: Option<u64>) -> ExitCode {
-    let sc = match scenario::load(&scenario, &with_seed(sets, seed)) {
+    let sets = with_seed(sets, seed);
+    let sc = match scenario::load(&scenario, &sets) {
         Ok(sc) => sc,
         Err(e) => return fail(2, e),
     };
+    let fits = match sc.sweep {
+        Some(_) => sweep::check_host_memory(&sc, &scenario, &sets),
+        None => reclaimsim::host_memory::check_file(&sc, &scenario, &sets),
+    };
+    if let Err(e) = fits {
+        return fail(2, e);
+    }
     println!(
         "{}: ok ({} workloads, {} actions)",
         scenario.display(),
@@ -313,7 +325,8 @@ fn cmd_sweep(
     yes: bool,
     quiet: bool,
 ) -> ExitCode {
-    let sc = match scenario::load(&scenario, &with_seed(sets, seed)) {
+    let sets = with_seed(sets, seed);
+    let sc = match scenario::load(&scenario, &sets) {
         Ok(sc) => sc,
         Err(e) => return fail(2, e),
     };
@@ -328,6 +341,9 @@ fn cmd_sweep(
     };
     if points > sweep::CONFIRM_POINTS && !yes {
         return fail(2, sweep::SweepError::TooMany { points });
+    }
+    if let Err(e) = sweep::check_host_memory(&sc, &scenario, &sets) {
+        return fail(2, e);
     }
     let jobs = default_jobs(jobs);
     if !quiet {

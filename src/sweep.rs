@@ -185,6 +185,29 @@ pub fn point_label(p: &Point) -> String {
     parts.join(" ")
 }
 
+/// [`crate::host_memory::check`] for each point of `sc`'s sweep (loaded from `path`
+/// with `sets`), before any runs: the first point that would not fit in the host's
+/// memory on its own. A point whose values do not apply is left to fail when run.
+pub fn check_host_memory(
+    sc: &Scenario,
+    path: &Path,
+    sets: &[String],
+) -> Result<(), scenario::ScenarioError> {
+    let Some(sw) = &sc.sweep else {
+        return Ok(());
+    };
+    for p in points(sw) {
+        let Ok(point) = point_scenario(sc, &p) else {
+            continue;
+        };
+        if let Err(e) = crate::host_memory::check(&point) {
+            let message = format!("sweep point {}: {e}", p.index);
+            return Err(scenario::error_at_key(path, sets, &e.key, message));
+        }
+    }
+    Ok(())
+}
+
 /// A value as sweep.csv and point directories spell it (strings without quotes).
 pub fn value_text(v: &toml::Value) -> String {
     match v {

@@ -324,7 +324,10 @@ fn a_sample_interval_below_a_millisecond_is_rejected() {
         SMALL.replace("sample_interval = \"100ms\"", "sample_interval = \"1us\""),
     )
     .unwrap();
-    let o = run(dir.path(), &["run", "s.toml", "--out", "o", "-q", "--check"]);
+    let o = run(
+        dir.path(),
+        &["run", "s.toml", "--out", "o", "-q", "--check"],
+    );
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("s.toml:3: run.sample_interval: must be at least 1ms, got 1us"),

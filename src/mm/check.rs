@@ -6,7 +6,7 @@
 //! agree.
 
 use super::page::{lru, on, pg, pte};
-use super::zone::{MIGRATE_PCPTYPES, NR_PAGE_ORDERS};
+use super::zone::{DEFERRED_MT, MAX_PAGE_ORDER, MIGRATE_PCPTYPES, NR_PAGE_ORDERS};
 use super::Mm;
 
 impl Mm {
@@ -63,6 +63,10 @@ impl Mm {
                             z.name(),
                             l.len
                         ));
+                    }
+                    if o == MAX_PAGE_ORDER && mt == DEFERRED_MT {
+                        // Deferred blocks: free, frames not initialised (nothing to claim).
+                        len += self.check_deferred(z)?;
                     }
                     blocks += len;
                     zone_free += len << o;
@@ -194,10 +198,10 @@ impl Mm {
                 self.zram_pool.len
             ));
         }
-        if let Some(pfn) = owner.iter().position(|&o| o == 0) {
+        if let Some(pfn) = self.initialised_pfns().find(|&p| owner[p as usize] == 0) {
             return Err(format!(
                 "frame {pfn} is neither free nor on any list (flags {:#x})",
-                self.frames[pfn].flags
+                self.frames[pfn as usize].flags
             ));
         }
         if free_total + lru_total + zram != self.managed_pages() {
@@ -252,7 +256,8 @@ impl Mm {
         // memcg charges: every charged page counted once, up the hierarchy; likewise
         // every used swap slot for memory.swap.current.
         let mut pages = vec![0u64; self.memcg.cgs.len()];
-        for f in &self.frames {
+        for pfn in self.initialised_pfns() {
+            let f = &self.frames[pfn as usize];
             if f.test(pg::CHARGED) {
                 pages[f.memcg as usize] += 1;
             }
@@ -260,7 +265,7 @@ impl Mm {
         self.check_charges(pages, &self.memcg.counters, "usage")?;
         if let Some(sw) = &self.swap {
             let mut slots = vec![0u64; self.memcg.cgs.len()];
-            for s in 0..sw.nr_slots {
+            for s in 0..sw.slots_ever_used() {
                 if sw.slot(s) != pte::NONE {
                     slots[sw.slot_memcg[s as usize] as usize] += 1;
                 }
@@ -300,6 +305,28 @@ impl Mm {
             }
         }
         Ok(())
+    }
+
+    /// The deferred range of a zone is whole, aligned max-order blocks inside it;
+    /// returns how many.
+    fn check_deferred(&self, z: &super::zone::Zone) -> Result<u64, String> {
+        let (lo, hi) = (z.deferred_start_pfn, z.deferred_end_pfn);
+        let block = 1 << MAX_PAGE_ORDER;
+        if lo > hi || lo % block != 0 || hi % block != 0 || lo < z.start_pfn || hi > z.end_pfn {
+            return Err(format!(
+                "zone {}: deferred range {lo}..{hi} not aligned max-order blocks inside it",
+                z.name()
+            ));
+        }
+        Ok(z.nr_deferred_blocks())
+    }
+
+    /// Every PFN whose frame has been initialised, zone by zone.
+    fn initialised_pfns(&self) -> impl Iterator<Item = u32> + '_ {
+        self.zones
+            .iter()
+            .flat_map(|z| z.initialised_ranges())
+            .flatten()
     }
 
     /// Rolls per-memcg counts up the tree (a parent's id is below its children's) and

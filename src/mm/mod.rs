@@ -239,12 +239,8 @@ impl Mm {
             Zone::new(ZONE_DMA32, 0, dma32_pages as Pfn),
             Zone::new(ZONE_NORMAL, dma32_pages as Pfn, total_pages as Pfn),
         ];
-        let mut frames = vec![Frame::EMPTY; total_pages as usize];
-        for z in &zones {
-            for f in &mut frames[z.start_pfn as usize..z.end_pfn as usize] {
-                f.zone = z.idx as u8;
-            }
-        }
+        // Zeroed, so the host commits the table only as blocks are initialised.
+        let mut frames: Vec<Frame> = bytemuck::zeroed_vec(total_pages as usize);
         let lowmem_pages: u64 = zones.iter().map(|z| z.managed_pages).sum();
         let cfg = Config::from_scenario(sc, lowmem_pages);
         for z in zones.iter_mut() {

@@ -82,6 +82,11 @@ pub struct Frame {
 
 const _: () = assert!(std::mem::size_of::<Frame>() == 32);
 
+// SAFETY: every field is an integer, so all-zero bytes are a valid `Frame`. The table is
+// allocated zeroed (the OS commits a page of it when first touched); a frame means
+// something only once `page_alloc` has initialised its block.
+unsafe impl bytemuck::Zeroable for Frame {}
+
 impl Frame {
     pub const EMPTY: Frame = Frame {
         prev: NIL,

@@ -44,30 +44,91 @@ pub const GFP_MEMALLOC_NOWAIT: Gfp = Gfp {
 };
 
 /// Frees every page of `[start_pfn, end_pfn)` into the largest aligned blocks
-/// (`memblock_free_all` → `__free_pages_core`).
+/// (`memblock_free_all` → `__free_pages_core`), deferring the max-order blocks as
+/// CONFIG_DEFERRED_STRUCT_PAGE_INIT does (`deferred_init_memmap`): they count as free
+/// at once, but their frames are initialised only when [`deferred_grow_zone`] hands
+/// one out, so the host commits frame-table memory for what a run uses. `frames`
+/// starts zeroed; frames outside max-order blocks are initialised here.
 pub fn init_free_area(z: &mut Zone, frames: &mut [Frame]) {
     let mut pfn = z.start_pfn as u64;
     let end = z.end_pfn as u64;
+    z.deferred_start_pfn = z.end_pfn;
+    z.deferred_end_pfn = z.end_pfn;
     while pfn < end {
         let mut order = MAX_PAGE_ORDER;
         while order > 0 && (!pfn.is_multiple_of(1 << order) || pfn + (1 << order) > end) {
             order -= 1;
         }
-        let mt = z.pageblock_migratetype(pfn as Pfn);
-        add_to_free_list(z, frames, pfn as Pfn, order, mt);
+        if order == MAX_PAGE_ORDER {
+            // The max-order blocks are contiguous: after the unaligned head, before
+            // the short tail.
+            if z.nr_deferred_blocks() == 0 {
+                z.deferred_start_pfn = pfn as Pfn;
+            }
+            z.deferred_end_pfn = (pfn + (1 << order)) as Pfn;
+            z.free_area[order].nr_free += 1;
+        } else {
+            init_block_frames(z, frames, pfn as Pfn, order);
+            let mt = z.pageblock_migratetype(pfn as Pfn);
+            add_to_free_list(z, frames, pfn as Pfn, order, mt);
+        }
         z.nr_free_pages += 1 << order;
         pfn += 1 << order;
     }
 }
 
+/// `__init_single_page` for each frame of a block: empty, in this zone.
+fn init_block_frames(z: &Zone, frames: &mut [Frame], pfn: Pfn, order: usize) {
+    for f in &mut frames[pfn as usize..(pfn as usize + (1 << order))] {
+        *f = Frame {
+            zone: z.idx as u8,
+            ..Frame::EMPTY
+        };
+    }
+}
+
+/// `deferred_grow_zone`: initialise the highest deferred max-order block and put it on
+/// the movable max-order free list (already counted in `nr_free`). The highest comes
+/// first because boot freed the blocks in ascending order onto the list's head, so it
+/// is the one an allocation would have taken. False if none is left.
+pub fn deferred_grow_zone(z: &mut Zone, frames: &mut [Frame]) -> bool {
+    if z.nr_deferred_blocks() == 0 {
+        return false;
+    }
+    let pfn = z.deferred_end_pfn - (1 << MAX_PAGE_ORDER);
+    z.deferred_end_pfn = pfn;
+    init_block_frames(z, frames, pfn, MAX_PAGE_ORDER);
+    link_free_block(z, frames, pfn, MAX_PAGE_ORDER, DEFERRED_MT);
+    true
+}
+
+/// The first block on a free list; an empty movable max-order list first takes the
+/// next deferred block (the deferred blocks are its tail).
+fn free_list_head(z: &mut Zone, frames: &mut [Frame], order: usize, mt: usize) -> Pfn {
+    let head = z.free_area[order].free_list[mt].head;
+    if head == super::page::NIL
+        && order == MAX_PAGE_ORDER
+        && mt == DEFERRED_MT
+        && deferred_grow_zone(z, frames)
+    {
+        return z.free_area[order].free_list[mt].head;
+    }
+    head
+}
+
 fn add_to_free_list(z: &mut Zone, frames: &mut [Frame], pfn: Pfn, order: usize, mt: usize) {
+    link_free_block(z, frames, pfn, order, mt);
+    z.free_area[order].nr_free += 1;
+}
+
+/// Marks a block free (PageBuddy, its order and list) and links it at the list head.
+fn link_free_block(z: &mut Zone, frames: &mut [Frame], pfn: Pfn, order: usize, mt: usize) {
     let f = &mut frames[pfn as usize];
     f.flags = pg::BUDDY;
     f.order = order as u8;
     f.list = on::BUDDY;
     f.gen = mt as u8; // the free list it is on
     z.free_area[order].free_list[mt].add_head(frames, pfn);
-    z.free_area[order].nr_free += 1;
 }
 
 fn del_from_free_list(z: &mut Zone, frames: &mut [Frame], pfn: Pfn) {
@@ -94,7 +155,7 @@ fn expand(z: &mut Zone, frames: &mut [Frame], pfn: Pfn, low: usize, mut high: us
 /// `__rmqueue_smallest`: first non-empty list of the migratetype at or above `order`.
 fn rmqueue_smallest(z: &mut Zone, frames: &mut [Frame], order: usize, mt: usize) -> Option<Pfn> {
     for o in order..NR_PAGE_ORDERS {
-        let pfn = z.free_area[o].free_list[mt].head;
+        let pfn = free_list_head(z, frames, o, mt);
         if pfn != super::page::NIL {
             del_from_free_list(z, frames, pfn);
             expand(z, frames, pfn, order, o, mt);
@@ -118,17 +179,13 @@ const FALLBACKS: [[usize; 2]; MIGRATE_PCPTYPES] = [
 fn rmqueue_fallback(z: &mut Zone, frames: &mut [Frame], order: usize, mt: usize) -> Option<Pfn> {
     for o in (order..NR_PAGE_ORDERS).rev() {
         for &fmt in &FALLBACKS[mt] {
-            let pfn = z.free_area[o].free_list[fmt].head;
+            let pfn = free_list_head(z, frames, o, fmt);
             if pfn == super::page::NIL {
                 continue;
             }
             del_from_free_list(z, frames, pfn);
             let new_mt = if o >= PAGEBLOCK_ORDER {
-                let first_block = ((pfn - z.start_pfn) >> PAGEBLOCK_ORDER) as usize;
-                let nr_blocks = 1usize << (o - PAGEBLOCK_ORDER);
-                for b in &mut z.pageblock_mt[first_block..first_block + nr_blocks] {
-                    *b = mt as u8;
-                }
+                z.set_pageblock_migratetype(pfn, 1 << o, mt);
                 mt
             } else {
                 fmt
@@ -421,7 +478,7 @@ mod tests {
 
     fn zone_with(pages: u32) -> (Zone, Vec<Frame>) {
         let mut z = Zone::new(ZONE_NORMAL, 0, pages);
-        let mut frames = vec![Frame::EMPTY; pages as usize];
+        let mut frames: Vec<Frame> = bytemuck::zeroed_vec(pages as usize);
         init_free_area(&mut z, &mut frames);
         (z, frames)
     }
@@ -435,6 +492,52 @@ mod tests {
         assert_eq!(z.free_area[9].nr_free, 1);
         assert_eq!(z.free_area[2].nr_free, 1);
         assert_eq!(z.free_area[0].nr_free, 1);
+    }
+
+    #[test]
+    fn deferred_blocks_count_free_and_are_initialised_top_down() {
+        // 4 max-order blocks plus a 3-page tail: boot freed 0, 1024, 2048, 3072 onto the
+        // list head in that order, so allocations take 3072 first, then 2048.
+        let (mut z, mut frames) = zone_with(4096 + 3);
+        assert_eq!(z.nr_free_pages, 4099);
+        assert_eq!(z.free_area[10].nr_free, 4);
+        assert_eq!(z.nr_deferred_blocks(), 4);
+        assert!(z.free_area[10].free_list[MIGRATE_MOVABLE].is_empty());
+        assert!(zone_watermark_ok(
+            &z,
+            10,
+            0,
+            ZONE_NORMAL,
+            AllocFlags::default(),
+            4099
+        ));
+        // The tail (orders 1 and 0) is initialised at boot and used first by order 0.
+        assert_eq!(
+            rmqueue_smallest(&mut z, &mut frames, 0, MIGRATE_MOVABLE),
+            Some(4098)
+        );
+        assert_eq!(
+            rmqueue_smallest(&mut z, &mut frames, 1, MIGRATE_MOVABLE),
+            Some(4096)
+        );
+        assert_eq!(
+            rmqueue_smallest(&mut z, &mut frames, 10, MIGRATE_MOVABLE),
+            Some(3072)
+        );
+        assert_eq!(
+            rmqueue_smallest(&mut z, &mut frames, 0, MIGRATE_MOVABLE),
+            Some(2048)
+        );
+        assert_eq!(z.nr_deferred_blocks(), 2);
+        assert_eq!(z.free_area[10].nr_free, 2);
+        // Blocks still deferred were never written: their frames are all zero bytes.
+        // (An initialised frame has NIL links and list NONE.)
+        assert!(frames[..2048]
+            .iter()
+            .all(|f| f.prev == 0 && f.next == 0 && f.mapping == 0 && f.list == 0));
+        assert!(frames[2048..3072]
+            .iter()
+            .all(|f| f.zone == ZONE_NORMAL as u8));
     }
 
     #[test]

@@ -18,10 +18,16 @@ use crate::stats::vmstat::Ev;
 pub struct SwapDevice {
     pub kind: SwapKind,
     pub nr_slots: u32,
-    /// Free slots, lowest on top (the cluster allocator hands out ascending slots).
-    free: Vec<u32>,
+    /// Freed slots, the most recently freed on top: handed out before fresh ones.
+    freed: Vec<u32>,
+    /// Slots from here up have never been used; they are handed out in ascending
+    /// order (as the cluster allocator does) once `freed` is empty. Together the two
+    /// are the stack of free slots with the lowest never-used slot under the freed
+    /// ones, without a word per slot up front.
+    next_fresh: u32,
     /// Per slot: `pte::NONE` (free), `pte::SWAP` (allocated), `pte::present(pfn)`
-    /// (swap-cache page), `pte::shadow(..)` (evicted, with shadow).
+    /// (swap-cache page), `pte::shadow(..)` (evicted, with shadow). Zeroed (NONE), so
+    /// the host commits only the part slots were used in, as for `slot_memcg`.
     slots: Vec<Pte>,
     /// zram: bytes one page compresses to, bytes stored, and the pool cap.
     compressed_page_bytes: u64,
@@ -45,7 +51,8 @@ impl SwapDevice {
         SwapDevice {
             kind: cfg.kind,
             nr_slots,
-            free: (0..nr_slots).rev().collect(),
+            freed: Vec::new(),
+            next_fresh: 0,
             slots: vec![pte::NONE; nr_slots as usize],
             compressed_page_bytes: ((4096.0 / cfg.compression_ratio).ceil() as u64).clamp(1, 4096),
             stored_bytes: 0,
@@ -58,16 +65,28 @@ impl SwapDevice {
     }
 
     pub fn nr_free_slots(&self) -> u64 {
-        self.free.len() as u64
+        self.freed.len() as u64 + (self.nr_slots - self.next_fresh) as u64
     }
 
     pub fn nr_used_slots(&self) -> u64 {
-        self.nr_slots as u64 - self.free.len() as u64
+        self.nr_slots as u64 - self.nr_free_slots()
+    }
+
+    /// Slots below this may be in use; none above it ever was.
+    pub fn slots_ever_used(&self) -> u32 {
+        self.next_fresh
     }
 
     /// `get_swap_pages`: one slot.
     fn alloc_slot(&mut self) -> Option<u32> {
-        let s = self.free.pop()?;
+        let s = match self.freed.pop() {
+            Some(s) => s,
+            None if self.next_fresh < self.nr_slots => {
+                self.next_fresh += 1;
+                self.next_fresh - 1
+            }
+            None => return None,
+        };
         self.slots[s as usize] = ALLOCATED;
         Some(s)
     }
@@ -132,7 +151,7 @@ impl Mm {
         let was = sw.slots[slot as usize];
         debug_assert!(was != pte::NONE, "double free of swap slot {slot}");
         sw.slots[slot as usize] = pte::NONE;
-        sw.free.push(slot);
+        sw.freed.push(slot);
         let memcg = sw.slot_memcg[slot as usize] as usize;
         self.memcg.swap.uncharge(memcg, 1);
         let sw = self.swap.as_mut().unwrap();

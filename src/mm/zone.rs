@@ -25,6 +25,9 @@ pub const MIGRATE_MOVABLE: usize = 1;
 pub const MIGRATE_RECLAIMABLE: usize = 2;
 /// The migratetypes with free lists here (`MIGRATE_PCPTYPES`).
 pub const MIGRATE_PCPTYPES: usize = 3;
+/// The free list deferred blocks belong to: every pageblock starts movable
+/// (`memmap_init_range`), and a block's type changes only once it is handed out.
+pub const DEFERRED_MT: usize = MIGRATE_MOVABLE;
 
 pub const WMARK_MIN: usize = 0;
 pub const WMARK_LOW: usize = 1;
@@ -54,8 +57,16 @@ pub struct Zone {
     pub lowmem_reserve: [u64; MAX_NR_ZONES],
     /// NR_ZONE_INACTIVE_ANON .. NR_ZONE_UNEVICTABLE.
     pub lru_pages: [u64; NR_LRU_LISTS],
-    /// Migratetype of each pageblock of the zone.
-    pub pageblock_mt: Vec<u8>,
+    /// Migratetype of each pageblock of the zone, stored XOR `MIGRATE_MOVABLE` so the
+    /// array starts zeroed (movable) and costs host memory only where a type changed.
+    pageblock_mt: Vec<u8>,
+    /// Max-order blocks whose frames are not initialised yet (deferred struct page
+    /// init): `[deferred_start_pfn, deferred_end_pfn)`. They count as free, on the
+    /// movable order-MAX_PAGE_ORDER free list below every block put there since boot,
+    /// and are handed out from the top down when that list runs empty
+    /// (`deferred_grow_zone`).
+    pub deferred_start_pfn: Pfn,
+    pub deferred_end_pfn: Pfn,
 }
 
 impl Zone {
@@ -72,7 +83,9 @@ impl Zone {
             watermark_boost: 0,
             lowmem_reserve: [0; MAX_NR_ZONES],
             lru_pages: [0; NR_LRU_LISTS],
-            pageblock_mt: vec![MIGRATE_MOVABLE as u8; nr_blocks],
+            pageblock_mt: vec![0; nr_blocks],
+            deferred_start_pfn: start_pfn,
+            deferred_end_pfn: start_pfn,
         }
     }
 
@@ -90,7 +103,37 @@ impl Zone {
     }
 
     pub fn pageblock_migratetype(&self, pfn: Pfn) -> usize {
-        self.pageblock_mt[((pfn - self.start_pfn) >> PAGEBLOCK_ORDER) as usize] as usize
+        (self.pageblock_mt[((pfn - self.start_pfn) >> PAGEBLOCK_ORDER) as usize]
+            ^ MIGRATE_MOVABLE as u8) as usize
+    }
+
+    /// `set_pageblock_migratetype` for every pageblock of `[pfn, pfn + nr_pages)`.
+    pub fn set_pageblock_migratetype(&mut self, pfn: Pfn, nr_pages: u64, mt: usize) {
+        let first = ((pfn - self.start_pfn) >> PAGEBLOCK_ORDER) as usize;
+        let n = (nr_pages >> PAGEBLOCK_ORDER).max(1) as usize;
+        for b in &mut self.pageblock_mt[first..first + n] {
+            *b = (mt ^ MIGRATE_MOVABLE) as u8;
+        }
+    }
+
+    /// Max-order blocks still awaiting initialisation.
+    pub fn nr_deferred_blocks(&self) -> u64 {
+        ((self.deferred_end_pfn - self.deferred_start_pfn) >> MAX_PAGE_ORDER) as u64
+    }
+
+    /// The PFN ranges whose frames have been initialised (all but the deferred blocks).
+    pub fn initialised_ranges(&self) -> [std::ops::Range<Pfn>; 2] {
+        [
+            self.start_pfn..self.deferred_start_pfn,
+            self.deferred_end_pfn..self.end_pfn,
+        ]
+    }
+
+    /// Whether the free list of `order` and `mt` holds a block, counting the deferred
+    /// blocks as the tail of the movable max-order list.
+    pub fn free_list_nonempty(&self, order: usize, mt: usize) -> bool {
+        !self.free_area[order].free_list[mt].is_empty()
+            || (order == MAX_PAGE_ORDER && mt == DEFERRED_MT && self.nr_deferred_blocks() > 0)
     }
 
     /// `zone_reclaimable_pages()`: the file LRU, plus anon when it can be swapped.
@@ -206,8 +249,7 @@ pub fn zone_watermark_ok(
         return true;
     }
     (order..NR_PAGE_ORDERS).any(|o| {
-        let area = &z.free_area[o];
-        area.nr_free > 0 && area.free_list.iter().any(|l| !l.is_empty())
+        z.free_area[o].nr_free > 0 && (0..MIGRATE_PCPTYPES).any(|mt| z.free_list_nonempty(o, mt))
     })
 }
 

@@ -95,21 +95,7 @@ pub fn parse_str(text: &str, file: &str, sets: &[String]) -> Result<Scenario, Sc
         applied.push(Override { raw, key, segs });
     }
 
-    // A problem at or under a `--set` key, or at a key a `--set` created, is that flag's.
-    let locate = |segs: &[Seg], message: String| {
-        let (line, exists) = keypath::find_line(doc.as_table(), text, segs);
-        for o in applied.iter().rev() {
-            if segs.starts_with(&o.segs) || (o.segs.starts_with(segs) && !exists) {
-                let key = if segs == o.segs {
-                    o.key.to_string()
-                } else {
-                    keypath::format(segs)
-                };
-                return err(0, key, format!("{message} (from `--set {}`)", o.raw));
-            }
-        }
-        err(line, keypath::format(segs), message)
-    };
+    let locate = |segs: &[Seg], message: String| locate(file, text, &doc, &applied, segs, message);
 
     let mut sc: Scenario = serde_path_to_error::deserialize(root).map_err(|e| {
         let d = describe(e);
@@ -140,6 +126,65 @@ pub fn resolved_hash(sc: &Scenario) -> String {
     }
     let digest = sha2::Sha256::digest(v.to_string().as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The error for a problem with a loaded scenario found later (such as the run's
+/// host-memory estimate), placed as the loader places its own: the key's line in the
+/// file, or the `--set` flag that gave it.
+pub fn error_at_key(path: &Path, sets: &[String], key: &str, message: String) -> ScenarioError {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let segs = keypath::parse(key).unwrap_or_default();
+    let Ok(doc) = toml_edit::ImDocument::parse(text.as_str()) else {
+        return ScenarioError {
+            file,
+            line: 0,
+            key: key.to_string(),
+            message,
+        };
+    };
+    let applied: Vec<Override> = sets
+        .iter()
+        .filter_map(|raw| {
+            let key = raw.split_once('=')?.0.trim();
+            Some(Override {
+                raw,
+                key,
+                segs: keypath::parse(key).ok()?,
+            })
+        })
+        .collect();
+    locate(&file, &text, &doc, &applied, &segs, message)
+}
+
+/// A problem at `segs`: the key's line, but at or under a `--set` key, or at a key a
+/// `--set` created, the flag's.
+fn locate(
+    file: &str,
+    text: &str,
+    doc: &toml_edit::ImDocument<&str>,
+    applied: &[Override],
+    segs: &[Seg],
+    message: String,
+) -> ScenarioError {
+    let err = |line, key: String, message: String| ScenarioError {
+        file: file.to_string(),
+        line,
+        key,
+        message,
+    };
+    let (line, exists) = keypath::find_line(doc.as_table(), text, segs);
+    for o in applied.iter().rev() {
+        if segs.starts_with(&o.segs) || (o.segs.starts_with(segs) && !exists) {
+            let key = if segs == o.segs {
+                o.key.to_string()
+            } else {
+                keypath::format(segs)
+            };
+            return err(0, key, format!("{message} (from `--set {}`)", o.raw));
+        }
+    }
+    err(line, keypath::format(segs), message)
 }
 
 /// Sets one dotted key (as a timed action does at run time), e.g. `kernel.vm.swappiness`

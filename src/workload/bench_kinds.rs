@@ -376,9 +376,7 @@ impl Phases {
         let entries = &mut cx.mm.spaces[self.space as usize].entries;
         let (rng, cursor) = (&mut t.rng, &mut t.cursor);
         let (hits, miss) = match &step.sampler {
-            Sampler::Zipf(z) => hit_loop(entries, limit, step.write_u32, rng, |r| {
-                z.sample(r.next_u64())
-            }),
+            Sampler::Zipf(z) => hit_loop(entries, limit, step.write_u32, rng, |r| z.sample(r)),
             Sampler::Uniform { n } => {
                 let n = *n;
                 hit_loop(entries, limit, step.write_u32, rng, |r| {

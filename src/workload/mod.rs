@@ -559,7 +559,7 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
             let (rng, cursor) = (&mut t.rng, &mut t.cursor);
             let (hits, miss) = match sampler {
                 // Monomorphised per pattern: no dispatch inside the loop.
-                Sampler::Zipf(z) => hit_loop(entries, limit, wr, rng, |r| z.sample(r.next_u64())),
+                Sampler::Zipf(z) => hit_loop(entries, limit, wr, rng, |r| z.sample(r)),
                 Sampler::Uniform { n } => {
                     let n = *n;
                     hit_loop(entries, limit, wr, rng, |r| pattern::below(r.next_u64(), n))

@@ -2,7 +2,8 @@
 //!
 //! Sampling is on the per-access hot path, so zipf uses a Walker alias table (one
 //! random word, one table read: DESIGN.md measured 200 M samples/s against 7 M/s for
-//! rand_distr's Zipf), built once per workload and shared by its threads.
+//! rand_distr's Zipf), built once per workload and shared by its threads, over at most
+//! the first 2^20 ranks; the rest of a larger set is sampled by rejection-inversion.
 
 use rand::RngCore;
 use rand_pcg::Pcg64Mcg;
@@ -76,21 +77,53 @@ impl AliasTable {
     }
 }
 
+/// Ranks the alias table covers. Above them (a zipf set over 4 GiB of pages) the tail
+/// is sampled by rejection-inversion, so the sampler's memory is bounded (12 MiB of
+/// table, ~40 MiB while building it) whatever the size of the set.
+pub const ZIPF_TABLE_RANKS: u64 = 1 << 20;
+
 /// Zipf over ranks 1..=n with exponent `s`, ranks scattered over the item range (as
 /// YCSB's scrambled zipfian does) so the hot items are not all adjacent.
+///
+/// Ranks up to [`ZIPF_TABLE_RANKS`] come from an alias table (one random word per
+/// sample). For a larger n a first word picks the head with probability
+/// H(K, s) / H(n, s) (generalised harmonic numbers), and the tail's ranks come from
+/// [`ZipfTail`]: exact in distribution, with memory independent of n.
 #[derive(Debug)]
 pub struct Zipf {
     table: AliasTable,
+    tail: Option<ZipfTail>,
+    /// With a tail: P(head) as a threshold on a random u64.
+    head_threshold: u64,
     n: u64,
     stride: u64,
 }
 
 impl Zipf {
     pub fn new(n: u64, s: f64) -> Zipf {
-        let w: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-s)).collect();
+        Zipf::with_table_ranks(n, s, ZIPF_TABLE_RANKS)
+    }
+
+    /// As [`Zipf::new`], with the alias table over the first `table_ranks` ranks.
+    pub fn with_table_ranks(n: u64, s: f64, table_ranks: u64) -> Zipf {
+        let head_n = n.min(table_ranks.max(1));
+        let w: Vec<f64> = (1..=head_n).map(|k| (k as f64).powf(-s)).collect();
         let stride = coprime_stride(n);
         let table = AliasTable::new(&w, |r| scatter(r, stride, n));
-        Zipf { table, n, stride }
+        let (tail, head_threshold) = if n > head_n {
+            let p_head = harmonic(head_n, s) / harmonic(n, s);
+            let threshold = (p_head * 18_446_744_073_709_551_616.0) as u64;
+            (Some(ZipfTail::new(head_n + 1, n, s)), threshold)
+        } else {
+            (None, u64::MAX)
+        };
+        Zipf {
+            table,
+            tail,
+            head_threshold,
+            n,
+            stride,
+        }
     }
 
     /// Item for rank index `r` (0 = most popular).
@@ -99,9 +132,142 @@ impl Zipf {
     }
 
     #[inline]
-    pub fn sample(&self, word: u64) -> u64 {
-        self.table.sample(word)
+    pub fn sample(&self, rng: &mut impl RngCore) -> u64 {
+        let w = rng.next_u64();
+        match &self.tail {
+            None => self.table.sample(w),
+            Some(tail) => self.sample_head_or_tail(w, tail, rng),
+        }
     }
+
+    fn sample_head_or_tail(&self, w: u64, tail: &ZipfTail, rng: &mut impl RngCore) -> u64 {
+        if w < self.head_threshold {
+            self.table.sample(rng.next_u64())
+        } else {
+            self.item_of_rank(tail.sample(rng) - 1)
+        }
+    }
+}
+
+/// Zipf over the ranks `first..=last` (weights k^-s) by rejection-inversion
+/// (Hörmann & Derflinger 1996, "Rejection-inversion to generate variates from
+/// monotone discrete distributions"; the sampler of Apache Commons' and rand_distr's
+/// Zipf). Rank k owns the interval (F(k+½) − h(k), F(k+½)] of F, the integral of
+/// h(x) = x^-s measured from `first`; since h is convex that interval lies inside
+/// (F(k−½), F(k+½)], so a uniform u over the union, mapped back through F⁻¹ and
+/// rounded, gives k with probability ∝ h(k) once u outside k's own interval is
+/// rejected. `first`'s interval is all of its part, so rounding below it is safe.
+#[derive(Debug)]
+pub struct ZipfTail {
+    first: f64,
+    last: f64,
+    s: f64,
+    /// first^(1-s): F's scale.
+    scale: f64,
+    /// The range of u: (F(first + ½) − h(first), F(last + ½)].
+    u_lo: f64,
+    u_hi: f64,
+}
+
+impl ZipfTail {
+    pub fn new(first: u64, last: u64, s: f64) -> ZipfTail {
+        let first_f = first as f64;
+        let mut t = ZipfTail {
+            first: first_f,
+            last: last as f64,
+            s,
+            scale: first_f.powf(1.0 - s),
+            u_lo: 0.0,
+            u_hi: 0.0,
+        };
+        t.u_lo = t.f(first_f + 0.5) - t.h(first_f);
+        t.u_hi = t.f(last as f64 + 0.5);
+        t
+    }
+
+    fn h(&self, x: f64) -> f64 {
+        x.powf(-self.s)
+    }
+
+    /// F(x) = ∫_first^x t^-s dt = first^(1-s) · (e^((1-s)L) − 1) / (1 − s), L = ln(x/first),
+    /// in a form that stays accurate as s → 1.
+    fn f(&self, x: f64) -> f64 {
+        let l = (x / self.first).ln();
+        self.scale * l * expm1_over_x((1.0 - self.s) * l)
+    }
+
+    /// F⁻¹(y) = first · e^L with L = (y / scale) · ln(1 + t) / t, t = (1 − s) y / scale.
+    fn f_inv(&self, y: f64) -> f64 {
+        let y = y / self.scale;
+        let t = ((1.0 - self.s) * y).max(-1.0);
+        self.first * (y * ln1p_over_x(t)).exp()
+    }
+
+    /// One rank in `first..=last`.
+    pub fn sample(&self, rng: &mut impl RngCore) -> u64 {
+        loop {
+            let u = self.u_hi + unit_f64(rng.next_u64()) * (self.u_lo - self.u_hi);
+            let x = self.f_inv(u);
+            let k = (x + 0.5).floor().clamp(self.first, self.last);
+            if u >= self.f(k + 0.5) - self.h(k) {
+                return k as u64;
+            }
+        }
+    }
+}
+
+/// (e^x − 1) / x, 1 at 0.
+fn expm1_over_x(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.exp_m1() / x
+    } else {
+        1.0 + x / 2.0 * (1.0 + x / 3.0)
+    }
+}
+
+/// ln(1 + x) / x, 1 at 0.
+fn ln1p_over_x(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.ln_1p() / x
+    } else {
+        1.0 - x / 2.0 * (1.0 - 2.0 * x / 3.0)
+    }
+}
+
+/// A uniform double in [0, 1) from the top 53 bits of a word.
+fn unit_f64(word: u64) -> f64 {
+    (word >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)
+}
+
+/// The generalised harmonic number H(n, s) = Σ_{k=1..n} k^-s: the first 64 terms
+/// summed, the rest by Euler–Maclaurin (to the B6 term; the remainder is below 1e-16
+/// of the sum for any n), so huge n cost no more than small ones.
+pub fn harmonic(n: u64, s: f64) -> f64 {
+    const DIRECT: u64 = 64;
+    let direct: f64 = (1..=n.min(DIRECT)).rev().map(|k| (k as f64).powf(-s)).sum();
+    if n <= DIRECT {
+        return direct;
+    }
+    direct + euler_maclaurin_power_sum(DIRECT + 1, n, s)
+}
+
+/// Σ_{k=a..b} k^-s ≈ ∫_a^b x^-s dx + (f(a) + f(b))/2
+///   + Σ_{j=1..3} B_2j / (2j)! · (f^(2j-1)(b) − f^(2j-1)(a)), f(x) = x^-s.
+fn euler_maclaurin_power_sum(a: u64, b: u64, s: f64) -> f64 {
+    let (a, b) = (a as f64, b as f64);
+    let l = (b / a).ln();
+    let integral = a.powf(1.0 - s) * l * expm1_over_x((1.0 - s) * l);
+    // f^(m)(x) = (-s)(-s-1)···(-s-m+1) · x^(-s-m).
+    let deriv = |x: f64, m: i32| -> f64 {
+        let c: f64 = (0..m).map(|i| -(s + i as f64)).product();
+        c * x.powf(-s - m as f64)
+    };
+    let bernoulli = [(1, 1.0 / 12.0), (3, -1.0 / 720.0), (5, 1.0 / 30_240.0)];
+    let corrections: f64 = bernoulli
+        .iter()
+        .map(|&(m, c)| c * (deriv(b, m) - deriv(a, m)))
+        .sum();
+    integral + (a.powf(-s) + b.powf(-s)) / 2.0 + corrections
 }
 
 fn scatter(r: u64, stride: u64, n: u64) -> u64 {
@@ -163,7 +329,7 @@ impl Sampler {
                 i
             }
             Sampler::Uniform { n } => below(rng.next_u64(), *n),
-            Sampler::Zipf(z) => z.sample(rng.next_u64()),
+            Sampler::Zipf(z) => z.sample(rng),
             Sampler::HotCold {
                 n,
                 hot_n,
@@ -217,9 +383,124 @@ mod tests {
         let mut rng = task_rng(7, "zipf");
         let top = z.item_of_rank(0);
         let n = 400_000;
-        let hits = (0..n).filter(|_| z.sample(rng.next_u64()) == top).count();
+        let hits = (0..n).filter(|_| z.sample(&mut rng) == top).count();
         let p = hits as f64 / n as f64;
         assert!((p - 0.19277).abs() < 0.004, "{p}");
+    }
+
+    /// Σ k^-s for k in `lo..=hi`, summed directly, smallest terms first.
+    fn direct_sum(lo: u64, hi: u64, s: f64) -> f64 {
+        (lo..=hi).rev().map(|k| (k as f64).powf(-s)).sum()
+    }
+
+    /// Pearson's chi-square of `counts` against probabilities `p` over `n` samples.
+    fn chi_square(counts: &[u64], p: &[f64], n: u64) -> f64 {
+        counts
+            .iter()
+            .zip(p)
+            .map(|(&c, &p)| {
+                let e = p * n as f64;
+                (c as f64 - e).powi(2) / e
+            })
+            .sum()
+    }
+
+    #[test]
+    fn harmonic_matches_direct_sums_and_the_asymptotic_series() {
+        for (n, s) in [
+            (1_000_000, 0.99),
+            (3_000_001, 1.0),
+            (65, 0.5),
+            (2_000_000, 1.5),
+        ] {
+            let (got, want) = (harmonic(n, s), direct_sum(1, n, s));
+            assert!(
+                ((got - want) / want).abs() < 1e-12,
+                "H({n}, {s}) {got} vs {want}"
+            );
+        }
+        // H(n, 1) = ln n + γ + 1/(2n) − 1/(12n²) + …: for n = 10^12,
+        // 27.631021115928547 + 0.5772156649015329 + 5e-13.
+        let got = harmonic(1_000_000_000_000, 1.0);
+        assert!((got - 28.208_236_780_830_08).abs() < 1e-11, "{got}");
+    }
+
+    #[test]
+    fn zipf_tail_matches_exact_probabilities() {
+        // Ranks 5..=60, s = 1.1: each rank's share is k^-1.1 / Σ.
+        let t = ZipfTail::new(5, 60, 1.1);
+        let total = direct_sum(5, 60, 1.1);
+        let p: Vec<f64> = (5..=60).map(|k| (k as f64).powf(-1.1) / total).collect();
+        let mut counts = vec![0u64; 56];
+        let mut rng = task_rng(3, "tail");
+        let n = 1_000_000;
+        for _ in 0..n {
+            counts[(t.sample(&mut rng) - 5) as usize] += 1;
+        }
+        // 55 degrees of freedom: the 0.1% critical value is 93.2.
+        let chi = chi_square(&counts, &p, n);
+        assert!(chi < 93.2, "chi-square {chi}");
+        let p5 = counts[0] as f64 / n as f64;
+        assert!(
+            (p5 - p[0]).abs() < 4.0 * (p[0] / n as f64).sqrt(),
+            "{p5} vs {}",
+            p[0]
+        );
+    }
+
+    /// Samples `z` and counts ranks (0-based) through the inverse of its scatter.
+    fn rank_counts(z: &Zipf, n_items: u64, samples: u64, bin: impl Fn(u64) -> usize) -> Vec<u64> {
+        let mut rank_of = vec![0u32; n_items as usize];
+        for r in 0..n_items {
+            rank_of[z.item_of_rank(r) as usize] = r as u32;
+        }
+        let mut counts = vec![0u64; bin(n_items - 1) + 1];
+        let mut rng = task_rng(11, "zipf-wide");
+        for _ in 0..samples {
+            counts[bin(rank_of[z.sample(&mut rng) as usize] as u64)] += 1;
+        }
+        counts
+    }
+
+    #[test]
+    fn zipf_beyond_the_table_matches_exact_distribution() {
+        // n = 2^22 > ZIPF_TABLE_RANKS, s = 0.99. Bins of ranks [2^j, 2^(j+1)) (1-based);
+        // exact bin masses from direct sums.
+        let (n, s) = (1u64 << 22, 0.99);
+        let z = Zipf::new(n, s);
+        assert!(z.tail.is_some());
+        let total = direct_sum(1, n, s);
+        let bin = |r0: u64| (64 - (r0 + 1).leading_zeros() - 1) as usize;
+        let p: Vec<f64> = (0..=21)
+            .map(|j| direct_sum(1 << j, (2u64 << j) - 1, s) / total)
+            .collect();
+        let samples = 2_000_000;
+        let counts = rank_counts(&z, n, samples, bin);
+        // 21 degrees of freedom: the 0.1% critical value is 46.8.
+        let chi = chi_square(&counts, &p, samples);
+        assert!(chi < 46.8, "chi-square {chi}: {counts:?}");
+        // Head mass (ranks ≤ 2^20, the table's) and the tail beyond it, within 4σ.
+        let head_p = direct_sum(1, ZIPF_TABLE_RANKS, s) / total;
+        let head = counts[..=19].iter().sum::<u64>() as f64 / samples as f64;
+        let sd = (head_p * (1.0 - head_p) / samples as f64).sqrt();
+        assert!((head - head_p).abs() < 4.0 * sd, "head {head} vs {head_p}");
+    }
+
+    #[test]
+    fn zipf_small_table_steep_skew_matches_exact_ranks() {
+        // A 64-rank table over 5000 ranks, s = 1.5: ranks 1..=70 one by one (covering
+        // the table's edge), the rest in one bin.
+        let (n, s) = (5000u64, 1.5);
+        let z = Zipf::with_table_ranks(n, s, 64);
+        let total = direct_sum(1, n, s);
+        let bin = |r0: u64| r0.min(70) as usize;
+        let mut p: Vec<f64> = (1..=70).map(|k| (k as f64).powf(-s) / total).collect();
+        p.push(direct_sum(71, n, s) / total);
+        let samples = 1_000_000;
+        let counts = rank_counts(&z, n, samples, bin);
+        // 70 degrees of freedom: the 0.1% critical value is 112.3.
+        let chi = chi_square(&counts, &p, samples);
+        assert!(chi < 112.3, "chi-square {chi}");
     }
 
     #[test]

@@ -1,0 +1,356 @@
+//! How much of the host's memory a run may need, bounded before it starts.
+//!
+//! The simulator's big arrays are committed by the host as they are touched (the frame
+//! table's blocks are initialised on first use, page tables and the swap map are
+//! zeroed allocations, a zipf table stops at 2^20 ranks), so what a run needs follows
+//! what it can touch, not what it configures: a frame per page the workloads can make
+//! resident, a page-table entry per page they map, a swap-map entry per page that can
+//! be swapped. [`estimate`] adds those bounds up and names the scenario key behind the
+//! biggest; [`check`] compares the total with what the host has available, so a run
+//! that would not fit is refused before it starts instead of aborting half way.
+
+use crate::scenario::units::Bytes;
+use crate::scenario::{Scenario, SwapKind, Workload as WorkloadCfg, WorkloadKind};
+use crate::workload::pattern::ZIPF_TABLE_RANKS;
+
+const PAGE_SIZE: u64 = 4096;
+/// `struct page`-sized frames (see `mm::page::Frame`).
+const FRAME_BYTES: u64 = 32;
+/// A page-table (or page-cache) entry.
+const PTE_BYTES: u64 = 8;
+/// A swap slot: its entry (8), its memcg (2), its place on the freed-slot stack (4).
+const SWAP_SLOT_BYTES: u64 = 14;
+/// Building a zipf alias table: weights, scaled weights, probabilities, aliases and the
+/// buckets, per rank.
+const ZIPF_BUILD_BYTES_PER_RANK: u64 = 40;
+/// Frames initialised beyond those in use: one max-order block per zone being split,
+/// and the unaligned ends of each zone, initialised at boot.
+const FRAME_SLACK_PAGES: u64 = 4 * 1024;
+/// The program itself, its statistics and output buffers.
+const BASE_BYTES: u64 = 32 << 20;
+
+/// One part of the estimate and the scenario key that sets its size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    pub what: &'static str,
+    pub bytes: u64,
+    pub key: String,
+}
+
+/// The host memory a run may need: the sum of its parts plus a fixed base.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    pub parts: Vec<Part>,
+}
+
+impl Estimate {
+    pub fn total_bytes(&self) -> u64 {
+        BASE_BYTES + self.parts.iter().map(|p| p.bytes).sum::<u64>()
+    }
+
+    /// The biggest part (the one whose key to blame).
+    pub fn biggest(&self) -> Option<&Part> {
+        self.parts.iter().max_by_key(|p| p.bytes)
+    }
+
+    /// `frame table 8.0 GiB, page tables 1.2 GiB`: the parts of at least 5% of the
+    /// total, biggest first, the same kind summed.
+    pub fn breakdown(&self) -> String {
+        let mut by_kind: Vec<(&str, u64)> = Vec::new();
+        for p in &self.parts {
+            match by_kind.iter_mut().find(|(w, _)| *w == p.what) {
+                Some((_, b)) => *b += p.bytes,
+                None => by_kind.push((p.what, p.bytes)),
+            }
+        }
+        by_kind.sort_by_key(|&(_, b)| std::cmp::Reverse(b));
+        let total = self.total_bytes();
+        let shown: Vec<String> = by_kind
+            .iter()
+            .filter(|(_, b)| *b * 20 >= total)
+            .map(|(w, b)| format!("{w} {}", gib(*b)))
+            .collect();
+        shown.join(", ")
+    }
+}
+
+/// A run that would not fit in the host's memory.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "this run may need about {} of host memory ({}); the host has {} available",
+    gib(.estimate.total_bytes()),
+    .estimate.breakdown(),
+    gib(*.available_bytes)
+)]
+pub struct TooBig {
+    /// The scenario key behind the biggest part.
+    pub key: String,
+    pub estimate: Estimate,
+    pub available_bytes: u64,
+}
+
+/// `9.3 GiB`, or `120 MiB` below a GiB.
+fn gib(bytes: u64) -> String {
+    if bytes < 1 << 30 {
+        format!("{} MiB", bytes.div_ceil(1 << 20))
+    } else {
+        format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+    }
+}
+
+/// What a workload maps: its pages, and the key that sets their number.
+struct Mapped {
+    pages: u64,
+    anon: bool,
+    key: String,
+}
+
+fn mapped(i: usize, w: &WorkloadCfg) -> Mapped {
+    let k = |name: &str| format!("workload[{i}].{name}");
+    let pages = |b: Option<Bytes>| b.map_or(0, |b| b.0.div_ceil(PAGE_SIZE));
+    let (pages, anon, key) = match w.kind {
+        WorkloadKind::Anon => (pages(w.size), true, k("size")),
+        WorkloadKind::FileRead | WorkloadKind::FileWrite => (
+            w.nr_files.unwrap_or(1) as u64 * pages(w.file_size),
+            false,
+            k("file_size"),
+        ),
+        WorkloadKind::Kv => {
+            let bytes = w.keys.unwrap_or(1) * w.value_size.map_or(0, |b| b.0);
+            (bytes.div_ceil(PAGE_SIZE), true, k("keys"))
+        }
+        WorkloadKind::Fio => (
+            w.numjobs.unwrap_or(1) as u64 * pages(w.size),
+            false,
+            k("size"),
+        ),
+        WorkloadKind::MmapLatency => (w.threads as u64 * pages(w.size), true, k("size")),
+        WorkloadKind::AnonHog => match w.max_size {
+            Some(m) if m.0 > w.size.map_or(0, |s| s.0) => (pages(Some(m)), true, k("max_size")),
+            _ => (pages(w.size), true, k("size")),
+        },
+        WorkloadKind::Phases => {
+            let (j, p) = w
+                .phases
+                .iter()
+                .enumerate()
+                .max_by_key(|(_, p)| p.size.0)
+                .map_or((0, 0), |(j, p)| (j, p.size.0.div_ceil(PAGE_SIZE)));
+            (p, true, k(&format!("phases[{j}].size")))
+        }
+    };
+    Mapped {
+        pages: pages.max(1),
+        anon,
+        key,
+    }
+}
+
+/// The zipf samplers a workload builds: (ranks, key).
+fn zipf_sets(i: usize, w: &WorkloadCfg, m: &Mapped) -> Vec<(u64, String)> {
+    use crate::scenario::Pattern;
+    let zipf = w.pattern == Some(Pattern::Zipf);
+    match w.kind {
+        WorkloadKind::Phases => w
+            .phases
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.pattern == Pattern::Zipf)
+            .map(|(j, p)| {
+                let ranks = p.size.0.div_ceil(PAGE_SIZE);
+                (ranks, format!("workload[{i}].phases[{j}].size"))
+            })
+            .collect(),
+        WorkloadKind::Kv if zipf => vec![(w.keys.unwrap_or(1), m.key.clone())],
+        WorkloadKind::Anon | WorkloadKind::FileRead | WorkloadKind::FileWrite if zipf => {
+            vec![(m.pages, m.key.clone())]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// An upper bound on the host memory `sc` can make the simulator touch, by part.
+pub fn estimate(sc: &Scenario) -> Estimate {
+    let maps: Vec<Mapped> = sc
+        .workloads
+        .iter()
+        .enumerate()
+        .map(|(i, w)| mapped(i, w))
+        .collect();
+    let mut parts = Vec::new();
+    for (m, (i, w)) in maps.iter().zip(sc.workloads.iter().enumerate()) {
+        parts.push(Part {
+            what: "page tables",
+            bytes: m.pages * PTE_BYTES,
+            key: m.key.clone(),
+        });
+        for (ranks, key) in zipf_sets(i, w, m) {
+            parts.push(Part {
+                what: "zipf tables",
+                bytes: ranks.min(ZIPF_TABLE_RANKS) * ZIPF_BUILD_BYTES_PER_RANK,
+                key,
+            });
+        }
+    }
+    parts.push(frame_table(sc, &maps));
+    if let Some(p) = swap_map(sc, &maps) {
+        parts.push(p);
+    }
+    parts.retain(|p| p.bytes > 0);
+    Estimate { parts }
+}
+
+/// Frames initialised: at most every page the workloads map (plus a zram pool holding
+/// their anon pages compressed) and a few blocks of slack, at most all of memory.
+fn frame_table(sc: &Scenario, maps: &[Mapped]) -> Part {
+    let memory_pages = sc.machine.memory.0 / PAGE_SIZE;
+    let mapped: u64 = maps.iter().map(|m| m.pages).sum();
+    let anon: u64 = maps.iter().filter(|m| m.anon).map(|m| m.pages).sum();
+    let zram = match sc.machine.swap.kind {
+        SwapKind::Zram => {
+            let slots = sc.machine.swap.size.0 / PAGE_SIZE;
+            (anon.min(slots) as f64 / sc.machine.swap.compression_ratio.max(1.0)).ceil() as u64
+        }
+        _ => 0,
+    };
+    let usable = mapped + zram + FRAME_SLACK_PAGES;
+    let key = if memory_pages <= usable {
+        "machine.memory".to_string()
+    } else {
+        maps.iter()
+            .max_by_key(|m| m.pages)
+            .map_or_else(|| "machine.memory".to_string(), |m| m.key.clone())
+    };
+    Part {
+        what: "frame table",
+        bytes: usable.min(memory_pages) * FRAME_BYTES,
+        key,
+    }
+}
+
+/// Swap slots used: at most one per anon page mapped, at most the device's.
+fn swap_map(sc: &Scenario, maps: &[Mapped]) -> Option<Part> {
+    if sc.machine.swap.kind == SwapKind::None {
+        return None;
+    }
+    let slots = sc.machine.swap.size.0 / PAGE_SIZE;
+    let anon: u64 = maps.iter().filter(|m| m.anon).map(|m| m.pages).sum();
+    let key = if slots <= anon {
+        "machine.swap.size".to_string()
+    } else {
+        maps.iter()
+            .filter(|m| m.anon)
+            .max_by_key(|m| m.pages)
+            .map_or_else(|| "machine.swap.size".to_string(), |m| m.key.clone())
+    };
+    Some(Part {
+        what: "swap map",
+        bytes: slots.min(anon) * SWAP_SLOT_BYTES,
+        key,
+    })
+}
+
+/// The variable that overrides the host's available memory (a size: `3G`), for tests
+/// and for keeping a run well inside a shared machine.
+pub const HOST_MEMORY_ENV: &str = "RECLAIMSIM_HOST_MEMORY";
+
+/// Memory the host can give a new process: `RECLAIMSIM_HOST_MEMORY` if set and valid,
+/// else MemAvailable from /proc/meminfo; `None` if neither is known.
+pub fn available_bytes() -> Option<u64> {
+    if let Ok(v) = std::env::var(HOST_MEMORY_ENV) {
+        if let Ok(b) = crate::scenario::units::parse_size(v.trim()) {
+            return Some(b);
+        }
+    }
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    mem_available(&meminfo)
+}
+
+/// MemAvailable (kB) of a /proc/meminfo text, in bytes.
+fn mem_available(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Refuses a run whose estimate exceeds the host's available memory (an unknown
+/// amount lets it run).
+pub fn check(sc: &Scenario) -> Result<(), TooBig> {
+    let Some(available_bytes) = available_bytes() else {
+        return Ok(());
+    };
+    let estimate = estimate(sc);
+    if estimate.total_bytes() <= available_bytes {
+        return Ok(());
+    }
+    let key = estimate
+        .biggest()
+        .map_or_else(|| "machine.memory".to_string(), |p| p.key.clone());
+    Err(TooBig {
+        key,
+        estimate,
+        available_bytes,
+    })
+}
+
+/// [`check`] for a scenario loaded from `path` with `sets`: the refusal names the
+/// file, line and key as a loader error does.
+pub fn check_file(
+    sc: &Scenario,
+    path: &std::path::Path,
+    sets: &[String],
+) -> Result<(), crate::scenario::ScenarioError> {
+    check(sc).map_err(|e| crate::scenario::error_at_key(path, sets, &e.key, e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sc(extra: &str) -> Scenario {
+        let text = format!(
+            "[machine]\nmemory = \"1T\"\n[[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"1G\"\n{extra}"
+        );
+        crate::scenario::parse_str(&text, "t.toml", &[]).unwrap()
+    }
+
+    #[test]
+    fn a_big_machine_with_a_small_workload_needs_frames_for_the_workload_only() {
+        // 1 GiB mapped = 262144 pages; frames for those plus 4096 slack at 32 B, and
+        // the page table at 8 B a page; no swap.
+        let e = estimate(&sc(""));
+        let frames = e.parts.iter().find(|p| p.what == "frame table").unwrap();
+        assert_eq!(frames.bytes, (262_144 + 4096) * 32);
+        assert_eq!(frames.key, "workload[0].size");
+        let pt = e.parts.iter().find(|p| p.what == "page tables").unwrap();
+        assert_eq!(pt.bytes, 262_144 * 8);
+        assert_eq!(e.total_bytes(), (32 << 20) + (266_240 * 32) + 262_144 * 8);
+    }
+
+    #[test]
+    fn a_workload_bigger_than_memory_blames_machine_memory_and_the_biggest_part() {
+        // 64 GiB of memory under a 1 TiB zipf set: frames for all 64 GiB (512 MiB of
+        // table) but 2 GiB of page table for the 2^28-page mapping.
+        let text = "[machine]\nmemory = \"64G\"\n[machine.swap]\ntype = \"zram\"\nsize = \"16G\"\n\
+                    [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"1T\"\npattern = \"zipf\"\n";
+        let s = crate::scenario::parse_str(text, "t.toml", &[]).unwrap();
+        let e = estimate(&s);
+        let part = |w: &str| e.parts.iter().find(|p| p.what == w).unwrap().clone();
+        assert_eq!(part("frame table").bytes, (64u64 << 30) / 4096 * 32);
+        assert_eq!(part("frame table").key, "machine.memory");
+        assert_eq!(part("page tables").bytes, (1u64 << 28) * 8);
+        // 16 GiB of swap = 4M slots, fewer than the anon pages: the device bounds it.
+        assert_eq!(part("swap map").bytes, (4u64 << 20) * 14);
+        assert_eq!(part("swap map").key, "machine.swap.size");
+        // The zipf table stops at 2^20 ranks.
+        assert_eq!(part("zipf tables").bytes, (1 << 20) * 40);
+        assert_eq!(e.biggest().unwrap().key, "workload[0].size");
+    }
+
+    #[test]
+    fn mem_available_is_read_in_kib() {
+        let text = "MemTotal:       32000000 kB\nMemAvailable:    3250000 kB\n";
+        assert_eq!(mem_available(text), Some(3_250_000 * 1024));
+        assert_eq!(mem_available("MemTotal: 1 kB\n"), None);
+    }
+}

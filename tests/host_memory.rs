@@ -1,0 +1,177 @@
+//! Host memory follows what a run touches, not what it configures (issue 9, defect 6):
+//! a 1 TiB machine, a 1 TiB zipf set and a 1 TiB swap device run in little host
+//! memory, and a run that would not fit is refused before it starts.
+//!
+//! The peak-RSS test is the only test in this file that runs simulations in-process:
+//! VmHWM belongs to the whole test process, and the other tests here only spawn the
+//! binary (whose memory is its own).
+
+use reclaimsim::scenario;
+use reclaimsim::sim::{RunOptions, Simulation};
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_reclaimsim");
+
+/// Before the fix each of these touched gigabytes up front: the 1 TiB frame table
+/// (8 GiB), the alias table of a 2^28-page zipf set (~10 GiB), the free-slot stack of
+/// a 1 TiB swap device (1 GiB).
+const LIMIT_BYTES: u64 = 256 << 20;
+
+fn run(text: &str, check: bool) {
+    let sc = scenario::parse_str(text, "t.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
+    Simulation::new(sc)
+        .run(RunOptions {
+            check,
+            ..Default::default()
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn peak_rss_follows_what_a_run_touches() {
+    let hwm = reclaimsim::bench::peak_rss_bytes;
+    // A 1 TiB machine running 64 MiB of anonymous memory, invariant checker on (it
+    // walks the frame table, so it must skip the blocks never initialised).
+    run(
+        r#"[run]
+duration = "200ms"
+sample_interval = "100ms"
+[machine]
+memory = "1T"
+[[workload]]
+name = "w"
+kind = "anon"
+size = "64M"
+pattern = "uniform"
+"#,
+        true,
+    );
+    assert!(hwm() < LIMIT_BYTES, "1T machine: VmHWM {} MiB", hwm() >> 20);
+    // A 1 TiB zipf set for 20 ms: a few thousand pages touched.
+    run(
+        r#"[run]
+duration = "20ms"
+sample_interval = "10ms"
+[machine]
+memory = "1G"
+[[workload]]
+name = "w"
+kind = "anon"
+size = "1T"
+pattern = "zipf"
+skew = 0.99
+rate = 100000
+"#,
+        false,
+    );
+    assert!(
+        hwm() < LIMIT_BYTES,
+        "1T zipf set: VmHWM {} MiB",
+        hwm() >> 20
+    );
+    // A 1 TiB zram device under a 256 MiB machine with twice that in use: it swaps.
+    run(
+        r#"[run]
+duration = "300ms"
+sample_interval = "100ms"
+[machine]
+memory = "256M"
+[machine.swap]
+type = "zram"
+size = "1T"
+[[workload]]
+name = "w"
+kind = "anon"
+size = "512M"
+pattern = "sequential"
+"#,
+        true,
+    );
+    assert!(hwm() < LIMIT_BYTES, "1T swap: VmHWM {} MiB", hwm() >> 20);
+}
+
+/// A 512 GiB machine under a 1 TiB anonymous set: frames for all of memory,
+/// 2^27 × 32 B = 4.0 GiB, the key machine.memory (line 5); page tables for the whole
+/// set, 2^28 × 8 B = 2.0 GiB; with the 32 MiB base, 6.03 GiB.
+const TOO_BIG: &str = r#"[run]
+duration = "1s"
+
+[machine]
+memory = "512G"
+
+[[workload]]
+name = "w"
+kind = "anon"
+size = "1T"
+"#;
+
+fn refuse(sets: &[&str]) -> (i32, String, bool) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.toml"), TOO_BIG).unwrap();
+    let out = Command::new(BIN)
+        .current_dir(dir.path())
+        .env("RECLAIMSIM_HOST_MEMORY", "2G")
+        .args(["run", "big.toml", "--out", "o"])
+        .args(sets.iter().flat_map(|s| ["--set", s]))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    (
+        out.status.code().unwrap_or(-1),
+        stderr,
+        dir.path().join("o").exists(),
+    )
+}
+
+#[test]
+fn a_run_bigger_than_the_host_is_refused_naming_the_key_and_line() {
+    let (code, stderr, ran) = refuse(&[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(
+        stderr,
+        "error: big.toml:5: machine.memory: this run may need about 6.0 GiB of host memory \
+         (frame table 4.0 GiB, page tables 2.0 GiB); the host has 2.0 GiB available"
+    );
+    assert!(!ran, "refused before the run: no output directory");
+}
+
+#[test]
+fn a_refusal_caused_by_a_set_flag_names_the_flag() {
+    // 768 GiB, still below the 1 TiB set: frames for all of memory,
+    // 3·2^26 × 32 B = 6.0 GiB, and 2.0 GiB of page tables: 8.03 GiB.
+    let (code, stderr, _) = refuse(&["machine.memory=768G"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(
+        stderr,
+        "error: big.toml:0: machine.memory: this run may need about 8.0 GiB of host memory \
+         (frame table 6.0 GiB, page tables 2.0 GiB); the host has 2.0 GiB available \
+         (from `--set machine.memory=768G`)"
+    );
+}
+
+#[test]
+fn a_sweep_point_bigger_than_the_host_is_refused_before_any_runs() {
+    // Point 0 (1 GiB machine): 2.0 GiB of page tables + 8 MiB of frames + 32 MiB fits
+    // in 3 GiB; point 1 is the 512 GiB machine above, 6.03 GiB.
+    let text = format!(
+        "{TOO_BIG}\n[sweep]\nmetrics = [\"vmstat.pgfault\"]\n[[sweep.param]]\n\
+         key = \"machine.memory\"\nvalues = [\"1G\", \"512G\"]\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.toml"), text).unwrap();
+    let out = Command::new(BIN)
+        .current_dir(dir.path())
+        .env("RECLAIMSIM_HOST_MEMORY", "3G")
+        .args(["sweep", "big.toml", "--out", "o"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        "error: big.toml:5: machine.memory: sweep point 1: this run may need about 6.0 GiB \
+         of host memory (frame table 4.0 GiB, page tables 2.0 GiB); the host has 3.0 GiB \
+         available"
+    );
+    assert!(!dir.path().join("o").exists(), "no point ran");
+}
