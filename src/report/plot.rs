@@ -1003,9 +1003,8 @@ impl Ranged for Coord {
     }
 
     fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
-        // Grid lines at the labelled ticks only; none when asked for none (labels
-        // drawn apart from the mesh).
-        if hint.weight().allow_light_points() || hint.max_num_points() == 0 {
+        // Grid lines at the labelled ticks only.
+        if hint.weight().allow_light_points() {
             Vec::new()
         } else {
             self.0.at.clone()
@@ -1377,13 +1376,19 @@ fn render(p: &Plan, svg: &mut String) -> DrawResult {
     let staggered = p.x_label_rows > 1;
     let x_fmt = |v: &f64| p.x.label_at(*v);
     let y_fmt = |v: &f64| p.y.label_at(*v);
+    // Staggered labels are drawn apart from the mesh; its own are invisible (the SVG
+    // backend skips transparent text).
+    let x_label_colour = if staggered {
+        TRANSPARENT
+    } else {
+        BLACK.to_rgba()
+    };
     chart
         .configure_mesh()
-        .x_labels(if staggered { 0 } else { p.x.at.len().max(1) })
-        .y_labels(p.y.at.len().max(1))
         .x_desc(p.x_label.as_str())
         .y_desc(p.y_label.as_str())
         .label_style(font(LABEL_PX))
+        .x_label_style(font(LABEL_PX).color(&x_label_colour))
         .axis_desc_style(font(DESC_PX))
         .x_label_formatter(&x_fmt)
         .y_label_formatter(&y_fmt)
@@ -1483,4 +1488,79 @@ pub fn svg_to_png(svg: &str) -> Result<Vec<u8>, String> {
     pixmap.fill(tiny_skia::Color::WHITE);
     resvg::render(&tree, tiny_skia::Transform::default(), &mut pixmap.as_mut());
     pixmap.encode_png().map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_step_up_at_each_power() {
+        let kib = 1024.0;
+        assert_eq!(unit_for(&Quantity::Bytes, 1023.0), (1.0, "B".into()));
+        assert_eq!(unit_for(&Quantity::Bytes, kib), (kib, "KiB".into()));
+        assert_eq!(
+            unit_for(&Quantity::Bytes, 3.0 * kib * kib * kib),
+            (kib * kib * kib, "GiB".into())
+        );
+        assert_eq!(unit_for(&Quantity::Nanos, 999.0), (1.0, "ns".into()));
+        assert_eq!(unit_for(&Quantity::Nanos, 1500.0), (1e3, "µs".into()));
+        assert_eq!(unit_for(&Quantity::Nanos, 2e9), (1e9, "s".into()));
+        let pages = Quantity::Count("pages/s".into());
+        assert_eq!(unit_for(&pages, 12_000.0), (1e3, "k pages/s".into()));
+        assert_eq!(unit_for(&pages, 12.0), (1.0, "pages/s".into()));
+        let bare = Quantity::Count(String::new());
+        assert_eq!(unit_for(&bare, 3e6), (1e6, "millions".into()));
+    }
+
+    #[test]
+    fn other_is_the_sum_of_the_rest_at_each_x() {
+        let s = |name: &str, ys: [f64; 2]| Series::new(name, vec![(0.0, ys[0]), (1.0, ys[1])]);
+        let folded = top_n(
+            vec![s("a", [1.0, 2.0]), s("b", [10.0, 10.0]), s("c", [3.0, 1.0])],
+            1,
+            Fold::Sum,
+            "x",
+        );
+        assert_eq!(folded.len(), 2);
+        assert_eq!(folded[0].name, "b");
+        assert_eq!(folded[1].name, "other (2 x)");
+        assert_eq!(folded[1].points, [(0.0, 4.0), (1.0, 3.0)]);
+        assert!(folded[1].other);
+    }
+
+    #[test]
+    fn cdf_steps_hold_each_fraction_until_the_next_latency() {
+        let steps = cdf_steps(&[(0, 0.0), (10, 0.5), (40, 1.0)]);
+        assert_eq!(
+            steps,
+            [
+                (1.0, 0.0),
+                (10.0, 0.0),
+                (10.0, 0.5),
+                (40.0, 0.5),
+                (40.0, 1.0)
+            ]
+        );
+    }
+
+    #[test]
+    fn metric_units_follow_the_results_schema() {
+        assert_eq!(
+            metric_quantity("psi.memory.some.total"),
+            (Quantity::Nanos, 1e3)
+        );
+        assert_eq!(
+            metric_quantity("workloads.db.latency_ns.p99"),
+            (Quantity::Nanos, 1.0)
+        );
+        assert_eq!(
+            metric_quantity("cgroups.a.memory.stat.file"),
+            (Quantity::Bytes, 1.0)
+        );
+        assert_eq!(
+            metric_quantity("cgroups.a.memory.stat.pgscan"),
+            (Quantity::Count(String::new()), 1.0)
+        );
+    }
 }
