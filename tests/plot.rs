@@ -562,6 +562,28 @@ fn categorical_sweep_keys_are_labelled_by_value_in_sweep_order() {
     let svg = read_svg(&dir, "sweep-vmstat_pgscan_kswapd");
     let ticks: Vec<String> = x_ticks(&svg).into_iter().map(|t| t.text).collect();
     assert_eq!(ticks, ["cliff", "proportional"]);
+    // names too long to sit side by side: still each value, once, in order, in rows
+    // below the axis, and no empty labels left behind
+    let names = [
+        "proportional-scaling-of-protection",
+        "cliff-at-the-low-boundary",
+        "seed-by-reclaim-priority",
+        "none-at-all-of-these",
+        "another-long-category-name",
+        "and-one-more-long-name",
+    ];
+    let rows: String = names.iter().map(|n| format!("{n},1\n")).collect();
+    let (_tmp, dir) = sweep_dir(&format!("kernel.mode,vmstat.pgscan_kswapd\n{rows}"));
+    plot_ok(&dir);
+    let svg = read_svg(&dir, "sweep-vmstat_pgscan_kswapd");
+    let ticks = x_ticks(&svg);
+    assert_eq!(
+        ticks.iter().map(|t| t.text.as_str()).collect::<Vec<_>>(),
+        names
+    );
+    let rows: std::collections::BTreeSet<i64> = ticks.iter().map(|t| t.y as i64).collect();
+    assert!(rows.len() > 1, "staggered over rows: {ticks:?}");
+    assert!(texts(&svg).iter().all(|t| !t.text.is_empty()));
 }
 
 // ---------------------------------------------------------------- legends
