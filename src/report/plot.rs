@@ -255,20 +255,17 @@ fn parse_csv(path: &Path, input: impl std::io::Read) -> Result<Csv, PlotError> {
 }
 
 fn csv_error(path: &Path, e: &csv::Error) -> PlotError {
-    let line = e.position().map_or(0, |p| p.line());
     let message = match e.kind() {
+        csv::ErrorKind::Io(io) => return read_err(path, io),
         csv::ErrorKind::UnequalLengths {
             expected_len, len, ..
         } => format!("{len} fields, but the header has {expected_len}"),
         csv::ErrorKind::Utf8 { .. } => "not valid UTF-8".to_string(),
         _ => e.to_string(),
     };
-    if let csv::ErrorKind::Io(io) = e.kind() {
-        return read_err(path, io);
-    }
     PlotError::Csv {
         path: path.to_path_buf(),
-        line,
+        line: e.position().map_or(0, |p| p.line()),
         message,
     }
 }
