@@ -1254,18 +1254,24 @@ fn legend_width(legend: &[(String, RGBColor)], title: Option<&str>) -> u32 {
     ((widest + 12.0).ceil() as u32).min(LEGEND_MAX_PX)
 }
 
-/// `text` cut to `max_px` wide, with "…" where it was cut.
+/// `text` cut to `max_px` wide by taking characters out of its middle ("…" where they
+/// were): names that differ only at the end (cgroup paths) stay apart.
 fn fit(text: &str, max_px: f64) -> String {
     let f = font(LABEL_PX);
     if text_width(&f, text) <= max_px {
         return text.to_string();
     }
-    let mut chars: Vec<char> = text.chars().collect();
-    while !chars.is_empty() {
-        chars.pop();
-        let cut: String = chars.iter().collect::<String>() + "…";
-        if text_width(&f, &cut) <= max_px {
-            return cut;
+    let chars: Vec<char> = text.chars().collect();
+    for cut in 1..chars.len() {
+        let head = (chars.len() - cut) / 2;
+        let tail = chars.len() - cut - head;
+        let s: String = chars[..head]
+            .iter()
+            .chain(std::iter::once(&'…'))
+            .chain(&chars[chars.len() - tail..])
+            .collect();
+        if text_width(&f, &s) <= max_px {
+            return s;
         }
     }
     "…".to_string()
@@ -1539,6 +1545,22 @@ mod tests {
                 (40.0, 1.0)
             ]
         );
+    }
+
+    #[test]
+    fn names_cut_to_fit_keep_their_ends_apart() {
+        register_font().unwrap();
+        let long = |n: u32| format!("cgroup system.slice/very-long-service-name-{n}.service");
+        let (a, b) = (fit(&long(11), 200.0), fit(&long(12), 200.0));
+        assert!(
+            a.contains('…') && text_width(&font(LABEL_PX), &a) <= 200.0,
+            "{a}"
+        );
+        assert!(
+            a.ends_with("11.service") && b.ends_with("12.service"),
+            "{a} {b}"
+        );
+        assert_eq!(fit("free", 200.0), "free");
     }
 
     #[test]
