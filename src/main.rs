@@ -28,8 +28,8 @@ enum Cmd {
         /// Output directory (default: out/<scenario name>).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Override run.seed.
-        #[arg(long)]
+        /// Override run.seed (0 to 9223372036854775807: a TOML integer).
+        #[arg(long, value_parser = parse_seed)]
         seed: Option<u64>,
         /// Override a scenario key, e.g. --set kernel.vm.swappiness=10 (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -97,6 +97,17 @@ enum Cmd {
         #[arg(long, default_value = "text", value_parser = ["text", "md", "csv", "json"])]
         format: String,
     },
+}
+
+/// `--seed`: run.seed is a TOML integer in the file, so at most i64::MAX here too.
+fn parse_seed(s: &str) -> Result<u64, String> {
+    let too_large = || format!("must be at most {}", i64::MAX);
+    match s.parse::<u64>() {
+        Ok(v) if v <= i64::MAX as u64 => Ok(v),
+        Ok(_) => Err(too_large()),
+        Err(_) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => Err(too_large()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 fn main() -> ExitCode {
