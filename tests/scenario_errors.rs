@@ -364,3 +364,26 @@ fn long_set_keys_take_linear_time() {
         "500 segments: {short:?}, 50 000: {long:?}"
     );
 }
+
+#[test]
+fn cgroup_limit_of_the_wrong_type_says_what_a_limit_is() {
+    // Line 26 is memory.max (it was "data did not match any variant of untagged enum").
+    let text = format!("{BASE}\n[[cgroup]]\npath = \"a\"\nmemory.max = true\n");
+    let e = err(&text, &[]);
+    assert_eq!(
+        e.to_string(),
+        "q.toml:26: cgroup[0].memory.max: expected a size such as \"2G\", or \"max\", got a boolean"
+    );
+}
+
+#[test]
+fn control_characters_in_a_set_key_are_escaped() {
+    // An error is one line, whatever the key holds.
+    let e = err(BASE, &["kernel.vm.swap\npiness=1"]);
+    assert_eq!(e.key, "kernel.vm.swap\npiness");
+    assert_eq!(
+        e.to_string(),
+        "--set kernel.vm.swap\\npiness=1: kernel.vm.swap\\npiness: unknown key (did you mean \
+         `swappiness`?)"
+    );
+}

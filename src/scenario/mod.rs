@@ -38,15 +38,24 @@ pub struct ScenarioError {
 impl std::fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         let at = match (&self.flag, self.line) {
-            (Some(flag), _) => flag.clone(),
+            (Some(flag), _) => printable(flag),
             (None, 0) => self.file.clone(),
             (None, line) => format!("{}:{line}", self.file),
         };
         if self.key.is_empty() {
             write!(f, "{at}: {}", self.message)
         } else {
-            write!(f, "{at}: {}: {}", self.key, self.message)
+            write!(f, "{at}: {}: {}", printable(&self.key), self.message)
         }
+    }
+}
+
+/// User text with its control characters escaped (`\n`), so an error stays one line.
+fn printable(s: &str) -> String {
+    if s.chars().any(char::is_control) {
+        s.escape_debug().to_string()
+    } else {
+        s.to_string()
     }
 }
 
