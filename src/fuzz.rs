@@ -602,24 +602,30 @@ pub fn check_message(stderr: &str) -> Result<(), String> {
     if msg.contains("--set") || msg.contains("--seed") || msg.contains("--trace") {
         return Ok(());
     }
-    let Some(rest) = msg.strip_prefix("case.toml:") else {
+    let Some(rest) = msg.strip_prefix("case.toml") else {
         return Err("the message names neither the file nor a flag".into());
     };
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    match digits.parse::<u64>() {
-        Ok(0) => Err("the message gives line 0".into()),
-        Ok(_) => {
-            let after = &rest[digits.len()..];
-            let key = after
-                .strip_prefix(": ")
-                .and_then(|r| r.split_once(": "))
-                .map(|(k, _)| k);
-            match key {
-                Some(k) if !k.trim().is_empty() => Ok(()),
-                _ => Err("the message names no key".into()),
+    // `case.toml:LINE: KEY: ...`, or `case.toml: KEY: ...` for a key the file lacks
+    // (a missing table has no line to point at).
+    let after = match rest.strip_prefix(':') {
+        Some(r) if r.starts_with(' ') => r,
+        Some(r) => {
+            let digits: String = r.chars().take_while(char::is_ascii_digit).collect();
+            match digits.parse::<u64>() {
+                Ok(0) => return Err("the message gives line 0".into()),
+                Ok(_) => r[digits.len()..].strip_prefix(':').unwrap_or(""),
+                Err(_) => return Err("the message gives no line".into()),
             }
         }
-        Err(_) => Err("the message gives no line".into()),
+        None => return Err("the message names neither the file nor a flag".into()),
+    };
+    let key = after
+        .strip_prefix(' ')
+        .and_then(|r| r.split_once(": "))
+        .map(|(k, _)| k);
+    match key {
+        Some(k) if !k.trim().is_empty() => Ok(()),
+        _ => Err("the message names no key".into()),
     }
 }
 
@@ -674,6 +680,8 @@ mod tests {
         assert!(check_message("error: --set a.b=1: unknown key\n").is_ok());
         assert!(check_message("error: case.toml:0: x: bad\n").is_err());
         assert!(check_message("error: case.toml:3: bad\n").is_err());
+        assert!(check_message("error: case.toml: machine: missing required key\n").is_ok());
+        assert!(check_message("error: case.toml: bad\n").is_err());
         assert!(check_message("error: something broke\n").is_err());
         assert!(check_message("nothing\n").is_err());
     }

@@ -40,8 +40,8 @@ enum Cmd {
         /// the run; result files of an earlier run in it are removed first.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Override run.seed (0 ..= 9223372036854775807).
-        #[arg(long)]
+        /// Override run.seed (0 to 9223372036854775807: a TOML integer).
+        #[arg(long, value_parser = parse_seed)]
         seed: Option<u64>,
         /// Override a scenario key, e.g. --set kernel.vm.swappiness=10 (repeatable;
         /// later ones win).
@@ -74,7 +74,7 @@ enum Cmd {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
         /// Override run.seed.
-        #[arg(long)]
+        #[arg(long, value_parser = parse_seed)]
         seed: Option<u64>,
     },
     /// Measure the simulator's speed and memory (see BENCHMARKS.md).
@@ -100,7 +100,7 @@ enum Cmd {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
         /// Override run.seed in every point.
-        #[arg(long)]
+        #[arg(long, value_parser = parse_seed)]
         seed: Option<u64>,
         /// Points run at once (default: one per core).
         #[arg(long)]
@@ -396,6 +396,17 @@ fn cmd_sweep(
             ExitCode::from(EXIT_INTERRUPTED)
         }
         Err(e) => fail(if e.is_input_error() { 2 } else { 1 }, e),
+    }
+}
+
+/// `--seed`: run.seed is a TOML integer in the file, so at most i64::MAX here too.
+fn parse_seed(s: &str) -> Result<u64, String> {
+    let too_large = || format!("must be at most {}", i64::MAX);
+    match s.parse::<u64>() {
+        Ok(v) if v <= i64::MAX as u64 => Ok(v),
+        Ok(_) => Err(too_large()),
+        Err(_) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => Err(too_large()),
+        Err(e) => Err(e.to_string()),
     }
 }
 

@@ -325,12 +325,11 @@ fn bad_dirty_bytes_are_scenario_errors() {
     let e = err(DD, &["kernel.vm.dirty_bytes=20T"]);
     assert_eq!(
         e,
-        "dirty.toml:0: kernel.vm.dirty_bytes: must be below 16T, got 20T \
-         (from `--set kernel.vm.dirty_bytes=20T`)"
+        "--set kernel.vm.dirty_bytes=20T: kernel.vm.dirty_bytes: must be below 16T, got 20T"
     );
     let e = err(DD, &["kernel.vm.dirty_bytes=lots"]);
     assert!(
-        e.starts_with("dirty.toml:0: kernel.vm.dirty_bytes: "),
+        e.starts_with("--set kernel.vm.dirty_bytes=lots: kernel.vm.dirty_bytes: "),
         "{e}"
     );
     // A timed action is checked the same way.

@@ -143,9 +143,9 @@ fn a_refusal_caused_by_a_set_flag_names_the_flag() {
     assert_eq!(code, 2, "{stderr}");
     assert_eq!(
         stderr,
-        "error: big.toml:0: machine.memory: this run may need about 8.0 GiB of host memory \
-         (frame table 6.0 GiB, page tables 2.0 GiB); the host has 2.0 GiB available \
-         (from `--set machine.memory=768G`)"
+        "error: --set machine.memory=768G: machine.memory: this run may need about 8.0 GiB \
+         of host memory (frame table 6.0 GiB, page tables 2.0 GiB); the host has 2.0 GiB \
+         available"
     );
 }
 

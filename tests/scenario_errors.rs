@@ -115,9 +115,15 @@ fn set_overrides() {
         (0, "workload[1].hot_fraction"),
         "{e}"
     );
-    assert!(
-        e.message.contains("--set workload[1].hot_fraction=[]"),
+    assert_eq!(
+        e.flag.as_deref(),
+        Some("--set workload[1].hot_fraction=[]"),
         "{e}"
+    );
+    assert_eq!(
+        e.to_string(),
+        "--set workload[1].hot_fraction=[]: workload[1].hot_fraction: expected a number, \
+         got an array"
     );
 
     let e = err(BASE, &["workload.1.pattern=\"uniform\""]);
@@ -130,11 +136,10 @@ fn set_overrides() {
     let e = err(BASE, &["kernel.vm.no_such=1"]);
     assert_eq!(
         e.to_string(),
-        "q.toml:0: kernel.vm.no_such: unknown key (expected one of `swappiness`, \
-         `min_free_kbytes`, `watermark_scale_factor`, `lowmem_reserve_ratio`, \
+        "--set kernel.vm.no_such=1: kernel.vm.no_such: unknown key (expected one of \
+         `swappiness`, `min_free_kbytes`, `watermark_scale_factor`, `lowmem_reserve_ratio`, \
          `dirty_background_ratio`, `dirty_ratio`, `dirty_bytes`, `dirty_background_bytes`, \
-         `dirty_expire_centisecs`, `dirty_writeback_centisecs`, `page-cluster`) \
-         (from `--set kernel.vm.no_such=1`)"
+         `dirty_expire_centisecs`, `dirty_writeback_centisecs`, `page-cluster`)"
     );
 }
 
@@ -163,4 +168,223 @@ fn set_key_at_run_time() {
     let e = scenario::set_key(&mut sc, "kernel.HZ", &toml::Value::Integer(999)).unwrap_err();
     assert!(e.starts_with("kernel.HZ: must be"), "{e}");
     assert_eq!(sc.kernel.hz.0, 1000);
+}
+
+/// Issue 9, defect 1: a zero cost lets work take no virtual time and a task loop at
+/// one instant; each cost is rejected, naming its key (and line, from the file).
+#[test]
+fn zero_costs_are_rejected() {
+    for key in [
+        "access",
+        "minor_fault",
+        "major_fault",
+        "scan_page",
+        "reclaim_page",
+        "syscall",
+        "copy_page",
+    ] {
+        let raw = format!("costs.{key}=0");
+        let e = err(BASE, &[&raw]);
+        assert_eq!(e.key, format!("costs.{key}"), "{e}");
+        assert_eq!(e.flag, Some(format!("--set {raw}")), "{e}");
+        assert!(e.message.starts_with("must be > 0: "), "{e}");
+        assert!(e.message.contains("takes virtual time"), "{e}");
+    }
+    // From the file: line 10 is the `access` key.
+    let text = edited("[[workload]]", "[costs]\naccess = 0\n\n[[workload]]");
+    assert_eq!(
+        err(&text, &[]).to_string(),
+        "q.toml:10: costs.access: must be > 0: every access takes virtual time (1ns is the least)"
+    );
+    // The least allowed cost is 1ns.
+    parse_str(BASE, "q.toml", &["costs.access=\"1ns\"".to_string()]).unwrap();
+}
+
+/// Issue 9, defect 8: cgroup v2's root has no memory.min/low/high/max/swap.max
+/// (CFTYPE_NOT_ON_ROOT in mm/memcontrol.c); memory.reclaim it has.
+#[test]
+fn root_cgroup_takes_no_limits() {
+    for file in ["memory.max", "memory.high", "memory.min", "memory.low"] {
+        // Line 27 is the `write` key.
+        let text = format!(
+            "{BASE}\n[[action]]\nat = \"1s\"\ncgroup = \"/\"\nwrite = \"{file}\"\nvalue = \"1G\"\n"
+        );
+        let e = err(&text, &[]);
+        assert_eq!((e.line, e.key.as_str()), (27, "action[0].write"), "{e}");
+        assert!(
+            e.message
+                .contains(&format!("the root cgroup has no {file}")),
+            "{e}"
+        );
+    }
+    let reclaim = format!(
+        "{BASE}\n[[action]]\nat = \"1s\"\ncgroup = \"/\"\nwrite = \"memory.reclaim\"\nvalue = \"1G\"\n"
+    );
+    let mut sc = parse_str(&reclaim, "q.toml", &[]).unwrap();
+    // A timed action changed after loading (a sweep point) is checked too.
+    let e = scenario::set_key(&mut sc, "action[0].write", &"memory.max".into()).unwrap_err();
+    assert!(
+        e.starts_with("action[0].write: the root cgroup has no memory.max"),
+        "{e}"
+    );
+    // The root cannot be declared (with limits or without): line 25 is its path.
+    let text = format!("{BASE}\n[[cgroup]]\npath = \"/\"\nmemory.max = \"1G\"\n");
+    let e = err(&text, &[]);
+    assert_eq!((e.line, e.key.as_str()), (25, "cgroup[0].path"), "{e}");
+    assert!(e.message.contains("root cgroup"), "{e}");
+    // A swept or --set action is checked as one in the file is.
+    let e = err(&reclaim, &["action[0].write=memory.max"]);
+    assert_eq!(e.key, "action[0].write", "{e}");
+    assert_eq!(
+        e.flag.as_deref(),
+        Some("--set action[0].write=memory.max"),
+        "{e}"
+    );
+}
+
+/// Issue 9, defect 9: names reach the summary, results.json, CSV headers and charts;
+/// control characters (and for CSV columns, commas) are rejected at load time.
+#[test]
+fn names_with_control_characters_are_rejected() {
+    // Line 10 is workload[0].name.
+    for bad in [
+        r#""w\u0000b""#,
+        r#""w\nb""#,
+        r#""w\tb""#,
+        r#""\u007f""#,
+        r#""  ""#,
+    ] {
+        let e = err(&edited(r#""web""#, bad), &[]);
+        assert_eq!(
+            (e.line, e.key.as_str()),
+            (10, "workload[0].name"),
+            "{bad}: {e}"
+        );
+    }
+    let e = err(&edited(r#""web""#, r#""w\nb""#), &[]);
+    assert!(e.message.contains("control character '\\n'"), "{e}");
+    // Cgroup paths: also a comma (a timeseries.csv column) and `.`/`..` (not names).
+    for bad in ["a\\u0000", "a\\rb", "a,b", "a/..", "."] {
+        let text = format!("{BASE}\n[[cgroup]]\npath = \"a\"\n\n[[cgroup]]\npath = \"{bad}\"\n");
+        let e = err(&text, &[]);
+        assert_eq!(
+            (e.line, e.key.as_str()),
+            (28, "cgroup[1].path"),
+            "{bad}: {e}"
+        );
+    }
+    // Sweep metrics and parameter names head sweep.csv columns.
+    let param = r#"sweep.param=[{key = "kernel.vm.swappiness", values = [1]}]"#;
+    let e = err(
+        BASE,
+        &[param, "sweep.metrics=[\"vmstat.pgscan_kswapd\\n\"]"],
+    );
+    assert_eq!(e.key, "sweep.metrics[0]", "{e}");
+    let e = err(
+        BASE,
+        &[r#"sweep.param=[{name = "a\nb", values = [1], with = {"kernel.vm.swappiness" = [1]}}]"#],
+    );
+    assert_eq!(e.key, "sweep.param[0].name", "{e}");
+    assert!(e.message.contains("control character"), "{e}");
+    // A comma is fine there: sweep.csv quotes it (tests/sweep.rs checks the CSV).
+}
+
+/// Issue 9, defect 10: messages name the right key in the user's terms, and never a
+/// line 0: a `--set` problem names the flag, a missing table just the file.
+#[test]
+fn messages_name_the_key_in_user_terms() {
+    let e = err(BASE, &["workload[0]=3"]);
+    assert_eq!(
+        e.to_string(),
+        "--set workload[0]=3: workload[0]: expected a table of workload keys, got an integer (3)"
+    );
+    let e = err(BASE, &["run.seed=9223372036854775808"]);
+    assert_eq!(
+        e.to_string(),
+        "--set run.seed=9223372036854775808: run.seed: must be at most 9223372036854775807, \
+         got 9223372036854775808"
+    );
+    let e = err(BASE, &["workload[1].threads=4294967296"]);
+    assert_eq!(e.message, "must be at most 4294967295, got 4294967296");
+    // The largest seed is accepted, from --set as from the file.
+    let sc = parse_str(
+        BASE,
+        "q.toml",
+        &["run.seed=9223372036854775807".to_string()],
+    )
+    .unwrap();
+    assert_eq!(sc.run.seed, i64::MAX as u64);
+    let text = format!("[run]\nseed = 9223372036854775808\n{BASE}");
+    assert_eq!(
+        err(&text, &[]).to_string(),
+        "q.toml:2: run.seed: must be at most 9223372036854775807 (the largest TOML integer)"
+    );
+    // A duplicate table is blamed on itself (not on the table before it).
+    let text = format!("[run]\nseed = 1\n{BASE}\n[run]\nduration = \"1s\"\n");
+    assert_eq!(
+        err(&text, &[]).to_string(),
+        "q.toml:26: run: given twice (first at line 1)"
+    );
+    let text = edited(
+        "vm.swappiness = 60",
+        "vm.swappiness = 60\nvm.swappiness = 1",
+    );
+    assert_eq!(
+        err(&text, &[]).to_string(),
+        "q.toml:8: kernel.vm.swappiness: given twice (first at line 7)"
+    );
+    // No line: the file and key, never `:0:`.
+    let no_machine = BASE.lines().skip(3).collect::<Vec<_>>().join("\n");
+    let e = err(&no_machine, &[]);
+    assert_eq!(e.to_string(), "q.toml: machine: missing required key");
+}
+
+/// Issue 9, defect 10: `--set` keys were handled in quadratic time (a 50 000-segment
+/// key took 40 s). Now linear: 100× the segments costs well under 100² × the time.
+#[test]
+fn long_set_keys_take_linear_time() {
+    let time = |n: usize| {
+        let key = vec!["a"; n].join(".");
+        let sets = [format!("{key}=1")];
+        (0..3)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                let e = parse_str(BASE, "q.toml", &sets).unwrap_err();
+                assert_eq!(
+                    e.flag.as_deref(),
+                    Some(format!("--set {}", sets[0]).as_str())
+                );
+                t.elapsed()
+            })
+            .min()
+            .unwrap()
+    };
+    let (short, long) = (time(500), time(50_000));
+    assert!(
+        long < short * 1_000,
+        "500 segments: {short:?}, 50 000: {long:?}"
+    );
+}
+
+#[test]
+fn cgroup_limit_of_the_wrong_type_says_what_a_limit_is() {
+    // Line 26 is memory.max (it was "data did not match any variant of untagged enum").
+    let text = format!("{BASE}\n[[cgroup]]\npath = \"a\"\nmemory.max = true\n");
+    let e = err(&text, &[]);
+    assert_eq!(
+        e.to_string(),
+        "q.toml:26: cgroup[0].memory.max: expected a size such as \"2G\", or \"max\", got a boolean"
+    );
+}
+
+#[test]
+fn control_characters_in_a_set_key_are_escaped() {
+    // An error is one line, whatever the key holds.
+    let e = err(BASE, &["kernel.vm.swap\npiness=1"]);
+    assert_eq!(e.key, "kernel.vm.swap\npiness");
+    assert_eq!(
+        e.to_string(),
+        "--set kernel.vm.swap\\npiness=1: kernel.vm.swap\\npiness: unknown key (did you mean \
+         `swappiness`?)"
+    );
 }

@@ -256,3 +256,101 @@ skew = 0.9
     assert!(t > 1_516_384_000, "{t}");
     assert!(r.vm("pswpin") > 0);
 }
+
+/// Runs a scenario on a thread and fails (rather than hangs) if it does not finish.
+fn run_or_hang(sc: reclaimsim::scenario::Scenario) -> Results {
+    use reclaimsim::sim::{RunOptions, Simulation};
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let r = Simulation::new(sc).run(RunOptions {
+            check: true,
+            ..Default::default()
+        });
+        let _ = tx.send(r);
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the run loops at one virtual instant")
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn least_costs_still_advance_time() {
+    // Every cost at the least validation allows (1ns). 1 MiB = 256 pages: after 256
+    // zero-fill faults (2ns each with the access) every access hits, at 1ns each, so
+    // 10ms of one task on one CPU does 10^7 accesses less the few faults: between
+    // 0.99e7 and 1e7 operations, never more than one per nanosecond.
+    let mut text = String::from(
+        r#"
+[run]
+duration = "10ms"
+sample_interval = "1ms"
+[machine]
+memory = "256M"
+[costs]
+"#,
+    );
+    for key in [
+        "access",
+        "minor_fault",
+        "major_fault",
+        "scan_page",
+        "reclaim_page",
+        "syscall",
+        "copy_page",
+    ] {
+        text.push_str(&format!("{key} = \"1ns\"\n"));
+    }
+    text.push_str("[[workload]]\nname = \"a\"\nkind = \"anon\"\nsize = \"1M\"\n");
+    let sc = reclaimsim::scenario::parse_str(&text, "t.toml", &[]).unwrap();
+    let ops = run_or_hang(sc).workloads["a"].ops;
+    assert!((9_900_000..=10_000_000).contains(&ops), "{ops}");
+}
+
+#[test]
+fn zero_costs_past_validation_still_advance_time() {
+    // The engine's own guard, for a path validation might miss: every cost (and the
+    // think time) forced to 0 after loading. Each access still takes 1ns, each
+    // completed operation at least 1ns, and kswapd under pressure never reruns at the
+    // instant it started: the run ends, and no workload does more than one operation
+    // per nanosecond of its CPU.
+    let text = r#"
+[run]
+duration = "20ms"
+sample_interval = "1ms"
+[machine]
+memory = "64M"
+nr_cpus = 2
+swap = { type = "zram", size = "128M" }
+[[workload]]
+name = "a"
+kind = "anon"
+size = "1M"
+think_time = "1us"
+[[workload]]
+name = "f"
+kind = "file-read"
+nr_files = 1
+file_size = "1M"
+[[workload]]
+name = "hog"
+kind = "anon-hog"
+size = "72M"
+"#;
+    use reclaimsim::scenario::units::Nanos;
+    let mut sc = reclaimsim::scenario::parse_str(text, "t.toml", &[]).unwrap();
+    sc.costs = reclaimsim::scenario::Costs {
+        access: Nanos(0),
+        minor_fault: Nanos(0),
+        major_fault: Nanos(0),
+        scan_page: Nanos(0),
+        reclaim_page: Nanos(0),
+        syscall: Nanos(0),
+        copy_page: Nanos(0),
+    };
+    sc.workloads[0].think_time = Some(Nanos(0));
+    let r = run_or_hang(sc);
+    for name in ["a", "f", "hog"] {
+        let ops = r.workloads[name].ops;
+        assert!(ops > 0 && ops <= 20_000_000, "{name}: {ops}");
+    }
+}

@@ -387,6 +387,11 @@ impl Mm {
     /// Writes a cgroup interface file (a timed action by an administrator or agent,
     /// running outside any simulated task). Returns what the write did, for results.
     pub fn memcg_write(&mut self, memcg: usize, file: &str, pages: u64) -> String {
+        // The root has no limit or protection files (CFTYPE_NOT_ON_ROOT); the loader
+        // rejects such writes, this keeps a limit off the root should one get through.
+        if memcg == 0 && file != "memory.reclaim" {
+            return format!("cannot write {file}: the root cgroup has none");
+        }
         let saved = (self.current, self.current_workload);
         self.current = super::Current::Admin;
         self.current_workload = None;

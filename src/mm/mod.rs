@@ -70,14 +70,16 @@ impl Config {
             dirty_writeback_interval_ns: vm.dirty_writeback_centisecs as u64 * 10_000_000,
             page_cluster: vm.page_cluster,
             hz: sc.kernel.hz.0 as u64,
+            // At least 1ns each: validation rejects 0, and should a path bypass it no
+            // work may take zero virtual time (a task would loop at one instant).
             costs: Costs {
-                access_ns: sc.costs.access.0,
-                minor_fault_ns: sc.costs.minor_fault.0,
-                major_fault_ns: sc.costs.major_fault.0,
-                scan_page_ns: sc.costs.scan_page.0,
-                reclaim_page_ns: sc.costs.reclaim_page.0,
-                syscall_ns: sc.costs.syscall.0,
-                copy_page_ns: sc.costs.copy_page.0,
+                access_ns: sc.costs.access.0.max(1),
+                minor_fault_ns: sc.costs.minor_fault.0.max(1),
+                major_fault_ns: sc.costs.major_fault.0.max(1),
+                scan_page_ns: sc.costs.scan_page.0.max(1),
+                reclaim_page_ns: sc.costs.reclaim_page.0.max(1),
+                syscall_ns: sc.costs.syscall.0.max(1),
+                copy_page_ns: sc.costs.copy_page.0.max(1),
                 compress_ns: sc.machine.swap.compress_time.0,
                 decompress_ns: sc.machine.swap.decompress_time.0,
             },

@@ -16,32 +16,46 @@ pub mod validate;
 pub use schema::*;
 
 use keypath::Seg;
+use std::ops::Range;
 use std::path::Path;
 
-/// A scenario problem, always naming where it is: `FILE:LINE: KEY: MESSAGE` (the line
-/// is 0 for problems without one, such as a `--set` flag; the key is left out for a
-/// file that cannot be read).
+/// A scenario problem, always naming where it is: `FILE:LINE: KEY: MESSAGE`, or
+/// `FLAG: KEY: MESSAGE` when the bad value came from the command line (`--set k=v`).
+/// A problem with no line (a missing table, a file that cannot be read) prints
+/// `FILE: KEY: MESSAGE`; the key is left out for a file that cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub struct ScenarioError {
     pub file: String,
-    /// 1-based; 0 when the problem has no line (a missing file, a `--set` flag).
+    /// 1-based; 0 when the problem has no line (a missing file or table, a `--set` flag).
     pub line: usize,
     /// Dotted key path, e.g. `kernel.vm.swappiness` or `workload[1].size`.
     pub key: String,
     pub message: String,
+    /// The command-line flag the problem comes from, as given: `--set KEY=VALUE`.
+    pub flag: Option<String>,
 }
 
 impl std::fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let at = match (&self.flag, self.line) {
+            (Some(flag), _) => printable(flag),
+            (None, 0) => self.file.clone(),
+            (None, line) => format!("{}:{line}", self.file),
+        };
         if self.key.is_empty() {
-            write!(f, "{}: {}", self.file, self.message)
+            write!(f, "{at}: {}", self.message)
         } else {
-            write!(
-                f,
-                "{}:{}: {}: {}",
-                self.file, self.line, self.key, self.message
-            )
+            write!(f, "{at}: {}: {}", printable(&self.key), self.message)
         }
+    }
+}
+
+/// User text with its control characters escaped (`\n`), so an error stays one line.
+fn printable(s: &str) -> String {
+    if s.chars().any(char::is_control) {
+        s.escape_debug().to_string()
+    } else {
+        s.to_string()
     }
 }
 
@@ -52,6 +66,7 @@ pub fn load(path: &Path, sets: &[String]) -> Result<Scenario, ScenarioError> {
         line: 0,
         key: String::new(),
         message: e.to_string(),
+        flag: None,
     })?;
     parse_str(&text, &path.display().to_string(), sets)
 }
@@ -64,28 +79,36 @@ struct Override<'a> {
 }
 
 /// Parses `text` (named `file` in errors), applies `sets` (`dotted.key=value`, later ones
-/// win) and validates. Errors from a `--set` have line 0 and say so in the message.
+/// win) and validates. Errors from a `--set` name the flag instead of a line.
 pub fn parse_str(text: &str, file: &str, sets: &[String]) -> Result<Scenario, ScenarioError> {
     let err = |line, key: String, message: String| ScenarioError {
         file: file.to_string(),
         line,
         key,
         message,
+        flag: None,
     };
-    let doc = toml_edit::ImDocument::parse(text).map_err(|e| {
-        let line = e.span().map_or(0, |s| keypath::line_at(text, s.start));
-        err(line, syntax_key(text, line), one_line(e.message()))
-    })?;
-    let table: toml::Table =
-        toml::from_str(text).map_err(|e| err(0, String::new(), one_line(e.message())))?;
+    let syntax = |span: Option<Range<usize>>, message: &str| {
+        let line = span.map_or(0, |s| keypath::line_at(text, s.start));
+        let key = syntax_key(text, line);
+        let message = syntax_message(text, line, one_line(message));
+        err(line, key, message)
+    };
+    let doc = toml_edit::ImDocument::parse(text).map_err(|e| syntax(e.span(), e.message()))?;
+    let table: toml::Table = toml::from_str(text).map_err(|e| syntax(e.span(), e.message()))?;
     let mut root = toml::Value::Table(table);
 
     let mut applied = Vec::new();
     for raw in sets {
-        let from =
-            |key: &str, msg: String| err(0, key.into(), format!("{msg} (from `--set {raw}`)"));
+        let from = |key: &str, message: String| ScenarioError {
+            file: file.to_string(),
+            line: 0,
+            key: key.to_string(),
+            message,
+            flag: Some(format!("--set {raw}")),
+        };
         let Some((key, value)) = raw.split_once('=') else {
-            return Err(from(raw.trim(), "expected KEY=VALUE".into()));
+            return Err(from("", "expected KEY=VALUE".into()));
         };
         let key = key.trim();
         let segs = keypath::parse(key).map_err(|m| from(key, m))?;
@@ -141,6 +164,7 @@ pub fn error_at_key(path: &Path, sets: &[String], key: &str, message: String) ->
             line: 0,
             key: key.to_string(),
             message,
+            flag: None,
         };
     };
     let applied: Vec<Override> = sets
@@ -172,6 +196,7 @@ fn locate(
         line,
         key,
         message,
+        flag: None,
     };
     let (line, exists) = keypath::find_line(doc.as_table(), text, segs);
     for o in applied.iter().rev() {
@@ -181,7 +206,10 @@ fn locate(
             } else {
                 keypath::format(segs)
             };
-            return err(0, key, format!("{message} (from `--set {}`)", o.raw));
+            return ScenarioError {
+                flag: Some(format!("--set {}", o.raw)),
+                ..err(0, key, message)
+            };
         }
     }
     err(line, keypath::format(segs), message)
@@ -237,7 +265,11 @@ pub(crate) fn apply_key(sc: &mut Scenario, key: &str, value: &toml::Value) -> Re
             bad_key: d.unknown,
         }
     })?;
-    if let Some(p) = validate::validate_static(&new).into_iter().next() {
+    let mut problems = validate::validate_static(&new);
+    if segs.first() == Some(&Seg::Key("action".to_string())) {
+        problems.extend(validate::validate_actions(&new));
+    }
+    if let Some(p) = problems.into_iter().next() {
         return Err(KeyError {
             key: p.key,
             message: p.message,
@@ -323,12 +355,96 @@ fn describe(e: serde_path_to_error::Error<toml::de::Error>) -> Described {
         // toml's wording when an enum key is given a non-string.
         "invalid type: expected a string".to_string()
     } else {
-        msg
+        type_error(&msg, &segs).unwrap_or(msg)
     };
     Described {
         segs,
         message,
         unknown,
+    }
+}
+
+/// The largest TOML integer (TOML integers are 64-bit signed).
+const TOML_INT_MAX: i64 = i64::MAX;
+
+/// serde's `invalid type: X, expected Y` / `invalid value: X, expected Y` in scenario
+/// terms: tables, arrays, integers with their ranges instead of `struct Workload`,
+/// `sequence`, `u32`. `None` for other messages.
+fn type_error(msg: &str, segs: &[Seg]) -> Option<String> {
+    let (kind, rest) = msg.split_once(": ")?;
+    let (got, want) = rest.rsplit_once(", expected ")?;
+    let max = match want {
+        "u8" => Some(u8::MAX as i128),
+        "u16" => Some(u16::MAX as i128),
+        "u32" => Some(u32::MAX as i128),
+        "u64" | "usize" | "i64" => Some(TOML_INT_MAX as i128),
+        _ => None,
+    };
+    // An integer key given a number out of its range, or a digit string too long for a
+    // TOML integer (a `--set` value that did not parse as one).
+    let number = got
+        .strip_prefix("integer `")
+        .and_then(|r| r.strip_suffix('`'))
+        .or_else(|| {
+            got.strip_prefix("string \"")
+                .and_then(|r| r.strip_suffix('"'))
+                .filter(|d| {
+                    d.trim_start_matches('-')
+                        .bytes()
+                        .all(|b| b.is_ascii_digit())
+                })
+        })
+        .filter(|d| !d.is_empty() && d != &"-");
+    if let (Some(max), Some(n)) = (max, number) {
+        let min = if want.starts_with('u') {
+            0
+        } else {
+            i64::MIN as i128
+        };
+        return Some(match n.parse::<i128>() {
+            Ok(v) if v < min => format!("must be at least {min}, got {n}"),
+            _ => format!("must be at most {max}, got {n}"),
+        });
+    }
+    if kind != "invalid type" {
+        return None;
+    }
+    let got = user_type(got);
+    let want = match want {
+        w if w.starts_with("struct ") => {
+            let table = segs.iter().rev().find_map(|s| match s {
+                Seg::Key(k) => Some(k.as_str()),
+                Seg::Index(_) => None,
+            });
+            match table {
+                Some(t) => format!("a table of {t} keys"),
+                None => "a table".to_string(),
+            }
+        }
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a non-negative integer".to_string(),
+        "i64" => "an integer".to_string(),
+        "f64" | "f32" => "a number".to_string(),
+        "a sequence" => "an array".to_string(),
+        "a map" | "map" => "a table".to_string(),
+        other => other.to_string(),
+    };
+    Some(format!("expected {want}, got {got}"))
+}
+
+/// serde's name of a value's type (`integer \`3\``, `sequence`) as TOML calls it.
+fn user_type(got: &str) -> String {
+    let (name, shown) = got.split_once(' ').unwrap_or((got, ""));
+    match name {
+        "integer" => format!("an integer ({})", shown.trim_matches('`')),
+        "floating" => format!(
+            "a number ({})",
+            shown.trim_start_matches("point ").trim_matches('`')
+        ),
+        "boolean" => format!("a boolean ({})", shown.trim_matches('`')),
+        "string" => format!("a string ({shown})"),
+        "sequence" => "an array".to_string(),
+        "map" => "a table".to_string(),
+        _ => got.to_string(),
     }
 }
 
@@ -383,30 +499,69 @@ fn one_line(msg: &str) -> String {
     parts.join("; ")
 }
 
-/// Best guess at the key a syntax error is in, since the document could not be parsed:
-/// the table header in force at `line` plus the key before `=` on that line.
-fn syntax_key(text: &str, line: usize) -> String {
+/// What each line of a text that failed to parse defines, as a best guess since the
+/// document has no spans: (key, whether the line defines it). A table header defines
+/// its table (`run`, `workload[1]`), `key = value` its key under the table in force;
+/// any other line is blamed on the table in force.
+fn line_keys(text: &str) -> Vec<(String, bool)> {
     let mut table = String::new();
     let mut counts = std::collections::HashMap::<String, usize>::new();
-    for l in text.lines().take(line.saturating_sub(1)) {
-        let l = l.trim();
-        if let Some(name) = l.strip_prefix("[[").and_then(|r| r.split_once("]]")) {
-            let name = name.0.trim().to_string();
-            let n = counts.entry(name.clone()).or_default();
-            table = format!("{name}[{n}]");
-            *n += 1;
-        } else if let Some(name) = l.strip_prefix('[').and_then(|r| r.split_once(']')) {
-            table = name.0.trim().to_string();
-        }
+    text.lines()
+        .map(|l| {
+            let l = l.trim();
+            if let Some(name) = l.strip_prefix("[[").and_then(|r| r.split_once("]]")) {
+                let name = name.0.trim().to_string();
+                let n = counts.entry(name.clone()).or_default();
+                table = format!("{name}[{n}]");
+                *n += 1;
+                return (table.clone(), true);
+            }
+            if let Some(name) = l.strip_prefix('[').and_then(|r| r.split_once(']')) {
+                table = name.0.trim().to_string();
+                return (table.clone(), true);
+            }
+            let key = l
+                .split_once('=')
+                .map_or("", |(k, _)| k.trim().trim_matches('"'));
+            match (table.as_str(), key) {
+                (t, "") => (t.to_string(), false),
+                ("", k) => (k.to_string(), true),
+                (t, k) => (format!("{t}.{k}"), true),
+            }
+        })
+        .collect()
+}
+
+/// The key a syntax error at `line` (1-based) is in.
+fn syntax_key(text: &str, line: usize) -> String {
+    match line_keys(text).into_iter().nth(line.wrapping_sub(1)) {
+        Some((k, _)) if !k.is_empty() => k,
+        _ => "(syntax)".to_string(),
     }
-    let here = text.lines().nth(line.wrapping_sub(1)).unwrap_or("");
-    let key = here.split_once('=').map_or("", |(k, _)| k.trim());
-    match (table.as_str(), key) {
-        ("", "") => "(syntax)".to_string(),
-        (t, "") => t.to_string(),
-        ("", k) => k.to_string(),
-        (t, k) => format!("{t}.{k}"),
+}
+
+/// A parser's message in scenario terms: a duplicate names the line of the first
+/// definition; an integer beyond TOML's range says what the range is.
+fn syntax_message(text: &str, line: usize, msg: String) -> String {
+    if msg.contains("number too large to fit in target type") {
+        return format!("must be at most {TOML_INT_MAX} (the largest TOML integer)");
     }
+    if msg.contains("number too small to fit in target type") {
+        return format!("must be at least {} (the smallest TOML integer)", i64::MIN);
+    }
+    if msg.contains("duplicate key") {
+        let keys = line_keys(text);
+        let here = keys.get(line.wrapping_sub(1)).map(|k| k.0.as_str());
+        let first = keys
+            .iter()
+            .take(line.saturating_sub(1))
+            .position(|(k, def)| *def && Some(k.as_str()) == here);
+        return match first {
+            Some(i) => format!("given twice (first at line {})", i + 1),
+            None => "given twice".to_string(),
+        };
+    }
+    msg
 }
 
 #[cfg(test)]

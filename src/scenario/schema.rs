@@ -308,19 +308,27 @@ impl Default for Limit {
 
 impl<'de> Deserialize<'de> for Limit {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            S(String),
-            N(i64),
-        }
-        match Raw::deserialize(d)? {
-            Raw::S(s) if s == "max" => Ok(Limit::MAX),
-            Raw::S(s) => super::units::parse_size(&s)
+        // Not an untagged enum: its error ("data did not match any variant") says
+        // nothing of what a limit is.
+        match toml::Value::deserialize(d)? {
+            toml::Value::String(s) if s == "max" => Ok(Limit::MAX),
+            toml::Value::String(s) => super::units::parse_size(&s)
                 .map(|b| Limit(Some(Bytes(b))))
                 .map_err(serde::de::Error::custom),
-            Raw::N(n) if n >= 0 => Ok(Limit(Some(Bytes(n as u64)))),
-            Raw::N(n) => Err(serde::de::Error::custom(format!("size {n} is negative"))),
+            toml::Value::Integer(n) if n >= 0 => Ok(Limit(Some(Bytes(n as u64)))),
+            toml::Value::Integer(n) => {
+                Err(serde::de::Error::custom(format!("size {n} is negative")))
+            }
+            other => Err(serde::de::Error::custom(format!(
+                "expected a size such as \"2G\", or \"max\", got {}",
+                match other {
+                    toml::Value::Array(_) => "an array",
+                    toml::Value::Table(_) => "a table",
+                    toml::Value::Boolean(_) => "a boolean",
+                    toml::Value::Float(_) => "a number with a fraction",
+                    _ => "a date",
+                }
+            ))),
         }
     }
 }

@@ -100,6 +100,10 @@ fn check_sweep(sc: &Scenario, c: &mut Checker) {
             }
             _ => {}
         }
+        // sweep.csv is written by the csv crate, which quotes a name holding a comma.
+        if let Some(why) = p.name.as_deref().and_then(|n| bad_name(n, &[])) {
+            c.err(k("name"), why);
+        }
         if let Some(first) = seen.insert(p.column(), i) {
             c.err(
                 k("key"),
@@ -199,6 +203,11 @@ fn check_sweep(sc: &Scenario, c: &mut Checker) {
             );
         }
     }
+    for (m, path) in sw.metrics.iter().enumerate() {
+        if let Some(why) = bad_name(path, &[]) {
+            c.err(format!("sweep.metrics[{m}]"), why);
+        }
+    }
     // Metrics are checked against the results schema of the points, which needs
     // every point to be a valid scenario: only when nothing above failed.
     if c.0.is_empty() {
@@ -213,6 +222,14 @@ fn check_sweep(sc: &Scenario, c: &mut Checker) {
 pub(crate) fn validate_static(sc: &Scenario) -> Vec<Problem> {
     let mut c = Checker::default();
     check_static(sc, &mut c);
+    c.0
+}
+
+/// The timed actions' problems, for a change to an `action` key after loading (a swept
+/// `action[0].write`): they are otherwise only checked at load time.
+pub(crate) fn validate_actions(sc: &Scenario) -> Vec<Problem> {
+    let mut c = Checker::default();
+    check_actions(sc, &mut c);
     c.0
 }
 
@@ -236,9 +253,64 @@ fn check_static(sc: &Scenario, c: &mut Checker) {
     check_run(&sc.run, c);
     check_machine(&sc.machine, c);
     check_kernel(&sc.kernel, &sc.machine, c);
+    check_costs(&sc.costs, c);
     check_workloads(sc, c);
     check_cgroups(sc, c);
 }
+
+/// No simulated work is free: a zero cost would let an operation (or a slice of kswapd)
+/// take no virtual time, and a task would loop at one instant. 1ns is the least.
+fn check_costs(k: &Costs, c: &mut Checker) {
+    for (key, v, what) in [
+        ("access", k.access, "every access"),
+        ("minor_fault", k.minor_fault, "every minor fault"),
+        ("major_fault", k.major_fault, "every major fault"),
+        ("scan_page", k.scan_page, "scanning a page"),
+        ("reclaim_page", k.reclaim_page, "reclaiming a page"),
+        ("syscall", k.syscall, "every read() or write()"),
+        ("copy_page", k.copy_page, "copying a page"),
+    ] {
+        if v.0 == 0 {
+            c.err(
+                format!("costs.{key}"),
+                format!("must be > 0: {what} takes virtual time (1ns is the least)"),
+            );
+        }
+    }
+}
+
+/// Why a name that reaches output (the summary, results.json keys, CSV headers, chart
+/// labels) is unusable, if it is: empty, or holding a control character (NUL, newline,
+/// tab: they break the summary's lines and the charts' SVG text), or one of `extra`.
+fn bad_name(name: &str, extra: &[char]) -> Option<String> {
+    if name.trim().is_empty() {
+        return Some("must not be empty".to_string());
+    }
+    if let Some(ch) = name.chars().find(|c| c.is_control()) {
+        return Some(format!(
+            "{:?} holds the control character {:?}: names appear in the summary, \
+             results.json and charts",
+            name, ch
+        ));
+    }
+    if let Some(ch) = name.chars().find(|c| extra.contains(c)) {
+        return Some(format!(
+            "{name:?} holds `{ch}`, which would split a column of timeseries.csv"
+        ));
+    }
+    None
+}
+
+/// The cgroup v2 interface files the root cgroup lacks (CFTYPE_NOT_ON_ROOT in
+/// mm/memcontrol.c): the root has no limits or protection, only memory.reclaim and
+/// memory.pressure among those the simulator models.
+const NOT_ON_ROOT: [&str; 5] = [
+    "memory.min",
+    "memory.low",
+    "memory.high",
+    "memory.max",
+    "memory.swap.max",
+];
 
 /// At most this many cgroups (memcg ids are 16 bits in shadow entries).
 const MAX_CGROUPS: usize = 4096;
@@ -256,7 +328,29 @@ fn check_cgroups(sc: &Scenario, c: &mut Checker) {
     for (i, cg) in sc.cgroups.iter().enumerate() {
         let k = |f: &str| format!("cgroup[{i}].{f}");
         let p = cg.path.as_str();
-        if p.is_empty() || p == "/" || p.starts_with('/') || p.ends_with('/') || p.contains("//") {
+        if p == "/" {
+            c.err(
+                k("path"),
+                format!(
+                    "the root cgroup `/` cannot be declared: it has no {} (cgroup v2 \
+                     puts them in child cgroups only)",
+                    NOT_ON_ROOT.join(", ")
+                ),
+            );
+            continue;
+        }
+        if let Some(why) = bad_name(p, &[',']) {
+            c.err(k("path"), why);
+            continue;
+        }
+        if let Some(seg) = p.split('/').find(|s| *s == "." || *s == "..") {
+            c.err(
+                k("path"),
+                format!("`{p}`: `{seg}` is not a cgroup name (a cgroup is a directory)"),
+            );
+            continue;
+        }
+        if p.starts_with('/') || p.ends_with('/') || p.contains("//") {
             c.err(
                 k("path"),
                 format!("`{p}` is not a cgroup path (like `workload.slice/app`, no leading `/`)"),
@@ -603,8 +697,8 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
     let mut names: HashMap<&str, usize> = HashMap::new();
     for (i, w) in sc.workloads.iter().enumerate() {
         let k = |field: &str| format!("workload[{i}].{field}");
-        if w.name.trim().is_empty() {
-            c.err(k("name"), "must not be empty");
+        if let Some(why) = bad_name(&w.name, &[]) {
+            c.err(k("name"), why);
         } else if let Some(first) = names.get(w.name.as_str()) {
             c.err(
                 k("name"),
@@ -842,6 +936,16 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
             (None, Some(cg), Some(file)) => {
                 if cg != "/" && !sc.cgroups.iter().any(|x| &x.path == cg) {
                     c.err(format!("action[{i}].cgroup"), format!("no cgroup `{cg}`"));
+                }
+                if cg == "/" && NOT_ON_ROOT.contains(&file.as_str()) {
+                    c.err(
+                        format!("action[{i}].write"),
+                        format!(
+                            "the root cgroup has no {file} (cgroup v2 has no limits or \
+                             protection at the root): write it in a child cgroup"
+                        ),
+                    );
+                    continue;
                 }
                 if !CGROUP_WRITABLE.contains(&file.as_str()) {
                     c.err(

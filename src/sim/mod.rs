@@ -506,7 +506,7 @@ impl Simulation {
                 self.tasks[task].system_ns += self.mm.cpu_ns;
                 self.psi.interval(start, end, cpu, PsiDelta::STALL_RUN);
                 match next {
-                    KswapdNext::Run => self.set_timer(task, end, false),
+                    KswapdNext::Run => self.set_timer(task, progress_after(start, end), false),
                     KswapdNext::NapUntil(t) => self.set_timer(task, t.max(end), true),
                     KswapdNext::Sleep => {}
                     KswapdNext::BlockedUntil(t) => {
@@ -526,7 +526,9 @@ impl Simulation {
                 self.tasks[task].system_ns += self.mm.cpu_ns;
                 self.psi.interval(start, end, cpu, PsiDelta::RUN);
                 match next {
-                    FlusherNext::RunAt(t) => self.set_timer(task, t.max(end), true),
+                    FlusherNext::RunAt(t) => {
+                        self.set_timer(task, t.max(progress_after(start, end)), true)
+                    }
                     FlusherNext::SleepUntil(t) => self.set_timer(task, t.max(end), true),
                 }
                 end
@@ -588,11 +590,11 @@ impl Simulation {
             self.tasks[task].sleep = Some((end, sleep_state(memstall)));
         }
         match end_kind {
-            SliceEnd::Preempted => self.set_timer(task, end, false),
+            SliceEnd::Preempted => self.set_timer(task, progress_after(start, end), false),
             SliceEnd::SleepUntil(t) => self.set_timer(task, t, false),
             SliceEnd::Blocked { until_ns, .. } => {
                 // Throttled in reclaim: a wake-up may end the sleep early.
-                let until_ns = until_ns.max(end);
+                let until_ns = until_ns.max(progress_after(start, end));
                 let wakeable = self.mm.reclaim_wait.is_wakeable(task, until_ns);
                 self.set_timer(task, until_ns, wakeable)
             }
@@ -658,6 +660,13 @@ impl Simulation {
 }
 
 /// What PSI counts a blocked task as: a memory stall, or waiting for I/O.
+/// The earliest a task whose slice ran `start..end` may run again by its own doing
+/// (preempted, a retry, more work): after a slice that took no time, 1ns later, so no
+/// task can run slice after slice at one virtual instant.
+fn progress_after(start: u64, end: u64) -> u64 {
+    end.max(start + 1)
+}
+
 fn sleep_state(memstall: bool) -> PsiDelta {
     if memstall {
         PsiDelta::STALL_WAIT

@@ -453,8 +453,11 @@ pub fn run_slice(
             t.batch_left = w.batch;
             if w.interval_ns > 0 {
                 // Pacing is from one batch's start to the next.
-                t.next_issue_ns =
-                    t.next_issue_ns.max(clock.saturating_sub(w.interval_ns)) + w.interval_ns;
+                // Saturating: a tiny `rate` gives an interval near u64::MAX.
+                t.next_issue_ns = t
+                    .next_issue_ns
+                    .max(clock.saturating_sub(w.interval_ns))
+                    .saturating_add(w.interval_ns);
             }
         }
         // A retried operation's latency counts from its first attempt; a pipelined
@@ -473,8 +476,15 @@ pub fn run_slice(
             deferred_ns: 0,
         };
         let step = run_op(w, t, &mut cx, origin);
+        let op_start_ns = clock;
         clock = cx.clock;
         let deferred_ns = cx.deferred_ns;
+        if took_no_time(&step, op_start_ns, clock + deferred_ns) {
+            // Validation makes every cost at least 1ns; should some path still do work
+            // in no time, it takes 1ns here, so the loop cannot spin at one instant.
+            clock += 1;
+            rep.user_ns += 1;
+        }
         match step {
             Step::Hits => continue,
             Step::Yield => break SliceEnd::Preempted,
@@ -518,6 +528,12 @@ pub fn run_slice(
     end
 }
 
+/// Whether a step that did work (hits, or an operation that completed) ended at the
+/// instant it began.
+fn took_no_time(step: &Step, start_ns: u64, end_ns: u64) -> bool {
+    matches!(step, Step::Hits | Step::Op(FaultResult::Done, _)) && end_ns <= start_ns
+}
+
 /// Bytes one operation moves (for a completion after I/O).
 fn op_bytes(w: &Workload) -> u64 {
     match &w.spec {
@@ -533,7 +549,7 @@ fn op_bytes(w: &Workload) -> u64 {
 fn end_of_op(w: &Workload, t: &mut Thread, clock: u64) {
     t.batch_left = t.batch_left.saturating_sub(1);
     if t.batch_left == 0 && w.think_ns > 0 {
-        t.next_issue_ns = clock + w.think_ns;
+        t.next_issue_ns = clock.saturating_add(w.think_ns);
     }
 }
 
