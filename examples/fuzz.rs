@@ -1,6 +1,6 @@
 //! `cargo run --release --example fuzz -- [--minutes N | --cases N] [--seed S]
-//! [--jobs J] [--failures DIR]`: runs generated inputs through the reclaimsim binary
-//! (built first, in release) and reports every case that panicked, hung, aborted, broke
+//! [--jobs J] [--failures DIR] [--bin PATH]`: runs generated inputs through the
+//! reclaimsim binary (built first, in release, unless --bin names one) and reports every case that panicked, hung, aborted, broke
 //! an invariant, took too much memory or was rejected without naming a key. Failing
 //! cases are saved under DIR (default fuzz-failures/) to reproduce with
 //! `reclaimsim run DIR/case-N/case.toml --set ...`. Exits 1 if any case failed.
@@ -17,6 +17,7 @@ struct Args {
     seed: u64,
     jobs: usize,
     failures: PathBuf,
+    bin: Option<PathBuf>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -26,6 +27,7 @@ fn parse_args() -> Result<Args, String> {
         seed: 1,
         jobs: 1,
         failures: PathBuf::from("fuzz-failures"),
+        bin: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -56,6 +58,7 @@ fn parse_args() -> Result<Args, String> {
                     .map_err(|e| format!("--jobs: {e}"))?
             }
             "--failures" => a.failures = PathBuf::from(value("--failures")?),
+            "--bin" => a.bin = Some(PathBuf::from(value("--bin")?)),
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
@@ -69,25 +72,31 @@ fn main() {
     let args = match parse_args() {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("error: {e}\nusage: fuzz [--minutes N | --cases N] [--seed S] [--jobs J] [--failures DIR]");
+            eprintln!("error: {e}\nusage: fuzz [--minutes N | --cases N] [--seed S] [--jobs J] [--failures DIR] [--bin PATH]");
             std::process::exit(2);
         }
     };
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    // The binary under test, built as cargo builds it for `run`.
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let built = std::process::Command::new(cargo)
-        .args(["build", "--release", "--bin", "reclaimsim"])
-        .current_dir(&root)
-        .status();
-    if !built.is_ok_and(|s| s.success()) {
-        eprintln!("error: building the reclaimsim binary failed");
-        std::process::exit(1);
-    }
-    let target = std::env::var("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| root.join("target"));
-    let bin = target.join("release/reclaimsim");
+    // The binary under test: as given (a copy a long run keeps while the tree is
+    // rebuilt), or built as cargo builds it for `run`.
+    let bin = match args.bin.clone() {
+        Some(b) => b,
+        None => {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let built = std::process::Command::new(cargo)
+                .args(["build", "--release", "--bin", "reclaimsim"])
+                .current_dir(&root)
+                .status();
+            if !built.is_ok_and(|s| s.success()) {
+                eprintln!("error: building the reclaimsim binary failed");
+                std::process::exit(1);
+            }
+            let target = std::env::var("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|_| root.join("target"));
+            target.join("release/reclaimsim")
+        }
+    };
     let corpus = match Corpus::load(&root.join("scenarios")) {
         Ok(c) => c,
         Err(e) => {
