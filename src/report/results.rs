@@ -4,6 +4,7 @@
 use crate::mm::page::lru;
 use crate::scenario::units::PAGE_SIZE;
 use crate::sim::{Simulation, TaskKind};
+use crate::stats::psi::Pressure;
 use crate::stats::vmstat::EV_NAMES;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -322,12 +323,17 @@ impl Results {
             );
         }
 
-        let psi = sim.psi();
-        let line = |avg: &[f64; 3], total_ns: u64| PsiLine {
-            avg10: round3(avg[0]),
-            avg60: round3(avg[1]),
-            avg300: round3(avg[2]),
-            total: total_ns / 1000,
+        let resource = |p: Pressure| {
+            let line = |s: usize| PsiLine {
+                avg10: p.avg_pct[s][0],
+                avg60: p.avg_pct[s][1],
+                avg300: p.avg_pct[s][2],
+                total: p.total_us[s],
+            };
+            PsiResource {
+                some: line(0),
+                full: line(1),
+            }
         };
         let swap = match &mm.swap {
             None => SwapResult {
@@ -391,11 +397,7 @@ impl Results {
                     mm.memory_stat(m).into_iter().map(|(k, v)| (k.to_string(), v.into())).collect();
                 let e = mm.memcg.events_hier(m);
                 let pgscan = stat.get("pgscan").and_then(|v| v.as_u64()).unwrap_or(0);
-                let p = sim.cgroup_psi(m);
-                let pressure = PsiResource {
-                    some: line(&p.avg_some, p.some_total_ns),
-                    full: line(&p.avg_full, p.full_total_ns),
-                };
+                let pressure = resource(sim.pressure(m));
                 (
                     mm.memcg.cgs[m].path.clone(),
                     serde_json::json!({
@@ -434,10 +436,7 @@ impl Results {
                 kswapd_failures: mm.kswapd.failures,
             },
             psi: PsiResult {
-                memory: PsiResource {
-                    some: line(&psi.avg_some, psi.some_total_ns),
-                    full: line(&psi.avg_full, psi.full_total_ns),
-                },
+                memory: resource(sim.pressure(0)),
             },
             swap,
             zones,

@@ -14,7 +14,7 @@ use crate::mm::writeback::FlusherNext;
 use crate::mm::{Current, Mm, Out};
 use crate::report::results::{ActionRecord, Results};
 use crate::scenario::{self, Scenario};
-use crate::stats::psi::{Psi, PsiDelta};
+use crate::stats::psi::{Pressure, Psi, PsiDelta};
 use crate::stats::series::TimeSeries;
 use crate::workload::{self, SliceEnd, SliceReport, Thread, Workload};
 use event::{Event, EventQueue};
@@ -89,9 +89,13 @@ pub struct Simulation {
     /// Runnable tasks waiting for a CPU, in the order they became runnable.
     runqueue: std::collections::VecDeque<(usize, u32)>,
     queue: EventQueue,
+    /// PSI groups by memcg id: 0 is the system (/proc/pressure/memory), the others
+    /// each cgroup's memory.pressure.
     psi: Psi,
-    /// memory.pressure per cgroup (index 0, the root, is `psi`).
-    cg_psi: Vec<Psi>,
+    /// The system's PSI totals (some, full; us) at the last sample.
+    psi_sampled_total_us: [u64; 2],
+    /// Each group's pressure as read at the end of the run.
+    pressure: Vec<Pressure>,
     series: TimeSeries,
     io_poll_at: Option<u64>,
     kswapd_task: usize,
@@ -180,7 +184,7 @@ impl Simulation {
         }
         let nr_cpus = scenario.machine.nr_cpus as usize;
         mm.set_nr_tasks(tasks.len());
-        let nr_cgroups = mm.memcg.cgs.len();
+        let memcg_parents: Vec<Option<usize>> = mm.memcg.cgs.iter().map(|c| c.parent).collect();
         mm.task_names = tasks.iter().map(|t| t.name.clone()).collect();
         mm.workload_task = (0..workloads.len())
             .map(|w| {
@@ -200,8 +204,9 @@ impl Simulation {
             cpus_free_at: vec![0; nr_cpus],
             runqueue: std::collections::VecDeque::new(),
             queue,
-            psi: Psi::new(nr_cpus),
-            cg_psi: (0..nr_cgroups).map(|_| Psi::new(nr_cpus)).collect(),
+            psi: Psi::new(nr_cpus, scenario.kernel.hz.0 as u64, &memcg_parents),
+            psi_sampled_total_us: [0; 2],
+            pressure: Vec::new(),
             series: TimeSeries::default(),
             io_poll_at: None,
             kswapd_task,
@@ -242,6 +247,7 @@ impl Simulation {
                 break;
             }
             self.now = t;
+            self.psi.advance(t);
             match ev {
                 Event::Ready { task, gen } => self.on_ready(task as usize, gen),
                 Event::CpuFree(cpu) => self.on_cpu_free(cpu as usize),
@@ -272,6 +278,9 @@ impl Simulation {
         self.mm.now = end;
         self.mm.complete_io(end);
         self.sample(end);
+        self.pressure = (0..self.mm.memcg.cgs.len())
+            .map(|m| self.psi.show(m, end))
+            .collect();
         if opts.check {
             self.check(end)?;
         }
@@ -300,12 +309,14 @@ impl Simulation {
             })
     }
 
+    /// A row of the timeseries. Its PSI columns are what a reader of
+    /// /proc/pressure/memory's `total=` lines sees change since the last sample.
     fn sample(&mut self, t: u64) {
-        let (some, full) = self.psi.close_window(t);
-        for p in self.cg_psi.iter_mut().skip(1) {
-            p.close_window(t);
-        }
-        self.series.sample(&self.mm, t, some, full);
+        let total_us = self.psi.show(0, t).total_us;
+        let [some_us, full_us] = [0, 1].map(|s| total_us[s] - self.psi_sampled_total_us[s]);
+        self.psi_sampled_total_us = total_us;
+        self.series
+            .sample(&self.mm, t, some_us * 1000, full_us * 1000);
     }
 
     fn apply_action(&mut self, i: usize, t: u64) -> Result<(), SimError> {
@@ -421,16 +432,12 @@ impl Simulation {
         );
     }
 
-    /// The PSI cgroups a task's states count in: its workload's cgroup and ancestors.
-    fn task_cgroups(&self, task: usize) -> Vec<usize> {
+    /// The PSI group a task's states count in (`task_psi_group`): its workload's
+    /// cgroup; kernel threads are in the root. Ancestors follow from the group.
+    fn task_psi_group(&self, task: usize) -> usize {
         match self.tasks[task].kind {
-            TaskKind::Worker { workload, .. } => self
-                .mm
-                .memcg
-                .ancestors(self.mm.workload_memcg[workload])
-                .filter(|&m| m != 0)
-                .collect(),
-            _ => Vec::new(),
+            TaskKind::Worker { workload, .. } => self.mm.workload_memcg[workload],
+            _ => 0,
         }
     }
 
@@ -441,10 +448,8 @@ impl Simulation {
         if let Some((since, d)) = self.tasks[task].sleep.take() {
             // An OOM kill can end a sleep that, in the task's own time, has not begun.
             let now = now.max(since);
-            self.psi.record(now, cpu, d.negated());
-            for m in self.task_cgroups(task) {
-                self.cg_psi[m].record(now, cpu, d.negated());
-            }
+            let group = self.task_psi_group(task);
+            self.psi.record(now, cpu, group, d.negated());
         }
         self.mm.throttle_finish(task, cpu, now);
     }
@@ -504,7 +509,7 @@ impl Simulation {
                 let next = self.mm.kswapd_run(slice);
                 let end = start + self.mm.cpu_ns;
                 self.tasks[task].system_ns += self.mm.cpu_ns;
-                self.psi.interval(start, end, cpu, PsiDelta::STALL_RUN);
+                self.psi.interval(start, end, cpu, 0, PsiDelta::STALL_RUN);
                 match next {
                     KswapdNext::Run => self.set_timer(task, progress_after(start, end), false),
                     KswapdNext::NapUntil(t) => self.set_timer(task, t.max(end), true),
@@ -524,7 +529,7 @@ impl Simulation {
                 let next = self.mm.wb_writeback();
                 let end = start + self.mm.cpu_ns;
                 self.tasks[task].system_ns += self.mm.cpu_ns;
-                self.psi.interval(start, end, cpu, PsiDelta::RUN);
+                self.psi.interval(start, end, cpu, 0, PsiDelta::RUN);
                 match next {
                     FlusherNext::RunAt(t) => {
                         self.set_timer(task, t.max(progress_after(start, end)), true)
@@ -563,28 +568,18 @@ impl Simulation {
         let t = &mut self.tasks[task];
         t.user_ns += rep.user_ns;
         t.system_ns += rep.system_ns;
-        // PSI: system-wide, and for the workload's cgroup and its ancestors.
-        let cgroups = self.task_cgroups(task);
-        let record = |psi: &mut Psi| {
-            psi.interval(start, end, cpu, PsiDelta::RUN);
-            for s in &rep.stalls {
-                // Stalled while on the CPU: memstall, and not productive.
-                let d = PsiDelta {
-                    memstall: 1,
-                    running: 0,
-                    memstall_running: 1,
-                    iowait: 0,
-                };
-                psi.interval(s.start_ns, s.start_ns + s.len_ns, cpu, d);
-            }
-            // A sleep's state starts now and ends when the task runs again.
-            if let SliceEnd::Blocked { memstall, .. } = end_kind {
-                psi.record(end, cpu, sleep_state(memstall));
-            }
-        };
-        record(&mut self.psi);
-        for m in cgroups {
-            record(&mut self.cg_psi[m]);
+        // PSI: the workload's cgroup (and so its ancestors and the system).
+        let group = self.task_psi_group(task);
+        self.psi.interval(start, end, cpu, group, PsiDelta::RUN);
+        for s in &rep.stalls {
+            // Stalled while on the CPU: memstall, and not productive.
+            let (s_start, s_end) = (s.start_ns, s.start_ns + s.len_ns);
+            self.psi
+                .interval(s_start, s_end, cpu, group, PsiDelta::MEMSTALL_ENTER);
+        }
+        // A sleep's state starts now and ends when the task runs again.
+        if let SliceEnd::Blocked { memstall, .. } = end_kind {
+            self.psi.record(end, cpu, group, sleep_state(memstall));
         }
         if let SliceEnd::Blocked { memstall, .. } = end_kind {
             self.tasks[task].sleep = Some((end, sleep_state(memstall)));
@@ -628,17 +623,10 @@ impl Simulation {
         &self.scenario_hash
     }
 
-    pub fn psi(&self) -> &Psi {
-        &self.psi
-    }
-
-    /// A cgroup's memory.pressure.
-    pub fn cgroup_psi(&self, memcg: usize) -> &Psi {
-        if memcg == 0 {
-            &self.psi
-        } else {
-            &self.cg_psi[memcg]
-        }
+    /// /proc/pressure/memory (`memcg` 0) or a cgroup's memory.pressure, as read at the
+    /// end of the run.
+    pub fn pressure(&self, memcg: usize) -> Pressure {
+        self.pressure.get(memcg).copied().unwrap_or_default()
     }
 
     pub fn series(&self) -> &TimeSeries {

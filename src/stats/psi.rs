@@ -1,23 +1,68 @@
-//! Pressure stall information for memory (kernel/sched/psi.c), per CPU and aggregated
-//! the way the kernel aggregates it.
+//! Pressure stall information for memory (kernel/sched/psi.c): per-CPU state times,
+//! aggregated and averaged the way the kernel does it, for the system and for every
+//! cgroup's memory.pressure.
 //!
-//! Per CPU the kernel counts tasks in states: memstall, running, memstall-and-running,
-//! iowait. A CPU is in "some" while any task on it is in memstall, in "full" while
-//! some task is in memstall and no task is running productively
-//! (`tasks[NR_RUNNING] == tasks[NR_MEMSTALL_RUNNING]`), and non-idle while any task is
-//! in any of these states. The system total of a window is
-//! `Σ_cpu state_time(cpu) × nonidle(cpu) / Σ_cpu nonidle(cpu)` (`collect_percpu_times`).
+//! Per CPU and group the kernel counts tasks in states (memstall, running,
+//! memstall-and-running, iowait) and keeps running times of the states they make:
+//! SOME while any task is in a memstall, FULL while some task is in a memstall and no
+//! task runs productively (`tasks[NR_RUNNING] == tasks[NR_MEMSTALL_RUNNING]`), NONIDLE
+//! while any task is in any of these states (`record_times`). A reader, or the
+//! averaging work every 2 s, folds the CPUs' recent times into the group's totals,
+//! each CPU weighted by its non-idle jiffies (`collect_percpu_times`), and every
+//! `PSI_FREQ` jiffies feeds the period's share into the 10 s/60 s/300 s averages in the
+//! scheduler's fixed point (`update_averages`, `calc_avgs`).
 //!
-//! The simulator reports each task's state changes as deltas stamped with a time and
-//! the task's CPU; they are sorted and swept when a window closes.
+//! The simulator reports state changes stamped with their time and CPU, possibly in
+//! the future (a slice announces when it ends and where its stalls lie), but never
+//! before the engine's clock. [`Psi::advance`] applies everything before the engine's
+//! clock in time order; only the announced future waits, in a heap, so memory is
+//! O(groups × CPUs) plus what running slices announced: independent of how often
+//! anyone reads and how long the run is.
+//!
+//! Not modelled: the averaging work's own CPU (the kernel keeps rescheduling it on its
+//! CPU while other tasks are there; here it is on no CPU, so every CPU counts as
+//! "other"), the timer wheel's coarser expiry for long delays (the work runs at the
+//! jiffy it asked for), the u32 wrap of the per-CPU times (they are u64 here), the
+//! PSI_POLL aggregator (triggers) and the io and cpu resources.
 
-/// A change in one CPU's task counts.
-#[derive(Debug, Clone, Copy)]
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// The scheduler's fixed point (include/linux/sched/loadavg.h).
+const FSHIFT: u32 = 11;
+const FIXED_1: u64 = 1 << FSHIFT;
+/// 1/exp(2s/10s), 1/exp(2s/60s), 1/exp(2s/300s) in fixed point (kernel/sched/psi.c).
+const EXP_10S: u64 = 1677;
+const EXP_60S: u64 = 1981;
+const EXP_300S: u64 = 2034;
+const EXPS: [u64; 3] = [EXP_10S, EXP_60S, EXP_300S];
+
+const NSEC_PER_SEC: u64 = 1_000_000_000;
+const NSEC_PER_USEC: u64 = 1_000;
+
+/// The memory resource's states and PSI_NONIDLE (enum psi_states).
+const MEM_SOME: usize = 0;
+const MEM_FULL: usize = 1;
+const NONIDLE: usize = 2;
+const NR_STATES: usize = 3;
+/// The states with totals and averages (SOME, FULL).
+const NR_STALL_STATES: usize = 2;
+
+/// Task counts (enum psi_task_count).
+const NR_IOWAIT: usize = 0;
+const NR_MEMSTALL: usize = 1;
+const NR_RUNNING: usize = 2;
+const NR_MEMSTALL_RUNNING: usize = 3;
+const NR_TASK_COUNTS: usize = 4;
+
+/// A change in one CPU's task counts (the TSK_* bits a `psi_task_change` sets or
+/// clears: +1 sets, −1 clears).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PsiDelta {
-    pub memstall: i32,
-    pub running: i32,
-    pub memstall_running: i32,
-    pub iowait: i32,
+    pub memstall: i8,
+    pub running: i8,
+    pub memstall_running: i8,
+    pub iowait: i8,
 }
 
 impl PsiDelta {
@@ -31,6 +76,13 @@ impl PsiDelta {
     pub const STALL_RUN: PsiDelta = PsiDelta {
         memstall: 1,
         running: 1,
+        memstall_running: 1,
+        iowait: 0,
+    };
+    /// A running task entering a memstall (`psi_memstall_enter`).
+    pub const MEMSTALL_ENTER: PsiDelta = PsiDelta {
+        memstall: 1,
+        running: 0,
         memstall_running: 1,
         iowait: 0,
     };
@@ -56,160 +108,560 @@ impl PsiDelta {
             iowait: -self.iowait,
         }
     }
+
+    fn counts(self) -> [i32; NR_TASK_COUNTS] {
+        let mut c = [0; NR_TASK_COUNTS];
+        c[NR_IOWAIT] = self.iowait as i32;
+        c[NR_MEMSTALL] = self.memstall as i32;
+        c[NR_RUNNING] = self.running as i32;
+        c[NR_MEMSTALL_RUNNING] = self.memstall_running as i32;
+        c
+    }
 }
 
+/// One group's state on one CPU (struct psi_group_cpu), for the PSI_AVGS aggregator.
 #[derive(Debug, Clone, Copy, Default)]
-struct CpuState {
-    memstall: i32,
-    running: i32,
-    memstall_running: i32,
-    iowait: i32,
-    /// Accumulated in the current window.
-    some_ns: u64,
-    full_ns: u64,
-    nonidle_ns: u64,
+struct GroupCpu {
+    tasks: [i32; NR_TASK_COUNTS],
+    state_mask: u8,
+    state_start_ns: u64,
+    times_ns: [u64; NR_STATES],
+    times_prev_ns: [u64; NR_STATES],
 }
 
-impl CpuState {
-    fn account(&mut self, dt: u64) {
-        if self.memstall > 0 {
-            self.some_ns += dt;
-            if self.running == self.memstall_running {
-                self.full_ns += dt;
+impl GroupCpu {
+    /// `test_state` for the memory states and PSI_NONIDLE.
+    fn test_state(&self, s: usize) -> bool {
+        let t = &self.tasks;
+        match s {
+            MEM_SOME => t[NR_MEMSTALL] > 0,
+            MEM_FULL => t[NR_MEMSTALL] > 0 && t[NR_RUNNING] == t[NR_MEMSTALL_RUNNING],
+            _ => t[NR_IOWAIT] > 0 || t[NR_MEMSTALL] > 0 || t[NR_RUNNING] > 0,
+        }
+    }
+
+    /// `record_times`: the time since the last change goes to the states it was in.
+    fn record_times(&mut self, now_ns: u64) {
+        let delta = now_ns.saturating_sub(self.state_start_ns);
+        self.state_start_ns = now_ns;
+        for s in 0..NR_STATES {
+            if self.state_mask & (1 << s) != 0 {
+                self.times_ns[s] += delta;
             }
         }
-        if self.memstall > 0 || self.running > 0 || self.iowait > 0 {
-            self.nonidle_ns += dt;
+    }
+
+    /// The per-CPU half of `psi_group_change`: new task counts, the time up to now
+    /// to the old states, then the new state mask.
+    fn change(&mut self, d: PsiDelta, now_ns: u64) {
+        for (t, c) in self.tasks.iter_mut().zip(d.counts()) {
+            *t += c;
+            debug_assert!(*t >= 0, "psi: task underflow");
+        }
+        let mask = (0..NR_STATES)
+            .filter(|&s| self.test_state(s))
+            .fold(0u8, |m, s| m | 1 << s);
+        self.record_times(now_ns);
+        self.state_mask = mask;
+    }
+
+    /// `get_recent_times`: each state's time since the last collection, including the
+    /// state in progress.
+    fn recent_times(&mut self, now_ns: u64) -> [u64; NR_STATES] {
+        let mut delta = [0; NR_STATES];
+        for (s, d) in delta.iter_mut().enumerate() {
+            let mut t = self.times_ns[s];
+            if self.state_mask & (1 << s) != 0 {
+                t += now_ns.saturating_sub(self.state_start_ns);
+            }
+            *d = t - self.times_prev_ns[s];
+            self.times_prev_ns[s] = t;
+        }
+        delta
+    }
+}
+
+/// One cgroup's (or the system's) memory pressure (struct psi_group).
+#[derive(Debug, Clone)]
+pub struct PsiGroup {
+    parent: Option<u32>,
+    pcpu: Box<[GroupCpu]>,
+    /// `total[PSI_AVGS][SOME, FULL]`: cumulative stall time.
+    total_ns: [u64; NR_STALL_STATES],
+    /// The part of `total_ns` the averages have taken in.
+    avg_total_ns: [u64; NR_STALL_STATES],
+    /// `avg[SOME, FULL][10 s, 60 s, 300 s]`: percent in fixed point (FIXED_1 = 1 %).
+    avg: [[u64; 3]; NR_STALL_STATES],
+    avg_last_update_ns: u64,
+    avg_next_update_ns: u64,
+    /// `delayed_work_pending(&group->avgs_work)`.
+    avgs_work_pending: bool,
+}
+
+/// What /proc/pressure/memory (or a cgroup's memory.pressure) shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Pressure {
+    /// `[SOME, FULL][avg10, avg60, avg300]` in percent, as `psi_show` prints them
+    /// (LOAD_INT.LOAD_FRAC: two decimals, truncated).
+    pub avg_pct: [[f64; 3]; 2],
+    /// `[SOME, FULL]` total stall time in microseconds.
+    pub total_us: [u64; 2],
+}
+
+/// The jiffies clock of the scenario's HZ (include/linux/jiffies.h).
+#[derive(Debug, Clone, Copy)]
+struct Jiffies {
+    hz: u64,
+}
+
+impl Jiffies {
+    /// `nsecs_to_jiffies`: exact division when HZ divides a second (100, 250, 1000),
+    /// the kernel's `n·9 / ((9·NSEC_PER_SEC + HZ/2) / HZ)` otherwise (300).
+    fn nsecs_to_jiffies(self, ns: u64) -> u64 {
+        if NSEC_PER_SEC.is_multiple_of(self.hz) {
+            ns / (NSEC_PER_SEC / self.hz)
+        } else {
+            ((ns as u128 * 9) / ((9 * NSEC_PER_SEC + self.hz / 2) / self.hz) as u128) as u64
+        }
+    }
+
+    /// `jiffies_to_nsecs`: via whole microseconds, as the kernel does.
+    fn jiffies_to_nsecs(self, j: u64) -> u64 {
+        j * 1_000_000 / self.hz * NSEC_PER_USEC
+    }
+
+    /// The value of `jiffies` at `t_ns`.
+    fn at(self, t_ns: u64) -> u64 {
+        (t_ns as u128 * self.hz as u128 / NSEC_PER_SEC as u128) as u64
+    }
+
+    /// When a timer `delay` jiffies from `now_ns` fires: when `jiffies` reaches
+    /// `jiffies + delay`.
+    fn timer_expiry_ns(self, now_ns: u64, delay: u64) -> u64 {
+        let j = (self.at(now_ns) + delay) as u128;
+        (j * NSEC_PER_SEC as u128).div_ceil(self.hz as u128) as u64
+    }
+
+    /// PSI_FREQ: 2 s and a jiffy.
+    fn psi_freq(self) -> u64 {
+        2 * self.hz + 1
+    }
+}
+
+/// A state change or an averaging work due at `t_ns`. Changes come before works of
+/// the same time; `seq` keeps insertion order among equals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Due {
+    t_ns: u64,
+    kind: DueKind,
+    seq: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DueKind {
+    /// `psi_task_change` of a task in `group` on `cpu`.
+    Change { cpu: u16, group: u32, d: PsiDelta },
+    /// `psi_avgs_work` of `group`.
+    AvgsWork { group: u32 },
+}
+
+impl DueKind {
+    fn rank(self) -> u8 {
+        match self {
+            DueKind::Change { .. } => 0,
+            DueKind::AvgsWork { .. } => 1,
         }
     }
 }
 
+impl Due {
+    fn key(&self) -> (u64, u8, u64) {
+        (self.t_ns, self.kind.rank(), self.seq)
+    }
+}
+
+impl PartialOrd for Due {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Due {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+/// Every PSI group of the machine: index 0 is the system (the root cgroup's
+/// memory.pressure is /proc/pressure/memory), the others the cgroups, by memcg id.
 #[derive(Debug, Clone)]
 pub struct Psi {
-    cpus: Vec<CpuState>,
-    pending: Vec<(u64, u64, u16, PsiDelta)>,
+    groups: Vec<PsiGroup>,
+    due: BinaryHeap<Reverse<Due>>,
     seq: u64,
-    /// The end of the last closed window.
-    pub window_start_ns: u64,
-    pub some_total_ns: u64,
-    pub full_total_ns: u64,
-    /// The kernel's running averages (10 s, 60 s, 300 s), in percent, updated per
-    /// window with its exponential decay.
-    pub avg_some: [f64; 3],
-    pub avg_full: [f64; 3],
+    jiffies: Jiffies,
+    /// `psi_period`: PSI_FREQ in nanoseconds.
+    psi_period_ns: u64,
+    /// Everything due before this time has been applied.
+    applied_until_ns: u64,
 }
 
 impl Psi {
-    pub fn new(nr_cpus: usize) -> Psi {
+    /// Groups for a tree given by each group's parent (`parents[0]` is the root's,
+    /// `None`), on `nr_cpus` CPUs with the jiffies of `hz` (`psi_init`, `group_init`).
+    pub fn new(nr_cpus: usize, hz: u64, parents: &[Option<usize>]) -> Psi {
+        let jiffies = Jiffies { hz };
+        let psi_period_ns = jiffies.jiffies_to_nsecs(jiffies.psi_freq());
+        let groups = parents
+            .iter()
+            .map(|p| PsiGroup {
+                parent: p.map(|p| p as u32),
+                pcpu: vec![GroupCpu::default(); nr_cpus].into_boxed_slice(),
+                total_ns: [0; NR_STALL_STATES],
+                avg_total_ns: [0; NR_STALL_STATES],
+                avg: [[0; 3]; NR_STALL_STATES],
+                avg_last_update_ns: 0,
+                avg_next_update_ns: psi_period_ns,
+                avgs_work_pending: false,
+            })
+            .collect();
         Psi {
-            cpus: vec![CpuState::default(); nr_cpus],
-            pending: Vec::new(),
+            groups,
+            due: BinaryHeap::new(),
             seq: 0,
-            window_start_ns: 0,
-            some_total_ns: 0,
-            full_total_ns: 0,
-            avg_some: [0.0; 3],
-            avg_full: [0.0; 3],
+            jiffies,
+            psi_period_ns,
+            applied_until_ns: 0,
         }
     }
 
-    /// Records that from `t_ns` on, `cpu`'s counts change by `d`.
-    pub fn record(&mut self, t_ns: u64, cpu: usize, d: PsiDelta) {
-        self.seq += 1;
-        self.pending.push((t_ns, self.seq, cpu as u16, d));
+    /// The bytes one group takes on `nr_cpus` CPUs (its struct and per-CPU state).
+    pub fn group_bytes(nr_cpus: usize) -> usize {
+        std::mem::size_of::<PsiGroup>() + nr_cpus * std::mem::size_of::<GroupCpu>()
+    }
+
+    /// Records that from `t_ns` on, a task of `group` on `cpu` changes state by `d`.
+    /// `t_ns` may lie in the future, never before the last [`Psi::advance`].
+    pub fn record(&mut self, t_ns: u64, cpu: usize, group: usize, d: PsiDelta) {
+        debug_assert!(t_ns >= self.applied_until_ns, "psi change in the past");
+        let kind = DueKind::Change {
+            cpu: cpu as u16,
+            group: group as u32,
+            d,
+        };
+        self.push(t_ns.max(self.applied_until_ns), kind);
     }
 
     /// Records a state held over `[start, end)`.
-    pub fn interval(&mut self, start_ns: u64, end_ns: u64, cpu: usize, d: PsiDelta) {
+    pub fn interval(&mut self, start_ns: u64, end_ns: u64, cpu: usize, group: usize, d: PsiDelta) {
         if end_ns > start_ns {
-            self.record(start_ns, cpu, d);
-            self.record(end_ns, cpu, d.negated());
+            self.record(start_ns, cpu, group, d);
+            self.record(end_ns, cpu, group, d.negated());
         }
     }
 
-    /// Closes the window ending at `until_ns` (every delta before it must have been
-    /// recorded). Returns the window's (some, full) stall time in ns.
-    pub fn close_window(&mut self, until_ns: u64) -> (u64, u64) {
-        self.pending.sort_unstable_by_key(|&(t, s, _, _)| (t, s));
-        let split = self.pending.partition_point(|&(t, _, _, _)| t < until_ns);
-        let mut last = vec![self.window_start_ns; self.cpus.len()];
-        for &(t, _, cpu, d) in &self.pending[..split] {
-            let c = &mut self.cpus[cpu as usize];
-            let t = t.max(last[cpu as usize]);
-            c.account(t - last[cpu as usize]);
-            last[cpu as usize] = t;
-            c.memstall += d.memstall;
-            c.running += d.running;
-            c.memstall_running += d.memstall_running;
-            c.iowait += d.iowait;
-        }
-        self.pending.drain(..split);
-        let (mut some, mut full, mut nonidle) = (0u128, 0u128, 0u128);
-        for (i, c) in self.cpus.iter_mut().enumerate() {
-            c.account(until_ns.saturating_sub(last[i]));
-            let n = c.nonidle_ns as u128;
-            some += c.some_ns as u128 * n;
-            full += c.full_ns as u128 * n;
-            nonidle += n;
-            c.some_ns = 0;
-            c.full_ns = 0;
-            c.nonidle_ns = 0;
-        }
-        let some = some.checked_div(nonidle).unwrap_or(0) as u64;
-        let full = full.checked_div(nonidle).unwrap_or(0) as u64;
-        self.some_total_ns += some;
-        self.full_total_ns += full;
-        let window = until_ns.saturating_sub(self.window_start_ns);
-        if window > 0 {
-            // calc_avgs: avg = avg·e + pct·(1 − e), e = exp(−window / period).
-            for (i, period_s) in [10.0f64, 60.0, 300.0].iter().enumerate() {
-                let e = (-(window as f64) / (period_s * 1e9)).exp();
-                self.avg_some[i] =
-                    self.avg_some[i] * e + 100.0 * some as f64 / window as f64 * (1.0 - e);
-                self.avg_full[i] =
-                    self.avg_full[i] * e + 100.0 * full as f64 / window as f64 * (1.0 - e);
+    fn push(&mut self, t_ns: u64, kind: DueKind) {
+        self.seq += 1;
+        self.due.push(Reverse(Due {
+            t_ns,
+            kind,
+            seq: self.seq,
+        }));
+    }
+
+    /// Applies, in time order, every change and runs every averaging work due before
+    /// `now_ns`: all of them have been recorded once the engine's clock reached it.
+    pub fn advance(&mut self, now_ns: u64) {
+        while let Some(&Reverse(due)) = self.due.peek() {
+            if due.t_ns >= now_ns {
+                break;
+            }
+            self.due.pop();
+            match due.kind {
+                DueKind::Change { cpu, group, d } => {
+                    self.task_change(group as usize, cpu as usize, d, due.t_ns)
+                }
+                DueKind::AvgsWork { group } => self.avgs_work(group as usize, due.t_ns),
             }
         }
-        self.window_start_ns = until_ns;
-        (some, full)
+        self.applied_until_ns = self.applied_until_ns.max(now_ns);
     }
+
+    /// `psi_task_change`: `psi_group_change` on the task's group and every ancestor.
+    fn task_change(&mut self, group: usize, cpu: usize, d: PsiDelta, now_ns: u64) {
+        let mut g = Some(group);
+        while let Some(i) = g {
+            self.group_change(i, cpu, d, now_ns);
+            g = self.groups[i].parent.map(|p| p as usize);
+        }
+    }
+
+    /// `psi_group_change`: the CPU's counts and times; wakes the averaging clock.
+    fn group_change(&mut self, g: usize, cpu: usize, d: PsiDelta, now_ns: u64) {
+        let group = &mut self.groups[g];
+        group.pcpu[cpu].change(d, now_ns);
+        if !group.avgs_work_pending {
+            group.avgs_work_pending = true;
+            let at = self
+                .jiffies
+                .timer_expiry_ns(now_ns, self.jiffies.psi_freq());
+            self.push(at, DueKind::AvgsWork { group: g as u32 });
+        }
+    }
+
+    /// `psi_avgs_work`: fold the CPUs' times, update the averages when due, and run
+    /// again at the next update while any CPU was non-idle since the last fold.
+    fn avgs_work(&mut self, g: usize, now_ns: u64) {
+        let nonidle = self.collect_percpu_times(g, now_ns);
+        let group = &mut self.groups[g];
+        if now_ns >= group.avg_next_update_ns {
+            group.avg_next_update_ns = update_averages(group, now_ns, self.psi_period_ns);
+        }
+        if nonidle {
+            let delay = self
+                .jiffies
+                .nsecs_to_jiffies(group.avg_next_update_ns - now_ns)
+                + 1;
+            let at = self.jiffies.timer_expiry_ns(now_ns, delay);
+            self.push(at, DueKind::AvgsWork { group: g as u32 });
+        } else {
+            group.avgs_work_pending = false;
+        }
+    }
+
+    /// `collect_percpu_times` (PSI_AVGS): each CPU's recent SOME and FULL time,
+    /// weighted by its non-idle jiffies, into the group's totals. Returns whether any
+    /// CPU was non-idle since the last collection.
+    fn collect_percpu_times(&mut self, g: usize, now_ns: u64) -> bool {
+        let group = &mut self.groups[g];
+        let mut deltas = [0u64; NR_STALL_STATES];
+        let mut nonidle_total = 0u64;
+        let mut changed_nonidle = false;
+        for c in group.pcpu.iter_mut() {
+            let times = c.recent_times(now_ns);
+            let nonidle = self.jiffies.nsecs_to_jiffies(times[NONIDLE]);
+            nonidle_total += nonidle;
+            changed_nonidle |= times[NONIDLE] > 0;
+            for (d, t) in deltas.iter_mut().zip(times) {
+                *d += t * nonidle;
+            }
+        }
+        for (total, d) in group.total_ns.iter_mut().zip(deltas) {
+            *total += d / nonidle_total.max(1);
+        }
+        changed_nonidle
+    }
+
+    /// `psi_show`: fold the CPUs' times, update the averages if due, and report. Applies
+    /// what is due before `now_ns` first.
+    pub fn show(&mut self, g: usize, now_ns: u64) -> Pressure {
+        self.advance(now_ns);
+        self.collect_percpu_times(g, now_ns);
+        let group = &mut self.groups[g];
+        if now_ns >= group.avg_next_update_ns {
+            group.avg_next_update_ns = update_averages(group, now_ns, self.psi_period_ns);
+        }
+        Pressure {
+            avg_pct: group.avg.map(|a| a.map(load_pct)),
+            total_us: group.total_ns.map(|t| t / NSEC_PER_USEC),
+        }
+    }
+}
+
+/// `update_averages`: the stall time since the last update, clamped to the period,
+/// into the averages, after decaying them over the periods missed while idle. Returns
+/// the next update time, on the fixed `psi_period` grid.
+fn update_averages(group: &mut PsiGroup, now_ns: u64, psi_period_ns: u64) -> u64 {
+    let expires = group.avg_next_update_ns;
+    let missed_periods = if now_ns - expires >= psi_period_ns {
+        (now_ns - expires) / psi_period_ns
+    } else {
+        0
+    };
+    let avg_next_update = expires + (1 + missed_periods) * psi_period_ns;
+    let period = now_ns - (group.avg_last_update_ns + missed_periods * psi_period_ns);
+    group.avg_last_update_ns = now_ns;
+    for s in 0..NR_STALL_STATES {
+        let sample = (group.total_ns[s] - group.avg_total_ns[s]).min(period);
+        group.avg_total_ns[s] += sample;
+        calc_avgs(&mut group.avg[s], missed_periods, sample, period);
+    }
+    avg_next_update
+}
+
+/// `calc_avgs`: zeroes for the missed periods, then the period's percentage (whole
+/// percent, as the kernel divides) into each average.
+fn calc_avgs(avg: &mut [u64; 3], missed_periods: u64, time_ns: u64, period_ns: u64) {
+    if missed_periods > 0 {
+        for (a, e) in avg.iter_mut().zip(EXPS) {
+            *a = calc_load_n(*a, e, 0, missed_periods);
+        }
+    }
+    let pct = time_ns * 100 / period_ns * FIXED_1;
+    for (a, e) in avg.iter_mut().zip(EXPS) {
+        *a = calc_load(*a, e, pct);
+    }
+}
+
+/// `calc_load` (include/linux/sched/loadavg.h): `load·e + active·(1 − e)`, rounded up
+/// while rising.
+fn calc_load(load: u64, exp: u64, active: u64) -> u64 {
+    let mut newload = load * exp + active * (FIXED_1 - exp);
+    if active >= load {
+        newload += FIXED_1 - 1;
+    }
+    newload / FIXED_1
+}
+
+/// `fixed_power_int` (kernel/sched/loadavg.c): `x^n` in fixed point with `frac_bits`,
+/// rounding each product.
+fn fixed_power_int(mut x: u64, frac_bits: u32, mut n: u64) -> u64 {
+    let mut result = 1u64 << frac_bits;
+    while n > 0 {
+        if n & 1 == 1 {
+            result = (result * x + (1 << (frac_bits - 1))) >> frac_bits;
+        }
+        n >>= 1;
+        if n == 0 {
+            break;
+        }
+        x = (x * x + (1 << (frac_bits - 1))) >> frac_bits;
+    }
+    result
+}
+
+/// `calc_load_n`: `n` periods of `calc_load` at once.
+fn calc_load_n(load: u64, exp: u64, active: u64, n: u64) -> u64 {
+    calc_load(load, fixed_power_int(exp, FSHIFT, n), active)
+}
+
+/// An average as `psi_show` prints it: `LOAD_INT(x).LOAD_FRAC(x)`.
+fn load_pct(x: u64) -> f64 {
+    let int = x >> FSHIFT;
+    let frac = ((x & (FIXED_1 - 1)) * 100) >> FSHIFT;
+    (int * 100 + frac) as f64 / 100.0
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn one_cpu_some_and_full() {
-        // One CPU, window 0..1000. A task runs 0..1000; a second task is in a memstall
-        // (blocked on a refault) 200..500. some = 300; full = 0 (the first task runs).
-        let mut p = Psi::new(1);
-        p.interval(0, 1000, 0, PsiDelta::RUN);
-        p.interval(200, 500, 0, PsiDelta::STALL_WAIT);
-        assert_eq!(p.close_window(1000), (300, 0));
-        // Next window: the task reclaims 1000..1400 (memstall while running) and nothing
-        // else runs: some = full = 400; the CPU is idle after 1400.
-        p.interval(1000, 1400, 0, PsiDelta::STALL_RUN);
-        assert_eq!(p.close_window(2000), (400, 400));
-        assert_eq!((p.some_total_ns, p.full_total_ns), (700, 400));
+    const MS: u64 = 1_000_000;
+    const S: u64 = 1_000_000_000;
+
+    /// The system group alone, on `nr_cpus` CPUs.
+    fn system(nr_cpus: usize, hz: u64) -> Psi {
+        Psi::new(nr_cpus, hz, &[None])
     }
 
     #[test]
-    fn two_cpus_weighted_by_nonidle() {
-        // CPU0: kswapd reclaims for the whole window (some = full = 1000, nonidle 1000).
-        // CPU1: a task runs for 500 of it (nonidle 500, no stall).
-        // some = (1000·1000 + 0·500) / 1500 = 666; full likewise.
-        let mut p = Psi::new(2);
-        p.interval(0, 1000, 0, PsiDelta::STALL_RUN);
-        p.interval(0, 500, 1, PsiDelta::RUN);
-        assert_eq!(p.close_window(1000), (666, 666));
+    fn some_full_and_nonidle_per_cpu() {
+        // One CPU, HZ=1000. A task runs 0..1000 ms; a second task is blocked in a
+        // memstall (a refault) 200..500 ms: SOME, not FULL (the first runs). The first
+        // task reclaims 600..700 ms (a memstall while running, no other task running
+        // productively): SOME and FULL. With one CPU the weighting cancels out.
+        let mut p = system(1, 1000);
+        p.interval(0, 1000 * MS, 0, 0, PsiDelta::RUN);
+        p.interval(200 * MS, 500 * MS, 0, 0, PsiDelta::STALL_WAIT);
+        p.interval(600 * MS, 700 * MS, 0, 0, PsiDelta::MEMSTALL_ENTER);
+        // A read in the middle of the refault counts its part so far: 200 ms.
+        assert_eq!(p.show(0, 400 * MS).total_us, [200_000, 0]);
+        // some = 300 + 100 ms, full = 100 ms.
+        assert_eq!(p.show(0, 1000 * MS).total_us, [400_000, 100_000]);
+        // Idle afterwards: nothing more.
+        assert_eq!(p.show(0, 1500 * MS).total_us, [400_000, 100_000]);
     }
 
     #[test]
-    fn deltas_after_the_window_wait() {
-        let mut p = Psi::new(1);
-        p.interval(500, 1500, 0, PsiDelta::STALL_RUN);
-        assert_eq!(p.close_window(1000), (500, 500));
-        assert_eq!(p.close_window(2000), (500, 500));
+    fn cpus_are_weighted_by_their_nonidle_jiffies() {
+        // HZ=100 (10 ms jiffies). CPU0: kswapd reclaims 0..1000 ms (some = full =
+        // nonidle = 1000 ms, 100 jiffies). CPU1: a task runs 0..505 ms (nonidle 505 ms,
+        // 50 whole jiffies, no stall). some = full = 1000 ms × 100 / (100 + 50)
+        // = 666.666 ms (weighting by nanoseconds would give 664.45 ms).
+        let mut p = system(2, 100);
+        p.interval(0, 1000 * MS, 0, 0, PsiDelta::STALL_RUN);
+        p.interval(0, 505 * MS, 1, 0, PsiDelta::RUN);
+        assert_eq!(p.show(0, 1000 * MS).total_us, [666_666, 666_666]);
+        // A stall shorter than a jiffy, alone between two reads: 0 jiffies of
+        // non-idle time weigh nothing (the division is by max(0, 1)).
+        p.interval(1200 * MS, 1205 * MS, 0, 0, PsiDelta::STALL_RUN);
+        assert_eq!(p.show(0, 1300 * MS).total_us, [666_666, 666_666]);
+    }
+
+    #[test]
+    fn averages_after_periods_of_full_pressure() {
+        // HZ=1000: psi_period = 2001 jiffies = 2.001 s. kswapd reclaims on CPU0 from 0 on
+        // (some = full = 100 %). The change at 0 wakes the averaging work for
+        // 0 + 2001 jiffies; it updates at 2.001 s (period 2.001 s), asks for
+        // nsecs_to_jiffies(4.002 − 2.001 s) + 1 = 2002 jiffies: 4.003 s (period
+        // 2.002 s), then 2001 jiffies: 6.004 s (period 2.001 s). Each period's sample
+        // is clamped to the period: 100 %, pct = 100 × 2048 = 204800.
+        // calc_load(load, e, 204800) = (load·e + 204800·(2048 − e) + 2047) / 2048:
+        //   avg10:  0 → (0 + 75980800 + 2047) / 2048 = 37100
+        //           → (37100·1677 + 75980800 + 2047) / 2048 = 138199547 / 2048 = 67480
+        //           → (67480·1677 + 75980800 + 2047) / 2048 = 189146807 / 2048 = 92356
+        //   avg60 (e = 1981, 204800·67 = 13721600): 6700, 13181, 19450
+        //   avg300 (e = 2034, 204800·14 = 2867200): 1400, 2791, 4172
+        // printed as LOAD_INT.LOAD_FRAC: 92356 = 45·2048 + 196, 196·100/2048 = 9 →
+        // 45.09; 19450 = 9·2048 + 1018 → 9.49; 4172 = 2·2048 + 76 → 2.03.
+        let mut p = system(1, 1000);
+        p.record(0, 0, 0, PsiDelta::STALL_RUN);
+        let r = p.show(0, 6500 * MS);
+        assert_eq!(r.avg_pct, [[45.09, 9.49, 2.03]; 2]);
+        assert_eq!(r.total_us, [6_500_000; 2]);
+        // After one period only: 37100 = 18·2048 + 236 → 18.11; 6700 → 3.27; 1400 → 0.68.
+        let mut p = system(1, 1000);
+        p.record(0, 0, 0, PsiDelta::STALL_RUN);
+        assert_eq!(p.show(0, 3 * S).avg_pct[0], [18.11, 3.27, 0.68]);
+    }
+
+    #[test]
+    fn idle_stops_the_clock_and_missed_periods_catch_up() {
+        // HZ=1000. kswapd reclaims 0..1 s, then the machine is idle.
+        // 2.001 s: sample 1 s of 2.001 s: pct = 100·1e9 / 2.001e9 = 49 (whole percent),
+        //   avg10 = (49·2048·371 + 2047) / 2048 = 18179; avg60 3283; avg300 686.
+        //   The CPU was non-idle since the last fold: run again at 4.003 s.
+        // 4.003 s: sample 0 (period 2.002 s): avg10 = 18179·1677 / 2048 = 14885;
+        //   avg60 3175; avg300 681. Nothing was non-idle: the work stops; next
+        //   update due at 6.003 s.
+        // A read at 30 s: missed_periods = (30 − 6.003) / 2.001 = 11, period =
+        //   30 − (4.003 + 11·2.001) = 3.986 s. calc_load_n with
+        //   fixed_power_int(1677, 11, 11) = 227 (0.8188^11·2048 = 226.9):
+        //   14885·227 / 2048 = 1649, then the period's 0: 1649·1677 / 2048 = 1350.
+        //   avg60: fixed_power_int(1981, 11, 11) = 1421: 3175 → 2202 → 2129;
+        //   avg300: 1898: 681 → 631 → 626.
+        let mut p = system(1, 1000);
+        p.interval(0, S, 0, 0, PsiDelta::STALL_RUN);
+        let r = p.show(0, 5 * S);
+        // 14885 = 7·2048 + 549 → 7.26; 3175 → 1.55; 681 → 0.33.
+        assert_eq!(r.avg_pct[0], [7.26, 1.55, 0.33]);
+        assert!(!p.groups[0].avgs_work_pending);
+        let r = p.show(0, 30 * S);
+        // 1350 → 0.65; 2129 = 1·2048 + 81 → 1.03; 626 → 0.30.
+        assert_eq!(r.avg_pct[0], [0.65, 1.03, 0.30]);
+        assert_eq!(p.groups[0].avg[0], [1350, 2129, 626]);
+        assert_eq!(p.groups[0].avg_next_update_ns, 30_015 * MS);
+    }
+
+    #[test]
+    fn future_changes_wait_for_their_time() {
+        // A slice announced at 0 that reclaims 500..1500 ms (HZ=100).
+        let mut p = system(1, 100);
+        p.interval(500 * MS, 1500 * MS, 0, 0, PsiDelta::STALL_RUN);
+        // Nothing yet at 500 ms (the change at 500 ms is not before the read).
+        assert_eq!(p.show(0, 500 * MS).total_us, [0, 0]);
+        // At 1 s it has begun, not ended: 500 ms so far.
+        assert_eq!(p.show(0, 1000 * MS).total_us, [500_000; 2]);
+        assert_eq!(p.due.len(), 2, "its end and the averaging work wait");
+        assert_eq!(p.show(0, 2000 * MS).total_us, [1_000_000; 2]);
+    }
+
+    #[test]
+    fn a_change_reaches_its_group_and_every_ancestor() {
+        // Tree: 0 (root = system) ← 1 ← 2, and 0 ← 3. A task of group 2 reclaims.
+        let mut p = Psi::new(1, 1000, &[None, Some(0), Some(1), Some(0)]);
+        p.interval(0, 100 * MS, 0, 2, PsiDelta::STALL_RUN);
+        let totals: Vec<[u64; 2]> = (0..4).map(|g| p.show(g, S).total_us).collect();
+        assert_eq!(totals, [[100_000; 2], [100_000; 2], [100_000; 2], [0; 2]]);
     }
 }

@@ -40,7 +40,8 @@ pub struct TimeSeries {
 }
 
 impl TimeSeries {
-    /// Adds the row for time `t_ns`, with the PSI window's stall times.
+    /// Adds the row for time `t_ns`, with the stall times (ns) PSI's totals grew by
+    /// since the last row.
     pub fn sample(&mut self, mm: &Mm, t_ns: u64, psi_some_ns: u64, psi_full_ns: u64) {
         let prev = self.last_ev.unwrap_or([0; NR_EVENTS]);
         let dt_s = (t_ns - self.last_t_ns) as f64 / 1e9;
