@@ -1507,6 +1507,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_columns_plot_reads_are_columns_the_timeseries_writes() {
+        // One definition of timeseries.csv (stats::series::COLUMNS); plot only names
+        // the ones it draws, and must not drift from it.
+        for c in TIMESERIES_COLUMNS {
+            assert!(crate::stats::series::COLUMNS.contains(&c), "{c}");
+        }
+    }
+
+    #[test]
     fn units_step_up_at_each_power() {
         let kib = 1024.0;
         assert_eq!(unit_for(&Quantity::Bytes, 1023.0), (1.0, "B".into()));
