@@ -180,31 +180,8 @@ fn is_png(path: &Path) -> bool {
     std::fs::read(path).is_ok_and(|b| b.len() > 1000 && b.starts_with(b"\x89PNG\r\n\x1a\n"))
 }
 
-/// timeseries.csv's columns, as stats::series writes them.
-const COLUMNS: [&str; 22] = [
-    "time_s",
-    "nr_free_pages",
-    "nr_inactive_anon",
-    "nr_active_anon",
-    "nr_inactive_file",
-    "nr_active_file",
-    "nr_unevictable",
-    "nr_dirty",
-    "nr_writeback",
-    "swap_used_pages",
-    "zram_pool_pages",
-    "pgscan_kswapd_per_s",
-    "pgscan_direct_per_s",
-    "pgsteal_kswapd_per_s",
-    "pgsteal_direct_per_s",
-    "pswpin_per_s",
-    "pswpout_per_s",
-    "workingset_refault_anon_per_s",
-    "workingset_refault_file_per_s",
-    "pgmajfault_per_s",
-    "psi_some_pct",
-    "psi_full_pct",
-];
+/// timeseries.csv's columns: the writer's own list, so the fixtures cannot drift.
+use reclaimsim::stats::series::COLUMNS;
 
 /// A timeseries.csv of `rows` samples, one a second from 1 s: `cell(column, row)`
 /// for each column other than time (0 where it returns None); `extra` columns after.
