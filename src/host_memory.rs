@@ -4,8 +4,8 @@
 //! table's blocks are initialised on first use, page tables and the swap map are
 //! zeroed allocations, a zipf table stops at 2^20 ranks), so what a run needs follows
 //! what it can touch, not what it configures: a frame per page the workloads can make
-//! resident, a page-table entry per page they map, a swap-map entry per page that can
-//! be swapped. [`estimate`] adds those bounds up and names the scenario key behind the
+//! resident, a page-table entry per page they map, an address space per file or
+//! mapping, a swap-map entry per page that can be swapped. [`estimate`] adds those bounds up and names the scenario key behind the
 //! biggest; [`check`] compares the total with what the host has available, so a run
 //! that would not fit is refused before it starts instead of aborting half way.
 
@@ -26,6 +26,9 @@ const ZIPF_BUILD_BYTES_PER_RANK: u64 = 40;
 /// Frames initialised beyond those in use: one max-order block per zone being split,
 /// and the unaligned ends of each zone, initialised at boot.
 const FRAME_SLACK_PAGES: u64 = 4 * 1024;
+/// An address space (`mm::Space`: a file or a mapping) with its name, and its share of
+/// the spaces vector's growth (a doubling vector briefly holds both copies).
+const SPACE_BYTES: u64 = 256;
 /// The program itself, its statistics and output buffers.
 const BASE_BYTES: u64 = 32 << 20;
 
@@ -98,11 +101,14 @@ fn gib(bytes: u64) -> String {
     }
 }
 
-/// What a workload maps: its pages, and the key that sets their number.
+/// What a workload maps: its pages, and the key that sets their number; its address
+/// spaces (files or mappings), and the key that sets theirs.
 struct Mapped {
     pages: u64,
     anon: bool,
     key: String,
+    spaces: u64,
+    spaces_key: String,
 }
 
 fn mapped(i: usize, w: &WorkloadCfg) -> Mapped {
@@ -139,10 +145,20 @@ fn mapped(i: usize, w: &WorkloadCfg) -> Mapped {
             (p, true, k(&format!("phases[{j}].size")))
         }
     };
+    let (spaces, spaces_key) = match w.kind {
+        WorkloadKind::FileRead | WorkloadKind::FileWrite => {
+            (w.nr_files.unwrap_or(1) as u64, k("nr_files"))
+        }
+        WorkloadKind::Fio => (w.numjobs.unwrap_or(1) as u64, k("numjobs")),
+        WorkloadKind::MmapLatency => (w.threads as u64, k("threads")),
+        _ => (1, key.clone()),
+    };
     Mapped {
         pages: pages.max(1),
         anon,
         key,
+        spaces,
+        spaces_key,
     }
 }
 
@@ -183,6 +199,11 @@ pub fn estimate(sc: &Scenario) -> Estimate {
             what: "page tables",
             bytes: m.pages * PTE_BYTES,
             key: m.key.clone(),
+        });
+        parts.push(Part {
+            what: "address spaces",
+            bytes: m.spaces * SPACE_BYTES,
+            key: m.spaces_key.clone(),
         });
         for (ranks, key) in zipf_sets(i, w, m) {
             parts.push(Part {
@@ -324,7 +345,25 @@ mod tests {
         assert_eq!(frames.key, "workload[0].size");
         let pt = e.parts.iter().find(|p| p.what == "page tables").unwrap();
         assert_eq!(pt.bytes, 262_144 * 8);
-        assert_eq!(e.total_bytes(), (32 << 20) + (266_240 * 32) + 262_144 * 8);
+        // One mapping: one address space.
+        assert_eq!(
+            e.total_bytes(),
+            (32 << 20) + (266_240 * 32) + 262_144 * 8 + 256
+        );
+    }
+
+    #[test]
+    fn a_million_small_files_need_a_struct_each() {
+        // 10^6 files of 1 MiB: 256 pages each in the page-cache tables, and one address
+        // space per file, blamed on nr_files.
+        let text = "[machine]\nmemory = \"1G\"\n[[workload]]\nname = \"f\"\nkind = \"file-read\"\nnr_files = 1000000\n\
+                    file_size = \"1M\"\nio_size = \"4K\"\npattern = \"uniform\"\n";
+        let s = crate::scenario::parse_str(text, "t.toml", &[]).unwrap();
+        let e = estimate(&s);
+        let part = |w: &str| e.parts.iter().find(|p| p.what == w).unwrap().clone();
+        assert_eq!(part("address spaces").bytes, 1_000_000 * 256);
+        assert_eq!(part("address spaces").key, "workload[0].nr_files");
+        assert_eq!(part("page tables").bytes, 1_000_000 * 256 * 8);
     }
 
     #[test]

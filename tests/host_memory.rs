@@ -12,19 +12,20 @@ use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_reclaimsim");
 
-/// Before the fix each of these touched gigabytes up front: the 1 TiB frame table
+/// Before the fixes each of these touched a gigabyte or more: the 1 TiB frame table
 /// (8 GiB), the alias table of a 2^28-page zipf set (~10 GiB), the free-slot stack of
-/// a 1 TiB swap device (1 GiB).
+/// a 1 TiB swap device (1 GiB), half a million page-cache tables (1 GiB), an OOM-killed
+/// 1 TiB mapping's table (2 GiB).
 const LIMIT_BYTES: u64 = 256 << 20;
 
-fn run(text: &str, check: bool) {
+fn run(text: &str, check: bool) -> reclaimsim::report::results::Results {
     let sc = scenario::parse_str(text, "t.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
     Simulation::new(sc)
         .run(RunOptions {
             check,
             ..Default::default()
         })
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
@@ -88,6 +89,51 @@ pattern = "sequential"
         true,
     );
     assert!(hwm() < LIMIT_BYTES, "1T swap: VmHWM {} MiB", hwm() >> 20);
+    // Half a million 1 MiB files, one read: a page-cache table per file allocated up
+    // front was 256 entries × 8 B = 2 KiB a file, 1 GiB in all (found by the fuzz
+    // harness).
+    run(
+        r#"[run]
+duration = "20ms"
+sample_interval = "10ms"
+[machine]
+memory = "256M"
+[[workload]]
+name = "f"
+kind = "file-read"
+nr_files = 500000
+file_size = "1M"
+io_size = "4K"
+pattern = "uniform"
+rate = 1000
+"#,
+        false,
+    );
+    assert!(hwm() < LIMIT_BYTES, "500k files: VmHWM {} MiB", hwm() >> 20);
+    // A 1 TiB mmap-latency mapping faulted in until the OOM killer takes it: zapping
+    // it rewrote all 2^28 entries (2 GiB) of its table (found by the fuzz harness).
+    let r = run(
+        r#"[run]
+duration = "300ms"
+sample_interval = "100ms"
+[machine]
+memory = "64M"
+[kernel]
+reclaim_throttle = "throttle-current"
+[[workload]]
+name = "mmap"
+kind = "mmap-latency"
+size = "1T"
+"#,
+        true,
+    );
+    // No swap, nothing else to reclaim: the mapping outgrows memory and is killed.
+    assert_eq!(r.vmstat["oom_kill"], 1);
+    assert!(
+        hwm() < LIMIT_BYTES,
+        "1T OOM kill: VmHWM {} MiB",
+        hwm() >> 20
+    );
 }
 
 /// A 512 GiB machine under a 1 TiB anonymous set: frames for all of memory,

@@ -218,7 +218,7 @@ impl Mm {
                 continue;
             }
             let (mut present, mut swapped) = (0u64, 0u64);
-            for (idx, &e) in s.entries.iter().enumerate() {
+            for (idx, &e) in s.written().iter().enumerate() {
                 match pte::kind(e) {
                     pte::PRESENT => {
                         let pfn = pte::pfn(e);
@@ -283,7 +283,7 @@ impl Mm {
                     let f = &self.frames[p as usize];
                     f.test(pg::SWAPCACHE) && !self.spaces[f.mapping as usize].dead && {
                         let s = &self.spaces[f.mapping as usize];
-                        pte::is_present(s.entries[f.index as usize])
+                        pte::is_present(s.pte(f.index))
                     }
                 });
             let used = sw.nr_used_slots();

@@ -12,7 +12,7 @@ impl Mm {
     /// `filemap_add_folio`: a new page for `space[index]`, on the inactive file list
     /// (or the active one when its shadow says it is a recent refault).
     fn filemap_add_folio(&mut self, space: u32, index: u32) -> Option<Pfn> {
-        let old = self.spaces[space as usize].entries[index as usize];
+        let old = self.spaces[space as usize].pte(index);
         let pfn = self.alloc_pages(GFP_HIGHUSER_MOVABLE, 0)?;
         let f = &mut self.frames[pfn as usize];
         f.mapping = space;
@@ -28,7 +28,7 @@ impl Mm {
         }
         self.folio_add_lru(pfn);
         let s = &mut self.spaces[space as usize];
-        s.entries[index as usize] = pte::present(pfn);
+        *s.pte_mut(index) = pte::present(pfn);
         s.nr_present += 1;
         Some(pfn)
     }
@@ -43,12 +43,12 @@ impl Mm {
         n: u32,
         ra_pages: u32,
     ) -> Result<Option<(u64, bool)>, FaultResult> {
-        let len = self.spaces[space as usize].entries.len() as u32;
+        let len = self.spaces[space as usize].nr_pages();
         let end = (first + n + ra_pages).min(len);
         let mut nr_read = 0u64;
         let mut memstall = false;
         for idx in first..end {
-            let e = self.spaces[space as usize].entries[idx as usize];
+            let e = self.spaces[space as usize].pte(idx);
             if pte::is_present(e) {
                 // Readahead stops at the first cached page beyond the request.
                 if idx >= first + n {
@@ -90,7 +90,7 @@ impl Mm {
             Ok(io) => io,
         };
         for idx in first..first + n {
-            let e = self.spaces[space as usize].entries[idx as usize];
+            let e = self.spaces[space as usize].pte(idx);
             if pte::is_present(e) {
                 self.folio_mark_accessed(pte::pfn(e));
             }
@@ -105,12 +105,12 @@ impl Mm {
     /// cached page is mapped (minor fault); otherwise it is read with read-around.
     pub fn filemap_fault(&mut self, space: u32, index: u32, ra_pages: u32) -> FaultResult {
         self.count_memcg(self.current_memcg(), Ev::Pgfault, 1);
-        let e = self.spaces[space as usize].entries[index as usize];
+        let e = self.spaces[space as usize].pte(index);
         if pte::is_present(e) {
             self.charge(self.cfg.costs.minor_fault_ns);
             let pfn = pte::pfn(e);
             self.frames[pfn as usize].set(pg::MAPPED);
-            self.spaces[space as usize].entries[index as usize] |= pte::YOUNG;
+            *self.spaces[space as usize].pte_mut(index) |= pte::YOUNG;
             return FaultResult::Done;
         }
         self.charge(self.cfg.costs.major_fault_ns);
@@ -119,9 +119,9 @@ impl Mm {
             Err(failure) => return failure,
             Ok(io) => io,
         };
-        let e = self.spaces[space as usize].entries[index as usize];
+        let e = self.spaces[space as usize].pte(index);
         self.frames[pte::pfn(e) as usize].set(pg::MAPPED);
-        self.spaces[space as usize].entries[index as usize] |= pte::YOUNG;
+        *self.spaces[space as usize].pte_mut(index) |= pte::YOUNG;
         match io {
             None => FaultResult::Done,
             Some((until_ns, memstall)) => FaultResult::Blocked { until_ns, memstall },
@@ -135,7 +135,7 @@ impl Mm {
     pub fn filemap_write(&mut self, space: u32, first: u32, n: u32) -> FaultResult {
         self.charge(self.cfg.costs.syscall_ns + n as u64 * self.cfg.costs.copy_page_ns);
         for idx in first..first + n {
-            let e = self.spaces[space as usize].entries[idx as usize];
+            let e = self.spaces[space as usize].pte(idx);
             let pfn = if pte::is_present(e) {
                 pte::pfn(e)
             } else {

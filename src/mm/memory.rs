@@ -52,11 +52,11 @@ impl Mm {
     /// present page.
     pub fn handle_anon_fault(&mut self, space: u32, vpn: u32, write: bool) -> FaultResult {
         self.count_memcg(self.current_memcg(), Ev::Pgfault, 1);
-        let e = self.spaces[space as usize].entries[vpn as usize];
+        let e = self.spaces[space as usize].pte(vpn);
         let bits = pte::YOUNG | if write { pte::DIRTY } else { 0 };
         match pte::kind(e) {
             pte::PRESENT => {
-                self.spaces[space as usize].entries[vpn as usize] |= bits;
+                *self.spaces[space as usize].pte_mut(vpn) |= bits;
                 FaultResult::Done
             }
             pte::SWAP => self.do_swap_page(space, vpn, pte::slot(e), write),
@@ -68,7 +68,7 @@ impl Mm {
                 };
                 self.folio_add_lru(pfn);
                 let s = &mut self.spaces[space as usize];
-                s.entries[vpn as usize] = pte::present(pfn) | bits;
+                *s.pte_mut(vpn) = pte::present(pfn) | bits;
                 s.nr_present += 1;
                 FaultResult::Done
             }
@@ -89,7 +89,7 @@ impl Mm {
                 self.count(Ev::SwapRaHit, 1);
             }
             let s = &mut self.spaces[space as usize];
-            s.entries[vpn as usize] = pte::present(pfn) | bits;
+            *s.pte_mut(vpn) = pte::present(pfn) | bits;
             s.nr_present += 1;
             s.nr_swap -= 1;
             self.try_free_swap_after_fault(pfn, write);
@@ -113,7 +113,7 @@ impl Mm {
         let memstall = self.frames[pfn as usize].test(pg::WORKINGSET);
         self.folio_add_lru(pfn);
         let s = &mut self.spaces[space as usize];
-        s.entries[vpn as usize] = pte::present(pfn) | bits;
+        *s.pte_mut(vpn) = pte::present(pfn) | bits;
         s.nr_present += 1;
         s.nr_swap -= 1;
         match kind {
@@ -154,10 +154,10 @@ impl Mm {
             return 0;
         }
         let start = vpn & !(win - 1);
-        let end = (start + win).min(self.spaces[space as usize].entries.len() as u32);
+        let end = (start + win).min(self.spaces[space as usize].nr_pages());
         let mut n = 0;
         for i in start..end {
-            let e = self.spaces[space as usize].entries[i as usize];
+            let e = self.spaces[space as usize].pte(i);
             if i == vpn || pte::kind(e) != pte::SWAP {
                 continue;
             }

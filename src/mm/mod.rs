@@ -113,12 +113,21 @@ pub enum SpaceKind {
 }
 
 /// An address space: an anonymous mapping's page table, or a file's page cache.
-/// Both are flat arrays of [`Pte`] indexed by page offset.
+/// Both are flat arrays of [`Pte`] indexed by page offset, allocated on the first entry
+/// written (a file nobody opened, a mapping nobody touched, costs no table), and dropped
+/// whole when the space is zapped, as the kernel frees page-table pages on unmap.
 #[derive(Debug, Clone)]
 pub struct Space {
     pub kind: SpaceKind,
     pub name: String,
-    pub entries: Vec<Pte>,
+    /// Empty until [`Space::pte_mut`] or [`Space::table_mut`] first needs it; then
+    /// `nr_pages` entries.
+    entries: Vec<Pte>,
+    nr_pages: u32,
+    /// One past the highest entry ever written since the table was allocated: entries
+    /// at and above it are none, so walks of the whole space (zap, the checker) stop
+    /// there, as a page-table walk skips unpopulated tables.
+    hi: u32,
     /// The workload that owns it (anon spaces only; files outlive their users).
     pub owner: Option<usize>,
     /// Pages present (resident) and swapped out, for OOM badness.
@@ -126,6 +135,56 @@ pub struct Space {
     pub nr_swap: u64,
     /// Set when the owner was OOM-killed: the space no longer exists.
     pub dead: bool,
+}
+
+impl Space {
+    /// Pages the space spans (its mapping's or file's size).
+    #[inline]
+    pub fn nr_pages(&self) -> u32 {
+        self.nr_pages
+    }
+
+    /// The entry at `idx`: none where the table was never written.
+    #[inline]
+    pub fn pte(&self, idx: u32) -> Pte {
+        debug_assert!(idx < self.nr_pages);
+        self.entries
+            .get(idx as usize)
+            .copied()
+            .unwrap_or(page::pte::NONE)
+    }
+
+    /// The entry at `idx` to write, allocating the table on first use.
+    #[inline]
+    pub fn pte_mut(&mut self, idx: u32) -> &mut Pte {
+        self.hi = self.hi.max(idx + 1);
+        &mut self.table_mut()[idx as usize]
+    }
+
+    /// The whole table, allocated if it was not; for the workloads' hit loops, which
+    /// only set bits on present entries (so `hi` still bounds what is not none).
+    #[inline]
+    pub fn table_mut(&mut self) -> &mut [Pte] {
+        if self.entries.is_empty() && self.nr_pages > 0 {
+            // vec![0; n] is a zeroed allocation: the host commits its pages as they
+            // are written.
+            self.entries = vec![page::pte::NONE; self.nr_pages as usize];
+        }
+        &mut self.entries
+    }
+
+    /// The entries that may be other than none, with their offsets' start at 0.
+    pub fn written(&self) -> &[Pte] {
+        &self.entries[..(self.hi as usize).min(self.entries.len())]
+    }
+
+    /// Takes the written entries and leaves the space with no table (every entry none).
+    pub fn take_table(&mut self) -> Vec<Pte> {
+        let mut t = std::mem::take(&mut self.entries);
+        t.truncate(self.hi as usize);
+        self.hi = 0;
+        t
+    }
 }
 
 /// Who the kernel code is running for.
@@ -411,10 +470,13 @@ impl Mm {
         nr_pages: u64,
         owner: Option<usize>,
     ) -> u32 {
+        debug_assert!(nr_pages <= u32::MAX as u64, "page offsets are u32");
         self.spaces.push(Space {
             kind,
             name,
-            entries: vec![page::pte::NONE; nr_pages as usize],
+            entries: Vec::new(),
+            nr_pages: nr_pages as u32,
+            hi: 0,
             owner,
             nr_present: 0,
             nr_swap: 0,

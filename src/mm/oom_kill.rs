@@ -83,7 +83,6 @@ impl Mm {
         for si in owned {
             self.zap_space(si as u32);
             self.spaces[si].dead = true;
-            self.spaces[si].entries = Vec::new();
         }
     }
 
@@ -91,7 +90,7 @@ impl Mm {
     /// swap slot it holds is freed and the page table is empty again. Pages under
     /// writeback are freed when the write completes.
     pub fn zap_space(&mut self, si: u32) {
-        let entries = std::mem::take(&mut self.spaces[si as usize].entries);
+        let entries = self.spaces[si as usize].take_table();
         let mut freed = 0;
         for &e in &entries {
             match pte::kind(e) {
@@ -109,8 +108,6 @@ impl Mm {
         }
         self.charge(freed * self.cfg.costs.reclaim_page_ns);
         let s = &mut self.spaces[si as usize];
-        s.entries = entries;
-        s.entries.fill(pte::NONE);
         s.nr_present = 0;
         s.nr_swap = 0;
     }

@@ -252,7 +252,7 @@ impl Mm {
     fn remap_after_failed_swapout(&mut self, pfn: Pfn) {
         let f = self.frames[pfn as usize];
         let s = &mut self.spaces[f.mapping as usize];
-        let e = &mut s.entries[f.index as usize];
+        let e = s.pte_mut(f.index);
         if pte::kind(*e) == pte::SWAP && pte::slot(*e) == f.swap {
             *e = pte::present(pfn) | pte::DIRTY;
             s.nr_present += 1;

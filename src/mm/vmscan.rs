@@ -550,7 +550,7 @@ impl Mm {
         if !mapped {
             return 0;
         }
-        let e = &mut s.entries[f.index as usize];
+        let e = s.pte_mut(f.index);
         if pte::is_present(*e) && pte::pfn(*e) == pfn && *e & pte::YOUNG != 0 {
             *e &= !pte::YOUNG;
             1
@@ -777,9 +777,7 @@ impl Mm {
     fn anon_pte_maps(&self, pfn: Pfn) -> bool {
         let f = &self.frames[pfn as usize];
         let s = &self.spaces[f.mapping as usize];
-        !s.dead
-            && pte::is_present(s.entries[f.index as usize])
-            && pte::pfn(s.entries[f.index as usize]) == pfn
+        !s.dead && pte::is_present(s.pte(f.index)) && pte::pfn(s.pte(f.index)) == pfn
     }
 
     /// One page through `shrink_folio_list`.
@@ -880,11 +878,11 @@ impl Mm {
     fn try_to_unmap(&mut self, pfn: Pfn) {
         let f = self.frames[pfn as usize];
         let s = &mut self.spaces[f.mapping as usize];
-        let e = s.entries[f.index as usize];
+        let e = s.pte(f.index);
         let dirty = e & pte::DIRTY != 0;
         match s.kind {
             SpaceKind::Anon => {
-                s.entries[f.index as usize] = pte::swap(f.swap);
+                *s.pte_mut(f.index) = pte::swap(f.swap);
                 s.nr_present -= 1;
                 s.nr_swap += 1;
                 if let Some(sw) = self.swap.as_mut() {
@@ -892,7 +890,7 @@ impl Mm {
                 }
             }
             SpaceKind::File => {
-                s.entries[f.index as usize] = e & !(pte::YOUNG | pte::DIRTY);
+                *s.pte_mut(f.index) = e & !(pte::YOUNG | pte::DIRTY);
                 self.frames[pfn as usize].clear(pg::MAPPED);
             }
         }
@@ -907,7 +905,7 @@ impl Mm {
         let f = self.frames[pfn as usize];
         if f.is_file_lru() {
             let s = &mut self.spaces[f.mapping as usize];
-            s.entries[f.index as usize] = pte::shadow(shadow);
+            *s.pte_mut(f.index) = pte::shadow(shadow);
             s.nr_present -= 1;
         } else if let Some(sw) = self.swap.as_mut() {
             sw.set_shadow(f.swap, shadow);

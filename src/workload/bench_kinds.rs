@@ -62,7 +62,7 @@ impl Kv {
         let first = key * self.value_size / 4096;
         let last = (key * self.value_size + self.value_size - 1) / 4096;
         for vpn in first..=last {
-            let e = &mut cx.mm.spaces[self.space as usize].entries[vpn as usize];
+            let e = cx.mm.spaces[self.space as usize].pte_mut(vpn as u32);
             if pte::is_present(*e) {
                 *e |= pte::YOUNG | if set { pte::DIRTY } else { 0 };
                 cx.user(access_ns);
@@ -276,7 +276,7 @@ impl AnonHog {
         let access_ns = cx.mm.cfg.costs.access_ns;
         let active = self.active_pages(start_ns, cx.clock);
         let limit = hit_limit(cx, access_ns, u64::MAX);
-        let entries = &mut cx.mm.spaces[self.space as usize].entries;
+        let entries = cx.mm.spaces[self.space as usize].table_mut();
         let cursor = &mut t.cursor;
         let (hits, miss) = hit_loop(entries, limit, self.write_u32, &mut t.rng, |_| {
             let v = if *cursor >= active { 0 } else { *cursor };
@@ -373,7 +373,7 @@ impl Phases {
         let access_ns = cx.mm.cfg.costs.access_ns;
         let limit = hit_limit(cx, access_ns, t.phase_left);
         let clock = cx.clock;
-        let entries = &mut cx.mm.spaces[self.space as usize].entries;
+        let entries = cx.mm.spaces[self.space as usize].table_mut();
         let (rng, cursor) = (&mut t.rng, &mut t.cursor);
         let (hits, miss) = match &step.sampler {
             Sampler::Zipf(z) => hit_loop(entries, limit, step.write_u32, rng, |r| z.sample(r)),

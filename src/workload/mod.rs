@@ -571,7 +571,7 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
             }
             let (wr, clock) = (*write_u32, cx.clock);
             let limit = hit_limit(cx, access_ns, u64::MAX);
-            let entries = &mut cx.mm.spaces[space as usize].entries;
+            let entries = cx.mm.spaces[space as usize].table_mut();
             let (rng, cursor) = (&mut t.rng, &mut t.cursor);
             let (hits, miss) = match sampler {
                 // Monomorphised per pattern: no dispatch inside the loop.
@@ -690,9 +690,9 @@ pub(crate) fn fault_in(
 fn mmap_read(cx: &mut Ctx, space: u32, first: u32, n: u32, ra: u32) -> FaultResult {
     let access_ns = cx.mm.cfg.costs.access_ns;
     for idx in first..first + n {
-        let e = cx.mm.spaces[space as usize].entries[idx as usize];
+        let e = cx.mm.spaces[space as usize].pte(idx);
         if pte::is_present(e) && cx.mm.frames[pte::pfn(e) as usize].test(pg::MAPPED) {
-            cx.mm.spaces[space as usize].entries[idx as usize] = e | pte::YOUNG;
+            *cx.mm.spaces[space as usize].pte_mut(idx) = e | pte::YOUNG;
             cx.user(access_ns);
             continue;
         }
