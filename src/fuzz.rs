@@ -108,6 +108,8 @@ const EXTRA_PATHS: &[&str] = &[
     "costs.reclaim_page",
     "costs.syscall",
     "costs.copy_page",
+    "costs.walk_pte",
+    "costs.walk_young",
     "run.slice",
     "run.sample_interval",
     "run.seed",
@@ -118,6 +120,10 @@ const EXTRA_PATHS: &[&str] = &[
     "kernel.vm.watermark_scale_factor",
     "kernel.vm.page-cluster",
     "kernel.vm.lowmem_reserve_ratio",
+    "kernel.lru",
+    "kernel.lru_gen.enabled",
+    "kernel.lru_gen.min_ttl_ms",
+    "kernel.lru_gen.memcg_reclaim",
 ];
 
 /// Scenario keys seen in the corpus, with the table they sit in, for random TOML and

@@ -346,6 +346,8 @@ size = "72M"
         reclaim_page: Nanos(0),
         syscall: Nanos(0),
         copy_page: Nanos(0),
+        walk_pte: Nanos(0),
+        walk_young: Nanos(0),
     };
     sc.workloads[0].think_time = Some(Nanos(0));
     let r = run_or_hang(sc);

@@ -5,7 +5,9 @@
 //! LRU + zram pool pages equal managed memory; page tables and the frames they map
 //! agree.
 
+use super::lru_gen::{folio, lru_gen_from_seq, MAX_NR_GENS, MEMCG_NR_BINS, MEMCG_NR_GENS};
 use super::page::{lru, on, pg, pte};
+use super::zone::MAX_NR_ZONES;
 use super::zone::{DEFERRED_MT, MAX_PAGE_ORDER, MIGRATE_PCPTYPES, NR_PAGE_ORDERS};
 use super::Mm;
 
@@ -94,8 +96,41 @@ impl Mm {
         let (mut dirty, mut writeback, mut writeback_file) = (0u64, 0u64, 0u64);
         let mut write_pending = [0u64; super::zone::MAX_NR_ZONES];
         for (memcg, v) in self.lruvecs.iter().enumerate() {
+            // Pages per compat list and zone from the multi-gen lists (the two
+            // youngest generations count as active), checked with the classic ones.
+            let gen_counted = self.check_lru_gen(memcg, &mut claim)?;
+            for pfn in v
+                .lrugen
+                .folios
+                .iter()
+                .flatten()
+                .flatten()
+                .flat_map(|l| l.iter(&self.frames))
+            {
+                let f = &self.frames[pfn as usize];
+                if f.test(pg::DIRTY) && f.is_file_lru() {
+                    dirty += 1;
+                }
+                if f.test(pg::WRITEBACK) {
+                    writeback += 1;
+                    writeback_file += f.is_file_lru() as u64;
+                }
+                write_pending[f.zone as usize] +=
+                    (f.test(pg::DIRTY) && f.is_file_lru()) as u64 + f.test(pg::WRITEBACK) as u64;
+                lru_total += 1;
+            }
             for l in 0..lru::NR_LRU_LISTS {
                 let mut per_zone = vec![0u64; self.zones.len()];
+                for (zi, c) in per_zone.iter_mut().enumerate() {
+                    *c = gen_counted[l][zi];
+                }
+                if self.lru_gen_enabled() && l != lru::UNEVICTABLE && !v.lists[l].is_empty() {
+                    return Err(format!(
+                        "memcg {memcg} {} holds {} pages with the multi-gen LRU on",
+                        lru::name(l),
+                        v.lists[l].len
+                    ));
+                }
                 let mut len = 0;
                 for pfn in v.lists[l].iter(&self.frames) {
                     let f = &self.frames[pfn as usize];
@@ -358,5 +393,128 @@ impl Mm {
             }
         }
         Ok(())
+    }
+
+    /// The multi-gen LRU of one lruvec: every folio on a generation list is this
+    /// memcg's, of the list's type and zone, with `Frame::list` naming the list and a
+    /// generation (maybe younger, after an in-place promotion) within [min_seq,
+    /// max_seq]; `nr_pages` equals the folios counted by generation; the lists of a
+    /// type older than its min_seq are empty. Returns pages per compat list and zone.
+    #[allow(clippy::needless_range_loop)] // generation, type and zone index four arrays
+    fn check_lru_gen(
+        &self,
+        memcg: usize,
+        claim: &mut impl FnMut(usize, u8) -> Result<(), String>,
+    ) -> Result<[[u64; MAX_NR_ZONES]; lru::NR_LRU_LISTS], String> {
+        let g = &self.lruvecs[memcg].lrugen;
+        let mut counted = [[0u64; MAX_NR_ZONES]; lru::NR_LRU_LISTS];
+        let mut nr_pages = [[[0i64; MAX_NR_ZONES]; 2]; MAX_NR_GENS as usize];
+        for t in 0..2 {
+            if g.min_seq[t] > g.max_seq || g.nr_gens(t) > MAX_NR_GENS {
+                return Err(format!(
+                    "memcg {memcg} type {t}: min_seq {} max_seq {}",
+                    g.min_seq[t], g.max_seq
+                ));
+            }
+        }
+        // The sequence number a generation index stands for in type t, if live.
+        let seq_of =
+            |t: usize, gen: usize| (g.min_seq[t]..=g.max_seq).find(|&s| lru_gen_from_seq(s) == gen);
+        for gen in 0..MAX_NR_GENS as usize {
+            for t in 0..2 {
+                for zi in 0..MAX_NR_ZONES {
+                    let list = &g.folios[gen][t][zi];
+                    let mut len = 0;
+                    for pfn in list.iter(&self.frames) {
+                        claim(pfn as usize, 2)?;
+                        len += 1;
+                        let f = &self.frames[pfn as usize];
+                        let fgen = folio::lru_gen(f);
+                        let bad = f.list != on::LRU_GEN | gen as u8
+                            || !f.test(pg::LRU)
+                            || f.test(pg::ACTIVE)
+                            || f.test(pg::UNEVICTABLE)
+                            || f.memcg as usize != memcg
+                            || f.zone as usize != zi
+                            || f.is_file_lru() as usize != t;
+                        let Some(fgen) = fgen.filter(|_| !bad) else {
+                            return Err(format!(
+                                "frame {pfn} on memcg {memcg} generation {gen} type {t} zone {zi} has list {:#x} flags {:#x} gen byte {:#x} memcg {} zone {}",
+                                f.list, f.flags, f.gen, f.memcg, f.zone
+                            ));
+                        };
+                        // A walk may promote a folio in place (its generation younger
+                        // than its list's); when a type that cannot be evicted retires
+                        // its oldest generation without moving folios, the list becomes
+                        // the youngest and the order inverts, as in the kernel.
+                        if seq_of(t, gen).is_none() || seq_of(t, fgen).is_none() {
+                            return Err(format!(
+                                "frame {pfn} of memcg {memcg} type {t}: list generation {gen} or its generation {fgen} outside min_seq {} ..= max_seq {}",
+                                g.min_seq[t], g.max_seq
+                            ));
+                        }
+                        nr_pages[fgen][t][zi] += 1;
+                        let l = lru::of(t == 1, g.is_active(fgen));
+                        counted[l][zi] += 1;
+                    }
+                    if len != list.len {
+                        return Err(format!(
+                            "memcg {memcg} generation {gen} type {t} zone {zi}: list says {} walked {len}",
+                            list.len
+                        ));
+                    }
+                    if len > 0 && !self.lru_gen_enabled() {
+                        return Err(format!(
+                            "memcg {memcg} generation {gen} holds pages with the multi-gen LRU off"
+                        ));
+                    }
+                }
+            }
+        }
+        if nr_pages != g.nr_pages {
+            return Err(format!(
+                "memcg {memcg} nr_pages {:?} but the lists hold {nr_pages:?}",
+                g.nr_pages
+            ));
+        }
+        // The memcg LRU: every memcg on exactly one list, its links and counts agree.
+        if memcg == 0 {
+            let mut seen = vec![false; self.lruvecs.len()];
+            let mut per_gen = [0u64; MEMCG_NR_GENS];
+            for (gen, bins) in self.memcg_lru.fifo.iter().enumerate() {
+                for (bin, &(first, last)) in bins.iter().enumerate().take(MEMCG_NR_BINS) {
+                    let mut prev = None;
+                    let mut cur = first;
+                    while let Some(m) = cur {
+                        let lg = &self.lruvecs[m].lrugen;
+                        if seen[m] || lg.memcg_gen != gen || lg.bin != bin || lg.memcg_prev != prev
+                        {
+                            return Err(format!(
+                                "memcg {m} on memcg LRU list {gen}/{bin} twice or with wrong links"
+                            ));
+                        }
+                        seen[m] = true;
+                        per_gen[gen] += 1;
+                        prev = cur;
+                        cur = lg.memcg_next;
+                    }
+                    if prev != last {
+                        return Err(format!(
+                            "memcg LRU list {gen}/{bin}: tail {last:?}, walked to {prev:?}"
+                        ));
+                    }
+                }
+            }
+            if let Some(m) = seen.iter().position(|&s| !s) {
+                return Err(format!("memcg {m} is on no memcg LRU list"));
+            }
+            if per_gen != self.memcg_lru.nr_memcgs {
+                return Err(format!(
+                    "memcg LRU nr_memcgs {:?} but the lists hold {per_gen:?}",
+                    self.memcg_lru.nr_memcgs
+                ));
+            }
+        }
+        Ok(counted)
     }
 }

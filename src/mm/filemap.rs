@@ -104,6 +104,13 @@ impl Mm {
     /// `filemap_fault`: an mmap load found the page absent from the page table. A
     /// cached page is mapped (minor fault); otherwise it is read with read-around.
     pub fn filemap_fault(&mut self, space: u32, index: u32, ra_pages: u32) -> FaultResult {
+        self.in_lru_fault = true;
+        let r = self.do_filemap_fault(space, index, ra_pages);
+        self.in_lru_fault = false;
+        r
+    }
+
+    fn do_filemap_fault(&mut self, space: u32, index: u32, ra_pages: u32) -> FaultResult {
         self.count_memcg(self.current_memcg(), Ev::Pgfault, 1);
         let e = self.spaces[space as usize].pte(index);
         if pte::is_present(e) {

@@ -300,8 +300,11 @@ impl Mm {
             if self.pgdat_balanced(sc.order, run.highest_zoneidx) {
                 break Some(sc.order);
             }
-            // kswapd_age_node: keep the anon inactive list topped up.
-            if self.can_reclaim_anon()
+            // kswapd_age_node: keep the anon inactive list topped up (MGLRU:
+            // lru_gen_age_node).
+            if self.lru_gen_enabled() {
+                self.lru_gen_age_node(sc);
+            } else if self.can_reclaim_anon()
                 && self.lruvec_inactive_is_low(0, super::page::lru::INACTIVE_ANON)
             {
                 for memcg in self.memcg.subtree(0) {

@@ -30,6 +30,8 @@ pub struct Lruvec {
     /// tagged for immediate reclaim.
     pub node_congested: bool,
     pub cgroup_congested: bool,
+    /// The multi-gen LRU's generations (`lruvec->lrugen`), used when it is enabled.
+    pub lrugen: super::lru_gen::LruGenFolio,
 }
 
 impl Lruvec {
@@ -58,23 +60,19 @@ impl Mm {
     fn lru_account(&mut self, pfn: Pfn, l: usize, add: bool) {
         let f = &self.frames[pfn as usize];
         let (zi, memcg) = (f.zone as usize, f.memcg as usize);
-        let z = &mut self.zones[zi].lru_pages[l];
-        let v = &mut self.lruvecs[memcg].zone_size[l][zi];
-        if add {
-            *z += 1;
-            *v += 1;
-        } else {
-            *z -= 1;
-            *v -= 1;
-        }
+        self.update_lru_size(memcg, l, zi, if add { 1 } else { -1 });
+    }
+
+    /// `update_lru_size`: the node's, the lruvec's and its ancestors' counters of list
+    /// `l` in zone `zi` (the multi-gen LRU keeps these for its two youngest
+    /// generations as "active", the others as "inactive").
+    pub fn update_lru_size(&mut self, memcg: usize, l: usize, zi: usize, delta: i64) {
+        let add = |x: &mut u64| *x = x.wrapping_add_signed(delta);
+        add(&mut self.zones[zi].lru_pages[l]);
+        add(&mut self.lruvecs[memcg].zone_size[l][zi]);
         let mut m = Some(memcg);
         while let Some(c) = m {
-            let h = &mut self.lruvecs[c].hier[l];
-            if add {
-                *h += 1;
-            } else {
-                *h -= 1;
-            }
+            add(&mut self.lruvecs[c].hier[l]);
             m = self.memcg.cgs[c].parent;
         }
     }
@@ -90,6 +88,9 @@ impl Mm {
     }
 
     fn lruvec_add(&mut self, pfn: Pfn, tail: bool) {
+        if self.lru_gen_enabled() && self.lru_gen_add_folio(pfn, tail) {
+            return;
+        }
         let l = self.folio_lru_list(pfn);
         let memcg = self.frames[pfn as usize].memcg as usize;
         let list = &mut self.lruvecs[memcg].lists[l];
@@ -106,6 +107,10 @@ impl Mm {
 
     /// `lruvec_del_folio`: off whatever LRU list it is on; clears PG_lru.
     pub fn lruvec_del_folio(&mut self, pfn: Pfn) {
+        if self.frames[pfn as usize].list & 0xf0 == on::LRU_GEN {
+            self.lru_gen_del_folio(pfn, false);
+            return;
+        }
         let f = &self.frames[pfn as usize];
         let (l, memcg) = (f.list as usize, f.memcg as usize);
         debug_assert!(l < lru::NR_LRU_LISTS, "pfn {pfn} not on an LRU");
@@ -117,7 +122,16 @@ impl Mm {
     }
 
     /// `folio_add_lru`: a new page joins the LRU (inactive unless marked active).
+    /// Under MGLRU a page added in a page fault (outside reclaim) is active: it goes
+    /// to the youngest generation.
     pub fn folio_add_lru(&mut self, pfn: Pfn) {
+        if self.lru_gen_enabled()
+            && self.in_lru_fault
+            && !self.in_reclaim
+            && !self.frames[pfn as usize].test(pg::UNEVICTABLE)
+        {
+            self.frames[pfn as usize].set(pg::ACTIVE);
+        }
         self.lruvec_add_folio(pfn);
     }
 
@@ -137,6 +151,10 @@ impl Mm {
     /// `folio_mark_accessed` (classic): a page touched through read() needs two touches
     /// to be activated; the activation ticks the workingset clock.
     pub fn folio_mark_accessed(&mut self, pfn: Pfn) {
+        if self.lru_gen_enabled() {
+            self.lru_gen_inc_refs(pfn);
+            return;
+        }
         let f = &mut self.frames[pfn as usize];
         if !f.test(pg::REFERENCED) {
             f.set(pg::REFERENCED);

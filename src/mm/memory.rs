@@ -51,6 +51,13 @@ impl Mm {
     /// `handle_mm_fault` on an anonymous mapping: the access to `space[vpn]` found no
     /// present page.
     pub fn handle_anon_fault(&mut self, space: u32, vpn: u32, write: bool) -> FaultResult {
+        self.in_lru_fault = true;
+        let r = self.do_anon_fault(space, vpn, write);
+        self.in_lru_fault = false;
+        r
+    }
+
+    fn do_anon_fault(&mut self, space: u32, vpn: u32, write: bool) -> FaultResult {
         self.count_memcg(self.current_memcg(), Ev::Pgfault, 1);
         let e = self.spaces[space as usize].pte(vpn);
         let bits = pte::YOUNG | if write { pte::DIRTY } else { 0 };

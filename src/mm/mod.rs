@@ -11,6 +11,7 @@ pub mod filemap;
 pub mod kswapd;
 pub mod list;
 pub mod lru;
+pub mod lru_gen;
 pub mod memcontrol;
 pub mod memory;
 pub mod oom_kill;
@@ -50,6 +51,8 @@ pub struct Config {
     pub page_cluster: u32,
     pub hz: u64,
     pub costs: Costs,
+    /// `kernel.lru` and `kernel.lru_gen.*`.
+    pub lru_gen: lru_gen::LruGenConfig,
 }
 
 impl Config {
@@ -70,6 +73,21 @@ impl Config {
             dirty_writeback_interval_ns: vm.dirty_writeback_centisecs as u64 * 10_000_000,
             page_cluster: vm.page_cluster,
             hz: sc.kernel.hz.0 as u64,
+            lru_gen: {
+                let g = &sc.kernel.lru_gen;
+                let bits = g.enabled.0;
+                lru_gen::LruGenConfig {
+                    enabled: sc.kernel.lru == crate::scenario::LruKind::Mglru && bits & 1 != 0,
+                    mm_walk: bits & 2 != 0,
+                    nonleaf_young: bits & 4 != 0,
+                    min_ttl_jiffies: lru_gen::msecs_to_jiffies(g.min_ttl_ms, sc.kernel.hz.0 as u64),
+                    memcg_reclaim: match g.memcg_reclaim {
+                        crate::scenario::MemcgReclaim::Iter => lru_gen::MemcgReclaim::Iter,
+                        crate::scenario::MemcgReclaim::Seed => lru_gen::MemcgReclaim::Seed,
+                        crate::scenario::MemcgReclaim::MemcgLru => lru_gen::MemcgReclaim::MemcgLru,
+                    },
+                }
+            },
             // At least 1ns each: validation rejects 0, and should a path bypass it no
             // work may take zero virtual time (a task would loop at one instant).
             costs: Costs {
@@ -80,6 +98,8 @@ impl Config {
                 reclaim_page_ns: sc.costs.reclaim_page.0.max(1),
                 syscall_ns: sc.costs.syscall.0.max(1),
                 copy_page_ns: sc.costs.copy_page.0.max(1),
+                walk_pte_ns: sc.costs.walk_pte.0.max(1),
+                walk_young_ns: sc.costs.walk_young.0.max(1),
                 compress_ns: sc.machine.swap.compress_time.0,
                 decompress_ns: sc.machine.swap.decompress_time.0,
             },
@@ -102,6 +122,8 @@ pub struct Costs {
     pub reclaim_page_ns: u64,
     pub syscall_ns: u64,
     pub copy_page_ns: u64,
+    pub walk_pte_ns: u64,
+    pub walk_young_ns: u64,
     pub compress_ns: u64,
     pub decompress_ns: u64,
 }
@@ -285,6 +307,19 @@ pub struct Mm {
     pub current_task: usize,
     pub current_cpu: usize,
     pub workload_task: Vec<usize>,
+    /// `current->in_lru_fault`: the running code is a page fault (MGLRU adds the
+    /// pages it brings in to the youngest generation).
+    pub in_lru_fault: bool,
+    /// `apply_kernel_settings` ran once (later runs may switch the LRU).
+    pub cfg_applied: bool,
+    /// The per-node memcg LRU (MGLRU global reclaim, memcg-lru).
+    pub memcg_lru: lru_gen::MemcgLru,
+    /// Picks memcg LRU bins (`get_random_u32_below`), seeded from the run's seed.
+    pub lru_gen_rng: rand_pcg::Pcg64Mcg,
+    /// Per workload (its mm): the spaces its page tables map, which MGLRU's aging
+    /// walks, and whether it ran since its last walk (`mm->lru_gen.bitmap`).
+    pub mm_spaces: Vec<Vec<u32>>,
+    pub mm_ran: Vec<bool>,
 }
 
 impl Mm {
@@ -350,6 +385,12 @@ impl Mm {
             current_task: 0,
             current_cpu: 0,
             workload_task: Vec::new(),
+            in_lru_fault: false,
+            cfg_applied: false,
+            memcg_lru: lru_gen::MemcgLru::default(),
+            lru_gen_rng: crate::sim::rng::task_rng(sc.run.seed, "memcg_lru"),
+            mm_spaces: vec![Vec::new(); sc.workloads.len()],
+            mm_ran: vec![true; sc.workloads.len()],
         };
         mm.lruvecs = vec![lru::Lruvec::default(); mm.memcg.cgs.len()];
         mm.workload_memcg = sc
@@ -362,6 +403,10 @@ impl Mm {
                     .unwrap_or(0)
             })
             .collect();
+        // mem_cgroup_css_online: every memcg joins the memcg LRU, root first.
+        for memcg in mm.memcg.subtree(0) {
+            mm.lru_gen_online_memcg(memcg);
+        }
         mm.apply_kernel_settings(sc);
         mm
     }
@@ -371,7 +416,12 @@ impl Mm {
     pub fn apply_kernel_settings(&mut self, sc: &Scenario) {
         let vm = &sc.kernel.vm;
         let old_dirty = (self.cfg.dirty_ratio, self.cfg.dirty_bytes);
+        let was_lru_gen = self.cfg.lru_gen.enabled;
         self.cfg = Config::from_scenario(sc, self.managed_pages());
+        if self.cfg_applied && was_lru_gen != self.cfg.lru_gen.enabled {
+            self.lru_gen_change_state(self.cfg.lru_gen.enabled);
+        }
+        self.cfg_applied = true;
         self.protection_mode = match sc.kernel.memcg_protection {
             crate::scenario::MemcgProtection::Cliff => vmscan::ProtectionMode::Cliff,
             crate::scenario::MemcgProtection::Seed => vmscan::ProtectionMode::Seed,
@@ -471,6 +521,12 @@ impl Mm {
         owner: Option<usize>,
     ) -> u32 {
         debug_assert!(nr_pages <= u32::MAX as u64, "page offsets are u32");
+        let si = self.spaces.len() as u32;
+        if let (SpaceKind::Anon, Some(w)) = (kind, owner) {
+            if let Some(m) = self.mm_spaces.get_mut(w) {
+                m.push(si);
+            }
+        }
         self.spaces.push(Space {
             kind,
             name,

@@ -51,6 +51,9 @@ pub mod on {
     pub const BUDDY: u8 = 0x10;
     pub const ZRAM: u8 = 0x20;
     pub const ISOLATED: u8 = 0x30;
+    /// On a multi-gen LRU list: `LRU_GEN | gen` (the list it is physically on; its
+    /// generation in `Frame::gen` may be younger after an in-place promotion).
+    pub const LRU_GEN: u8 = 0x40;
     pub const NONE: u8 = 0xff;
 }
 
@@ -76,7 +79,9 @@ pub struct Frame {
     /// Which list (see [`on`]).
     pub list: u8,
     pub zone: u8,
-    /// Reserved for the multi-gen LRU's generation and tier.
+    /// On an LRU page: the multi-gen LRU's generation + 1 (low 3 bits, 0 = none) and
+    /// reference counter (2 bits above, `lru_gen::LRU_REFS_WIDTH`); on a free block:
+    /// the free list's migratetype.
     pub gen: u8,
 }
 

@@ -63,6 +63,10 @@ pub struct ScanControl {
     pub nr_scanned: u64,
     pub nr_reclaimed: u64,
     pub nr: ReclaimTallies,
+    /// MGLRU, the seed (v6.1): kswapd may skip ageing while eviction finds cold
+    /// pages without it (`memcgs_need_aging`); `nr_reclaimed` at `lru_gen_age_node`.
+    pub memcgs_need_aging: bool,
+    pub last_reclaimed: u64,
 }
 
 impl ScanControl {
@@ -91,6 +95,8 @@ impl ScanControl {
             nr_scanned: 0,
             nr_reclaimed: 0,
             nr: ReclaimTallies::default(),
+            memcgs_need_aging: false,
+            last_reclaimed: 0,
         }
     }
 }
@@ -250,6 +256,10 @@ pub struct LruvecScan {
 #[derive(Debug, Clone)]
 pub struct NodeScan {
     lruvec: Option<LruvecScan>,
+    /// MGLRU: the lruvec being shrunk by `lru_gen_shrink_lruvec`.
+    gen_lruvec: Option<super::lru_gen::LruvecWork>,
+    /// MGLRU global reclaim with the memcg LRU: `lru_gen_shrink_node` instead.
+    gen_node: Option<super::lru_gen::GenScan>,
     nr_reclaimed_before: u64,
     /// memcgs still to visit in this walk (one, the root, until memcg lands).
     memcgs: Vec<usize>,
@@ -266,17 +276,17 @@ enum FolioRef {
 
 /// Per-call result of `shrink_folio_list` (`struct reclaim_stat`).
 #[derive(Debug, Clone, Copy, Default)]
-struct ReclaimStat {
-    nr_dirty: u64,
-    nr_unqueued_dirty: u64,
-    nr_congested: u64,
-    nr_writeback: u64,
-    nr_immediate: u64,
-    nr_pageout: u64,
+pub(super) struct ReclaimStat {
+    pub nr_dirty: u64,
+    pub nr_unqueued_dirty: u64,
+    pub nr_congested: u64,
+    pub nr_writeback: u64,
+    pub nr_immediate: u64,
+    pub nr_pageout: u64,
     /// Pages sent back to the active list, by type (0 anon, 1 file).
-    nr_activate: [u64; 2],
+    pub nr_activate: [u64; 2],
     /// Referenced once: kept on the inactive list for another trip.
-    nr_ref_keep: u64,
+    pub nr_ref_keep: u64,
 }
 
 impl Mm {
@@ -539,7 +549,7 @@ impl Mm {
     /// `folio_referenced`: count and clear the young bits of the PTEs mapping the page.
     fn folio_referenced(&mut self, pfn: Pfn) -> u32 {
         let f = self.frames[pfn as usize];
-        let s = &mut self.spaces[f.mapping as usize];
+        let s = &self.spaces[f.mapping as usize];
         if s.dead {
             return 0;
         }
@@ -550,6 +560,10 @@ impl Mm {
         if !mapped {
             return 0;
         }
+        if self.lru_gen_enabled() {
+            return self.lru_gen_look_around(pfn) as u32;
+        }
+        let s = &mut self.spaces[f.mapping as usize];
         let e = s.pte_mut(f.index);
         if pte::is_present(*e) && pte::pfn(*e) == pfn && *e & pte::YOUNG != 0 {
             *e &= !pte::YOUNG;
@@ -708,6 +722,18 @@ impl Mm {
     /// `folio_check_references` (classic rules, kernel-reference §2.10 step 6).
     fn folio_check_references(&mut self, pfn: Pfn) -> FolioRef {
         let referenced_ptes = self.folio_referenced(pfn);
+        if self.lru_gen_enabled() {
+            // MGLRU (kernel-reference §4.5): no young PTE → reclaim; else the first
+            // sighting keeps it, a second activates it.
+            if referenced_ptes == 0 {
+                return FolioRef::Reclaim;
+            }
+            return if self.lru_gen_set_refs(pfn) {
+                FolioRef::Activate
+            } else {
+                FolioRef::Keep
+            };
+        }
         let f = &mut self.frames[pfn as usize];
         let referenced_folio = f.test_clear(pg::REFERENCED);
         if referenced_ptes > 0 {
@@ -725,7 +751,7 @@ impl Mm {
 
     /// `shrink_folio_list` (kernel-reference §2.10): decide each isolated page's fate.
     /// Returns (reclaimed, stats, pages to put back).
-    fn shrink_folio_list(
+    pub(super) fn shrink_folio_list(
         &mut self,
         list: Vec<Pfn>,
         sc: &mut ScanControl,
@@ -919,11 +945,31 @@ impl Mm {
         sc: &mut ScanControl,
         budget_ns: u64,
     ) -> bool {
+        if let Some(mut gs) = ns.gen_node.take() {
+            if !self.lru_gen_shrink_node_step(&mut gs, sc, budget_ns) {
+                ns.gen_node = Some(gs);
+                return false;
+            }
+            return true;
+        }
         loop {
             if let Some(mut ls) = ns.lruvec.take() {
                 if !self.shrink_lruvec_step(&mut ls, sc, budget_ns) {
                     ns.lruvec = Some(ls);
                     return false;
+                }
+            }
+            if let Some(mut w) = ns.gen_lruvec.take() {
+                match self.lru_gen_lruvec_step(&mut w, sc, budget_ns) {
+                    None => {
+                        ns.gen_lruvec = Some(w);
+                        return false;
+                    }
+                    // lru_gen_shrink_lruvec: a memcg that had to age goes young.
+                    Some(true) => {
+                        self.lru_gen_rotate_memcg(w.memcg, super::lru_gen::MemcgLruOp::Young)
+                    }
+                    Some(false) => {}
                 }
             }
             let Some(memcg) = ns.memcgs.pop() else {
@@ -944,7 +990,11 @@ impl Mm {
                 }
                 self.memcg.cgs[memcg].events.low += 1;
             }
-            ns.lruvec = Some(self.shrink_lruvec_begin(memcg, sc));
+            if self.lru_gen_enabled() {
+                ns.gen_lruvec = Some(self.lru_gen_lruvec_begin(memcg, sc));
+            } else {
+                ns.lruvec = Some(self.shrink_lruvec_begin(memcg, sc));
+            }
         }
         self.shrink_node_end(ns, sc);
         true
@@ -953,8 +1003,24 @@ impl Mm {
     /// `shrink_node`, first half: zero the tallies, `prepare_scan_control`.
     pub fn shrink_node_begin(&mut self, sc: &mut ScanControl) -> NodeScan {
         sc.nr = ReclaimTallies::default();
+        // MGLRU with the memcg LRU: global reclaim is `lru_gen_shrink_node`, none of
+        // the classic per-node bookkeeping.
+        if self.lru_gen_enabled()
+            && sc.target == 0
+            && self.cfg.lru_gen.memcg_reclaim == super::lru_gen::MemcgReclaim::MemcgLru
+        {
+            return NodeScan {
+                lruvec: None,
+                gen_lruvec: None,
+                gen_node: Some(self.lru_gen_shrink_node_begin(sc)),
+                nr_reclaimed_before: sc.nr_reclaimed,
+                memcgs: Vec::new(),
+            };
+        }
         let ns = NodeScan {
             lruvec: None,
+            gen_lruvec: None,
+            gen_node: None,
             nr_reclaimed_before: sc.nr_reclaimed,
             // Popped from the end: reversed pre-order.
             memcgs: self.memcg.subtree(sc.target).into_iter().rev().collect(),

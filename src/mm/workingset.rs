@@ -39,6 +39,23 @@ impl Workingset {
         ((memcg_id as u64) << MEMCG_SHIFT) | ((workingset as u64) << WORKINGSET_SHIFT) | e
     }
 
+    /// `pack_shadow` of an MGLRU token (no bucket shift: the token is a generation
+    /// number and tier, not a clock).
+    pub fn pack_token(&self, memcg_id: u16, token: u64, workingset: bool) -> u64 {
+        ((memcg_id as u64) << MEMCG_SHIFT)
+            | ((workingset as u64) << WORKINGSET_SHIFT)
+            | (token & EVICTION_MASK)
+    }
+
+    /// The MGLRU token of a shadow: (memcg id, token, workingset bit).
+    pub fn unpack_token(&self, shadow: u64) -> (u16, u64, bool) {
+        (
+            (shadow >> MEMCG_SHIFT) as u16,
+            shadow & EVICTION_MASK,
+            (shadow >> WORKINGSET_SHIFT) & 1 == 1,
+        )
+    }
+
     /// `unpack_shadow`: (memcg id, eviction timestamp, workingset bit).
     pub fn unpack(&self, shadow: u64) -> (u16, u64, bool) {
         let e = (shadow & EVICTION_MASK) << self.bucket_order;
@@ -73,6 +90,9 @@ impl Mm {
     /// `workingset_eviction`: the shadow entry for a page being reclaimed on behalf of
     /// `target_memcg`. Reads the clock, then ticks it.
     pub fn workingset_eviction(&mut self, pfn: Pfn, target_memcg: usize) -> u64 {
+        if self.lru_gen_enabled() {
+            return self.lru_gen_eviction(pfn);
+        }
         let eviction = self.lruvecs[target_memcg].nonresident_age;
         self.workingset_age_nonresident(target_memcg, 1);
         let ws = self.frames[pfn as usize].test(pg::WORKINGSET);
@@ -82,6 +102,10 @@ impl Mm {
     /// `workingset_refault`: the new page `pfn` replaces an evicted one whose shadow was
     /// `shadow`. Activates it if the refault distance fits in the workingset.
     pub fn workingset_refault(&mut self, pfn: Pfn, shadow: u64) {
+        if self.lru_gen_enabled() {
+            self.lru_gen_refault(pfn, shadow);
+            return;
+        }
         let file = self.frames[pfn as usize].is_file_lru();
         let memcg = self.frames[pfn as usize].memcg as usize;
         let t = file as usize;

@@ -636,7 +636,7 @@ fn max_pause(hz: u64) -> u64 {
 
 impl Mm {
     /// The jiffies clock of the current context.
-    fn jiffies(&self) -> u64 {
+    pub(super) fn jiffies(&self) -> u64 {
         self.clock() / self.cfg.jiffy_ns()
     }
 

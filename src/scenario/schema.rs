@@ -267,6 +267,90 @@ pub struct Kernel {
     /// (≤ v5.15), "throttle" (reclaim_throttle as merged in v5.16), "throttle-current"
     /// (today's: the CONGESTED reason, 1-jiffy no-progress sleeps).
     pub reclaim_throttle: ReclaimThrottle,
+    /// Which LRU reclaim uses: "classic" (the two-list active/inactive LRU) or "mglru"
+    /// (the multi-gen LRU, CONFIG_LRU_GEN_ENABLED); `lru_gen` tunes the latter.
+    pub lru: LruKind,
+    /// /sys/kernel/mm/lru_gen/*.
+    pub lru_gen: LruGen,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum LruKind {
+    #[default]
+    Classic,
+    Mglru,
+}
+
+/// The multi-gen LRU's knobs (kernel-reference §4.1, §4.14).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LruGen {
+    /// `/sys/kernel/mm/lru_gen/enabled`: 0x0001 main switch, 0x0002 page-table walks,
+    /// 0x0004 non-leaf PMD young bits; an integer, "0x0007", "y" (all) or "n" (none).
+    /// Default 0x0007, as CONFIG_LRU_GEN_ENABLED boots on x86.
+    pub enabled: LruGenEnabled,
+    /// `/sys/kernel/mm/lru_gen/min_ttl_ms`: working-set protection; 0 = off.
+    pub min_ttl_ms: u64,
+    /// How global reclaim picks memcgs: "iter" (MGLRU before "optimize multiple
+    /// memcgs": mem_cgroup_iter, kswapd ages everyone), "seed" (v6.1: lazy aging and
+    /// should_abort_scan), "memcg-lru" (v6.3+: the per-node memcg LRU).
+    pub memcg_reclaim: MemcgReclaim,
+}
+
+impl Default for LruGen {
+    fn default() -> Self {
+        LruGen {
+            enabled: LruGenEnabled(7),
+            min_ttl_ms: 0,
+            memcg_reclaim: MemcgReclaim::MemcgLru,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemcgReclaim {
+    Iter,
+    Seed,
+    #[default]
+    MemcgLru,
+}
+
+/// The `enabled` bitmask as sysfs accepts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LruGenEnabled(pub u32);
+
+impl<'de> Deserialize<'de> for LruGenEnabled {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let bad = |what: String| {
+            serde::de::Error::custom(format!(
+                "expected 0 to 7, \"0x0007\", \"y\" or \"n\" (the lru_gen/enabled bits), got {what}"
+            ))
+        };
+        match toml::Value::deserialize(d)? {
+            toml::Value::Integer(n) if (0..=7).contains(&n) => Ok(LruGenEnabled(n as u32)),
+            toml::Value::Integer(n) => Err(bad(n.to_string())),
+            toml::Value::Boolean(b) => Ok(LruGenEnabled(if b { 7 } else { 0 })),
+            toml::Value::String(s) => {
+                let t = s.trim();
+                match t {
+                    "y" | "Y" => return Ok(LruGenEnabled(7)),
+                    "n" | "N" => return Ok(LruGenEnabled(0)),
+                    _ => {}
+                }
+                let v = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+                    Some(h) => u32::from_str_radix(h, 16).ok(),
+                    None => t.parse::<u32>().ok(),
+                };
+                match v {
+                    Some(v) if v <= 7 => Ok(LruGenEnabled(v)),
+                    _ => Err(bad(format!("\"{s}\""))),
+                }
+            }
+            other => Err(bad(other.type_str().to_string())),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
@@ -442,6 +526,12 @@ pub struct Costs {
     pub syscall: Nanos,
     /// Copying one 4 KiB page between page cache and user buffer (~10 GB/s): ~400 ns.
     pub copy_page: Nanos,
+    /// MGLRU's page-table walk per PTE examined: a sequential read, eight PTEs to a
+    /// cache line (~10 ns).
+    pub walk_pte: Nanos,
+    /// MGLRU's page-table walk per young PTE: clear the bit, look up the folio and
+    /// update its generation, a cache miss on the struct page (~50 ns).
+    pub walk_young: Nanos,
 }
 
 impl Default for Costs {
@@ -454,6 +544,8 @@ impl Default for Costs {
             reclaim_page: Nanos(300),
             syscall: Nanos(500),
             copy_page: Nanos(400),
+            walk_pte: Nanos(10),
+            walk_young: Nanos(50),
         }
     }
 }

@@ -269,6 +269,16 @@ fn check_costs(k: &Costs, c: &mut Checker) {
         ("reclaim_page", k.reclaim_page, "reclaiming a page"),
         ("syscall", k.syscall, "every read() or write()"),
         ("copy_page", k.copy_page, "copying a page"),
+        (
+            "walk_pte",
+            k.walk_pte,
+            "every PTE an MGLRU page-table walk examines",
+        ),
+        (
+            "walk_young",
+            k.walk_young,
+            "every young PTE an MGLRU walk finds",
+        ),
     ] {
         if v.0 == 0 {
             c.err(
@@ -497,6 +507,13 @@ fn check_device(at: &str, d: &Device, c: &mut Checker) {
 fn check_kernel(k: &Kernel, m: &Machine, c: &mut Checker) {
     let vm = &k.vm;
     c.range("kernel.vm.swappiness", vm.swappiness, 0, 200);
+    // A day: longer would protect every generation of any run.
+    c.range(
+        "kernel.lru_gen.min_ttl_ms",
+        k.lru_gen.min_ttl_ms,
+        0,
+        86_400_000,
+    );
     c.range(
         "kernel.vm.watermark_scale_factor",
         vm.watermark_scale_factor,

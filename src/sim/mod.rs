@@ -555,6 +555,8 @@ impl Simulation {
     ) -> u64 {
         self.mm.current = Current::Task(task);
         self.mm.current_workload = Some(wi);
+        // lru_gen_use_mm at context switch: its mm ran since MGLRU last walked it.
+        self.mm.mm_ran[wi] = true;
         let mut rep = SliceReport::default();
         let end_kind = workload::run_slice(
             &mut self.workloads[wi],

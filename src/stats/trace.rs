@@ -24,6 +24,7 @@ trace_events! {
     DirectReclaimEnd => "mm_vmscan_direct_reclaim_end",
     LruShrinkInactive => "mm_vmscan_lru_shrink_inactive",
     LruShrinkActive => "mm_vmscan_lru_shrink_active",
+    LruIsolate => "mm_vmscan_lru_isolate",
     WriteFolio => "mm_vmscan_write_folio",
     BalanceDirtyPages => "balance_dirty_pages",
     BdiDirtyRatelimit => "bdi_dirty_ratelimit",

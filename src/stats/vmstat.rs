@@ -56,6 +56,7 @@ vm_events! {
     SwapRaHit => "swap_ra_hit",
     PgpgIn => "pgpgin",
     PgpgOut => "pgpgout",
+    UnevictablePgsCulled => "unevictable_pgs_culled",
 }
 
 pub const NR_EVENTS: usize = EV_NAMES.len();
@@ -89,6 +90,10 @@ mod tests {
     fn names_line_up() {
         assert_eq!(EV_NAMES[Ev::PgscanKswapd as usize], "pgscan_kswapd");
         assert_eq!(EV_NAMES[Ev::PgpgOut as usize], "pgpgout");
-        assert_eq!(NR_EVENTS, Ev::PgpgOut as usize + 1);
+        assert_eq!(
+            EV_NAMES[Ev::UnevictablePgsCulled as usize],
+            "unevictable_pgs_culled"
+        );
+        assert_eq!(NR_EVENTS, Ev::UnevictablePgsCulled as usize + 1);
     }
 }

@@ -239,6 +239,11 @@ impl Workload {
                     })
                     .collect();
                 let items = spaces.len() as u64 * (per_file / io_pages as u64).max(1);
+                if cfg.mmap.unwrap_or(false) {
+                    // The files are mapped into this workload's mm: MGLRU's aging
+                    // walks their PTEs.
+                    mm.mm_spaces[idx].extend(&spaces);
+                }
                 Spec::File {
                     write: cfg.kind == WorkloadKind::FileWrite,
                     mmap: cfg.mmap.unwrap_or(false),

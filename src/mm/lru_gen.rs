@@ -1,0 +1,1906 @@
+//! The multi-gen LRU (mm/vmscan.c `CONFIG_LRU_GEN` part, include/linux/mm_inline.h,
+//! mm/workingset.c `lru_gen_*`; kernel-reference §4).
+//!
+//! Each lruvec keeps up to `MAX_NR_GENS` generations per type (anon, file) in
+//! `LruGenFolio`. Aging (`try_to_inc_max_seq`) walks the workloads' page tables for
+//! accessed bits and makes a new youngest generation; eviction (`evict_folios`) takes
+//! folios from the oldest one, choosing the type and the tiers to protect with the PID
+//! controller over refault rates. Folios reclaimed go through the same
+//! `shrink_folio_list`, writeback, swap and throttling as the classic LRU.
+//!
+//! A frame's generation is in `Frame::gen` (`gen + 1` in its low three bits, 0 when on
+//! no generation list) with the `LRU_REFS_WIDTH`-bit reference counter above it; the
+//! list it is physically on is `Frame::list` = `on::LRU_GEN | gen`. The two differ when
+//! a page-table walk promoted the folio in place (`folio_update_gen`): the folio stays
+//! where it was until `sort_folio` meets it, as in the kernel.
+//!
+//! Global reclaim picks memcgs one of three ways (`kernel.lru_gen.memcg_reclaim`,
+//! §4.14): `iter` (MGLRU before "optimize multiple memcgs"), `seed` (v6.1) and
+//! `memcg-lru` (the per-node memcg LRU of v6.3+). The rest follows the base version.
+
+use super::list::ListHead;
+use super::page::{lru, on, pg, pte, Pfn, NIL};
+use super::vmscan::{ScanControl, DEF_PRIORITY};
+use super::zone::{zone_watermark_ok, AllocFlags, MAX_NR_ZONES, WMARK_HIGH, WMARK_LOW};
+use super::{Mm, SpaceKind};
+use crate::stats::trace::Tp;
+use crate::stats::vmstat::Ev;
+
+pub const MIN_NR_GENS: u64 = 2;
+pub const MAX_NR_GENS: u64 = 4;
+pub const MAX_NR_TIERS: usize = 4;
+pub const MIN_LRU_BATCH: u64 = 64;
+pub const MAX_LRU_BATCH: u64 = MIN_LRU_BATCH * 64;
+/// Bits of the per-folio reference counter (`LRU_REFS_WIDTH`).
+pub const LRU_REFS_WIDTH: u32 = 2;
+const LRU_GEN_MASK: u8 = 0x7;
+const LRU_REFS_SHIFT: u32 = 3;
+const LRU_REFS_MASK: u8 = ((1 << LRU_REFS_WIDTH) - 1) << LRU_REFS_SHIFT;
+pub const MAX_SWAPPINESS: u64 = 200;
+/// `SWAPPINESS_ANON_ONLY`: the debugfs "max", anon only.
+pub const SWAPPINESS_ANON_ONLY: u64 = MAX_SWAPPINESS + 1;
+pub const ANON: usize = 0;
+pub const FILE: usize = 1;
+/// memcg LRU generations (3 today; 2 when introduced) and bins.
+pub const MEMCG_NR_GENS: usize = 3;
+pub const MEMCG_NR_BINS: usize = 8;
+const BLOOM_FILTER_SHIFT: u32 = 15;
+const BLOOM_WORDS: usize = (1 << BLOOM_FILTER_SHIFT) / 64;
+/// PTEs per page-table page (a PMD entry's span).
+pub const PTRS_PER_PTE: u32 = 512;
+
+/// `lru_gen_from_seq`.
+#[inline]
+pub fn lru_gen_from_seq(seq: u64) -> usize {
+    (seq % MAX_NR_GENS) as usize
+}
+
+/// `order_base_2`: ceil(log2(n)), 0 for n <= 1.
+fn order_base_2(n: u32) -> usize {
+    if n <= 1 {
+        0
+    } else {
+        (32 - (n - 1).leading_zeros()) as usize
+    }
+}
+
+/// `lru_tier_from_refs`: the top tier for PG_workingset, else log2 of the accesses.
+pub fn lru_tier_from_refs(refs: u32, workingset: bool) -> usize {
+    if workingset {
+        MAX_NR_TIERS - 1
+    } else {
+        order_base_2(refs).min(MAX_NR_TIERS - 1)
+    }
+}
+
+/// How global reclaim picks memcgs (`kernel.lru_gen.memcg_reclaim`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemcgReclaim {
+    /// MGLRU before the seed: mem_cgroup_iter, kswapd ages every memcg each round.
+    Iter,
+    /// "mm: multi-gen LRU: optimize multiple memcgs" as merged in v6.1.
+    Seed,
+    /// The per-node memcg LRU (v6.3+).
+    MemcgLru,
+}
+
+/// The MGLRU settings of `mm::Config`.
+#[derive(Debug, Clone, Copy)]
+pub struct LruGenConfig {
+    /// `kernel.lru = "mglru"` with the main switch (0x0001) on.
+    pub enabled: bool,
+    /// 0x0002: page-table walks during aging.
+    pub mm_walk: bool,
+    /// 0x0004: non-leaf PMD young bits (recorded; the simulator has no PMD bits, so a
+    /// walk relies on the Bloom filters alone).
+    pub nonleaf_young: bool,
+    /// `min_ttl_ms` in jiffies (`msecs_to_jiffies`), 0 = off.
+    pub min_ttl_jiffies: u64,
+    pub memcg_reclaim: MemcgReclaim,
+}
+
+/// Refault statistics for one tier position (`struct ctrl_pos`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CtrlPos {
+    pub refaulted: u64,
+    pub total: u64,
+    pub gain: u64,
+}
+
+/// `positive_ctrl_err`: the process variable has few refaults, or a refault rate no
+/// higher than the set point's (scaled by the gains).
+pub fn positive_ctrl_err(sp: &CtrlPos, pv: &CtrlPos) -> bool {
+    pv.refaulted < MIN_LRU_BATCH
+        || pv.refaulted as u128 * (sp.total + MIN_LRU_BATCH) as u128 * sp.gain as u128
+            <= (sp.refaulted + 1) as u128 * pv.total as u128 * pv.gain as u128
+}
+
+/// memcg LRU segments (`lrugen->seg`).
+pub const MEMCG_LRU_HEAD: u8 = 1;
+pub const MEMCG_LRU_TAIL: u8 = 2;
+
+/// `lru_gen_rotate_memcg` operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemcgLruOp {
+    Nop,
+    Head,
+    Tail,
+    Old,
+    Young,
+}
+
+/// `struct lru_gen_folio` plus the lruvec's `lru_gen_mm_state`.
+#[derive(Debug, Clone)]
+pub struct LruGenFolio {
+    pub max_seq: u64,
+    pub min_seq: [u64; 2],
+    /// Jiffies at which each generation was born.
+    pub timestamps: [u64; MAX_NR_GENS as usize],
+    pub folios: [[[ListHead; MAX_NR_ZONES]; 2]; MAX_NR_GENS as usize],
+    /// Pages per generation by their `Frame::gen` (promoted-in-place folios count in
+    /// their new generation, as the kernel's batched walk updates do).
+    pub nr_pages: [[[i64; MAX_NR_ZONES]; 2]; MAX_NR_GENS as usize],
+    pub avg_refaulted: [[u64; MAX_NR_TIERS]; 2],
+    pub avg_total: [[u64; MAX_NR_TIERS]; 2],
+    /// NR_HIST_GENS = 1: the current history slot only.
+    pub protected: [[u64; MAX_NR_TIERS]; 2],
+    pub evicted: [[u64; MAX_NR_TIERS]; 2],
+    pub refaulted: [[u64; MAX_NR_TIERS]; 2],
+    /// The memcg LRU: generation, segment, bin, and the links of its bin's list.
+    pub memcg_gen: usize,
+    pub seg: u8,
+    pub bin: usize,
+    pub memcg_prev: Option<usize>,
+    pub memcg_next: Option<usize>,
+    pub on_memcg_lru: bool,
+    /// `mm_state.seq`: the last completed page-table walk iteration.
+    pub mm_seq: u64,
+    /// The double-buffered Bloom filters of PMD ranges worth walking (`seq % 2`);
+    /// `None` until first reset (tests as "maybe present").
+    pub filters: [Option<Box<[u64; BLOOM_WORDS]>>; 2],
+    /// MM_LEAF_TOTAL, MM_LEAF_YOUNG, MM_NONLEAF_FOUND, MM_NONLEAF_ADDED.
+    pub mm_stats: [u64; 4],
+}
+
+impl Default for LruGenFolio {
+    /// `lru_gen_init_lruvec`: max_seq = MIN_NR_GENS + 1, min_seq 0, so four
+    /// generations exist, all born at boot.
+    fn default() -> Self {
+        LruGenFolio {
+            max_seq: MIN_NR_GENS + 1,
+            min_seq: [0, 0],
+            timestamps: [0; MAX_NR_GENS as usize],
+            folios: Default::default(),
+            nr_pages: Default::default(),
+            avg_refaulted: Default::default(),
+            avg_total: Default::default(),
+            protected: Default::default(),
+            evicted: Default::default(),
+            refaulted: Default::default(),
+            memcg_gen: 0,
+            seg: 0,
+            bin: 0,
+            memcg_prev: None,
+            memcg_next: None,
+            on_memcg_lru: false,
+            mm_seq: MIN_NR_GENS,
+            filters: [None, None],
+            mm_stats: [0; 4],
+        }
+    }
+}
+
+impl LruGenFolio {
+    /// `get_nr_gens`.
+    pub fn nr_gens(&self, t: usize) -> u64 {
+        self.max_seq - self.min_seq[t] + 1
+    }
+
+    /// `lru_gen_is_active`: the two youngest generations count as "active".
+    pub fn is_active(&self, gen: usize) -> bool {
+        gen == lru_gen_from_seq(self.max_seq) || gen == lru_gen_from_seq(self.max_seq - 1)
+    }
+
+    /// `evictable_min_seq`: the oldest generation among the types `swappiness` allows.
+    pub fn evictable_min_seq(&self, swappiness: u64) -> u64 {
+        evictable_types(swappiness)
+            .map(|t| self.min_seq[t])
+            .min()
+            .unwrap_or(self.max_seq)
+    }
+
+    /// Pages of type `t` in generation `gen`, all zones (negative transients as 0).
+    pub fn gen_pages(&self, gen: usize, t: usize) -> u64 {
+        self.nr_pages[gen][t].iter().map(|&n| n.max(0) as u64).sum()
+    }
+
+    /// `read_ctrl_pos`: refaults and totals of `tier` (`MAX_NR_TIERS` = all tiers).
+    pub fn read_ctrl_pos(&self, t: usize, tier: usize, gain: u64) -> CtrlPos {
+        let tiers = if tier >= MAX_NR_TIERS {
+            0..MAX_NR_TIERS
+        } else {
+            tier..tier + 1
+        };
+        let mut pos = CtrlPos {
+            gain,
+            ..CtrlPos::default()
+        };
+        for i in tiers {
+            pos.refaulted += self.avg_refaulted[t][i] + self.refaulted[t][i];
+            pos.total += self.avg_total[t][i] + self.protected[t][i] + self.evicted[t][i];
+        }
+        pos
+    }
+
+    /// `reset_ctrl_pos` with NR_HIST_GENS = 1: on a min_seq advance (`carryover`) fold
+    /// the slot into the moving averages (smoothing 1/2) and clear it; on a max_seq
+    /// advance nothing (no other slot to clear).
+    pub fn reset_ctrl_pos(&mut self, t: usize, carryover: bool) {
+        if !carryover {
+            return;
+        }
+        for tier in 0..MAX_NR_TIERS {
+            self.avg_refaulted[t][tier] =
+                (self.avg_refaulted[t][tier] + self.refaulted[t][tier]) / 2;
+            self.avg_total[t][tier] =
+                (self.avg_total[t][tier] + self.protected[t][tier] + self.evicted[t][tier]) / 2;
+            self.refaulted[t][tier] = 0;
+            self.evicted[t][tier] = 0;
+            self.protected[t][tier] = 0;
+        }
+    }
+
+    /// `get_type_to_scan`: file at swappiness <= 1, anon at >= 200; otherwise the type
+    /// whose tiers refault less, anon weighted by swappiness, file by 200 − swappiness.
+    pub fn get_type_to_scan(&self, swappiness: u64) -> usize {
+        if swappiness <= 1 {
+            return FILE;
+        }
+        if swappiness >= MAX_SWAPPINESS {
+            return ANON;
+        }
+        let sp = self.read_ctrl_pos(ANON, MAX_NR_TIERS, swappiness);
+        let pv = self.read_ctrl_pos(FILE, MAX_NR_TIERS, MAX_SWAPPINESS - swappiness);
+        if positive_ctrl_err(&sp, &pv) {
+            FILE
+        } else {
+            ANON
+        }
+    }
+
+    /// `get_tier_idx`: the highest tier still evicted; tiers above it refault clearly
+    /// more than tier 0 (gains 2:3) and are protected.
+    pub fn get_tier_idx(&self, t: usize) -> usize {
+        let sp = self.read_ctrl_pos(t, 0, 2);
+        let mut tier = 1;
+        while tier < MAX_NR_TIERS {
+            let pv = self.read_ctrl_pos(t, tier, 3);
+            if !positive_ctrl_err(&sp, &pv) {
+                break;
+            }
+            tier += 1;
+        }
+        tier - 1
+    }
+}
+
+/// `for_each_evictable_type`: file only at swappiness 0, anon only at 201.
+pub fn evictable_types(swappiness: u64) -> impl Iterator<Item = usize> {
+    let lo = (swappiness == 0) as usize;
+    let hi = (swappiness < SWAPPINESS_ANON_ONLY) as usize;
+    lo..=hi
+}
+
+/// The per-node memcg LRU (`pgdat->memcg_lru`): generations of bins of memcg lists.
+#[derive(Debug, Clone, Default)]
+pub struct MemcgLru {
+    pub seq: u64,
+    pub nr_memcgs: [u64; MEMCG_NR_GENS],
+    /// (first, last) memcg of each list.
+    pub fifo: [[(Option<usize>, Option<usize>); MEMCG_NR_BINS]; MEMCG_NR_GENS],
+}
+
+/// `get_memcg_gen`.
+pub fn get_memcg_gen(seq: u64) -> usize {
+    (seq % MEMCG_NR_GENS as u64) as usize
+}
+
+/// Frame helpers for the generation byte.
+pub mod folio {
+    use super::*;
+    use crate::mm::page::Frame;
+
+    /// `folio_lru_gen`: the generation in the flags, if on a generation list.
+    #[inline]
+    pub fn lru_gen(f: &Frame) -> Option<usize> {
+        match f.gen & LRU_GEN_MASK {
+            0 => None,
+            g => Some(g as usize - 1),
+        }
+    }
+
+    #[inline]
+    pub fn set_gen(f: &mut Frame, gen: Option<usize>) {
+        f.gen = (f.gen & !LRU_GEN_MASK) | gen.map_or(0, |g| g as u8 + 1);
+    }
+
+    /// The raw reference counter (`LRU_REFS_MASK` bits).
+    #[inline]
+    pub fn refs_counter(f: &Frame) -> u32 {
+        ((f.gen & LRU_REFS_MASK) >> LRU_REFS_SHIFT) as u32
+    }
+
+    #[inline]
+    pub fn set_refs_counter(f: &mut Frame, n: u32) {
+        f.gen = (f.gen & !LRU_REFS_MASK) | (((n as u8) << LRU_REFS_SHIFT) & LRU_REFS_MASK);
+    }
+
+    /// `folio_lru_refs`: accesses through file descriptors (0 if not PG_referenced).
+    #[inline]
+    pub fn lru_refs(f: &Frame) -> u32 {
+        if f.test(pg::REFERENCED) {
+            refs_counter(f) + 1
+        } else {
+            0
+        }
+    }
+
+    /// Clears `LRU_REFS_FLAGS` (the counter and PG_referenced).
+    #[inline]
+    pub fn clear_refs_flags(f: &mut Frame) {
+        set_refs_counter(f, 0);
+        f.clear(pg::REFERENCED);
+    }
+
+    /// `refs + workingset == BIT(LRU_REFS_WIDTH) + 1`: the working set being lazily
+    /// promoted (saturated counter and PG_workingset).
+    #[inline]
+    pub fn lazily_promoted(f: &Frame) -> bool {
+        lru_refs(f) + f.test(pg::WORKINGSET) as u32 == (1 << LRU_REFS_WIDTH) + 1
+    }
+
+    /// The tier of a folio (`lru_tier_from_refs(folio_lru_refs, PG_workingset)`).
+    #[inline]
+    pub fn tier(f: &Frame) -> usize {
+        lru_tier_from_refs(lru_refs(f), f.test(pg::WORKINGSET))
+    }
+}
+
+/// Bloom filter keys of a PMD range (`get_item_key`): two 15-bit indices from a
+/// 30-bit hash of the page-table page's identity (space and PMD index here).
+fn bloom_keys(space: u32, pmd: u32) -> [usize; 2] {
+    let mut z = ((space as u64) << 32 | pmd as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    let h = z & ((1 << (2 * BLOOM_FILTER_SHIFT)) - 1);
+    let mask = (1 << BLOOM_FILTER_SHIFT) - 1;
+    [(h & mask) as usize, (h >> BLOOM_FILTER_SHIFT) as usize]
+}
+
+/// `suitable_to_scan`: at least one young PTE per cache line (8 PTEs) on average.
+fn suitable_to_scan(total: u64, young: u64) -> bool {
+    young * 8 >= total
+}
+
+/// `msecs_to_jiffies` (rounding up).
+pub fn msecs_to_jiffies(ms: u64, hz: u64) -> u64 {
+    (ms * hz).div_ceil(1000)
+}
+
+/// The state of one `try_to_shrink_lruvec` (or, before v6.3, `lru_gen_shrink_lruvec`)
+/// loop, kept across kswapd's slices.
+#[derive(Debug, Clone)]
+pub struct LruvecWork {
+    pub memcg: usize,
+    scanned: u64,
+    /// `max_seq` when the loop started (the seed's fairness test).
+    seq_at_start: u64,
+    reclaimed_at_start: u64,
+    need_aging: bool,
+    need_swapping: bool,
+    /// The last `get_nr_to_scan` (the base version: negative means "rotate").
+    nr_to_scan: i64,
+}
+
+/// Where `shrink_many` is in the memcg LRU, kept across kswapd's slices.
+#[derive(Debug, Clone)]
+pub struct GenScan {
+    /// `sc.nr_reclaimed` at `lru_gen_shrink_node`'s entry (kswapd counts from 0 inside).
+    reclaimed_before: u64,
+    gen: usize,
+    bin: usize,
+    first_bin: usize,
+    /// The lruvec the walk is at; `None` before the bin's first.
+    pos: Option<usize>,
+    /// The op `shrink_one` returned for `pos`, applied when the walk moves on.
+    op: MemcgLruOp,
+    cur: Option<LruvecWork>,
+    started: bool,
+    /// Neither writing nor unmapping allowed: nothing to scan for.
+    skip: bool,
+}
+
+impl Mm {
+    #[inline]
+    pub fn lru_gen_enabled(&self) -> bool {
+        self.cfg.lru_gen.enabled
+    }
+
+    /// `lru_gen_update_size`: a folio's generation changes from `old` to `new`
+    /// (`None` = off the lists); the per-generation counts follow, and the classic
+    /// active/inactive counters with them (the two youngest generations are "active").
+    fn lru_gen_update_size(&mut self, pfn: Pfn, old: Option<usize>, new: Option<usize>) {
+        let f = &self.frames[pfn as usize];
+        let (t, zi, memcg) = (f.is_file_lru() as usize, f.zone as usize, f.memcg as usize);
+        let g = &mut self.lruvecs[memcg].lrugen;
+        if let Some(o) = old {
+            g.nr_pages[o][t][zi] -= 1;
+        }
+        if let Some(n) = new {
+            g.nr_pages[n][t][zi] += 1;
+        }
+        let base = if t == FILE {
+            lru::INACTIVE_FILE
+        } else {
+            lru::INACTIVE_ANON
+        };
+        let was = old.map(|o| base + if g.is_active(o) { lru::ACTIVE } else { 0 });
+        let now = new.map(|n| base + if g.is_active(n) { lru::ACTIVE } else { 0 });
+        if was != now {
+            if let Some(l) = was {
+                self.update_lru_size(memcg, l, zi, -1);
+            }
+            if let Some(l) = now {
+                self.update_lru_size(memcg, l, zi, 1);
+            }
+        }
+    }
+
+    /// Moves a folio already on a generation list to `gen`'s list (`list_move` /
+    /// `list_move_tail`), sizes unchanged.
+    fn gen_list_move(&mut self, pfn: Pfn, gen: usize, tail: bool) {
+        let f = &self.frames[pfn as usize];
+        let (t, zi, memcg, phys) = (
+            f.is_file_lru() as usize,
+            f.zone as usize,
+            f.memcg as usize,
+            (f.list & 0x3) as usize,
+        );
+        let g = &mut self.lruvecs[memcg].lrugen;
+        g.folios[phys][t][zi].del(&mut self.frames, pfn);
+        if tail {
+            g.folios[gen][t][zi].add_tail(&mut self.frames, pfn);
+        } else {
+            g.folios[gen][t][zi].add_head(&mut self.frames, pfn);
+        }
+        self.frames[pfn as usize].list = on::LRU_GEN | gen as u8;
+    }
+
+    /// The sequence number `lru_gen_add_folio` gives a folio (kernel-reference §4.4):
+    /// active → youngest; anon outside the swap cache, or dirty/under writeback and
+    /// tagged for reclaim → second youngest; put back by reclaim, or only
+    /// MIN_NR_GENS generations → oldest; else second oldest.
+    pub fn lru_gen_folio_seq(&self, pfn: Pfn, reclaiming: bool) -> u64 {
+        let f = &self.frames[pfn as usize];
+        let t = f.is_file_lru() as usize;
+        let g = &self.lruvecs[f.memcg as usize].lrugen;
+        if f.test(pg::ACTIVE) {
+            g.max_seq
+        } else if (t == ANON && !f.test(pg::SWAPCACHE))
+            || (f.test(pg::RECLAIM) && (f.test(pg::DIRTY) || f.test(pg::WRITEBACK)))
+        {
+            g.max_seq - 1
+        } else if reclaiming || g.min_seq[t] + MIN_NR_GENS >= g.max_seq {
+            g.min_seq[t]
+        } else {
+            g.min_seq[t] + 1
+        }
+    }
+
+    /// `lru_gen_add_folio`: false for an unevictable folio (it goes on the classic
+    /// unevictable list). Reclaim's put-backs and rotations add at the tail.
+    pub fn lru_gen_add_folio(&mut self, pfn: Pfn, reclaiming: bool) -> bool {
+        if self.frames[pfn as usize].test(pg::UNEVICTABLE) {
+            return false;
+        }
+        let gen = lru_gen_from_seq(self.lru_gen_folio_seq(pfn, reclaiming));
+        let f = &mut self.frames[pfn as usize];
+        folio::set_gen(f, Some(gen));
+        f.clear(pg::ACTIVE);
+        f.set(pg::LRU);
+        f.list = on::LRU_GEN | gen as u8;
+        let (t, zi, memcg) = (f.is_file_lru() as usize, f.zone as usize, f.memcg as usize);
+        self.lru_gen_update_size(pfn, None, Some(gen));
+        let list = &mut self.lruvecs[memcg].lrugen.folios[gen][t][zi];
+        if reclaiming {
+            list.add_tail(&mut self.frames, pfn);
+        } else {
+            list.add_head(&mut self.frames, pfn);
+        }
+        true
+    }
+
+    /// `lru_gen_del_folio`: off its generation list; outside reclaim a folio of an
+    /// active generation keeps PG_active (for `folio_migrate_flags` and put-backs).
+    pub fn lru_gen_del_folio(&mut self, pfn: Pfn, reclaiming: bool) -> bool {
+        let f = self.frames[pfn as usize];
+        let Some(gen) = folio::lru_gen(&f) else {
+            return false;
+        };
+        let (t, zi, memcg, phys) = (
+            f.is_file_lru() as usize,
+            f.zone as usize,
+            f.memcg as usize,
+            (f.list & 0x3) as usize,
+        );
+        let active = !reclaiming && self.lruvecs[memcg].lrugen.is_active(gen);
+        self.lru_gen_update_size(pfn, Some(gen), None);
+        self.lruvecs[memcg].lrugen.folios[phys][t][zi].del(&mut self.frames, pfn);
+        let f = &mut self.frames[pfn as usize];
+        folio::set_gen(f, None);
+        if active {
+            f.set(pg::ACTIVE);
+        }
+        f.clear(pg::LRU);
+        f.list = on::NONE;
+        true
+    }
+
+    /// `lru_gen_inc_refs` (`folio_mark_accessed` under MGLRU): the first access through
+    /// a file descriptor sets PG_referenced, later ones count up, and a saturated
+    /// counter sets PG_workingset. Tiers move; the folio stays on its list.
+    pub fn lru_gen_inc_refs(&mut self, pfn: Pfn) {
+        let f = &mut self.frames[pfn as usize];
+        if f.test(pg::UNEVICTABLE) {
+            return;
+        }
+        if !f.test(pg::REFERENCED) {
+            folio::set_refs_counter(f, 0);
+            f.set(pg::REFERENCED);
+            return;
+        }
+        let n = folio::refs_counter(f);
+        if n == (1 << LRU_REFS_WIDTH) - 1 {
+            f.set(pg::WORKINGSET);
+            return;
+        }
+        folio::set_refs_counter(f, n + 1);
+    }
+
+    /// `lru_gen_set_refs`: a young PTE seen by reclaim. The first sighting only sets
+    /// PG_referenced (keep); a second one sets PG_workingset (activate).
+    pub fn lru_gen_set_refs(&mut self, pfn: Pfn) -> bool {
+        let f = &mut self.frames[pfn as usize];
+        if !f.test(pg::REFERENCED) && !f.test(pg::WORKINGSET) {
+            folio::set_refs_counter(f, 0);
+            f.set(pg::REFERENCED);
+            return false;
+        }
+        folio::clear_refs_flags(f);
+        f.set(pg::WORKINGSET);
+        true
+    }
+
+    /// `folio_update_gen`: a page-table walk found the folio young. A first sighting
+    /// only sets PG_referenced; otherwise the folio moves (in its flags, not on the
+    /// list) to `gen` with PG_workingset. Returns the old generation.
+    fn folio_update_gen(&mut self, pfn: Pfn, gen: usize) -> Option<usize> {
+        let f = &mut self.frames[pfn as usize];
+        if !f.test(pg::REFERENCED) && !f.test(pg::WORKINGSET) {
+            folio::set_refs_counter(f, 0);
+            f.set(pg::REFERENCED);
+            return None;
+        }
+        let old = folio::lru_gen(f)?;
+        folio::clear_refs_flags(f);
+        folio::set_gen(f, Some(gen));
+        f.set(pg::WORKINGSET);
+        if old != gen {
+            self.lru_gen_update_size(pfn, Some(old), Some(gen));
+        }
+        Some(old)
+    }
+
+    /// `folio_inc_gen`: move a folio of the oldest generation to the next one
+    /// (unless a walk already promoted it), clearing its references; `reclaiming`
+    /// tags it PG_reclaim so writeback's end rotates it back. Returns its generation.
+    fn folio_inc_gen(&mut self, pfn: Pfn, reclaiming: bool) -> usize {
+        let f = self.frames[pfn as usize];
+        let t = f.is_file_lru() as usize;
+        let old_gen = lru_gen_from_seq(self.lruvecs[f.memcg as usize].lrugen.min_seq[t]);
+        if let Some(g) = folio::lru_gen(&f) {
+            if g != old_gen {
+                return g;
+            }
+        }
+        let new_gen = (old_gen + 1) % MAX_NR_GENS as usize;
+        let f = &mut self.frames[pfn as usize];
+        folio::clear_refs_flags(f);
+        folio::set_gen(f, Some(new_gen));
+        if reclaiming {
+            f.set(pg::RECLAIM);
+        }
+        self.lru_gen_update_size(pfn, Some(old_gen), Some(new_gen));
+        new_gen
+    }
+
+    /// `inc_min_seq`: retire the oldest generation of type `t`. If the type is
+    /// evictable its folios first move to the next generation (no cold/hot
+    /// inversion), their pages counted as protected in their tiers.
+    fn inc_min_seq(&mut self, memcg: usize, t: usize, swappiness: u64) {
+        let evictable =
+            !((t == FILE && swappiness == SWAPPINESS_ANON_ONLY) || (t == ANON && swappiness == 0));
+        if evictable {
+            let old_gen = lru_gen_from_seq(self.lruvecs[memcg].lrugen.min_seq[t]);
+            let mut moved = 0u64;
+            for zi in 0..MAX_NR_ZONES {
+                loop {
+                    let pfn = self.lruvecs[memcg].lrugen.folios[old_gen][t][zi].tail;
+                    if pfn == NIL {
+                        break;
+                    }
+                    let f = self.frames[pfn as usize];
+                    let (lazy, tier) = (folio::lazily_promoted(&f), folio::tier(&f));
+                    let new_gen = self.folio_inc_gen(pfn, false);
+                    self.gen_list_move(pfn, new_gen, true);
+                    if !lazy {
+                        self.lruvecs[memcg].lrugen.protected[t][tier] += 1;
+                    }
+                    moved += 1;
+                }
+            }
+            self.charge(moved * self.cfg.costs.walk_young_ns);
+        }
+        let g = &mut self.lruvecs[memcg].lrugen;
+        g.reset_ctrl_pos(t, true);
+        g.min_seq[t] += 1;
+    }
+
+    /// `try_to_inc_min_seq`: after eviction, advance each evictable type past empty
+    /// oldest generations, keeping the types within reach of each other.
+    fn try_to_inc_min_seq(&mut self, memcg: usize, swappiness: u64) -> bool {
+        let g = &self.lruvecs[memcg].lrugen;
+        let mut min_seq = g.min_seq;
+        let mut inc = false;
+        for t in evictable_types(swappiness) {
+            while min_seq[t] + MIN_NR_GENS <= g.max_seq {
+                let gen = lru_gen_from_seq(min_seq[t]);
+                if g.folios[gen][t].iter().any(|l| !l.is_empty()) {
+                    break;
+                }
+                min_seq[t] += 1;
+                inc = true;
+            }
+        }
+        if !inc {
+            return false;
+        }
+        if swappiness > 0 && swappiness <= MAX_SWAPPINESS {
+            let seq = g.max_seq - MIN_NR_GENS;
+            if min_seq[ANON] > seq && min_seq[FILE] < seq {
+                min_seq[ANON] = seq;
+            } else if min_seq[FILE] > seq && min_seq[ANON] < seq {
+                min_seq[FILE] = seq;
+            }
+        }
+        let mut success = false;
+        for t in evictable_types(swappiness) {
+            let g = &mut self.lruvecs[memcg].lrugen;
+            if min_seq[t] <= g.min_seq[t] {
+                continue;
+            }
+            g.reset_ctrl_pos(t, true);
+            g.min_seq[t] = min_seq[t];
+            success = true;
+        }
+        success
+    }
+
+    /// `inc_max_seq`: a new youngest generation. A type already at MAX_NR_GENS retires
+    /// its oldest first; the two youngest generations' pages move from the "active" to
+    /// the "inactive" compat counters as max_seq advances.
+    fn inc_max_seq(&mut self, memcg: usize, seq: u64, swappiness: u64) -> bool {
+        if seq != self.lruvecs[memcg].lrugen.max_seq {
+            return false;
+        }
+        for t in [ANON, FILE] {
+            if self.lruvecs[memcg].lrugen.nr_gens(t) == MAX_NR_GENS {
+                self.inc_min_seq(memcg, t, swappiness);
+            }
+        }
+        let g = &self.lruvecs[memcg].lrugen;
+        let prev = lru_gen_from_seq(g.max_seq - 1);
+        let next = lru_gen_from_seq(g.max_seq + 1);
+        let mut deltas = Vec::new();
+        for t in [ANON, FILE] {
+            for zi in 0..MAX_NR_ZONES {
+                let delta = g.nr_pages[prev][t][zi] - g.nr_pages[next][t][zi];
+                if delta != 0 {
+                    let base = if t == FILE {
+                        lru::INACTIVE_FILE
+                    } else {
+                        lru::INACTIVE_ANON
+                    };
+                    deltas.push((base, zi, delta));
+                }
+            }
+        }
+        for (base, zi, delta) in deltas {
+            self.update_lru_size(memcg, base, zi, delta);
+            self.update_lru_size(memcg, base + lru::ACTIVE, zi, -delta);
+        }
+        let now = self.jiffies();
+        let g = &mut self.lruvecs[memcg].lrugen;
+        g.reset_ctrl_pos(ANON, false);
+        g.reset_ctrl_pos(FILE, false);
+        g.timestamps[next] = now;
+        g.max_seq += 1;
+        true
+    }
+
+    /// The workloads whose page tables `memcg`'s mm_list holds (its live tasks' mms).
+    fn memcg_mm_list(&self, memcg: usize) -> Vec<usize> {
+        (0..self.workload_memcg.len())
+            .filter(|&w| self.workload_memcg[w] == memcg && !self.workload_dead[w])
+            .collect()
+    }
+
+    /// `try_to_inc_max_seq`: age the lruvec. With page-table walks on, walk every mm
+    /// of the memcg that ran since its last walk (all of them with `force_scan`),
+    /// promoting young folios; then `inc_max_seq`.
+    pub fn try_to_inc_max_seq(
+        &mut self,
+        memcg: usize,
+        seq: u64,
+        swappiness: u64,
+        force_scan: bool,
+    ) -> bool {
+        if seq <= self.lruvecs[memcg].lrugen.mm_seq {
+            return false;
+        }
+        if self.cfg.lru_gen.mm_walk {
+            // reset_bloom_filter for seq + 1: the walk records dense PMD ranges there.
+            let next = ((seq + 1) % 2) as usize;
+            let g = &mut self.lruvecs[memcg].lrugen;
+            match &mut g.filters[next] {
+                Some(f) => f.fill(0),
+                None => g.filters[next] = Some(Box::new([0; BLOOM_WORDS])),
+            }
+            for w in self.memcg_mm_list(memcg) {
+                if !force_scan && !self.mm_ran[w] {
+                    continue;
+                }
+                self.mm_ran[w] = false;
+                // should_skip_mm: too small to be worth it.
+                let size: u64 = self.mm_spaces[w]
+                    .iter()
+                    .map(|&s| &self.spaces[s as usize])
+                    .filter(|s| match s.kind {
+                        SpaceKind::Anon => swappiness > 0,
+                        SpaceKind::File => true,
+                    })
+                    .map(|s| s.nr_present)
+                    .sum();
+                if size < MIN_LRU_BATCH {
+                    continue;
+                }
+                for i in 0..self.mm_spaces[w].len() {
+                    let si = self.mm_spaces[w][i];
+                    self.walk_space(memcg, si, seq, swappiness, force_scan);
+                }
+            }
+        }
+        self.lruvecs[memcg].lrugen.mm_seq += 1;
+        self.inc_max_seq(memcg, seq, swappiness)
+    }
+
+    /// `walk_pmd_range` / `walk_pte_range` over one mapping of an mm: PMD ranges in the
+    /// Bloom filter of `seq` (all with `force_scan`); young PTEs of this memcg's folios
+    /// are cleared and the folios promoted to `seq`'s generation; ranges dense in young
+    /// PTEs go into the filter of `seq + 1`.
+    fn walk_space(&mut self, memcg: usize, si: u32, seq: u64, swappiness: u64, force_scan: bool) {
+        let s = &self.spaces[si as usize];
+        if s.dead
+            || (s.kind == SpaceKind::Anon && swappiness == 0)
+            || (s.kind == SpaceKind::File && swappiness == SWAPPINESS_ANON_ONLY)
+        {
+            return;
+        }
+        let file = s.kind == SpaceKind::File;
+        let n = s.written().len() as u32;
+        let new_gen = lru_gen_from_seq(seq);
+        let cur = (seq % 2) as usize;
+        let (mut total, mut young_total, mut found, mut added) = (0u64, 0u64, 0u64, 0u64);
+        let mut pmd = 0;
+        while pmd * PTRS_PER_PTE < n {
+            let start = pmd * PTRS_PER_PTE;
+            let end = (start + PTRS_PER_PTE).min(n);
+            let keys = bloom_keys(si, pmd);
+            let in_filter = force_scan
+                || self.lruvecs[memcg].lrugen.filters[cur]
+                    .as_ref()
+                    .is_none_or(|f| keys.iter().all(|&k| f[k / 64] & 1 << (k % 64) != 0));
+            let populated = self.spaces[si as usize].written()[start as usize..end as usize]
+                .iter()
+                .any(|&e| e != pte::NONE);
+            pmd += 1;
+            if !in_filter || !populated {
+                continue;
+            }
+            found += 1;
+            let (mut examined, mut young) = (0u64, 0u64);
+            for idx in start..end {
+                examined += 1;
+                let e = self.spaces[si as usize].pte(idx);
+                if !pte::is_present(e) || e & pte::YOUNG == 0 {
+                    continue;
+                }
+                let pfn = pte::pfn(e);
+                let f = &self.frames[pfn as usize];
+                if f.memcg as usize != memcg || (file && !f.test(pg::MAPPED)) {
+                    continue;
+                }
+                *self.spaces[si as usize].pte_mut(idx) &= !pte::YOUNG;
+                young += 1;
+                self.folio_update_gen(pfn, new_gen);
+            }
+            total += examined;
+            young_total += young;
+            if suitable_to_scan(examined, young) {
+                added += 1;
+                let next = ((seq + 1) % 2) as usize;
+                if let Some(f) = self.lruvecs[memcg].lrugen.filters[next].as_mut() {
+                    for k in keys {
+                        f[k / 64] |= 1 << (k % 64);
+                    }
+                }
+            }
+        }
+        let st = &mut self.lruvecs[memcg].lrugen.mm_stats;
+        st[0] += total;
+        st[1] += young_total;
+        st[2] += found;
+        st[3] += added;
+        self.charge(
+            total * self.cfg.costs.walk_pte_ns + young_total * self.cfg.costs.walk_young_ns,
+        );
+    }
+
+    /// `lru_gen_look_around`: reclaim found `pfn` young through its PTE; clear that
+    /// bit and scan up to MIN_LRU_BATCH PTEs around it in the same page-table page,
+    /// promoting this memcg's young folios (in place for kswapd, which has a walk
+    /// context; through `folio_activate` for direct reclaim). A dense window feeds the
+    /// current Bloom filter. Returns whether the PTE was young.
+    pub fn lru_gen_look_around(&mut self, pfn: Pfn) -> bool {
+        let f = self.frames[pfn as usize];
+        let si = f.mapping;
+        let idx = f.index;
+        let s = &mut self.spaces[si as usize];
+        let e = s.pte(idx);
+        if !pte::is_present(e) || pte::pfn(e) != pfn || e & pte::YOUNG == 0 {
+            return false;
+        }
+        *s.pte_mut(idx) &= !pte::YOUNG;
+        let nr = s.nr_pages();
+        let file = s.kind == SpaceKind::File;
+        let pmd_start = idx & !(PTRS_PER_PTE - 1);
+        let (mut start, mut end) = (pmd_start, (pmd_start + PTRS_PER_PTE).min(nr));
+        if end - start == 1 {
+            return true;
+        }
+        let half = MIN_LRU_BATCH as u32 / 2;
+        if end - start > MIN_LRU_BATCH as u32 {
+            if idx - start < half {
+                end = start + MIN_LRU_BATCH as u32;
+            } else if end - idx < half {
+                start = end - MIN_LRU_BATCH as u32;
+            } else {
+                start = idx - half;
+                end = idx + half;
+            }
+        }
+        let memcg = f.memcg as usize;
+        let max_seq = self.lruvecs[memcg].lrugen.max_seq;
+        let new_gen = lru_gen_from_seq(max_seq);
+        let walk = self.is_kswapd();
+        let mut young = 1u64;
+        for i in start..end {
+            let e = self.spaces[si as usize].pte(i);
+            if !pte::is_present(e) || e & pte::YOUNG == 0 {
+                continue;
+            }
+            let p = pte::pfn(e);
+            let g = &self.frames[p as usize];
+            if g.memcg as usize != memcg
+                || folio::lru_gen(g).is_none()
+                || (file && !g.test(pg::MAPPED))
+            {
+                continue;
+            }
+            *self.spaces[si as usize].pte_mut(i) &= !pte::YOUNG;
+            young += 1;
+            if walk {
+                self.folio_update_gen(p, new_gen);
+            } else if self.lru_gen_set_refs(p)
+                && folio::lru_gen(&self.frames[p as usize]).is_some_and(|g| g != new_gen)
+            {
+                self.folio_activate(p);
+            }
+        }
+        let examined = (end - start) as u64;
+        if suitable_to_scan(examined, young) {
+            let keys = bloom_keys(si, idx / PTRS_PER_PTE);
+            if let Some(flt) = self.lruvecs[memcg].lrugen.filters[(max_seq % 2) as usize].as_mut() {
+                for k in keys {
+                    flt[k / 64] |= 1 << (k % 64);
+                }
+            }
+        }
+        self.charge(examined * self.cfg.costs.walk_pte_ns + young * self.cfg.costs.walk_young_ns);
+        true
+    }
+}
+
+impl Mm {
+    /// `sort_folio`: deal with a folio at the oldest generation's tail without
+    /// isolating it: unevictable → its list; promoted by a walk → its generation;
+    /// in a protected tier → the next generation; ineligible zone → next generation's
+    /// tail; dirty or under writeback → next generation, tagged for reclaim.
+    fn sort_folio(&mut self, pfn: Pfn, sc: &mut ScanControl, tier_idx: usize) -> bool {
+        let f = self.frames[pfn as usize];
+        let t = f.is_file_lru() as usize;
+        let memcg = f.memcg as usize;
+        let gen = folio::lru_gen(&f).expect("on a generation list");
+        if f.test(pg::UNEVICTABLE) {
+            self.lru_gen_del_folio(pfn, true);
+            self.lruvec_add_folio(pfn);
+            self.count(Ev::UnevictablePgsCulled, 1);
+            return true;
+        }
+        let g = &self.lruvecs[memcg].lrugen;
+        if gen != lru_gen_from_seq(g.min_seq[t]) {
+            self.gen_list_move(pfn, gen, false);
+            return true;
+        }
+        let tier = folio::tier(&f);
+        let lazy = folio::lazily_promoted(&f);
+        if tier > tier_idx || lazy {
+            let gen = self.folio_inc_gen(pfn, false);
+            self.gen_list_move(pfn, gen, false);
+            if !lazy {
+                self.lruvecs[memcg].lrugen.protected[t][tier] += 1;
+            }
+            return true;
+        }
+        if f.zone as usize > sc.reclaim_idx {
+            let gen = self.folio_inc_gen(pfn, false);
+            self.gen_list_move(pfn, gen, true);
+            return true;
+        }
+        let (dirty, writeback) = (f.test(pg::DIRTY), f.test(pg::WRITEBACK));
+        if t == FILE && dirty {
+            sc.nr.file_taken += 1;
+            if !writeback {
+                sc.nr.unqueued_dirty += 1;
+            }
+        }
+        if writeback || (t == FILE && dirty) {
+            let gen = self.folio_inc_gen(pfn, true);
+            self.gen_list_move(pfn, gen, false);
+            return true;
+        }
+        false
+    }
+
+    /// `isolate_folio`: off the list for `shrink_folio_list` (every simulated
+    /// allocation may do I/O, so none is refused for lack of __GFP_IO).
+    fn isolate_folio(&mut self, pfn: Pfn) {
+        let f = &mut self.frames[pfn as usize];
+        if !f.test(pg::REFERENCED) {
+            folio::set_refs_counter(f, 0);
+        }
+        f.clear(pg::RECLAIM);
+        self.lru_gen_del_folio(pfn, true);
+        self.frames[pfn as usize].list = on::ISOLATED;
+    }
+
+    /// `scan_folios`: from the oldest generation of type `t`, zone by zone starting at
+    /// `reclaim_idx`, sort or isolate folios from the tail until MAX_LRU_BATCH are
+    /// scanned or MIN_LRU_BATCH isolated. Returns (scanned, isolated folios); scanned
+    /// is 0 when nothing could be isolated with budget left (no livelock).
+    fn scan_folios(
+        &mut self,
+        memcg: usize,
+        sc: &mut ScanControl,
+        t: usize,
+        tier: usize,
+    ) -> (u64, Vec<Pfn>) {
+        let mut list = Vec::new();
+        if self.lruvecs[memcg].lrugen.nr_gens(t) == MIN_NR_GENS {
+            return (0, list);
+        }
+        let gen = lru_gen_from_seq(self.lruvecs[memcg].lrugen.min_seq[t]);
+        let (mut scanned, mut sorted, mut remaining) = (0u64, 0u64, MAX_LRU_BATCH);
+        for i in (1..=MAX_NR_ZONES).rev() {
+            let zi = (sc.reclaim_idx + i) % MAX_NR_ZONES;
+            loop {
+                let pfn = self.lruvecs[memcg].lrugen.folios[gen][t][zi].tail;
+                if pfn == NIL {
+                    break;
+                }
+                scanned += 1;
+                if self.sort_folio(pfn, sc, tier) {
+                    sorted += 1;
+                } else {
+                    self.isolate_folio(pfn);
+                    list.push(pfn);
+                }
+                remaining -= 1;
+                if remaining == 0 || list.len() as u64 >= MIN_LRU_BATCH {
+                    break;
+                }
+            }
+            if remaining == 0 || list.len() as u64 >= MIN_LRU_BATCH {
+                break;
+            }
+        }
+        self.charge(scanned * self.cfg.costs.scan_page_ns);
+        let isolated = list.len() as u64;
+        let item = if self.is_kswapd() {
+            Ev::PgscanKswapd
+        } else {
+            Ev::PgscanDirect
+        };
+        self.count_reclaim(sc.target, memcg, item, isolated);
+        self.count_reclaim(sc.target, memcg, Ev::Pgrefill, sorted);
+        self.count(
+            if t == FILE {
+                Ev::PgscanFile
+            } else {
+                Ev::PgscanAnon
+            },
+            isolated,
+        );
+        self.trace(
+            Tp::LruIsolate,
+            format_args!(
+                "classzone={} order={} nr_requested={MAX_LRU_BATCH} nr_scanned={scanned} nr_skipped=0 nr_taken={isolated} lru={}",
+                sc.reclaim_idx,
+                sc.order,
+                if t == FILE { "inactive_file" } else { "inactive_anon" }
+            ),
+        );
+        if t == FILE {
+            sc.nr.file_taken += isolated;
+        }
+        let ret = if isolated > 0 || remaining == 0 {
+            scanned
+        } else {
+            0
+        };
+        (ret, list)
+    }
+
+    /// `isolate_folios`: the type the PID controller picks first, then the other.
+    fn isolate_folios(
+        &mut self,
+        memcg: usize,
+        sc: &mut ScanControl,
+        swappiness: u64,
+    ) -> (u64, usize, Vec<Pfn>) {
+        let mut t = self.lruvecs[memcg].lrugen.get_type_to_scan(swappiness);
+        let mut last = t;
+        for _ in evictable_types(swappiness) {
+            let tier = self.lruvecs[memcg].lrugen.get_tier_idx(t);
+            last = t;
+            let (scanned, list) = self.scan_folios(memcg, sc, t, tier);
+            if scanned > 0 {
+                return (scanned, t, list);
+            }
+            t = 1 - t;
+        }
+        (0, last, Vec::new())
+    }
+
+    /// `evict_folios`: isolate a batch, advance min_seq past emptied generations, run
+    /// the batch through `shrink_folio_list`, put the survivors back (never into the
+    /// oldest generation), and give clean ones that may have missed the end-of-
+    /// writeback rotation one retry. Returns (scanned, evicted anon).
+    pub fn evict_folios(
+        &mut self,
+        memcg: usize,
+        sc: &mut ScanControl,
+        swappiness: u64,
+    ) -> (u64, bool) {
+        let (mut scanned, t, mut list) = self.isolate_folios(memcg, sc, swappiness);
+        scanned += self.try_to_inc_min_seq(memcg, swappiness) as u64;
+        let g = &self.lruvecs[memcg].lrugen;
+        if g.evictable_min_seq(swappiness) + MIN_NR_GENS > g.max_seq {
+            scanned = 0;
+        }
+        if list.is_empty() {
+            return (scanned, false);
+        }
+        let kswapd = self.is_kswapd();
+        let mut skip_retry = false;
+        loop {
+            let nr_taken = list.len() as u64;
+            let (reclaimed, stat, survivors) = self.shrink_folio_list(list, sc, memcg, false);
+            sc.nr.unqueued_dirty += stat.nr_unqueued_dirty;
+            sc.nr_reclaimed += reclaimed;
+            self.trace(
+                Tp::LruShrinkInactive,
+                format_args!(
+                    "nid=0 nr_scanned={nr_taken} nr_reclaimed={reclaimed} nr_dirty={} nr_writeback={} nr_congested={} nr_immediate={} nr_activate_anon={} nr_activate_file={} nr_ref_keep={} nr_unmap_fail=0 priority={} flags={}",
+                    stat.nr_dirty,
+                    stat.nr_writeback,
+                    stat.nr_congested,
+                    stat.nr_immediate,
+                    stat.nr_activate[0],
+                    stat.nr_activate[1],
+                    stat.nr_ref_keep,
+                    sc.priority,
+                    crate::stats::trace::reclaim_flags(t == FILE)
+                ),
+            );
+            let mut clean = Vec::new();
+            let mut back = Vec::with_capacity(survivors.len());
+            for pfn in survivors {
+                let f = self.frames[pfn as usize];
+                if f.test(pg::UNEVICTABLE) {
+                    back.push(pfn);
+                    continue;
+                }
+                if !skip_retry
+                    && !f.test(pg::ACTIVE)
+                    && !self.folio_mapped(pfn)
+                    && !f.test(pg::DIRTY)
+                    && !f.test(pg::WRITEBACK)
+                {
+                    clean.push(pfn);
+                    continue;
+                }
+                let ft = f.is_file_lru() as usize;
+                if self.lru_gen_folio_seq(pfn, false) == self.lruvecs[memcg].lrugen.min_seq[ft] {
+                    let f = &mut self.frames[pfn as usize];
+                    folio::clear_refs_flags(f);
+                    f.set(pg::ACTIVE);
+                }
+                back.push(pfn);
+            }
+            for pfn in back {
+                self.frames[pfn as usize].list = on::NONE;
+                self.lruvec_add_folio(pfn);
+            }
+            self.count_reclaim(
+                sc.target,
+                memcg,
+                if kswapd {
+                    Ev::PgstealKswapd
+                } else {
+                    Ev::PgstealDirect
+                },
+                reclaimed,
+            );
+            self.count(
+                if t == FILE {
+                    Ev::PgstealFile
+                } else {
+                    Ev::PgstealAnon
+                },
+                reclaimed,
+            );
+            if clean.is_empty() {
+                break;
+            }
+            skip_retry = true;
+            list = clean;
+        }
+        (scanned, t == ANON)
+    }
+}
+
+impl Mm {
+    /// `get_swappiness`: 0 without may_swap or with fewer than MIN_LRU_BATCH swap
+    /// pages left to the memcg; else vm.swappiness.
+    pub fn get_swappiness(&self, memcg: usize, sc: &ScanControl) -> u64 {
+        if !sc.may_swap || self.mem_cgroup_get_nr_swap_pages(memcg) < MIN_LRU_BATCH {
+            return 0;
+        }
+        self.cfg.swappiness
+    }
+
+    /// Pages of the evictable types in every generation (`should_run_aging`'s size).
+    fn evictable_size(&self, memcg: usize, swappiness: u64) -> u64 {
+        let g = &self.lruvecs[memcg].lrugen;
+        let mut size = 0;
+        for t in evictable_types(swappiness) {
+            for seq in g.min_seq[t]..=g.max_seq {
+                size += g.gen_pages(lru_gen_from_seq(seq), t);
+            }
+        }
+        size
+    }
+
+    /// `should_run_aging` (base version): must age when eviction is no longer possible
+    /// (fewer than MIN_NR_GENS + 1 generations of the evictable types), had better with
+    /// exactly MIN_NR_GENS + 1. Returns (age?, pages of the evictable types).
+    pub fn should_run_aging(&self, memcg: usize, swappiness: u64) -> (bool, u64) {
+        let g = &self.lruvecs[memcg].lrugen;
+        let min = g.evictable_min_seq(swappiness);
+        if min + MIN_NR_GENS > g.max_seq {
+            return (true, 0);
+        }
+        (
+            min + MIN_NR_GENS == g.max_seq,
+            self.evictable_size(memcg, swappiness),
+        )
+    }
+
+    /// `should_run_aging` as in v6.1 (the seed and before): with exactly MIN_NR_GENS + 1
+    /// generations, age if the youngest holds more than 1/MIN_NR_GENS of the pages or
+    /// the oldest less than 1/(MIN_NR_GENS + 2). Returns (age?, pages >> priority).
+    pub fn should_run_aging_v61(
+        &self,
+        memcg: usize,
+        swappiness: u64,
+        priority: i32,
+    ) -> (bool, u64) {
+        let g = &self.lruvecs[memcg].lrugen;
+        let (mut old, mut young, mut total) = (0u64, 0u64, 0u64);
+        for t in evictable_types(swappiness) {
+            for seq in g.min_seq[t]..=g.max_seq {
+                let size = g.gen_pages(lru_gen_from_seq(seq), t);
+                total += size;
+                if seq == g.max_seq {
+                    young += size;
+                } else if seq + MIN_NR_GENS == g.max_seq {
+                    old += size;
+                }
+            }
+        }
+        let nr_to_scan = total >> priority;
+        let min = g.evictable_min_seq(swappiness);
+        let age = if min + MIN_NR_GENS > g.max_seq {
+            true
+        } else if min + MIN_NR_GENS < g.max_seq {
+            false
+        } else {
+            young * MIN_NR_GENS > total || old * (MIN_NR_GENS + 2) < total
+        };
+        (age, nr_to_scan)
+    }
+
+    /// `get_nr_to_scan` (base): −1 to skip a memcg below min or to rotate one that
+    /// had to age; at DEF_PRIORITY (or with no aging needed) the pages >> priority.
+    fn get_nr_to_scan(&mut self, memcg: usize, sc: &ScanControl, swappiness: u64) -> i64 {
+        if self.mem_cgroup_below(sc.target, memcg).0 {
+            return -1;
+        }
+        let (age, size) = self.should_run_aging(memcg, swappiness);
+        if !age || sc.priority == DEF_PRIORITY {
+            return (size >> sc.priority) as i64;
+        }
+        let max_seq = self.lruvecs[memcg].lrugen.max_seq;
+        if self.try_to_inc_max_seq(memcg, max_seq, swappiness, false) {
+            -1
+        } else {
+            0
+        }
+    }
+
+    /// `get_nr_to_scan` as in v6.1: 0 below min (or low, outside the low pass); kswapd
+    /// leaves aging to `lru_gen_age_node`, direct reclaim ages here below DEF_PRIORITY.
+    /// Returns (pages to scan, aging was needed).
+    fn get_nr_to_scan_v61(
+        &mut self,
+        memcg: usize,
+        sc: &ScanControl,
+        swappiness: u64,
+    ) -> (u64, bool) {
+        let (below_min, below_low) = self.mem_cgroup_below(sc.target, memcg);
+        if below_min || (below_low && !sc.memcg_low_reclaim) {
+            return (0, false);
+        }
+        let (age, nr_to_scan) = self.should_run_aging_v61(memcg, swappiness, sc.priority);
+        if !age {
+            return (nr_to_scan, false);
+        }
+        let g = &self.lruvecs[memcg].lrugen;
+        let (max_seq, min) = (g.max_seq, g.evictable_min_seq(swappiness));
+        if sc.priority != DEF_PRIORITY && !self.is_kswapd() {
+            if self.try_to_inc_max_seq(memcg, max_seq, swappiness, false) {
+                return (nr_to_scan, true);
+            }
+        } else if sc.priority != DEF_PRIORITY {
+            return (0, true);
+        }
+        (
+            if min + MIN_NR_GENS <= max_seq {
+                nr_to_scan
+            } else {
+                0
+            },
+            true,
+        )
+    }
+
+    /// `should_abort_scan` (base): memcg reclaim never stops early; global reclaim
+    /// stops at its target, and kswapd at order 0 once every eligible zone is above
+    /// its high watermark plus MIN_LRU_BATCH.
+    fn should_abort_scan(&self, sc: &ScanControl) -> bool {
+        if sc.target != 0 {
+            return false;
+        }
+        if sc.nr_reclaimed >= sc.nr_to_reclaim.max(2 << sc.order) {
+            return true;
+        }
+        if !self.is_kswapd() || sc.order > 0 {
+            return false;
+        }
+        self.zones.iter().take(sc.reclaim_idx + 1).all(|z| {
+            !z.is_managed()
+                || zone_watermark_ok(
+                    z,
+                    0,
+                    z.wmark(WMARK_HIGH) + MIN_LRU_BATCH,
+                    sc.reclaim_idx,
+                    AllocFlags::default(),
+                    z.nr_free_pages,
+                )
+        })
+    }
+
+    /// `should_abort_scan` as the seed merged it (v6.1): direct reclaim stops after
+    /// ageing this memcg twice or once it met the target while swapping; kswapd goes on
+    /// until it reclaimed `nr_to_reclaim` since `lru_gen_age_node`; below
+    /// DEF_PRIORITY − 1 both stop once free pages clear the high (kswapd) or low
+    /// watermark everywhere, adding MIN_LRU_BATCH for the stop.
+    fn should_abort_scan_v61(
+        &self,
+        seq: u64,
+        memcg: usize,
+        sc: &mut ScanControl,
+        need_swapping: bool,
+    ) -> bool {
+        let max_seq = self.lruvecs[memcg].lrugen.max_seq;
+        if !self.is_kswapd() {
+            if max_seq - seq > 1 {
+                return true;
+            }
+            if sc.nr_reclaimed >= sc.nr_to_reclaim && need_swapping {
+                return true;
+            }
+            if sc.target != 0 {
+                return false;
+            }
+        } else if sc.nr_reclaimed - sc.last_reclaimed < sc.nr_to_reclaim {
+            return false;
+        }
+        if sc.priority > DEF_PRIORITY - 2 {
+            return false;
+        }
+        let kswapd = self.is_kswapd();
+        for z in self.zones.iter().take(sc.reclaim_idx + 1) {
+            if !z.is_managed() {
+                continue;
+            }
+            let wmark = z.wmark(if kswapd { WMARK_HIGH } else { WMARK_LOW });
+            if wmark > z.nr_free_pages {
+                return false;
+            }
+        }
+        sc.nr_reclaimed += MIN_LRU_BATCH;
+        true
+    }
+
+    /// Starts `try_to_shrink_lruvec` (or v6.1's `lru_gen_shrink_lruvec`) on `memcg`.
+    pub fn lru_gen_lruvec_begin(&self, memcg: usize, sc: &ScanControl) -> LruvecWork {
+        LruvecWork {
+            memcg,
+            scanned: 0,
+            seq_at_start: self.lruvecs[memcg].lrugen.max_seq,
+            reclaimed_at_start: sc.nr_reclaimed,
+            need_aging: false,
+            need_swapping: false,
+            nr_to_scan: 0,
+        }
+    }
+
+    /// Runs the lruvec's evict loop until it ends (Some(rotate: it had to age)) or the
+    /// CPU budget runs out or reclaim must sleep (None; call again).
+    pub fn lru_gen_lruvec_step(
+        &mut self,
+        w: &mut LruvecWork,
+        sc: &mut ScanControl,
+        budget_ns: u64,
+    ) -> Option<bool> {
+        let memcg = w.memcg;
+        let v61 = self.cfg.lru_gen.memcg_reclaim != MemcgReclaim::MemcgLru;
+        loop {
+            let swappiness = self.get_swappiness(memcg, sc);
+            let n = if v61 {
+                let (n, aging) = self.get_nr_to_scan_v61(memcg, sc, swappiness);
+                w.need_aging |= aging;
+                n as i64
+            } else {
+                self.get_nr_to_scan(memcg, sc, swappiness)
+            };
+            w.nr_to_scan = n;
+            if n <= 0 {
+                break;
+            }
+            let (delta, anon) = self.evict_folios(memcg, sc, swappiness);
+            w.need_swapping |= anon;
+            if delta == 0 {
+                break;
+            }
+            w.scanned += delta;
+            if w.scanned >= n as u64 {
+                break;
+            }
+            let abort = match self.cfg.lru_gen.memcg_reclaim {
+                MemcgReclaim::Iter => false,
+                MemcgReclaim::Seed => {
+                    self.should_abort_scan_v61(w.seq_at_start, memcg, sc, w.need_swapping)
+                }
+                MemcgReclaim::MemcgLru => self.should_abort_scan(sc),
+            };
+            if abort {
+                break;
+            }
+            if self.cpu_ns >= budget_ns || self.blocked_until.is_some() {
+                return None;
+            }
+        }
+        // Too much of the oldest generation's file cache is dirty: wake the flushers.
+        if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
+            self.out.push(super::Out::WakeFlusher { at: self.clock() });
+        }
+        // The seed: a memcg that gave MIN_LRU_BATCH without ageing spares kswapd's
+        // next round of ageing.
+        if v61
+            && w.nr_to_scan > 0
+            && sc.nr_reclaimed - w.reclaimed_at_start >= MIN_LRU_BATCH
+            && !w.need_aging
+        {
+            sc.memcgs_need_aging = false;
+        }
+        Some(w.nr_to_scan < 0)
+    }
+
+    /// `lruvec_is_sizable`: enough evictable pages to be worth it at this priority.
+    fn lruvec_is_sizable(&self, memcg: usize, sc: &ScanControl) -> bool {
+        let swappiness = self.get_swappiness(memcg, sc);
+        (self.evictable_size(memcg, swappiness) >> sc.priority) > 0
+    }
+
+    /// `lruvec_is_reclaimable` (min_ttl): not below min, sizable, and its oldest
+    /// evictable generation born more than `min_ttl` jiffies ago.
+    fn lruvec_is_reclaimable(&self, memcg: usize, sc: &ScanControl, min_ttl: u64) -> bool {
+        if self.mem_cgroup_below(0, memcg).0 || !self.lruvec_is_sizable(memcg, sc) {
+            return false;
+        }
+        let swappiness = self.get_swappiness(memcg, sc);
+        let g = &self.lruvecs[memcg].lrugen;
+        let birth = g.timestamps[lru_gen_from_seq(g.evictable_min_seq(swappiness))];
+        birth + min_ttl < self.jiffies()
+    }
+
+    /// `set_initial_priority`: start where one pass over the inactive pages would
+    /// yield `nr_to_reclaim`, within [DEF_PRIORITY/2, DEF_PRIORITY].
+    pub fn set_initial_priority(&self, sc: &mut ScanControl) {
+        if sc.priority != DEF_PRIORITY || sc.nr_to_reclaim < MIN_LRU_BATCH {
+            return;
+        }
+        let mut reclaimable = self.node_lru_pages(lru::INACTIVE_FILE);
+        if self.can_reclaim_anon() {
+            reclaimable += self.node_lru_pages(lru::INACTIVE_ANON);
+        }
+        let fls = |x: u64| 64 - x.leading_zeros() as i32;
+        let priority = fls(reclaimable) - 1 - fls(sc.nr_to_reclaim - 1);
+        sc.priority = priority.clamp(DEF_PRIORITY / 2, DEF_PRIORITY);
+    }
+
+    /// `lru_gen_age_node`: kswapd's per-round pass. v6.3+: protection for every memcg
+    /// and the min_ttl test (OOM kill when every memcg's oldest generation is younger
+    /// than min_ttl). Before (`iter`, `seed`): age every memcg that needs it; the seed
+    /// skips the round when eviction found cold pages without ageing.
+    pub fn lru_gen_age_node(&mut self, sc: &mut ScanControl) {
+        let min_ttl = self.cfg.lru_gen.min_ttl_jiffies;
+        let memcgs = self.memcg.subtree(0);
+        if self.cfg.lru_gen.memcg_reclaim == MemcgReclaim::MemcgLru {
+            self.set_initial_priority(sc);
+            let mut reclaimable = min_ttl == 0;
+            for &memcg in &memcgs {
+                self.memcg
+                    .counters
+                    .calculate_protection(0, memcg, self.recursiveprot);
+                if !reclaimable {
+                    reclaimable = self.lruvec_is_reclaimable(memcg, sc, min_ttl);
+                }
+            }
+            if !reclaimable {
+                self.out_of_memory();
+            }
+            return;
+        }
+        if self.cfg.lru_gen.memcg_reclaim == MemcgReclaim::Seed {
+            sc.last_reclaimed = sc.nr_reclaimed;
+            if !sc.memcgs_need_aging {
+                sc.memcgs_need_aging = true;
+                return;
+            }
+        }
+        let mut success = false;
+        for &memcg in &memcgs {
+            // age_lruvec.
+            self.memcg
+                .counters
+                .calculate_protection(0, memcg, self.recursiveprot);
+            if self.mem_cgroup_below(0, memcg).0 {
+                continue;
+            }
+            let swappiness = self.get_swappiness(memcg, sc);
+            let (age, nr_to_scan) = self.should_run_aging_v61(memcg, swappiness, sc.priority);
+            if min_ttl > 0 {
+                let g = &self.lruvecs[memcg].lrugen;
+                let birth = g.timestamps[lru_gen_from_seq(g.min_seq[FILE])];
+                if birth + min_ttl > self.jiffies() {
+                    continue;
+                }
+                if nr_to_scan == 0 && sc.priority != DEF_PRIORITY {
+                    continue;
+                }
+            }
+            if age {
+                let max_seq = self.lruvecs[memcg].lrugen.max_seq;
+                self.try_to_inc_max_seq(memcg, max_seq, swappiness, false);
+            }
+            success = true;
+        }
+        if !success && min_ttl > 0 && sc.order == 0 {
+            self.out_of_memory();
+        }
+    }
+
+    /// `lru_gen_online_memcg`: a memcg joins the old generation's tail in a random bin.
+    pub fn lru_gen_online_memcg(&mut self, memcg: usize) {
+        let gen = get_memcg_gen(self.memcg_lru.seq);
+        let bin = self.memcg_lru_bin();
+        self.memcg_lru_link(memcg, gen, bin, true);
+        self.memcg_lru.nr_memcgs[gen] += 1;
+    }
+
+    fn memcg_lru_bin(&mut self) -> usize {
+        use rand::RngCore;
+        (self.lru_gen_rng.next_u32() % MEMCG_NR_BINS as u32) as usize
+    }
+
+    fn memcg_lru_link(&mut self, memcg: usize, gen: usize, bin: usize, tail: bool) {
+        let (first, last) = self.memcg_lru.fifo[gen][bin];
+        let g = &mut self.lruvecs[memcg].lrugen;
+        g.memcg_gen = gen;
+        g.bin = bin;
+        g.on_memcg_lru = true;
+        if tail {
+            g.memcg_prev = last;
+            g.memcg_next = None;
+            match last {
+                Some(l) => self.lruvecs[l].lrugen.memcg_next = Some(memcg),
+                None => self.memcg_lru.fifo[gen][bin].0 = Some(memcg),
+            }
+            self.memcg_lru.fifo[gen][bin].1 = Some(memcg);
+        } else {
+            g.memcg_prev = None;
+            g.memcg_next = first;
+            match first {
+                Some(f) => self.lruvecs[f].lrugen.memcg_prev = Some(memcg),
+                None => self.memcg_lru.fifo[gen][bin].1 = Some(memcg),
+            }
+            self.memcg_lru.fifo[gen][bin].0 = Some(memcg);
+        }
+    }
+
+    fn memcg_lru_unlink(&mut self, memcg: usize) {
+        let g = &self.lruvecs[memcg].lrugen;
+        let (gen, bin, prev, next) = (g.memcg_gen, g.bin, g.memcg_prev, g.memcg_next);
+        match prev {
+            Some(p) => self.lruvecs[p].lrugen.memcg_next = next,
+            None => self.memcg_lru.fifo[gen][bin].0 = next,
+        }
+        match next {
+            Some(n) => self.lruvecs[n].lrugen.memcg_prev = prev,
+            None => self.memcg_lru.fifo[gen][bin].1 = prev,
+        }
+        let g = &mut self.lruvecs[memcg].lrugen;
+        g.memcg_prev = None;
+        g.memcg_next = None;
+        g.on_memcg_lru = false;
+    }
+
+    /// `lru_gen_rotate_memcg`: HEAD/TAIL keep the generation and set the segment;
+    /// OLD/YOUNG move to that generation. HEAD and OLD add at a random bin's head,
+    /// TAIL and YOUNG at its tail. An emptied old generation makes young the old one.
+    pub fn lru_gen_rotate_memcg(&mut self, memcg: usize, op: MemcgLruOp) {
+        if op == MemcgLruOp::Nop || !self.lruvecs[memcg].lrugen.on_memcg_lru {
+            return;
+        }
+        let bin = self.memcg_lru_bin();
+        let old = self.lruvecs[memcg].lrugen.memcg_gen;
+        let seq = self.memcg_lru.seq;
+        let (seg, new) = match op {
+            MemcgLruOp::Head => (MEMCG_LRU_HEAD, old),
+            MemcgLruOp::Tail => (MEMCG_LRU_TAIL, old),
+            MemcgLruOp::Old => (0, get_memcg_gen(seq)),
+            MemcgLruOp::Young => (0, get_memcg_gen(seq + 1)),
+            MemcgLruOp::Nop => unreachable!(),
+        };
+        self.memcg_lru_unlink(memcg);
+        self.lruvecs[memcg].lrugen.seg = seg;
+        let tail = matches!(op, MemcgLruOp::Tail | MemcgLruOp::Young);
+        self.memcg_lru_link(memcg, new, bin, tail);
+        self.memcg_lru.nr_memcgs[old] -= 1;
+        self.memcg_lru.nr_memcgs[new] += 1;
+        if self.memcg_lru.nr_memcgs[old] == 0 && old == get_memcg_gen(self.memcg_lru.seq) {
+            self.memcg_lru.seq += 1;
+        }
+    }
+
+    /// `shrink_one`'s checks before reclaiming: skip (YOUNG) below min; the first try
+    /// below low moves the memcg to the tail (TAIL), the next counts a low event.
+    fn shrink_one_begin(&mut self, memcg: usize) -> Option<MemcgLruOp> {
+        let (below_min, below_low) = self.mem_cgroup_below(0, memcg);
+        if below_min {
+            return Some(MemcgLruOp::Young);
+        }
+        if below_low {
+            if self.lruvecs[memcg].lrugen.seg != MEMCG_LRU_TAIL {
+                return Some(MemcgLruOp::Tail);
+            }
+            self.memcg.cgs[memcg].events.low += 1;
+        }
+        None
+    }
+
+    /// `shrink_one`'s end: YOUNG if it had to age, stay if it is still sizable, else
+    /// one retry at the tail, then YOUNG.
+    fn shrink_one_end(&self, memcg: usize, sc: &ScanControl, success: bool) -> MemcgLruOp {
+        if success {
+            return MemcgLruOp::Young;
+        }
+        if self.lruvec_is_sizable(memcg, sc) {
+            return MemcgLruOp::Nop;
+        }
+        if self.lruvecs[memcg].lrugen.seg != MEMCG_LRU_TAIL {
+            MemcgLruOp::Tail
+        } else {
+            MemcgLruOp::Young
+        }
+    }
+
+    /// `lru_gen_shrink_node`, first half (global reclaim, memcg-lru): the initial
+    /// priority; kswapd counts this call's reclaim from 0.
+    pub fn lru_gen_shrink_node_begin(&mut self, sc: &mut ScanControl) -> GenScan {
+        let reclaimed_before = sc.nr_reclaimed;
+        // Unmapped clean folios are already prioritised: scanning for more is futile.
+        let skip = !sc.may_writepage || !sc.may_unmap;
+        if !skip {
+            self.set_initial_priority(sc);
+            if self.is_kswapd() {
+                sc.nr_reclaimed = 0;
+            }
+        }
+        let gen = get_memcg_gen(self.memcg_lru.seq);
+        let bin = self.memcg_lru_bin();
+        GenScan {
+            reclaimed_before,
+            gen,
+            bin,
+            first_bin: bin,
+            pos: None,
+            op: MemcgLruOp::Nop,
+            cur: None,
+            started: false,
+            skip,
+        }
+    }
+
+    /// `shrink_many` over the memcg LRU's old generation, bin after bin, until
+    /// `should_abort_scan`; resumable. True when `lru_gen_shrink_node` is done.
+    pub fn lru_gen_shrink_node_step(
+        &mut self,
+        gs: &mut GenScan,
+        sc: &mut ScanControl,
+        budget_ns: u64,
+    ) -> bool {
+        while !gs.skip {
+            if let Some(mut w) = gs.cur.take() {
+                match self.lru_gen_lruvec_step(&mut w, sc, budget_ns) {
+                    None => {
+                        gs.cur = Some(w);
+                        return false;
+                    }
+                    Some(success) => {
+                        gs.op = self.shrink_one_end(w.memcg, sc, success);
+                        if self.should_abort_scan(sc) {
+                            // The walk stopped early: rotate the last one and return.
+                            if let Some(p) = gs.pos {
+                                self.lru_gen_rotate_memcg(p, gs.op);
+                            }
+                            break;
+                        }
+                    }
+                }
+            }
+            // Next entry of the list: after `pos` (its op applied first), or the head.
+            let next = match gs.pos {
+                None if !gs.started => {
+                    gs.started = true;
+                    self.memcg_lru.fifo[gs.gen][gs.bin].0
+                }
+                None => None,
+                Some(p) => {
+                    let g = &self.lruvecs[p].lrugen;
+                    let (next, list) = (g.memcg_next, (g.memcg_gen, g.bin));
+                    let op = std::mem::replace(&mut gs.op, MemcgLruOp::Nop);
+                    self.lru_gen_rotate_memcg(p, op);
+                    if next.is_none() && list.0 != gs.gen {
+                        // Raced with a rotation to another list: restart this bin.
+                        gs.pos = None;
+                        gs.started = false;
+                        continue;
+                    }
+                    next
+                }
+            };
+            let Some(memcg) = next else {
+                // End of this bin: the rest of the old generation's bins.
+                gs.bin = (gs.bin + 1) % MEMCG_NR_BINS;
+                gs.pos = None;
+                gs.started = false;
+                if gs.bin == gs.first_bin {
+                    break;
+                }
+                continue;
+            };
+            gs.pos = Some(memcg);
+            if self.lruvecs[memcg].lrugen.memcg_gen != gs.gen {
+                continue;
+            }
+            if let Some(op) = self.shrink_one_begin(memcg) {
+                gs.op = op;
+                if self.should_abort_scan(sc) {
+                    self.lru_gen_rotate_memcg(memcg, op);
+                    break;
+                }
+                continue;
+            }
+            gs.cur = Some(self.lru_gen_lruvec_begin(memcg, sc));
+        }
+        if self.is_kswapd() && !gs.skip {
+            sc.nr_reclaimed += gs.reclaimed_before;
+        }
+        if sc.nr_reclaimed > gs.reclaimed_before {
+            self.kswapd.failures = 0;
+        }
+        true
+    }
+}
+
+impl Mm {
+    /// `lru_gen_change_state`: the main switch flipped at run time; every evictable
+    /// folio moves between the classic lists and the generations (active folios to
+    /// the youngest generation, the youngest two generations to the active lists).
+    pub fn lru_gen_change_state(&mut self, enable: bool) {
+        for memcg in 0..self.lruvecs.len() {
+            if enable {
+                for l in lru::EVICTABLE {
+                    loop {
+                        let pfn = self.lruvecs[memcg].lists[l].tail;
+                        if pfn == NIL {
+                            break;
+                        }
+                        self.lruvec_del_folio(pfn);
+                        self.lruvec_add_folio(pfn);
+                    }
+                }
+            } else {
+                for gen in 0..MAX_NR_GENS as usize {
+                    for t in [ANON, FILE] {
+                        for zi in 0..MAX_NR_ZONES {
+                            loop {
+                                let pfn = self.lruvecs[memcg].lrugen.folios[gen][t][zi].tail;
+                                if pfn == NIL {
+                                    break;
+                                }
+                                self.lru_gen_del_folio(pfn, false);
+                                self.lruvec_add_folio(pfn);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Bits of an MGLRU shadow token's generation part (`EVICTION_MASK >> LRU_REFS_WIDTH`
+/// with 40-bit tokens).
+const TOKEN_SEQ_MASK: u64 = (1 << (40 - LRU_REFS_WIDTH)) - 1;
+
+impl Mm {
+    /// `lru_gen_eviction`: the shadow of a folio evicted from its memcg's lruvec:
+    /// the oldest generation's number and the folio's refs (`max(refs − 1, 0)`),
+    /// counted as evicted in its tier.
+    pub fn lru_gen_eviction(&mut self, pfn: Pfn) -> u64 {
+        let f = self.frames[pfn as usize];
+        let t = f.is_file_lru() as usize;
+        let refs = folio::lru_refs(&f);
+        let ws = f.test(pg::WORKINGSET);
+        let tier = lru_tier_from_refs(refs, ws);
+        let memcg = f.memcg as usize;
+        let g = &mut self.lruvecs[memcg].lrugen;
+        let token =
+            ((g.min_seq[t] & TOKEN_SEQ_MASK) << LRU_REFS_WIDTH) | refs.saturating_sub(1) as u64;
+        g.evicted[t][tier] += 1;
+        self.workingset.pack_token(memcg as u16, token, ws)
+    }
+
+    /// `lru_gen_refault` (kernel-reference §4.8): counted as a refault in the
+    /// lruvec it left; "recent" if evicted from the generation that is still the
+    /// oldest, then counted in its tier's refaults (the PID controller's input) and as
+    /// an activation; a refault in a page fault, or of a folio near saturation, comes
+    /// back as working set (PG_workingset and full refs: a restore).
+    pub fn lru_gen_refault(&mut self, pfn: Pfn, shadow: u64) {
+        let f = self.frames[pfn as usize];
+        let file = f.is_file_lru();
+        let t = file as usize;
+        let memcg = f.memcg as usize;
+        let (memcg_id, token, workingset) = self.workingset.unpack_token(shadow);
+        if memcg_id as usize != memcg {
+            return; // evicted from another lruvec
+        }
+        self.count_memcg(
+            memcg,
+            if file {
+                Ev::WorkingsetRefaultFile
+            } else {
+                Ev::WorkingsetRefaultAnon
+            },
+            1,
+        );
+        let g = &mut self.lruvecs[memcg].lrugen;
+        let recent = token >> LRU_REFS_WIDTH == g.min_seq[t] & TOKEN_SEQ_MASK;
+        if !recent {
+            return;
+        }
+        let refs = (token & ((1 << LRU_REFS_WIDTH) - 1)) as u32 + 1;
+        let tier = lru_tier_from_refs(refs, workingset);
+        g.refaulted[t][tier] += 1;
+        self.count_memcg(
+            memcg,
+            if file {
+                Ev::WorkingsetActivateFile
+            } else {
+                Ev::WorkingsetActivateAnon
+            },
+            1,
+        );
+        if self.in_lru_fault || refs >= (1 << LRU_REFS_WIDTH) - 1 {
+            let f = &mut self.frames[pfn as usize];
+            folio::set_refs_counter(f, (1 << LRU_REFS_WIDTH) - 1);
+            f.set(pg::REFERENCED | pg::WORKINGSET);
+            self.count_memcg(
+                memcg,
+                if file {
+                    Ev::WorkingsetRestoreFile
+                } else {
+                    Ev::WorkingsetRestoreAnon
+                },
+                1,
+            );
+        }
+    }
+}
