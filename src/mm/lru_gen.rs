@@ -1904,3 +1904,444 @@ impl Mm {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm::page_alloc::GFP_HIGHUSER_MOVABLE;
+    use crate::mm::Current;
+
+    /// A 64 MiB machine with 64 MiB of zram, MGLRU on, three cgroups, and one
+    /// workload in cgroup "a".
+    fn mm(extra: &str) -> Mm {
+        let text = format!(
+            "[machine]\nmemory = \"64M\"\n[machine.swap]\ntype = \"zram\"\nsize = \"64M\"\n\
+             [kernel]\nlru = \"mglru\"\n{extra}\n\
+             [[cgroup]]\npath = \"a\"\n[[cgroup]]\npath = \"b\"\n[[cgroup]]\npath = \"c\"\n\
+             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\ncgroup = \"a\"\n"
+        );
+        let sc = crate::scenario::parse_str(&text, "t.toml", &[]).unwrap();
+        let mut mm = Mm::new(&sc);
+        mm.set_nr_tasks(1);
+        mm.current = Current::Task(0);
+        mm
+    }
+
+    /// `n` pages of `kind` on the LRU of the root memcg, mapped in a new space.
+    fn add_pages(mm: &mut Mm, kind: SpaceKind, n: u32, flags: u16) -> (u32, Vec<Pfn>) {
+        let space = mm.add_space(kind, "s".into(), n as u64, None);
+        let mut pfns = Vec::new();
+        for i in 0..n {
+            let pfn = mm.alloc_pages(GFP_HIGHUSER_MOVABLE, 0).unwrap();
+            let f = &mut mm.frames[pfn as usize];
+            f.mapping = space;
+            f.index = i;
+            f.set(flags);
+            if kind == SpaceKind::Anon {
+                f.set(pg::SWAPBACKED);
+            }
+            mm.folio_add_lru(pfn);
+            *mm.spaces[space as usize].pte_mut(i) = pte::present(pfn);
+            mm.spaces[space as usize].nr_present += 1;
+            pfns.push(pfn);
+        }
+        (space, pfns)
+    }
+
+    fn gen_of(mm: &Mm, pfn: Pfn) -> usize {
+        folio::lru_gen(&mm.frames[pfn as usize]).unwrap()
+    }
+
+    #[test]
+    fn generation_arithmetic_and_placement() {
+        // A new lruvec: max_seq = MIN_NR_GENS + 1 = 3, min_seq 0: four generations, the
+        // youngest two (seq 3 → gen 3, seq 2 → gen 2) "active".
+        let mut mm = mm("");
+        let g = &mm.lruvecs[0].lrugen;
+        assert_eq!((g.max_seq, g.min_seq), (3, [0, 0]));
+        assert_eq!((g.nr_gens(ANON), g.nr_gens(FILE)), (4, 4));
+        assert!(g.is_active(3) && g.is_active(2) && !g.is_active(1) && !g.is_active(0));
+        assert_eq!(lru_gen_from_seq(9), 1);
+        // §4.4: a clean file page (not active, not reclaiming, more than MIN_NR_GENS
+        // generations) → min_seq + 1 = seq 1; an anon page outside the swap cache →
+        // max_seq − 1 = seq 2; an active one → max_seq = 3.
+        let (_, file) = add_pages(&mut mm, SpaceKind::File, 5, 0);
+        let (_, anon) = add_pages(&mut mm, SpaceKind::Anon, 3, 0);
+        let (_, hot) = add_pages(&mut mm, SpaceKind::File, 2, pg::ACTIVE);
+        assert_eq!(gen_of(&mm, file[0]), 1);
+        assert_eq!(gen_of(&mm, anon[0]), 2);
+        assert_eq!(gen_of(&mm, hot[0]), 3);
+        assert!(
+            !mm.frames[hot[0] as usize].test(pg::ACTIVE),
+            "PG_active cleared on a list"
+        );
+        // Compat counters: gen 1 inactive, gens 2 and 3 active.
+        assert_eq!(mm.node_lru_pages(lru::INACTIVE_FILE), 5);
+        assert_eq!(mm.node_lru_pages(lru::ACTIVE_FILE), 2);
+        assert_eq!(mm.node_lru_pages(lru::ACTIVE_ANON), 3);
+        mm.check_invariants().unwrap();
+
+        // inc_max_seq(3): both types have MAX_NR_GENS = 4 generations, so each retires
+        // its oldest first (gen 0: empty) → min_seq 1; then max_seq 4 (gen 0). Seq 2
+        // (the 3 anon pages) stops being active: 3 anon pages move to inactive.
+        assert!(mm.inc_max_seq(0, 3, 100));
+        let g = &mm.lruvecs[0].lrugen;
+        assert_eq!((g.max_seq, g.min_seq), (4, [1, 1]));
+        assert_eq!(mm.node_lru_pages(lru::INACTIVE_ANON), 3);
+        assert_eq!(mm.node_lru_pages(lru::ACTIVE_ANON), 0);
+        // A stale sequence number does nothing.
+        assert!(!mm.inc_max_seq(0, 3, 100));
+        // inc_max_seq(4): min_seq 1 (gen 1 holds the 5 file pages) retires by moving
+        // them to gen 2 (seq 2), counted as protected in tier 0, which reset_ctrl_pos
+        // then folds into the average: (0 + 5) / 2 = 2. max_seq 5 wraps to gen 1,
+        // now empty and the youngest.
+        assert!(mm.inc_max_seq(0, 4, 100));
+        let g = &mm.lruvecs[0].lrugen;
+        assert_eq!((g.max_seq, g.min_seq), (5, [2, 2]));
+        assert_eq!(gen_of(&mm, file[0]), 2);
+        assert_eq!((g.protected[FILE][0], g.avg_total[FILE][0]), (0, 2));
+        assert_eq!(g.gen_pages(1, FILE), 0);
+        mm.check_invariants().unwrap();
+        // Nothing left at seq 2 and 3 for anon? The anon pages are at seq 2 (gen 2):
+        // try_to_inc_min_seq finds both types' oldest generations populated.
+        assert!(!mm.try_to_inc_min_seq(0, 100));
+    }
+
+    #[test]
+    fn min_seq_advances_past_empty_generations_within_reach_of_the_other_type() {
+        // Anon pages at seq 2 (max_seq − 1), file pages moved to seq 3: each type's
+        // min_seq advances over empty generations while min_seq + MIN_NR_GENS <=
+        // max_seq, so to 2 (leaving two generations). s = max_seq − MIN_NR_GENS = 1:
+        // neither is above s while the other is below it: no clamp.
+        let mut mm = mm("");
+        let (_, file) = add_pages(&mut mm, SpaceKind::File, 4, 0);
+        add_pages(&mut mm, SpaceKind::Anon, 4, 0);
+        for &p in &file {
+            mm.lru_gen_del_folio(p, true);
+            mm.frames[p as usize].set(pg::ACTIVE);
+            mm.lruvec_add_folio(p);
+        }
+        assert!(mm.try_to_inc_min_seq(0, 60));
+        assert_eq!(mm.lruvecs[0].lrugen.min_seq, [2, 2]);
+        // Anon stuck at seq 0 (a swap-cache page put back by reclaim goes to the
+        // oldest), file empty: file would reach 2 > s = 1 while anon is 0 < 1, so file
+        // is clamped to 1.
+        let mut mm = self::mm("");
+        let (_, anon) = add_pages(&mut mm, SpaceKind::Anon, 1, pg::SWAPCACHE);
+        mm.lru_gen_del_folio(anon[0], true);
+        mm.lru_gen_add_folio(anon[0], true);
+        assert_eq!(gen_of(&mm, anon[0]), 0);
+        assert!(mm.try_to_inc_min_seq(0, 60));
+        assert_eq!(mm.lruvecs[0].lrugen.min_seq, [0, 1]);
+        // At swappiness 0 only file is evictable: no clamp, file goes to 2.
+        let mut mm2 = self::mm("");
+        add_pages(&mut mm2, SpaceKind::Anon, 4, 0);
+        assert!(mm2.try_to_inc_min_seq(0, 0));
+        assert_eq!(mm2.lruvecs[0].lrugen.min_seq, [0, 2]);
+    }
+
+    #[test]
+    fn should_run_aging_at_each_generation_count() {
+        let mut mm = mm("");
+        add_pages(&mut mm, SpaceKind::File, 10, 0); // seq 1
+        add_pages(&mut mm, SpaceKind::File, 30, pg::ACTIVE); // seq 3
+                                                             // Four generations (min 0, max 3): no need to age; 40 evictable pages.
+        assert_eq!(mm.should_run_aging(0, 0), (false, 40));
+        // Three (min 1): "better to age" with exactly MIN_NR_GENS + 1.
+        mm.lruvecs[0].lrugen.min_seq = [1, 1];
+        assert_eq!(mm.should_run_aging(0, 0), (true, 40));
+        // Two (min 2): must age, and nothing to scan.
+        mm.lruvecs[0].lrugen.min_seq = [2, 2];
+        assert_eq!(mm.should_run_aging(0, 0), (true, 0));
+        // v6.1 with three generations: young (seq 3) = 30 of 40 → 30·2 > 40: age.
+        // (min_seq 1 counts seqs 1..=3: 10 + 30.)
+        mm.lruvecs[0].lrugen.min_seq = [1, 1];
+        assert_eq!(mm.should_run_aging_v61(0, 0, 0), (true, 40));
+        // With four generations v6.1 never ages; pages >> priority: 40 >> 2 = 10.
+        mm.lruvecs[0].lrugen.min_seq = [0, 0];
+        assert_eq!(mm.should_run_aging_v61(0, 0, 2), (false, 10));
+    }
+
+    #[test]
+    fn should_run_aging_v61_looks_at_the_spread() {
+        // Three generations, seq 1 (old) 10, seq 2 (middle) 50, seq 3 (young) 10:
+        // young·2 = 20 ≤ 70 and old·4 = 40 < 70 → age (too few cold pages).
+        let mut mm = mm("");
+        add_pages(&mut mm, SpaceKind::File, 10, 0); // seq 1
+        let (_, mid) = add_pages(&mut mm, SpaceKind::File, 50, 0);
+        for &p in &mid {
+            mm.lru_gen_del_folio(p, true);
+            mm.frames[p as usize].set(pg::RECLAIM | pg::DIRTY); // → max_seq − 1
+            mm.lruvec_add_folio(p);
+        }
+        add_pages(&mut mm, SpaceKind::File, 10, pg::ACTIVE); // seq 3
+        mm.lruvecs[0].lrugen.min_seq = [1, 1];
+        assert_eq!(mm.should_run_aging_v61(0, 0, 0), (true, 70));
+        // 20 old instead (old·4 = 80 ≥ 80, young·2 = 20 ≤ 80): no aging.
+        add_pages(&mut mm, SpaceKind::File, 10, 0);
+        assert_eq!(mm.should_run_aging_v61(0, 0, 0), (false, 80));
+    }
+
+    #[test]
+    fn pid_controller_picks_the_type_that_refaults_less() {
+        let mut g = LruGenFolio::default();
+        // Few file refaults (< MIN_LRU_BATCH): scan file.
+        g.refaulted[FILE][0] = 63;
+        g.evicted[FILE][0] = 100;
+        assert_eq!(g.get_type_to_scan(60), FILE);
+        // swappiness 1 → file, 200 → anon, whatever the refaults.
+        g.refaulted[FILE][0] = 10_000;
+        assert_eq!(g.get_type_to_scan(1), FILE);
+        assert_eq!(g.get_type_to_scan(200), ANON);
+        // swappiness 100 (equal gains): anon sp = (refaulted 100, total 1000), file
+        // pv = (refaulted 500, total 1000). positive iff pv.r·(sp.t + 64)·100 ≤
+        // (sp.r + 1)·pv.t·100: 500·1064 = 532000 > 101·1000 = 101000 → anon.
+        let mut g = LruGenFolio::default();
+        g.refaulted[ANON][0] = 100;
+        g.evicted[ANON][0] = 1000;
+        g.refaulted[FILE][1] = 500;
+        g.evicted[FILE][0] = 600;
+        g.protected[FILE][1] = 400;
+        assert_eq!(
+            g.read_ctrl_pos(FILE, MAX_NR_TIERS, 100),
+            CtrlPos {
+                refaulted: 500,
+                total: 1000,
+                gain: 100
+            }
+        );
+        assert_eq!(g.get_type_to_scan(100), ANON);
+        // File refaulting at 5 % against anon's 50 %: 50·1064·100 = 5.32e6 ≤
+        // 501·1000·100 = 5.01e7 → file.
+        let mut g = LruGenFolio::default();
+        g.refaulted[ANON][0] = 500;
+        g.evicted[ANON][0] = 1000;
+        g.refaulted[FILE][0] = 50;
+        g.evicted[FILE][0] = 1000;
+        // 50 < 64: file by the small-numbers rule already; make it 64 and 5 %.
+        g.refaulted[FILE][0] = 64;
+        g.evicted[FILE][0] = 1280;
+        // 64·1064·100 = 6.8e6 ≤ 501·1280·100 = 6.4e7 → file.
+        assert_eq!(g.get_type_to_scan(100), FILE);
+        // The averages count too: a history of anon refaults at 0 now.
+        let mut g = LruGenFolio::default();
+        g.avg_refaulted[ANON][0] = 0;
+        g.avg_total[ANON][0] = 10_000;
+        g.refaulted[FILE][0] = 1000;
+        g.evicted[FILE][0] = 2000;
+        // 1000·(10000+64)·140... at swappiness 60: sp gain 60, pv gain 140:
+        // 1000·10064·60 = 6.04e8 > 1·2000·140 = 2.8e5 → anon.
+        assert_eq!(g.get_type_to_scan(60), ANON);
+    }
+
+    #[test]
+    fn tiers_refaulting_clearly_more_than_tier_0_are_protected() {
+        // Tier 0: 100 refaults of 1000; tier 1: 30 of 100 (30 %, ≥ 64? no: 30 < 64 →
+        // positive → not protected, look further); tier 2: 80 of 100 → 80·(1000+64)·2
+        // = 170240 > (100+1)·100·3 = 30300 → not positive: stop, protect tiers ≥ 2.
+        let mut g = LruGenFolio::default();
+        g.refaulted[FILE][0] = 100;
+        g.evicted[FILE][0] = 1000;
+        g.refaulted[FILE][1] = 30;
+        g.evicted[FILE][1] = 100;
+        g.refaulted[FILE][2] = 80;
+        g.evicted[FILE][2] = 100;
+        assert_eq!(g.get_tier_idx(FILE), 1);
+        // Tier 2 at 14 % (70 of 500): 70·1064·2 = 148960 ≤ 101·500·3 = 151500 →
+        // positive (within the 2:3 margin): nothing protected up to tier 3.
+        g.refaulted[FILE][2] = 70;
+        g.evicted[FILE][2] = 500;
+        assert_eq!(g.get_tier_idx(FILE), 3);
+        // reset_ctrl_pos folds the slot into the averages (halved) and clears it.
+        g.reset_ctrl_pos(FILE, true);
+        assert_eq!((g.avg_refaulted[FILE][0], g.avg_total[FILE][0]), (50, 500));
+        assert_eq!((g.refaulted[FILE][0], g.evicted[FILE][0]), (0, 0));
+    }
+
+    #[test]
+    fn tiers_from_references() {
+        // order_base_2: refs 0, 1 → tier 0; 2 → 1; 3, 4 → 2; PG_workingset → 3.
+        let tiers: Vec<usize> = (0..=4).map(|r| lru_tier_from_refs(r, false)).collect();
+        assert_eq!(tiers, [0, 0, 1, 2, 2]);
+        assert_eq!(lru_tier_from_refs(0, true), 3);
+        // read() accesses: PG_referenced, then the counter 0 → 3, then PG_workingset.
+        let mut mm = mm("");
+        let (_, p) = add_pages(&mut mm, SpaceKind::File, 1, 0);
+        let f = |mm: &Mm| mm.frames[p[0] as usize];
+        let mut seen = Vec::new();
+        for _ in 0..6 {
+            mm.folio_mark_accessed(p[0]);
+            seen.push((folio::lru_refs(&f(&mm)), f(&mm).test(pg::WORKINGSET)));
+        }
+        assert_eq!(
+            seen,
+            [
+                (1, false),
+                (2, false),
+                (3, false),
+                (4, false),
+                (4, true),
+                (4, true)
+            ]
+        );
+        assert!(folio::lazily_promoted(&f(&mm)));
+        assert_eq!(
+            gen_of(&mm, p[0]),
+            1,
+            "accesses through fds change tiers, not lists"
+        );
+    }
+
+    #[test]
+    fn should_abort_scan_branches() {
+        let mut mm = mm("");
+        let mut sc = ScanControl::new(32, 1, 0);
+        // Base: memcg reclaim never aborts.
+        sc.target = 1;
+        sc.nr_reclaimed = 1000;
+        assert!(!mm.should_abort_scan(&sc));
+        // Global reclaim at its target (max(nr_to_reclaim, 2 << order) = 32).
+        sc.target = 0;
+        sc.nr_reclaimed = 32;
+        assert!(mm.should_abort_scan(&sc));
+        sc.nr_reclaimed = 31;
+        assert!(!mm.should_abort_scan(&sc), "direct reclaim below target");
+        // Order 5: compact_gap = 2 << 5 = 64 pages needed.
+        sc.order = 5;
+        sc.nr_reclaimed = 40;
+        assert!(!mm.should_abort_scan(&sc));
+        // kswapd at order 0 below target: abort once every zone is above HIGH + 64;
+        // the fresh machine is all free.
+        mm.current = Current::Kswapd;
+        sc.order = 0;
+        sc.nr_reclaimed = 0;
+        assert!(mm.should_abort_scan(&sc));
+        // ... and not when a zone is short of it (the 64 MiB machine is all DMA32).
+        let z = &mut mm.zones[0];
+        let free = z.nr_free_pages;
+        z.nr_free_pages = z.wmark(WMARK_HIGH) + MIN_LRU_BATCH - 1;
+        assert!(!mm.should_abort_scan(&sc));
+        mm.zones[0].nr_free_pages = free;
+
+        // v6.1 (the seed). Direct reclaim: aged twice since the start → abort.
+        mm.current = Current::Task(0);
+        let mut sc = ScanControl::new(32, 1, 0);
+        mm.lruvecs[0].lrugen.max_seq = 5;
+        assert!(mm.should_abort_scan_v61(3, 0, &mut sc, false));
+        // Target met while swapping → abort; without swapping, global reclaim goes on
+        // to the priority test: at DEF_PRIORITY − 1 never abort.
+        sc.nr_reclaimed = 32;
+        assert!(mm.should_abort_scan_v61(4, 0, &mut sc, true));
+        sc.priority = DEF_PRIORITY - 1;
+        assert!(!mm.should_abort_scan_v61(4, 0, &mut sc, false));
+        // Memcg reclaim stops there too: never aborts.
+        sc.target = 1;
+        sc.priority = 2;
+        assert!(!mm.should_abort_scan_v61(4, 0, &mut sc, false));
+        // Global direct reclaim at a low priority with every zone above LOW: abort,
+        // crediting MIN_LRU_BATCH.
+        sc.target = 0;
+        assert!(mm.should_abort_scan_v61(4, 0, &mut sc, false));
+        assert_eq!(sc.nr_reclaimed, 32 + MIN_LRU_BATCH);
+        // kswapd: until nr_to_reclaim since last_reclaimed, never.
+        mm.current = Current::Kswapd;
+        let mut sc = ScanControl::new(100, 1, 0);
+        sc.priority = 2;
+        sc.last_reclaimed = 50;
+        sc.nr_reclaimed = 149;
+        assert!(!mm.should_abort_scan_v61(5, 0, &mut sc, false));
+        sc.nr_reclaimed = 150;
+        assert!(mm.should_abort_scan_v61(5, 0, &mut sc, false));
+        // ... unless a zone is below its HIGH watermark.
+        sc.nr_reclaimed = 150;
+        mm.zones[0].nr_free_pages = mm.zones[0].wmark(WMARK_HIGH) - 1;
+        assert!(!mm.should_abort_scan_v61(5, 0, &mut sc, false));
+    }
+
+    fn memcg_lru_lists(mm: &Mm) -> Vec<Vec<usize>> {
+        let mut out = Vec::new();
+        for gen in 0..MEMCG_NR_GENS {
+            for bin in 0..MEMCG_NR_BINS {
+                let mut v = Vec::new();
+                let mut cur = mm.memcg_lru.fifo[gen][bin].0;
+                while let Some(m) = cur {
+                    v.push(m);
+                    cur = mm.lruvecs[m].lrugen.memcg_next;
+                }
+                out.push(v);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn memcg_lru_rotations() {
+        let mut mm = mm("");
+        // All four memcgs online in the old generation (seq 0 → gen 0).
+        assert_eq!(mm.memcg_lru.nr_memcgs, [4, 0, 0]);
+        let where_is = |mm: &Mm, m: usize| {
+            let g = &mm.lruvecs[m].lrugen;
+            (g.memcg_gen, g.seg)
+        };
+        // TAIL: same generation, TAIL segment, at a bin's tail.
+        mm.lru_gen_rotate_memcg(1, MemcgLruOp::Tail);
+        assert_eq!(where_is(&mm, 1), (0, MEMCG_LRU_TAIL));
+        let bin = mm.lruvecs[1].lrugen.bin;
+        assert_eq!(memcg_lru_lists(&mm)[bin].last(), Some(&1));
+        // HEAD: same generation, HEAD segment, at a bin's head.
+        mm.lru_gen_rotate_memcg(2, MemcgLruOp::Head);
+        assert_eq!(where_is(&mm, 2), (0, MEMCG_LRU_HEAD));
+        let bin = mm.lruvecs[2].lrugen.bin;
+        assert_eq!(memcg_lru_lists(&mm)[bin].first(), Some(&2));
+        // YOUNG: the young generation (seq + 1 → gen 1), default segment, at a tail.
+        mm.lru_gen_rotate_memcg(3, MemcgLruOp::Young);
+        assert_eq!(where_is(&mm, 3), (1, 0));
+        assert_eq!(mm.memcg_lru.nr_memcgs, [3, 1, 0]);
+        // OLD from young: back to gen 0 at a head.
+        mm.lru_gen_rotate_memcg(3, MemcgLruOp::Old);
+        assert_eq!(where_is(&mm, 3), (0, 0));
+        let bin = mm.lruvecs[3].lrugen.bin;
+        assert_eq!(memcg_lru_lists(&mm)[bin].first(), Some(&3));
+        // Emptying the old generation makes the young one old: seq 0 → 1.
+        for m in 0..4 {
+            mm.lru_gen_rotate_memcg(m, MemcgLruOp::Young);
+        }
+        assert_eq!(mm.memcg_lru.seq, 1);
+        assert_eq!(mm.memcg_lru.nr_memcgs, [0, 4, 0]);
+        // Now old = gen 1, young = gen 2.
+        mm.lru_gen_rotate_memcg(0, MemcgLruOp::Young);
+        assert_eq!(where_is(&mm, 0), (2, 0));
+        // NOP changes nothing.
+        let before = memcg_lru_lists(&mm);
+        mm.lru_gen_rotate_memcg(1, MemcgLruOp::Nop);
+        assert_eq!(memcg_lru_lists(&mm), before);
+        mm.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn shadow_token_round_trip_and_recent_refault() {
+        // A file page with refs 3 (PG_referenced, counter 2) evicted at min_seq 0:
+        // token = 0 << 2 | 2; evicted[FILE][tier 2] += 1. Refault while min_seq is
+        // still 0: recent, refs = 2 + 1 = 3 → tier 2 refaulted, an activation; refs ≥
+        // 3 → restored as working set.
+        let mut mm = mm("");
+        let (_, p) = add_pages(&mut mm, SpaceKind::File, 2, 0);
+        for _ in 0..3 {
+            mm.folio_mark_accessed(p[0]);
+        }
+        assert_eq!(folio::lru_refs(&mm.frames[p[0] as usize]), 3);
+        let shadow = mm.lru_gen_eviction(p[0]);
+        assert_eq!(mm.workingset.unpack_token(shadow), (0, 2, false));
+        assert_eq!(mm.lruvecs[0].lrugen.evicted[FILE][2], 1);
+        mm.lru_gen_refault(p[1], shadow);
+        assert_eq!(mm.lruvecs[0].lrugen.refaulted[FILE][2], 1);
+        assert_eq!(mm.vmstat.get(Ev::WorkingsetActivateFile), 1);
+        assert_eq!(mm.vmstat.get(Ev::WorkingsetRestoreFile), 1);
+        assert!(mm.frames[p[1] as usize].test(pg::WORKINGSET));
+        // Once min_seq moved on, the same shadow is a plain refault.
+        mm.lruvecs[0].lrugen.min_seq[FILE] = 1;
+        mm.lru_gen_refault(p[1], shadow);
+        assert_eq!(mm.vmstat.get(Ev::WorkingsetRefaultFile), 2);
+        assert_eq!(mm.vmstat.get(Ev::WorkingsetActivateFile), 1);
+    }
+}
