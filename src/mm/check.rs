@@ -227,6 +227,17 @@ impl Mm {
             }
             zram += 1;
         }
+        let mut brd = 0u64;
+        for pfn in self.brd_pool.iter(&self.frames) {
+            claim(pfn as usize, 3)?;
+            if !self.frames[pfn as usize].test(pg::ZRAM) {
+                return Err(format!("brd frame {pfn} lacks PG_zram"));
+            }
+            brd += 1;
+        }
+        if brd != self.brd_pool.len {
+            return Err(format!("brd pool says {} walked {brd}", self.brd_pool.len));
+        }
         if zram != self.zram_pool.len {
             return Err(format!(
                 "zram pool says {} walked {zram}",
@@ -239,9 +250,9 @@ impl Mm {
                 self.frames[pfn as usize].flags
             ));
         }
-        if free_total + lru_total + zram != self.managed_pages() {
+        if free_total + lru_total + zram + brd != self.managed_pages() {
             return Err(format!(
-                "free {free_total} + LRU {lru_total} + zram {zram} != managed {}",
+                "free {free_total} + LRU {lru_total} + zram {zram} + brd {brd} != managed {}",
                 self.managed_pages()
             ));
         }

@@ -124,12 +124,17 @@ impl Mm {
         s.nr_present += 1;
         s.nr_swap -= 1;
         match kind {
-            SwapKind::Zram => {
-                // SWP_SYNCHRONOUS_IO: bypass the swap cache, decompress in place, and drop
-                // the slot (the only copy is now in memory).
-                self.charge(self.cfg.costs.decompress_ns);
+            SwapKind::Zram | SwapKind::Ramdisk => {
+                // SWP_SYNCHRONOUS_IO: bypass the swap cache, decompress (zram) or copy
+                // (brd) in place, and drop the slot (the only copy is now in memory).
+                let ns = if kind == SwapKind::Zram {
+                    self.cfg.costs.decompress_ns
+                } else {
+                    self.cfg.costs.copy_page_ns
+                };
+                self.charge(ns);
                 if memstall {
-                    self.stall_ns += self.cfg.costs.decompress_ns;
+                    self.stall_ns += ns;
                 }
                 self.swap_free(slot);
                 FaultResult::Done

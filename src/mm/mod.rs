@@ -273,6 +273,9 @@ pub struct Mm {
     pub kswapd: kswapd::Kswapd,
     pub workingset: workingset::Workingset,
     pub zram_pool: ListHead,
+    /// The brd pages holding the files of a ramdisk `[machine.storage]`: RAM charged
+    /// to no cgroup, never reclaimed.
+    pub brd_pool: ListHead,
     pub vmstat: VmStat,
     pub out: Vec<Out>,
     pub oom_events: Vec<OomEvent>,
@@ -363,7 +366,8 @@ impl Mm {
             recursiveprot: false,
             spaces: Vec::new(),
             swap,
-            storage: Device::new(&sc.machine.storage),
+            storage: Device::from_cfg(&sc.machine.storage, sc.costs.copy_page.0.max(1)),
+            brd_pool: ListHead::default(),
             wb: writeback::Writeback::default(),
             kswapd: kswapd::Kswapd::default(),
             workingset: workingset::Workingset::new(total_pages),
@@ -562,5 +566,35 @@ impl Mm {
     /// Pages the zram pool holds (kernel memory outside the LRU).
     pub fn zram_pages(&self) -> u64 {
         self.zram_pool.len
+    }
+
+    /// A ramdisk storage device holds every page of every file on it (written when
+    /// the files were laid out, before the run): take them from the buddy allocator.
+    /// Returns the pages it could not get (0 unless the files exceed memory).
+    pub fn brd_populate_files(&mut self) -> u64 {
+        if !self.storage.is_ramdisk() {
+            return 0;
+        }
+        let need: u64 = self
+            .spaces
+            .iter()
+            .filter(|s| s.kind == SpaceKind::File)
+            .map(|s| s.nr_pages() as u64)
+            .sum();
+        for i in 0..need {
+            let flags = zone::AllocFlags {
+                no_watermarks: true,
+                ..Default::default()
+            };
+            let Some(p) = self.get_page_from_freelist(page_alloc::GFP_HIGHUSER_MOVABLE, 0, zone::WMARK_MIN, flags)
+            else {
+                return need - i;
+            };
+            let f = &mut self.frames[p as usize];
+            f.flags = page::pg::ZRAM;
+            f.list = page::on::ZRAM;
+            self.brd_pool.add_head(&mut self.frames, p);
+        }
+        0
     }
 }

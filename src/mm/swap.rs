@@ -54,7 +54,12 @@ impl SwapDevice {
             freed: Vec::new(),
             next_fresh: 0,
             slots: vec![pte::NONE; nr_slots as usize],
-            compressed_page_bytes: ((4096.0 / cfg.compression_ratio).ceil() as u64).clamp(1, 4096),
+            // A ramdisk stores pages as they are.
+            compressed_page_bytes: if cfg.kind == SwapKind::Ramdisk {
+                4096
+            } else {
+                ((4096.0 / cfg.compression_ratio).ceil() as u64).clamp(1, 4096)
+            },
             stored_bytes: 0,
             mem_limit_bytes: cfg.mem_limit.0,
             stored_pages: 0,
@@ -154,6 +159,8 @@ impl Mm {
         sw.freed.push(slot);
         let memcg = sw.slot_memcg[slot as usize] as usize;
         self.memcg.swap.uncharge(memcg, 1);
+        // zram frees the slot's data (swap_slot_free_notify); brd keeps its page, as
+        // swap without discard never tells it the slot is free.
         let sw = self.swap.as_mut().unwrap();
         if sw.kind == SwapKind::Zram && sw.stored_has(slot) {
             sw.stored_clear(slot);
@@ -191,16 +198,22 @@ impl Mm {
         let slot = f.swap;
         let kind = self.swap.as_ref().map(|s| s.kind);
         match kind {
-            Some(SwapKind::Zram) => {
-                self.charge(self.cfg.costs.compress_ns);
-                // A page rewritten to its slot replaces the old compressed copy.
-                if self.swap.as_ref().unwrap().stored_has(slot) {
-                    let sw = self.swap.as_mut().unwrap();
-                    sw.stored_clear(slot);
-                    sw.stored_bytes -= sw.compressed_page_bytes;
-                    sw.stored_pages -= 1;
+            Some(k @ (SwapKind::Zram | SwapKind::Ramdisk)) => {
+                let stored = self.swap.as_ref().unwrap().stored_has(slot);
+                if k == SwapKind::Zram {
+                    self.charge(self.cfg.costs.compress_ns);
+                    // A page rewritten to its slot replaces the old compressed copy.
+                    if stored {
+                        let sw = self.swap.as_mut().unwrap();
+                        sw.stored_clear(slot);
+                        sw.stored_bytes -= sw.compressed_page_bytes;
+                        sw.stored_pages -= 1;
+                    }
+                } else {
+                    // brd: a memory copy into the slot's page, allocated on first write.
+                    self.charge(self.cfg.costs.copy_page_ns);
                 }
-                if !self.zram_store(slot) {
+                if !(k == SwapKind::Ramdisk && stored) && !self.zram_store(slot) {
                     // The write fails (pool full or out of memory): the page stays.
                     self.remap_after_failed_swapout(pfn);
                     return PageOut::Activate;
@@ -239,7 +252,11 @@ impl Mm {
         if self.tracing(Tp::WriteFolio) {
             let flags = if self.frames[pfn as usize].is_file_lru() {
                 "RECLAIM_WB_FILE|RECLAIM_WB_ASYNC"
-            } else if self.swap.as_ref().is_some_and(|s| s.kind == SwapKind::Zram) {
+            } else if self
+                .swap
+                .as_ref()
+                .is_some_and(|s| matches!(s.kind, SwapKind::Zram | SwapKind::Ramdisk))
+            {
                 "RECLAIM_WB_ANON|RECLAIM_WB_SYNC"
             } else {
                 "RECLAIM_WB_ANON|RECLAIM_WB_ASYNC"

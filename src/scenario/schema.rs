@@ -164,6 +164,9 @@ pub enum SwapKind {
     None,
     Zram,
     Disk,
+    /// A brd ramdisk (`/dev/ram0`): pages written to it take RAM (no discard on swap
+    /// free), reads and writes are a memory copy in the submitter's context.
+    Ramdisk,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -204,6 +207,11 @@ impl Default for Swap {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Device {
+    /// "block" (a queued device with these latencies and bandwidths) or "ramdisk" (the
+    /// brd driver: every page of the files on it is RAM charged to no cgroup, and an
+    /// I/O is a memory copy of `costs.copy_page` per page, nothing queued).
+    #[serde(rename = "type", default)]
+    pub kind: DeviceKind,
     #[serde(default = "Device::default_read_latency")]
     pub read_latency: Nanos,
     #[serde(default = "Device::default_write_latency")]
@@ -222,6 +230,7 @@ impl Device {
     /// A datacentre NVMe SSD: ~80 us 4K read, ~20 us write (into its cache), 2 GB/s.
     pub fn nvme() -> Device {
         Device {
+            kind: DeviceKind::Block,
             read_latency: Self::default_read_latency(),
             write_latency: Self::default_write_latency(),
             read_bandwidth: Self::default_bandwidth(),
@@ -247,6 +256,14 @@ impl Default for Device {
     fn default() -> Self {
         Device::nvme()
     }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    #[default]
+    Block,
+    Ramdisk,
 }
 
 /// Kernel settings under their sysctl names. Later issues add behaviour switches here.
@@ -674,6 +691,10 @@ pub struct Workload {
     pub set_ratio: Option<f64>,
     #[serde(default)]
     pub pipeline: Option<u32>,
+    /// kv: memtier's load phase first (`--ratio=1:0 --key-pattern=P:P`): the threads set
+    /// every key once in order, each its share; these requests are not counted.
+    #[serde(default)]
+    pub fill: Option<bool>,
     #[serde(default)]
     pub request_time: Option<Nanos>,
     /// fio: access mode, block size, jobs, queue depth, run time and ramp time (stats

@@ -254,6 +254,7 @@ fn check_static(sc: &Scenario, c: &mut Checker) {
     check_machine(&sc.machine, c);
     check_kernel(&sc.kernel, &sc.machine, c);
     check_costs(&sc.costs, c);
+    check_ramdisk_files(sc, c);
     check_workloads(sc, c);
     check_cgroups(sc, c);
 }
@@ -466,10 +467,10 @@ fn check_machine(m: &Machine, c: &mut Checker) {
     }
     let s = &m.swap;
     if s.kind != SwapKind::None {
-        let kind = if s.kind == SwapKind::Zram {
-            "zram"
-        } else {
-            "disk"
+        let kind = match s.kind {
+            SwapKind::Zram => "zram",
+            SwapKind::Ramdisk => "ramdisk",
+            _ => "disk",
         };
         if s.size.0 == 0 {
             c.err(
@@ -496,6 +497,35 @@ fn check_machine(m: &Machine, c: &mut Checker) {
         }
     }
     check_device("machine.storage", &m.storage, c);
+}
+
+/// Files on a ramdisk take RAM for every page: they must leave a quarter of memory.
+fn check_ramdisk_files(sc: &Scenario, c: &mut Checker) {
+    if sc.machine.storage.kind != crate::scenario::DeviceKind::Ramdisk {
+        return;
+    }
+    let bytes: u64 = sc
+        .workloads
+        .iter()
+        .map(|w| match w.kind {
+            WorkloadKind::FileRead | WorkloadKind::FileWrite => {
+                w.nr_files.unwrap_or(1) as u64 * w.file_size.map_or(0, |b| b.0.next_multiple_of(4096))
+            }
+            WorkloadKind::Fio => w.numjobs.unwrap_or(1) as u64 * w.size.map_or(0, |b| b.0.next_multiple_of(4096)),
+            _ => 0,
+        })
+        .sum();
+    let limit = sc.machine.memory.0 / 4 * 3;
+    if bytes > limit {
+        c.err(
+            "machine.storage.type",
+            format!(
+                "the workloads' files ({} MiB) do not fit on a ramdisk in 3/4 of machine.memory ({} MiB)",
+                bytes >> 20,
+                limit >> 20
+            ),
+        );
+    }
 }
 
 fn check_device(at: &str, d: &Device, c: &mut Checker) {
@@ -639,6 +669,8 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
             "set_ratio",
             "pipeline",
             "request_time",
+            "fill",
+            "ramp_time",
         ]),
         WorkloadKind::Fio => vec![
             "rw",
@@ -678,6 +710,7 @@ fn given_keys(w: &Workload) -> Vec<&'static str> {
         value_size,
         set_ratio,
         pipeline,
+        fill,
         request_time,
         rw,
         bs,

@@ -24,6 +24,9 @@ pub struct Device {
     nr_requests: usize,
     pub reads: u64,
     pub writes: u64,
+    /// A ramdisk (brd): BLK_FEAT_SYNCHRONOUS, an I/O is a copy of `read_ns_per_page`
+    /// per page, in parallel for any number of submitters; never congested.
+    synchronous: bool,
 }
 
 impl Device {
@@ -40,11 +43,49 @@ impl Device {
             nr_requests: 2 * cfg.queue_depth.clamp(1, 128) as usize,
             reads: 0,
             writes: 0,
+            synchronous: false,
         }
+    }
+
+    /// A brd ramdisk whose I/O copies a page in `copy_ns`.
+    pub fn ramdisk(copy_ns: u64) -> Device {
+        Device {
+            read_latency_ns: 0,
+            write_latency_ns: 0,
+            read_ns_per_page: copy_ns.max(1),
+            write_ns_per_page: copy_ns.max(1),
+            slots_free_at: vec![0],
+            xfer_free_at: 0,
+            in_flight: Default::default(),
+            nr_requests: usize::MAX,
+            reads: 0,
+            writes: 0,
+            synchronous: true,
+        }
+    }
+
+    /// The device of a scenario's `[machine.storage]` (or swap device).
+    pub fn from_cfg(cfg: &DeviceCfg, copy_ns: u64) -> Device {
+        match cfg.kind {
+            crate::scenario::DeviceKind::Block => Device::new(cfg),
+            crate::scenario::DeviceKind::Ramdisk => Device::ramdisk(copy_ns),
+        }
+    }
+
+    pub fn is_ramdisk(&self) -> bool {
+        self.synchronous
     }
 
     /// Submits a request of `nr_pages` at `now`; returns when it completes.
     pub fn submit(&mut self, now: u64, nr_pages: u64, write: bool) -> u64 {
+        if self.synchronous {
+            if write {
+                self.writes += nr_pages;
+            } else {
+                self.reads += nr_pages;
+            }
+            return now + nr_pages * self.read_ns_per_page;
+        }
         let (lat, per_page) = if write {
             self.writes += nr_pages;
             (self.write_latency_ns, self.write_ns_per_page)
@@ -71,6 +112,9 @@ impl Device {
     /// Every request of the pool in flight: a submitter must wait (the block layer's
     /// request allocation sleeps) until the returned time, when the first completes.
     pub fn congested(&mut self, now: u64) -> Option<u64> {
+        if self.synchronous {
+            return None;
+        }
         while self.in_flight.peek().is_some_and(|r| r.0 <= now) {
             self.in_flight.pop();
         }
@@ -96,6 +140,7 @@ mod tests {
             read_bandwidth: Bytes(4096 * 1_000_000), // 1 us per page
             write_bandwidth: Bytes(4096 * 500_000),  // 2 us per page
             queue_depth: depth,
+            kind: Default::default(),
         })
     }
 

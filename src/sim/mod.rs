@@ -151,6 +151,10 @@ impl Simulation {
             }
             workloads.push(w);
         }
+        // Files on a ramdisk live in its pages from the start (validation keeps them
+        // within memory).
+        let short = mm.brd_populate_files();
+        debug_assert_eq!(short, 0, "ramdisk files exceed memory");
         let kernel_task = |name: &str, kind| Task {
             name: name.to_string(),
             kind,

@@ -33,6 +33,8 @@ pub struct Kv {
     pub value_size: u64,
     pub set_u32: u32,
     pub request_ns: u64,
+    /// memtier's load phase: (keys, threads) to split the sequential sets between.
+    pub fill: Option<(u64, u64)>,
 }
 
 impl Kv {
@@ -45,13 +47,34 @@ impl Kv {
             value_size,
             set_u32: prob_u32(cfg.set_ratio.unwrap_or(0.1)),
             request_ns: cfg.request_time.map_or(DEFAULT_REQUEST_NS, |t| t.0),
+            fill: cfg
+                .fill
+                .unwrap_or(false)
+                .then(|| (cfg.keys.expect("validated"), cfg.threads.max(1) as u64)),
         }
+    }
+
+    /// The next key this thread sets in the load phase, if it is not done: its share
+    /// of the keys, in order (`t.progress` counts the keys it set).
+    fn next_fill_key(&self, t: &Thread) -> Option<u64> {
+        let (keys, threads) = self.fill?;
+        let i = t.index as u64;
+        let (lo, hi) = (keys * i / threads, keys * (i + 1) / threads);
+        (lo + t.progress < hi).then(|| lo + t.progress)
     }
 
     pub(crate) fn op(&mut self, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
         let (key, set) = match cx.retry {
             Some(r) => r,
+            None if self.next_fill_key(t).is_some() => {
+                let key = self.next_fill_key(t).expect("checked");
+                t.progress += 1;
+                t.unrecorded = true;
+                cx.user(self.request_ns);
+                (key, true)
+            }
             None => {
+                t.unrecorded = false;
                 let key = self.sampler.next(&mut t.rng, &mut t.cursor, cx.clock);
                 let set = self.set_u32 != 0 && (t.rng.next_u64() as u32) < self.set_u32;
                 cx.user(self.request_ns);

@@ -127,6 +127,9 @@ pub struct Thread {
     /// one did: the evidence that it makes forward progress.
     pub ops: u64,
     pub last_op_ns: Option<u64>,
+    /// The operation in progress is not counted in the workload's statistics (a kv
+    /// fill request).
+    pub unrecorded: bool,
 }
 
 impl Thread {
@@ -146,6 +149,7 @@ impl Thread {
             progress: 0,
             ops: 0,
             last_op_ns: None,
+            unrecorded: false,
         }
     }
 }
@@ -258,12 +262,16 @@ impl Workload {
                     },
                 }
             }
-            WorkloadKind::Kv => Spec::Kv(bench_kinds::Kv::new(
-                idx,
-                cfg,
-                mm,
-                sampler_for(pattern, cfg.keys.unwrap_or(1), cfg),
-            )),
+            WorkloadKind::Kv => {
+                // memtier's --test-time counts after the ramp (its warm-up).
+                stats_from_ns = cfg.start.0 + cfg.ramp_time.map_or(0, |t| t.0);
+                Spec::Kv(bench_kinds::Kv::new(
+                    idx,
+                    cfg,
+                    mm,
+                    sampler_for(pattern, cfg.keys.unwrap_or(1), cfg),
+                ))
+            }
             WorkloadKind::Fio => {
                 let fio = bench_kinds::Fio::new(cfg, mm);
                 stats_from_ns = cfg.start.0 + cfg.ramp_time.map_or(0, |t| t.0);
@@ -430,7 +438,9 @@ pub fn run_slice(
     // An operation that blocked in I/O completes now.
     if let Some(since) = t.pending_since.take() {
         let bytes = op_bytes(w);
-        w.record(clock, since, 1, bytes);
+        if !t.unrecorded {
+            w.record(clock, since, 1, bytes);
+        }
         t.ops += 1;
         t.last_op_ns = Some(clock);
         end_of_op(w, t, clock);
@@ -502,7 +512,9 @@ pub fn run_slice(
             }
             Step::Op(FaultResult::Done, bytes) => {
                 t.retry = None;
-                w.record(clock, origin, 1, bytes);
+                if !t.unrecorded {
+                    w.record(clock, origin, 1, bytes);
+                }
                 t.ops += 1;
                 t.last_op_ns = Some(clock);
                 clock += deferred_ns;
