@@ -347,8 +347,11 @@ impl Mm {
             _ => None,
         };
         let mut no_progress_loops = task.map_or(0, |t| self.alloc_no_progress[t]);
-        // Bounds a pathological livelock (reclaim "progresses" but every freed page is
-        // taken again before the retry); the kernel relies on the OOM path eventually.
+        // Reclaim can "progress" without freeing memory: a page swapped to zram or a
+        // ramdisk gives its frame to the device's pool. The kernel's task retries while
+        // kswapd and the other CPUs free memory in parallel; here, after
+        // MAX_RECLAIM_RETRIES such rounds the task gives its CPU up (a reschedule) and
+        // retries the allocation after the others ran, instead of looping at one time.
         let mut loops = 0u32;
         // A retry after a throttled reclaim attempt that had used up the retries goes
         // straight to the OOM decision, as the kernel does once the sleep ends.
@@ -385,8 +388,15 @@ impl Mm {
                 }
                 return None;
             }
+            if let (true, Some(t)) = (progress > 0 && loops >= MAX_RECLAIM_RETRIES, task) {
+                self.alloc_no_progress[t] = no_progress_loops;
+                self.block_until(self.clock());
+                return None;
+            }
+            // Outside a task (a timed action's write) nothing else runs meanwhile: bound
+            // the loop.
             if !exhausted
-                && loops < 1000
+                && (task.is_some() || loops < 1000)
                 && self.should_reclaim_retry(gfp, order, progress > 0, &mut no_progress_loops)
             {
                 if self.blocked_until.is_some() {
