@@ -30,6 +30,13 @@ struct Cli {
     cmd: Cmd,
 }
 
+/// `--lru-gen`'s format: the debugfs `lru_gen` file or `lru_gen_full`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LruGenFormat {
+    Basic,
+    Full,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Run a scenario: print a summary, write DIR/results.json and DIR/timeseries.csv.
@@ -64,6 +71,10 @@ enum Cmd {
         /// Most trace lines kept; later events are counted in a closing "dropped" line.
         #[arg(long, default_value_t = reclaimsim::stats::trace::DEFAULT_LIMIT)]
         trace_limit: usize,
+        /// Write /sys/kernel/debug/lru_gen (`full`: lru_gen_full) at every sample to
+        /// DIR/lru_gen.txt (with kernel.lru = "mglru").
+        #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "basic")]
+        lru_gen: Option<LruGenFormat>,
     },
     /// Check a scenario without running it; with a [sweep], say how many points it has
     /// and roughly how long they take.
@@ -202,6 +213,7 @@ fn cmd_run(
     show_progress: bool,
     trace: Option<String>,
     trace_limit: usize,
+    lru_gen: Option<LruGenFormat>,
 ) -> ExitCode {
     let tracer = match trace
         .map(|t| reclaimsim::stats::trace::Tracer::parse(&t, trace_limit))
@@ -244,6 +256,7 @@ fn cmd_run(
         check,
         progress: Some(Box::new(move |now, end| bar.update(now, end))),
         interrupt: Some(interrupt),
+        lru_gen: lru_gen.map(|f| f == LruGenFormat::Full),
     };
     let mut sim = Simulation::new(sc);
     if let Some(t) = tracer {
@@ -254,9 +267,13 @@ fn cmd_run(
         Err(e) => return fail(1, e),
     };
     let results = run.results;
-    let written =
-        report::write_run_dir(&out, &results, &run.series).and_then(|_| match &run.trace {
+    let written = report::write_run_dir(&out, &results, &run.series)
+        .and_then(|_| match &run.trace {
             Some(t) => report::write_atomic(&out.join("trace.txt"), t.as_bytes()),
+            None => Ok(()),
+        })
+        .and_then(|_| match &run.lru_gen {
+            Some(t) => report::write_atomic(&out.join("lru_gen.txt"), t.as_bytes()),
             None => Ok(()),
         });
     if let Err(e) = written {
@@ -423,6 +440,7 @@ fn main() -> ExitCode {
             progress,
             trace,
             trace_limit,
+            lru_gen,
         } => cmd_run(
             scenario,
             out,
@@ -433,6 +451,7 @@ fn main() -> ExitCode {
             progress,
             trace,
             trace_limit,
+            lru_gen,
         ),
         Cmd::Validate {
             scenario,

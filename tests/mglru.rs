@@ -223,3 +223,82 @@ fn switching_the_lru_at_run_time_moves_every_page() {
     assert_eq!(r.actions.len(), 3);
     assert!(r.actions.iter().all(|a| a.outcome.is_none()));
 }
+
+/// The youngest generation of memcg `id` in each sample of an lru_gen.txt.
+fn youngest(text: &str, id: u32) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut in_memcg = false;
+    let mut last = None;
+    for line in text.lines() {
+        if line.starts_with("# t=") || line.starts_with("memcg") {
+            if let Some(seq) = last.take() {
+                out.push(seq);
+            }
+            in_memcg = line
+                .split_whitespace()
+                .nth(1)
+                .is_some_and(|s| s == id.to_string());
+            continue;
+        }
+        let f: Vec<&str> = line.split_whitespace().collect();
+        // A generation line: seq, age_ms, anon, file.
+        if in_memcg && f.len() == 4 {
+            last = Some(f[0].parse::<u64>().unwrap());
+        }
+    }
+    out.extend(last);
+    out
+}
+
+#[test]
+fn lru_gen_debugfs_is_dumped_and_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = r#"
+[run]
+duration = "2s"
+sample_interval = "1s"
+[machine]
+memory = "256M"
+[kernel]
+lru = "mglru"
+[[cgroup]]
+path = "a"
+[[workload]]
+name = "w"
+kind = "anon"
+size = "64M"
+pattern = "uniform"
+cgroup = "a"
+[[action]]
+at = "1500ms"
+debugfs = "lru_gen"
+value = "+ 2 0 0; - 2 0 1000"
+"#;
+    std::fs::write(dir.path().join("s.toml"), text).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_reclaimsim"))
+        .current_dir(dir.path())
+        .args(["run", "s.toml", "--out", "o", "-q", "--check", "--lru-gen"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dump = std::fs::read_to_string(dir.path().join("o/lru_gen.txt")).unwrap();
+    // Samples at 1 s and at the end (2 s), each with both memcgs.
+    assert!(
+        dump.starts_with("# t=1.000s\nmemcg     1 /\n node     0\n"),
+        "{dump}"
+    );
+    assert!(dump.contains("memcg     2 /a\n"));
+    // No memory pressure: nothing aged memcg 2 but the write at 1.5 s, which made one
+    // new generation (ageing from max_seq succeeds; seq 1000 is beyond it: -EINVAL).
+    let seqs = youngest(&dump, 2);
+    assert_eq!(seqs.len(), 2, "{dump}");
+    assert_eq!(seqs[1], seqs[0] + 1);
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("o/results.json")).unwrap())
+            .unwrap();
+    assert_eq!(r["actions"][0]["outcome"], "0, -EINVAL");
+}

@@ -2345,3 +2345,259 @@ mod tests {
         assert_eq!(mm.vmstat.get(Ev::WorkingsetActivateFile), 1);
     }
 }
+
+/// A command written to /sys/kernel/debug/lru_gen (`lru_gen_seq_write`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LruGenCmd {
+    /// `+ memcg_id node_id max_gen_nr [can_swap [force_scan]]`: age.
+    Age {
+        memcg_id: u16,
+        seq: u64,
+        can_swap: Option<bool>,
+        force_scan: bool,
+    },
+    /// `- memcg_id node_id min_gen_nr [swappiness [nr_to_reclaim]]`: evict.
+    Evict {
+        memcg_id: u16,
+        seq: u64,
+        swappiness: Option<u64>,
+        nr_to_reclaim: u64,
+    },
+}
+
+/// Parses what is written to `lru_gen` (commands separated by `,`, `;` or newlines)
+/// for a machine with `nr_memcgs` memcgs (ids 1 ..= nr_memcgs, the root 1) and one
+/// node. The message says which command and which field is wrong.
+pub fn parse_lru_gen_cmds(text: &str, nr_memcgs: usize) -> Result<Vec<LruGenCmd>, String> {
+    let mut cmds = Vec::new();
+    for (i, cmd) in text
+        .split([',', ';', '\n'])
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .enumerate()
+    {
+        let at = |what: &str| format!("command {} `{cmd}`: {what}", i + 1);
+        let f: Vec<&str> = cmd.split_whitespace().collect();
+        if !(4..=6).contains(&f.len()) {
+            return Err(at("expected `+ memcg node seq [can_swap [force_scan]]` or `- memcg node seq [swappiness [nr_to_reclaim]]`"));
+        }
+        let num = |s: &str, what: &str| {
+            s.parse::<u64>()
+                .map_err(|_| at(&format!("{what} `{s}` is not a number")))
+        };
+        let memcg_id = num(f[1], "memcg id")?;
+        if memcg_id == 0 || memcg_id > nr_memcgs as u64 {
+            return Err(at(&format!(
+                "no memcg with id {memcg_id} (ids are 1 to {nr_memcgs}; `memcg` lines of lru_gen.txt show them)"
+            )));
+        }
+        if num(f[2], "node id")? != 0 {
+            return Err(at("the simulated machine has one node, 0"));
+        }
+        let seq = num(f[3], "generation")?;
+        let flag = |s: &str, what: &str| match s {
+            "0" => Ok(false),
+            "1" => Ok(true),
+            _ => Err(at(&format!("{what} must be 0 or 1, got `{s}`"))),
+        };
+        let memcg_id = memcg_id as u16;
+        cmds.push(match f[0] {
+            "+" => LruGenCmd::Age {
+                memcg_id,
+                seq,
+                can_swap: f.get(4).map(|s| flag(s, "can_swap")).transpose()?,
+                force_scan: f
+                    .get(5)
+                    .map(|s| flag(s, "force_scan"))
+                    .transpose()?
+                    .unwrap_or(true),
+            },
+            "-" => LruGenCmd::Evict {
+                memcg_id,
+                seq,
+                swappiness: f
+                    .get(4)
+                    .map(|s| match *s {
+                        "max" => Ok(SWAPPINESS_ANON_ONLY),
+                        s => num(s, "swappiness").and_then(|v| {
+                            if v <= MAX_SWAPPINESS {
+                                Ok(v)
+                            } else {
+                                Err(at(&format!(
+                                    "swappiness must be 0 to 200 or `max`, got {v}"
+                                )))
+                            }
+                        }),
+                    })
+                    .transpose()?,
+                nr_to_reclaim: f
+                    .get(5)
+                    .map(|s| num(s, "nr_to_reclaim"))
+                    .transpose()?
+                    .unwrap_or(u64::MAX),
+            },
+            op => return Err(at(&format!("`{op}` is neither + (age) nor - (evict)"))),
+        });
+    }
+    if cmds.is_empty() {
+        return Err("no command".into());
+    }
+    Ok(cmds)
+}
+
+impl Mm {
+    /// The debugfs path of a memcg (`cgroup_path`): `/` for the root.
+    fn memcg_debugfs_path(&self, memcg: usize) -> String {
+        if memcg == 0 {
+            "/".into()
+        } else {
+            format!("/{}", self.memcg.cgs[memcg].path)
+        }
+    }
+
+    /// Reading /sys/kernel/debug/lru_gen (`full`: lru_gen_full): per memcg (id =
+    /// index + 1, the root 1) and node, a line per generation — sequence number, age
+    /// in ms, anon and file pages — from the oldest evictable one (all four with
+    /// `full`, an `x` marking those below a type's min_seq, then per tier the PID
+    /// controller's figures: avg refaulted/total `R T` at max_seq, refaulted, evicted
+    /// and protected `r e p` at min_seq, and the page-table walk's counters).
+    pub fn lru_gen_seq_show(&self, full: bool) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let now = self.jiffies();
+        let ms = |j: u64| j * 1000 / self.cfg.hz;
+        for memcg in self.memcg.subtree(0) {
+            let g = &self.lruvecs[memcg].lrugen;
+            let _ = writeln!(
+                out,
+                "memcg {:5} {}",
+                memcg + 1,
+                self.memcg_debugfs_path(memcg)
+            );
+            let _ = writeln!(out, " node {:5}", 0);
+            let first = if !full {
+                g.evictable_min_seq(MAX_SWAPPINESS / 2)
+            } else {
+                g.max_seq.saturating_sub(MAX_NR_GENS - 1)
+            };
+            for seq in first..=g.max_seq {
+                let gen = lru_gen_from_seq(seq);
+                let _ = write!(
+                    out,
+                    " {:10} {:10}",
+                    seq,
+                    ms(now.saturating_sub(g.timestamps[gen]))
+                );
+                for t in [ANON, FILE] {
+                    let mark = if full && seq < g.min_seq[t] { 'x' } else { ' ' };
+                    let _ = write!(out, " {:10}{mark}", g.gen_pages(gen, t));
+                }
+                out.push('\n');
+                if !full {
+                    continue;
+                }
+                for tier in 0..MAX_NR_TIERS {
+                    let _ = write!(out, "            {tier:10}");
+                    for t in [ANON, FILE] {
+                        let (s, n) = if seq == g.max_seq {
+                            ("RTx", [g.avg_refaulted[t][tier], g.avg_total[t][tier], 0])
+                        } else if seq == g.min_seq[t] {
+                            (
+                                "rep",
+                                [
+                                    g.refaulted[t][tier],
+                                    g.evicted[t][tier],
+                                    g.protected[t][tier],
+                                ],
+                            )
+                        } else {
+                            ("xxx", [0; 3])
+                        };
+                        for (i, c) in s.chars().enumerate() {
+                            let _ = write!(out, " {:10}{c}", n[i]);
+                        }
+                    }
+                    out.push('\n');
+                }
+                if seq == g.max_seq {
+                    // MM_LEAF_TOTAL, MM_LEAF_YOUNG, MM_NONLEAF_FOUND, MM_NONLEAF_ADDED.
+                    out.push_str("                      ");
+                    for (n, c) in g.mm_stats.iter().zip(['T', 'Y', 'F', 'A']) {
+                        let _ = write!(out, " {n:10}{c}");
+                    }
+                    out.push('\n');
+                }
+            }
+        }
+        out
+    }
+
+    /// Writing /sys/kernel/debug/lru_gen (`lru_gen_seq_write` → `run_cmd`): each
+    /// command runs in the writer's context; returns what each returned (0, or -EINVAL
+    /// for a generation out of range, -EEXIST when ageing found max_seq moved on).
+    pub fn lru_gen_seq_write(&mut self, cmds: &[LruGenCmd]) -> String {
+        let saved = (self.current, self.current_workload);
+        self.current = super::Current::Admin;
+        self.current_workload = None;
+        let out = self.run_lru_gen_cmds(cmds);
+        self.blocked_until = None;
+        (self.current, self.current_workload) = saved;
+        out
+    }
+
+    fn run_lru_gen_cmds(&mut self, cmds: &[LruGenCmd]) -> String {
+        let mut results = Vec::new();
+        for cmd in cmds {
+            let mut sc = ScanControl::new(u64::MAX, MAX_NR_ZONES - 1, 0);
+            let r = match *cmd {
+                LruGenCmd::Age {
+                    memcg_id,
+                    seq,
+                    can_swap,
+                    force_scan,
+                } => {
+                    let memcg = memcg_id as usize - 1;
+                    let swappiness = match can_swap {
+                        Some(false) => 0,
+                        _ => self.get_swappiness(memcg, &sc),
+                    };
+                    let max_seq = self.lruvecs[memcg].lrugen.max_seq;
+                    if seq > max_seq {
+                        "-EINVAL".to_string()
+                    } else if self.try_to_inc_max_seq(memcg, max_seq, swappiness, force_scan) {
+                        "0".to_string()
+                    } else {
+                        "-EEXIST".to_string()
+                    }
+                }
+                LruGenCmd::Evict {
+                    memcg_id,
+                    seq,
+                    swappiness,
+                    nr_to_reclaim,
+                } => {
+                    let memcg = memcg_id as usize - 1;
+                    let swappiness = swappiness.unwrap_or_else(|| self.get_swappiness(memcg, &sc));
+                    sc.nr_to_reclaim = nr_to_reclaim;
+                    if seq + MIN_NR_GENS > self.lruvecs[memcg].lrugen.max_seq {
+                        "-EINVAL".to_string()
+                    } else {
+                        loop {
+                            let g = &self.lruvecs[memcg].lrugen;
+                            if seq < g.evictable_min_seq(swappiness)
+                                || sc.nr_reclaimed >= nr_to_reclaim
+                                || self.blocked_until.is_some()
+                                || self.evict_folios(memcg, &mut sc, swappiness).0 == 0
+                            {
+                                break;
+                            }
+                        }
+                        format!("0 (reclaimed {} pages)", sc.nr_reclaimed)
+                    }
+                }
+            };
+            results.push(r);
+        }
+        results.join(", ")
+    }
+}

@@ -586,8 +586,12 @@ impl Mm {
                 no_watermarks: true,
                 ..Default::default()
             };
-            let Some(p) = self.get_page_from_freelist(page_alloc::GFP_HIGHUSER_MOVABLE, 0, zone::WMARK_MIN, flags)
-            else {
+            let Some(p) = self.get_page_from_freelist(
+                page_alloc::GFP_HIGHUSER_MOVABLE,
+                0,
+                zone::WMARK_MIN,
+                flags,
+            ) else {
                 return need - i;
             };
             let f = &mut self.frames[p as usize];

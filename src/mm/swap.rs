@@ -213,7 +213,9 @@ impl Mm {
                     // brd: a memory copy into the slot's page, allocated on first write.
                     self.charge(self.cfg.costs.copy_page_ns);
                 }
-                if !(k == SwapKind::Ramdisk && stored) && !self.zram_store(slot) {
+                // brd rewrites the page it has; zram (and brd's first write) stores anew.
+                let reuse = k == SwapKind::Ramdisk && stored;
+                if !reuse && !self.zram_store(slot) {
                     // The write fails (pool full or out of memory): the page stays.
                     self.remap_after_failed_swapout(pfn);
                     return PageOut::Activate;

@@ -36,7 +36,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
 
 /// The files a run writes into its directory (results.json last: it marks the run
 /// complete).
-pub const RUN_FILES: [&str; 3] = ["timeseries.csv", "trace.txt", "results.json"];
+pub const RUN_FILES: [&str; 4] = ["timeseries.csv", "trace.txt", "lru_gen.txt", "results.json"];
 
 /// results.json text (pretty, with a trailing newline).
 pub fn results_json(r: &Results) -> String {

@@ -748,6 +748,10 @@ pub struct Action {
     pub cgroup: Option<String>,
     #[serde(default)]
     pub write: Option<String>,
+    /// A debugfs file written: "lru_gen" (MGLRU's `+ memcg node seq ...` age and
+    /// `- memcg node seq ...` evict commands in `value`).
+    #[serde(default)]
+    pub debugfs: Option<String>,
     pub value: toml::Value,
 }
 

@@ -443,3 +443,60 @@ fn suggestions() {
     assert_eq!(edit_distance("kitten", "sitting"), 3);
     assert_eq!(edit_distance("strat", "start"), 1);
 }
+
+#[test]
+fn mglru_keys_and_debugfs_writes_are_checked_where_they_are_written() {
+    // kernel.lru_gen.enabled as sysfs takes it: a number, hex, y/n.
+    let with = |extra: &str| edit("HZ = 250", &format!("HZ = 250\nlru = \"mglru\"\n{extra}"));
+    for (v, bits) in [
+        ("7", 7),
+        ("\"0x0003\"", 3),
+        ("\"y\"", 7),
+        ("\"n\"", 0),
+        ("1", 1),
+    ] {
+        let sc = parse(&with(&format!("lru_gen.enabled = {v}")), &[]).unwrap();
+        assert_eq!(sc.kernel.lru_gen.enabled.0, bits, "{v}");
+    }
+    // Line 15 is the added key (under `[kernel]` at line 11, after HZ and lru).
+    check(
+        &fails(&with("lru_gen.enabled = 8"), &[]),
+        15,
+        "kernel.lru_gen.enabled",
+        "expected 0 to 7",
+    );
+    check(
+        &fails(&with("lru_gen.memcg_reclaim = \"lru\""), &[]),
+        15,
+        "kernel.lru_gen.memcg_reclaim",
+        "iter",
+    );
+    // A debugfs write: the memcg id must exist (root 1, no others here), node 0.
+    let debugfs = |value: &str| {
+        with("").replace(
+            "set = \"kernel.vm.swappiness\"\nvalue = 100",
+            &format!("debugfs = \"lru_gen\"\nvalue = \"{value}\""),
+        )
+    };
+    let sc = parse(&debugfs("+ 1 0 7; - 1 0 3 max 100"), &[]).unwrap();
+    assert_eq!(sc.actions[0].debugfs.as_deref(), Some("lru_gen"));
+    for (value, part) in [
+        ("+ 2 0 7", "no memcg with id 2"),
+        ("+ 1 1 7", "one node"),
+        ("* 1 0 7", "neither + (age) nor - (evict)"),
+        ("- 1 0 3 201", "swappiness must be 0 to 200"),
+        ("+ 1 0 7 2", "can_swap must be 0 or 1"),
+        ("+ 1 0", "expected `+ memcg node seq"),
+    ] {
+        // The action's value is on line 34 (two lines added above it).
+        check(&fails(&debugfs(value), &[]), 34, "action[0].value", part);
+    }
+    // lru_gen exists only with MGLRU.
+    let classic = debugfs("+ 1 0 7").replace("lru = \"mglru\"\n", "");
+    check(
+        &fails(&classic, &[]),
+        32,
+        "action[0].debugfs",
+        "multi-gen LRU",
+    );
+}

@@ -509,9 +509,12 @@ fn check_ramdisk_files(sc: &Scenario, c: &mut Checker) {
         .iter()
         .map(|w| match w.kind {
             WorkloadKind::FileRead | WorkloadKind::FileWrite => {
-                w.nr_files.unwrap_or(1) as u64 * w.file_size.map_or(0, |b| b.0.next_multiple_of(4096))
+                w.nr_files.unwrap_or(1) as u64
+                    * w.file_size.map_or(0, |b| b.0.next_multiple_of(4096))
             }
-            WorkloadKind::Fio => w.numjobs.unwrap_or(1) as u64 * w.size.map_or(0, |b| b.0.next_multiple_of(4096)),
+            WorkloadKind::Fio => {
+                w.numjobs.unwrap_or(1) as u64 * w.size.map_or(0, |b| b.0.next_multiple_of(4096))
+            }
             _ => 0,
         })
         .sum();
@@ -980,6 +983,38 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
                     tm(a.at)
                 ),
             );
+        }
+        if let Some(file) = &a.debugfs {
+            if a.set.is_some() || a.cgroup.is_some() || a.write.is_some() {
+                c.err(
+                    format!("action[{i}]"),
+                    "give one of `set`, `cgroup` and `write`, or `debugfs`",
+                );
+            } else if file != "lru_gen" {
+                c.err(
+                    format!("action[{i}].debugfs"),
+                    format!("`{file}` cannot be written (the one debugfs file is lru_gen)"),
+                );
+            } else if sc.kernel.lru != crate::scenario::LruKind::Mglru {
+                c.err(
+                    format!("action[{i}].debugfs"),
+                    "lru_gen needs the multi-gen LRU (kernel.lru = \"mglru\")",
+                );
+            } else {
+                let nr_memcgs = sc.cgroups.len() + 1;
+                match a.value.as_str() {
+                    None => c.err(
+                        format!("action[{i}].value"),
+                        "expected the commands as a string, e.g. \"+ 1 0 7\"",
+                    ),
+                    Some(text) => {
+                        if let Err(e) = crate::mm::lru_gen::parse_lru_gen_cmds(text, nr_memcgs) {
+                            c.err(format!("action[{i}].value"), e);
+                        }
+                    }
+                }
+            }
+            continue;
         }
         let set = match (&a.set, &a.cgroup, &a.write) {
             (Some(s), None, None) => s,

@@ -69,6 +69,8 @@ pub struct RunOptions {
     /// Set from outside (Ctrl-C) to end the run early: the results then cover the time
     /// simulated so far and say `interrupted`.
     pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Dump /sys/kernel/debug/lru_gen (Some(true): lru_gen_full) at every sample.
+    pub lru_gen: Option<bool>,
 }
 
 /// Everything a run produces.
@@ -77,6 +79,8 @@ pub struct RunOutput {
     pub series: TimeSeries,
     /// The tracepoint lines, if tracing was enabled.
     pub trace: Option<String>,
+    /// The lru_gen debugfs file at every sample, if asked for (`--lru-gen`).
+    pub lru_gen: Option<String>,
 }
 
 pub struct Simulation {
@@ -232,6 +236,7 @@ impl Simulation {
 
     /// Runs to the end and returns the results and the timeseries.
     pub fn run_with_series(mut self, mut opts: RunOptions) -> Result<RunOutput, SimError> {
+        let mut lru_gen = String::new();
         let mut end = self.scenario.run.duration.0;
         let mut events = 0u64;
         while let Some((t, ev)) = self.queue.pop() {
@@ -263,6 +268,9 @@ impl Simulation {
                 }
                 Event::Sample => {
                     self.sample(t);
+                    if let Some(full) = opts.lru_gen {
+                        self.dump_lru_gen(&mut lru_gen, t, full);
+                    }
                     self.queue
                         .push(t + self.scenario.run.sample_interval.0, Event::Sample);
                     if opts.check {
@@ -282,6 +290,9 @@ impl Simulation {
         self.mm.now = end;
         self.mm.complete_io(end);
         self.sample(end);
+        if let Some(full) = opts.lru_gen {
+            self.dump_lru_gen(&mut lru_gen, end, full);
+        }
         self.pressure = (0..self.mm.memcg.cgs.len())
             .map(|m| self.psi.show(m, end))
             .collect();
@@ -296,7 +307,16 @@ impl Simulation {
             results,
             series: std::mem::take(&mut self.series),
             trace: self.mm.trace.as_ref().map(|t| t.finish()),
+            lru_gen: opts.lru_gen.map(|_| lru_gen),
         })
+    }
+
+    /// Appends the lru_gen debugfs view at virtual time `t`.
+    fn dump_lru_gen(&mut self, out: &mut String, t: u64, full: bool) {
+        self.mm.now = t;
+        self.mm.cpu_ns = 0;
+        out.push_str(&format!("# t={:.3}s\n", t as f64 / 1e9));
+        out.push_str(&self.mm.lru_gen_seq_show(full));
     }
 
     /// Turns tracepoints on for this run (`--trace`).
@@ -331,6 +351,15 @@ impl Simulation {
             message,
         };
         let (key, outcome) = match (&a.set, &a.cgroup, &a.write) {
+            _ if a.debugfs.is_some() => {
+                let text = a.value.as_str().unwrap_or_default();
+                let cmds = crate::mm::lru_gen::parse_lru_gen_cmds(text, self.mm.lruvecs.len())
+                    .map_err(err)?;
+                self.mm.now = t;
+                self.mm.cpu_ns = 0;
+                let outcome = self.mm.lru_gen_seq_write(&cmds);
+                ("debugfs/lru_gen".to_string(), Some(outcome))
+            }
             (Some(set), _, _) => {
                 scenario::set_key(&mut self.scenario, set, &a.value).map_err(err)?;
                 self.mm.apply_kernel_settings(&self.scenario);
