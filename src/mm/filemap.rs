@@ -77,6 +77,16 @@ impl Mm {
             return Ok(None);
         }
         self.count(Ev::PgpgIn, nr_read * 4);
+        if self.storage.is_ramdisk() {
+            // brd completes the read in the submitter's context: a memory copy of CPU
+            // time, no sleep (a refault's copy is a memory stall).
+            let copy_ns = self.storage.submit(0, nr_read, false);
+            self.charge(copy_ns);
+            if memstall {
+                self.stall_ns += copy_ns;
+            }
+            return Ok(None);
+        }
         let done = self.storage.submit(self.now, nr_read, false);
         Ok(Some((done, memstall)))
     }

@@ -25,7 +25,8 @@ pub struct Device {
     pub reads: u64,
     pub writes: u64,
     /// A ramdisk (brd): BLK_FEAT_SYNCHRONOUS, an I/O is a copy of `read_ns_per_page`
-    /// per page, in parallel for any number of submitters; never congested.
+    /// per page, in parallel for any number of submitters; never congested. Reads are
+    /// charged as the reader's CPU time (`filemap`); writeback completes after the copy.
     synchronous: bool,
 }
 
