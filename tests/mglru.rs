@@ -302,3 +302,56 @@ value = "+ 2 0 0; - 2 0 1000"
             .unwrap();
     assert_eq!(r["actions"][0]["outcome"], "0, -EINVAL");
 }
+
+/// scenarios/mglru-mixed.toml at an eighth of its size (2 GiB, 5 s).
+fn mixed_small(variant: &str) -> Results {
+    let text = std::fs::read_to_string("scenarios/mglru-mixed.toml")
+        .unwrap()
+        .replace("memory = \"16G\"", "memory = \"2G\"")
+        .replace("size = \"4G\"", "size = \"512M\"")
+        .replace("keys = 3670016", "keys = 458752")
+        .replace("size = \"2560M\"", "size = \"320M\"")
+        .replace("ramp_time = \"10s\"", "ramp_time = \"2500ms\"")
+        .replace("duration = \"16s\"", "duration = \"5s\"");
+    let (lru, mode) = match variant {
+        "classic" => ("classic", "seed"),
+        m => ("mglru", m),
+    };
+    run(
+        &text,
+        &[
+            &format!("kernel.lru=\"{lru}\""),
+            &format!("kernel.lru_gen.memcg_reclaim=\"{mode}\""),
+        ],
+    )
+}
+
+#[test]
+fn mglru_mixed_keeps_the_seeds_memcached_directions() {
+    // The directions of "optimize multiple memcgs" that the scaled scenario reproduces
+    // (README, "the mglru-mixed experiment"): with the seed kswapd stops ageing (and so
+    // swapping) the memcached memcg every round, so memcached beats iter and classic;
+    // the memcg LRU that followed beats iter and classic on both workloads. fio under
+    // the seed does not (yet) beat iter here: see the README for why.
+    let [classic, iter, seed, memcg_lru] =
+        ["classic", "iter", "seed", "memcg-lru"].map(mixed_small);
+    let kv = |r: &Results| r.workloads["memcached"].throughput;
+    let fio = |r: &Results| r.workloads["fio"].throughput;
+    assert!(
+        kv(&seed) > kv(&iter) * 1.05,
+        "{} vs {}",
+        kv(&seed),
+        kv(&iter)
+    );
+    assert!(
+        kv(&seed) > kv(&classic),
+        "{} vs {}",
+        kv(&seed),
+        kv(&classic)
+    );
+    assert!(vm(&seed, "pswpout") < vm(&iter, "pswpout"));
+    for base in [&classic, &iter] {
+        assert!(kv(&memcg_lru) > kv(base));
+        assert!(fio(&memcg_lru) > fio(base));
+    }
+}
