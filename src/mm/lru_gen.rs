@@ -1122,28 +1122,13 @@ impl Mm {
         if list.is_empty() {
             return (scanned, false);
         }
-        let kswapd = self.is_kswapd();
         let mut skip_retry = false;
         loop {
             let nr_taken = list.len() as u64;
             let (reclaimed, stat, survivors) = self.shrink_folio_list(list, sc, memcg, false);
             sc.nr.unqueued_dirty += stat.nr_unqueued_dirty;
             sc.nr_reclaimed += reclaimed;
-            self.trace(
-                Tp::LruShrinkInactive,
-                format_args!(
-                    "nid=0 nr_scanned={nr_taken} nr_reclaimed={reclaimed} nr_dirty={} nr_writeback={} nr_congested={} nr_immediate={} nr_activate_anon={} nr_activate_file={} nr_ref_keep={} nr_unmap_fail=0 priority={} flags={}",
-                    stat.nr_dirty,
-                    stat.nr_writeback,
-                    stat.nr_congested,
-                    stat.nr_immediate,
-                    stat.nr_activate[0],
-                    stat.nr_activate[1],
-                    stat.nr_ref_keep,
-                    sc.priority,
-                    crate::stats::trace::reclaim_flags(t == FILE)
-                ),
-            );
+            self.trace_shrink_inactive(nr_taken, reclaimed, &stat, sc.priority, t == FILE);
             let mut clean = Vec::new();
             let mut back = Vec::with_capacity(survivors.len());
             for pfn in survivors {
@@ -1173,24 +1158,7 @@ impl Mm {
                 self.frames[pfn as usize].list = on::NONE;
                 self.lruvec_add_folio(pfn);
             }
-            self.count_reclaim(
-                sc.target,
-                memcg,
-                if kswapd {
-                    Ev::PgstealKswapd
-                } else {
-                    Ev::PgstealDirect
-                },
-                reclaimed,
-            );
-            self.count(
-                if t == FILE {
-                    Ev::PgstealFile
-                } else {
-                    Ev::PgstealAnon
-                },
-                reclaimed,
-            );
+            self.count_steal(sc.target, memcg, t == FILE, reclaimed);
             if clean.is_empty() {
                 break;
             }
@@ -1862,14 +1830,11 @@ impl Mm {
         if memcg_id as usize != memcg {
             return; // evicted from another lruvec
         }
-        self.count_memcg(
+        self.count_memcg_type(
             memcg,
-            if file {
-                Ev::WorkingsetRefaultFile
-            } else {
-                Ev::WorkingsetRefaultAnon
-            },
-            1,
+            file,
+            Ev::WorkingsetRefaultAnon,
+            Ev::WorkingsetRefaultFile,
         );
         let g = &mut self.lruvecs[memcg].lrugen;
         let recent = token >> LRU_REFS_WIDTH == g.min_seq[t] & TOKEN_SEQ_MASK;
@@ -1879,27 +1844,21 @@ impl Mm {
         let refs = (token & ((1 << LRU_REFS_WIDTH) - 1)) as u32 + 1;
         let tier = lru_tier_from_refs(refs, workingset);
         g.refaulted[t][tier] += 1;
-        self.count_memcg(
+        self.count_memcg_type(
             memcg,
-            if file {
-                Ev::WorkingsetActivateFile
-            } else {
-                Ev::WorkingsetActivateAnon
-            },
-            1,
+            file,
+            Ev::WorkingsetActivateAnon,
+            Ev::WorkingsetActivateFile,
         );
         if self.in_lru_fault || refs >= (1 << LRU_REFS_WIDTH) - 1 {
             let f = &mut self.frames[pfn as usize];
             folio::set_refs_counter(f, (1 << LRU_REFS_WIDTH) - 1);
             f.set(pg::REFERENCED | pg::WORKINGSET);
-            self.count_memcg(
+            self.count_memcg_type(
                 memcg,
-                if file {
-                    Ev::WorkingsetRestoreFile
-                } else {
-                    Ev::WorkingsetRestoreAnon
-                },
-                1,
+                file,
+                Ev::WorkingsetRestoreAnon,
+                Ev::WorkingsetRestoreFile,
             );
         }
     }

@@ -669,24 +669,7 @@ impl Mm {
                 self.workingset_age_nonresident(memcg, 1);
             }
         }
-        self.count_reclaim(
-            sc.target,
-            memcg,
-            if kswapd {
-                Ev::PgstealKswapd
-            } else {
-                Ev::PgstealDirect
-            },
-            nr_reclaimed,
-        );
-        self.count(
-            if file {
-                Ev::PgstealFile
-            } else {
-                Ev::PgstealAnon
-            },
-            nr_reclaimed,
-        );
+        self.count_steal(sc.target, memcg, file, nr_reclaimed);
         self.lru_note_cost(memcg, file, stat.nr_pageout, nr_scanned - nr_reclaimed);
         // Every isolated page dirty and not queued: the flushers are behind.
         if stat.nr_unqueued_dirty == nr_taken {
@@ -701,10 +684,42 @@ impl Mm {
         if file {
             sc.nr.file_taken += nr_taken;
         }
+        self.trace_shrink_inactive(nr_scanned, nr_reclaimed, &stat, sc.priority, file);
+        nr_reclaimed
+    }
+
+    /// `pgsteal_{kswapd,direct}` (memory.stat always, vmstat for global reclaim) and
+    /// `pgsteal_{anon,file}`.
+    pub(super) fn count_steal(&mut self, target: usize, memcg: usize, file: bool, n: u64) {
+        let item = if self.is_kswapd() {
+            Ev::PgstealKswapd
+        } else {
+            Ev::PgstealDirect
+        };
+        self.count_reclaim(target, memcg, item, n);
+        self.count(
+            if file {
+                Ev::PgstealFile
+            } else {
+                Ev::PgstealAnon
+            },
+            n,
+        );
+    }
+
+    /// The `mm_vmscan_lru_shrink_inactive` tracepoint.
+    pub(super) fn trace_shrink_inactive(
+        &mut self,
+        nr_scanned: u64,
+        nr_reclaimed: u64,
+        stat: &ReclaimStat,
+        priority: i32,
+        file: bool,
+    ) {
         self.trace(
             Tp::LruShrinkInactive,
             format_args!(
-                "nid=0 nr_scanned={nr_scanned} nr_reclaimed={nr_reclaimed} nr_dirty={} nr_writeback={} nr_congested={} nr_immediate={} nr_activate_anon={} nr_activate_file={} nr_ref_keep={} nr_unmap_fail=0 priority={} flags={}",
+                "nid=0 nr_scanned={nr_scanned} nr_reclaimed={nr_reclaimed} nr_dirty={} nr_writeback={} nr_congested={} nr_immediate={} nr_activate_anon={} nr_activate_file={} nr_ref_keep={} nr_unmap_fail=0 priority={priority} flags={}",
                 stat.nr_dirty,
                 stat.nr_writeback,
                 stat.nr_congested,
@@ -712,11 +727,9 @@ impl Mm {
                 stat.nr_activate[0],
                 stat.nr_activate[1],
                 stat.nr_ref_keep,
-                sc.priority,
                 reclaim_flags(file)
             ),
         );
-        nr_reclaimed
     }
 
     /// `folio_check_references` (classic rules, kernel-reference §2.10 step 6).

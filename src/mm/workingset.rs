@@ -81,6 +81,12 @@ impl Mm {
         }
     }
 
+    /// One event of a workingset counter pair, the anon or the file one
+    /// (`WORKINGSET_*_BASE + type`).
+    pub(super) fn count_memcg_type(&mut self, memcg: usize, file: bool, anon: Ev, file_ev: Ev) {
+        self.count_memcg(memcg, if file { file_ev } else { anon }, 1);
+    }
+
     /// `workingset_activation`: an activation ages the clock.
     pub fn workingset_activation(&mut self, pfn: Pfn) {
         let memcg = self.frames[pfn as usize].memcg as usize;
@@ -109,14 +115,11 @@ impl Mm {
         let file = self.frames[pfn as usize].is_file_lru();
         let memcg = self.frames[pfn as usize].memcg as usize;
         let t = file as usize;
-        self.count_memcg(
+        self.count_memcg_type(
             memcg,
-            if file {
-                Ev::WorkingsetRefaultFile
-            } else {
-                Ev::WorkingsetRefaultAnon
-            },
-            1,
+            file,
+            Ev::WorkingsetRefaultAnon,
+            Ev::WorkingsetRefaultFile,
         );
         let (memcg_id, eviction, workingset) = self.workingset.unpack(shadow);
         let Some(ev_lruvec) = self.lruvecs.get(memcg_id as usize) else {
@@ -148,27 +151,21 @@ impl Mm {
             self.lruvecs[c].workingset_activate[t] += 1;
             m = self.memcg.cgs[c].parent;
         }
-        self.count_memcg(
+        self.count_memcg_type(
             memcg,
-            if file {
-                Ev::WorkingsetActivateFile
-            } else {
-                Ev::WorkingsetActivateAnon
-            },
-            1,
+            file,
+            Ev::WorkingsetActivateAnon,
+            Ev::WorkingsetActivateFile,
         );
         if workingset {
             self.frames[pfn as usize].set(pg::WORKINGSET);
             // lru_note_cost_refault: a refault of the working set costs one page of I/O.
             self.lru_note_cost(memcg, file, 1, 0);
-            self.count_memcg(
+            self.count_memcg_type(
                 memcg,
-                if file {
-                    Ev::WorkingsetRestoreFile
-                } else {
-                    Ev::WorkingsetRestoreAnon
-                },
-                1,
+                file,
+                Ev::WorkingsetRestoreAnon,
+                Ev::WorkingsetRestoreFile,
             );
         }
     }
