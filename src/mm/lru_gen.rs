@@ -16,7 +16,9 @@
 //!
 //! Global reclaim picks memcgs one of three ways (`kernel.lru_gen.memcg_reclaim`,
 //! §4.14): `iter` (MGLRU before "optimize multiple memcgs"), `seed` (v6.1) and
-//! `memcg-lru` (the per-node memcg LRU of v6.3+). The rest follows the base version.
+//! `memcg-lru` (the per-node memcg LRU of v6.3+). `iter` and `seed` also take v6.1's
+//! placement of new folios and its walk promotion (every young folio moves); the rest
+//! (tiers, refs, eviction) follows the base version in all three.
 
 use super::list::ListHead;
 use super::page::{lru, on, pg, pte, Pfn, NIL};
@@ -427,6 +429,13 @@ impl Mm {
         self.cfg.lru_gen.enabled
     }
 
+    /// The iter and seed modes model v6.1, where a walk always promotes a young folio
+    /// and new folios go to the oldest generation (or the second oldest).
+    #[inline]
+    fn lru_gen_v61(&self) -> bool {
+        self.cfg.lru_gen.memcg_reclaim != MemcgReclaim::MemcgLru
+    }
+
     /// `lru_gen_update_size`: a folio's generation changes from `old` to `new`
     /// (`None` = off the lists); the per-generation counts follow, and the classic
     /// active/inactive counters with them (the two youngest generations are "active").
@@ -485,6 +494,18 @@ impl Mm {
         let f = &self.frames[pfn as usize];
         let t = f.is_file_lru() as usize;
         let g = &self.lruvecs[f.memcg as usize].lrugen;
+        if self.lru_gen_v61() {
+            // v6.1-v6.5: the second oldest for what cannot be evicted now, else the oldest.
+            return if f.test(pg::ACTIVE) {
+                g.max_seq
+            } else if (t == ANON && !f.test(pg::SWAPCACHE))
+                || (f.test(pg::RECLAIM) && (f.test(pg::DIRTY) || f.test(pg::WRITEBACK)))
+            {
+                g.min_seq[t] + 1
+            } else {
+                g.min_seq[t]
+            };
+        }
         if f.test(pg::ACTIVE) {
             g.max_seq
         } else if (t == ANON && !f.test(pg::SWAPCACHE))
@@ -586,6 +607,18 @@ impl Mm {
     /// only sets PG_referenced; otherwise the folio moves (in its flags, not on the
     /// list) to `gen` with PG_workingset. Returns the old generation.
     fn folio_update_gen(&mut self, pfn: Pfn, gen: usize) -> Option<usize> {
+        if self.lru_gen_v61() {
+            // v6.1: every young folio found moves to `gen`, references cleared.
+            let f = &mut self.frames[pfn as usize];
+            let old = folio::lru_gen(f)?;
+            folio::clear_refs_flags(f);
+            f.clear(pg::WORKINGSET);
+            folio::set_gen(f, Some(gen));
+            if old != gen {
+                self.lru_gen_update_size(pfn, Some(old), Some(gen));
+            }
+            return Some(old);
+        }
         let f = &mut self.frames[pfn as usize];
         if !f.test(pg::REFERENCED) && !f.test(pg::WORKINGSET) {
             folio::set_refs_counter(f, 0);
@@ -1390,7 +1423,7 @@ impl Mm {
             let swappiness = self.get_swappiness(memcg, sc);
             let n = if v61 {
                 let (n, aging) = self.get_nr_to_scan_v61(memcg, sc, swappiness);
-                w.need_aging |= aging;
+                w.need_aging = aging;
                 n as i64
             } else {
                 self.get_nr_to_scan(memcg, sc, swappiness)
