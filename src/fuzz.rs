@@ -5,7 +5,9 @@
 //! advanced, or exits 2 with one `error:` line that names a key (`FILE:LINE: KEY: ...`
 //! with a line of at least 1, or the `--set` flag at fault). Anything else fails it: a
 //! panic, a signal (an allocator abort is SIGABRT), exit 1 (an invariant broken under
-//! `--check`), no exit within the time limit (a hang), or a peak RSS over the memory
+//! `--check`), a hang (no exit within the time limit while virtual time stopped
+//! advancing: a slow run, say `--check` every millisecond on a large machine, is given
+//! up to `max_time` as long as its progress lines move), or a peak RSS over the memory
 //! bound. Cases come from the shipped scenarios: valid ones perturbed key by key, their
 //! text mangled, random TOML built from their keys, and random `--set` strings.
 //!
@@ -42,8 +44,10 @@ pub struct Limits {
     /// Virtual time each run simulates (`--set run.duration=...`, last so it wins):
     /// one of these, by the case's id.
     pub durations: &'static [&'static str],
-    /// A child still running after this is a hang.
+    /// A child still running after this is a hang, unless its virtual time still
+    /// advances (its `--progress` lines move); such a run may go on up to `max_time`.
     pub timeout: Duration,
+    pub max_time: Duration,
     /// Peak resident memory allowed to a child.
     pub max_rss_bytes: u64,
 }
@@ -53,6 +57,7 @@ impl Default for Limits {
         Limits {
             durations: &["100ms", "300ms", "1s"],
             timeout: Duration::from_secs(60),
+            max_time: Duration::from_secs(600),
             max_rss_bytes: 2 << 30,
         }
     }
@@ -536,7 +541,15 @@ pub fn run_case(bin: &Path, work: &Path, case: &Case, limits: &Limits) -> Result
     let stderr_path = work.join("stderr.txt");
     let mut cmd = Command::new(bin);
     cmd.current_dir(work)
-        .args(["run", "case.toml", "--out", "out", "-q", "--check"])
+        .args([
+            "run",
+            "case.toml",
+            "--out",
+            "out",
+            "-q",
+            "--check",
+            "--progress",
+        ])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(
@@ -553,7 +566,21 @@ pub fn run_case(bin: &Path, work: &Path, case: &Case, limits: &Limits) -> Result
     let child = cmd
         .spawn()
         .map_err(|e| fail(format!("spawn: {e}"), String::new()))?;
-    let (status, max_rss_bytes) = match wait_with_rusage(child.id() as i32, limits.timeout) {
+    let pid = child.id() as i32;
+    let simulated = || last_progress(&std::fs::read_to_string(&stderr_path).unwrap_or_default());
+    let mut waited = limits.timeout;
+    let mut outcome = wait_with_rusage(pid, limits.timeout);
+    // Past the limit: slow but advancing is not a hang; wait on while it advances.
+    while outcome.is_none() && waited < limits.max_time {
+        let before = simulated();
+        let step = Duration::from_secs(10);
+        outcome = wait_with_rusage(pid, step);
+        waited += step;
+        if outcome.is_none() && simulated() <= before {
+            break;
+        }
+    }
+    let (status, max_rss_bytes) = match outcome {
         Some(x) => x,
         None => {
             let _ = Command::new("kill")
@@ -562,7 +589,10 @@ pub fn run_case(bin: &Path, work: &Path, case: &Case, limits: &Limits) -> Result
             let _ = wait_with_rusage(child.id() as i32, Duration::from_secs(10));
             let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
             return Err(fail(
-                format!("hang: no exit within {:?}", limits.timeout),
+                format!(
+                    "hang: no exit within {waited:?}, virtual time at {:.3} s",
+                    last_progress(&stderr)
+                ),
                 stderr,
             ));
         }
@@ -585,6 +615,21 @@ pub fn run_case(bin: &Path, work: &Path, case: &Case, limits: &Limits) -> Result
             .map_err(|w| fail(w, stderr)),
         Exit::Code(c) => Err(fail(format!("exit status {c}"), stderr)),
     }
+}
+
+/// The virtual time of the last `progress: X of Y s simulated` line (0 if none).
+fn last_progress(stderr: &str) -> f64 {
+    stderr
+        .lines()
+        .rev()
+        .find_map(|l| {
+            l.strip_prefix("progress: ")?
+                .split(' ')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0.0)
 }
 
 /// A successful run wrote a whole results.json whose virtual time advanced.
@@ -679,6 +724,14 @@ pub fn save_failure(dir: &Path, f: &Failure) -> std::io::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn progress_lines_give_the_virtual_time_reached() {
+        let err = "progress: 0.120 of 1.000 s simulated (12%), 2s wall, about 15s left\n\
+                   progress: 0.250 of 1.000 s simulated (25%), 4s wall, about 12s left\n";
+        assert_eq!(last_progress(err), 0.25);
+        assert_eq!(last_progress("error: x\n"), 0.0);
+    }
 
     #[test]
     fn messages_that_name_a_key_pass() {
