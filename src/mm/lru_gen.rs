@@ -841,12 +841,12 @@ impl Mm {
             return;
         }
         let file = s.kind == SpaceKind::File;
-        let n = s.written().len() as u32;
+        let n = s.nr_pages();
         let new_gen = lru_gen_from_seq(seq);
         let cur = (seq % 2) as usize;
         let (mut total, mut young_total, mut found, mut added) = (0u64, 0u64, 0u64, 0u64);
-        let mut pmd = 0;
-        while pmd * PTRS_PER_PTE < n {
+        let pmds: Vec<u32> = s.populated_pmds().collect();
+        for pmd in pmds {
             let start = pmd * PTRS_PER_PTE;
             let end = (start + PTRS_PER_PTE).min(n);
             let keys = bloom_keys(si, pmd);
@@ -854,11 +854,7 @@ impl Mm {
                 || self.lruvecs[memcg].lrugen.filters[cur]
                     .as_ref()
                     .is_none_or(|f| keys.iter().all(|&k| f[k / 64] & 1 << (k % 64) != 0));
-            let populated = self.spaces[si as usize].written()[start as usize..end as usize]
-                .iter()
-                .any(|&e| e != pte::NONE);
-            pmd += 1;
-            if !in_filter || !populated {
+            if !in_filter {
                 continue;
             }
             found += 1;

@@ -150,6 +150,9 @@ pub struct Space {
     /// at and above it are none, so walks of the whole space (zap, the checker) stop
     /// there, as a page-table walk skips unpopulated tables.
     hi: u32,
+    /// A bit per page-table page (512 entries) ever written: the ones a page-table walk
+    /// descends into (the kernel skips pmd_none entries at once).
+    pmd_map: Vec<u64>,
     /// The workload that owns it (anon spaces only; files outlive their users).
     pub owner: Option<usize>,
     /// Pages present (resident) and swapped out, for OOM badness.
@@ -180,6 +183,14 @@ impl Space {
     #[inline]
     pub fn pte_mut(&mut self, idx: u32) -> &mut Pte {
         self.hi = self.hi.max(idx + 1);
+        let (w, b) = (
+            (idx / lru_gen::PTRS_PER_PTE / 64) as usize,
+            idx / lru_gen::PTRS_PER_PTE % 64,
+        );
+        if w >= self.pmd_map.len() {
+            self.pmd_map.resize(w + 1, 0);
+        }
+        self.pmd_map[w] |= 1 << b;
         &mut self.table_mut()[idx as usize]
     }
 
@@ -195,6 +206,15 @@ impl Space {
         &mut self.entries
     }
 
+    /// The page-table pages (PMD ranges of 512 entries) ever written, in order.
+    pub fn populated_pmds(&self) -> impl Iterator<Item = u32> + '_ {
+        self.pmd_map.iter().enumerate().flat_map(|(w, &bits)| {
+            (0..64)
+                .filter(move |b| bits >> b & 1 == 1)
+                .map(move |b| (w * 64 + b) as u32)
+        })
+    }
+
     /// The entries that may be other than none, with their offsets' start at 0.
     pub fn written(&self) -> &[Pte] {
         &self.entries[..(self.hi as usize).min(self.entries.len())]
@@ -205,6 +225,7 @@ impl Space {
         let mut t = std::mem::take(&mut self.entries);
         t.truncate(self.hi as usize);
         self.hi = 0;
+        self.pmd_map = Vec::new();
         t
     }
 }
@@ -537,6 +558,7 @@ impl Mm {
             entries: Vec::new(),
             nr_pages: nr_pages as u32,
             hi: 0,
+            pmd_map: Vec::new(),
             owner,
             nr_present: 0,
             nr_swap: 0,
