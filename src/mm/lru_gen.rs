@@ -2507,14 +2507,18 @@ impl Mm {
                     }
                     out.push('\n');
                 }
-                if seq == g.max_seq {
-                    // MM_LEAF_TOTAL, MM_LEAF_YOUNG, MM_NONLEAF_FOUND, MM_NONLEAF_ADDED.
-                    out.push_str("                      ");
-                    for (n, c) in g.mm_stats.iter().zip(['T', 'Y', 'F', 'A']) {
-                        let _ = write!(out, " {n:10}{c}");
-                    }
-                    out.push('\n');
+                // MM_LEAF_TOTAL, MM_LEAF_YOUNG, MM_NONLEAF_FOUND, MM_NONLEAF_ADDED: at
+                // max_seq (NR_HIST_GENS = 1), `xxxx` at the others.
+                out.push_str("                      ");
+                let (marks, stats) = if seq == g.max_seq {
+                    (['T', 'Y', 'F', 'A'], g.mm_stats)
+                } else {
+                    (['x'; 4], [0; 4])
+                };
+                for (n, c) in stats.iter().zip(marks) {
+                    let _ = write!(out, " {n:10}{c}");
                 }
+                out.push('\n');
             }
         }
         out
