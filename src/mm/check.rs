@@ -91,34 +91,12 @@ impl Mm {
             free_total += zone_free;
         }
 
-        let mut lru_total = 0u64;
         let mut zone_lru = vec![[0u64; lru::NR_LRU_LISTS]; self.zones.len()];
-        let (mut dirty, mut writeback, mut writeback_file) = (0u64, 0u64, 0u64);
-        let mut write_pending = [0u64; super::zone::MAX_NR_ZONES];
+        let mut t = LruTally::default();
         for (memcg, v) in self.lruvecs.iter().enumerate() {
             // Pages per compat list and zone from the multi-gen lists (the two
             // youngest generations count as active), checked with the classic ones.
-            let gen_counted = self.check_lru_gen(memcg, &mut claim)?;
-            for pfn in v
-                .lrugen
-                .folios
-                .iter()
-                .flatten()
-                .flatten()
-                .flat_map(|l| l.iter(&self.frames))
-            {
-                let f = &self.frames[pfn as usize];
-                if f.test(pg::DIRTY) && f.is_file_lru() {
-                    dirty += 1;
-                }
-                if f.test(pg::WRITEBACK) {
-                    writeback += 1;
-                    writeback_file += f.is_file_lru() as u64;
-                }
-                write_pending[f.zone as usize] +=
-                    (f.test(pg::DIRTY) && f.is_file_lru()) as u64 + f.test(pg::WRITEBACK) as u64;
-                lru_total += 1;
-            }
+            let gen_counted = self.check_lru_gen(memcg, &mut claim, &mut t)?;
             for l in 0..lru::NR_LRU_LISTS {
                 let mut per_zone = vec![0u64; self.zones.len()];
                 for (zi, c) in per_zone.iter_mut().enumerate() {
@@ -152,17 +130,7 @@ impl Mm {
                     }
                     per_zone[f.zone as usize] += 1;
                     len += 1;
-                    if f.test(pg::DIRTY) && f.is_file_lru() {
-                        dirty += 1;
-                    }
-                    if f.test(pg::WRITEBACK) {
-                        writeback += 1;
-                        writeback_file += f.is_file_lru() as u64;
-                    }
-                    // NR_FILE_DIRTY + NR_WRITEBACK: a page redirtied under writeback
-                    // counts in both.
-                    write_pending[f.zone as usize] += (f.test(pg::DIRTY) && f.is_file_lru()) as u64
-                        + f.test(pg::WRITEBACK) as u64;
+                    t.add(f);
                 }
                 if len != v.lists[l].len {
                     return Err(format!(
@@ -181,7 +149,6 @@ impl Mm {
                     }
                     zone_lru[zi][l] += c;
                 }
-                lru_total += len;
             }
         }
         for (zi, z) in self.zones.iter().enumerate() {
@@ -194,6 +161,13 @@ impl Mm {
                 ));
             }
         }
+        let LruTally {
+            pages: lru_total,
+            dirty,
+            writeback,
+            writeback_file,
+            write_pending,
+        } = t;
         if dirty != self.wb.nr_dirty {
             return Err(format!(
                 "nr_dirty {} but {dirty} dirty file pages",
@@ -219,31 +193,23 @@ impl Mm {
             ));
         }
 
-        let mut zram = 0u64;
-        for pfn in self.zram_pool.iter(&self.frames) {
-            claim(pfn as usize, 3)?;
-            if !self.frames[pfn as usize].test(pg::ZRAM) {
-                return Err(format!("zram pool frame {pfn} lacks PG_zram"));
+        // Driver memory (PG_zram): the zram pool and a ramdisk's file pages.
+        let mut pool = |list: &super::list::ListHead, name: &str| -> Result<u64, String> {
+            let mut n = 0u64;
+            for pfn in list.iter(&self.frames) {
+                claim(pfn as usize, 3)?;
+                if !self.frames[pfn as usize].test(pg::ZRAM) {
+                    return Err(format!("{name} frame {pfn} lacks PG_zram"));
+                }
+                n += 1;
             }
-            zram += 1;
-        }
-        let mut brd = 0u64;
-        for pfn in self.brd_pool.iter(&self.frames) {
-            claim(pfn as usize, 3)?;
-            if !self.frames[pfn as usize].test(pg::ZRAM) {
-                return Err(format!("brd frame {pfn} lacks PG_zram"));
+            if n != list.len {
+                return Err(format!("{name} says {} walked {n}", list.len));
             }
-            brd += 1;
-        }
-        if brd != self.brd_pool.len {
-            return Err(format!("brd pool says {} walked {brd}", self.brd_pool.len));
-        }
-        if zram != self.zram_pool.len {
-            return Err(format!(
-                "zram pool says {} walked {zram}",
-                self.zram_pool.len
-            ));
-        }
+            Ok(n)
+        };
+        let zram = pool(&self.zram_pool, "zram pool")?;
+        let brd = pool(&self.brd_pool, "brd pool")?;
         if let Some(pfn) = self.initialised_pfns().find(|&p| owner[p as usize] == 0) {
             return Err(format!(
                 "frame {pfn} is neither free nor on any list (flags {:#x})",
@@ -416,6 +382,7 @@ impl Mm {
         &self,
         memcg: usize,
         claim: &mut impl FnMut(usize, u8) -> Result<(), String>,
+        tally: &mut LruTally,
     ) -> Result<[[u64; MAX_NR_ZONES]; lru::NR_LRU_LISTS], String> {
         let g = &self.lruvecs[memcg].lrugen;
         let mut counted = [[0u64; MAX_NR_ZONES]; lru::NR_LRU_LISTS];
@@ -465,6 +432,7 @@ impl Mm {
                             ));
                         }
                         nr_pages[fgen][t][zi] += 1;
+                        tally.add(f);
                         let l = lru::of(t == 1, g.is_active(fgen));
                         counted[l][zi] += 1;
                     }
@@ -527,5 +495,28 @@ impl Mm {
             }
         }
         Ok(counted)
+    }
+}
+
+/// What the LRU walk counts of its pages, for the writeback counters.
+#[derive(Default)]
+struct LruTally {
+    pages: u64,
+    dirty: u64,
+    writeback: u64,
+    writeback_file: u64,
+    write_pending: [u64; MAX_NR_ZONES],
+}
+
+impl LruTally {
+    fn add(&mut self, f: &super::page::Frame) {
+        let dirty_file = f.test(pg::DIRTY) && f.is_file_lru();
+        let wb = f.test(pg::WRITEBACK);
+        self.pages += 1;
+        self.dirty += dirty_file as u64;
+        self.writeback += wb as u64;
+        self.writeback_file += (wb && f.is_file_lru()) as u64;
+        // NR_FILE_DIRTY + NR_WRITEBACK: a page redirtied under writeback counts in both.
+        self.write_pending[f.zone as usize] += dirty_file as u64 + wb as u64;
     }
 }

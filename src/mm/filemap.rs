@@ -77,10 +77,9 @@ impl Mm {
             return Ok(None);
         }
         self.count(Ev::PgpgIn, nr_read * 4);
-        if self.storage.is_ramdisk() {
-            // brd completes the read in the submitter's context: a memory copy of CPU
-            // time, no sleep (a refault's copy is a memory stall).
-            let copy_ns = self.storage.submit(0, nr_read, false);
+        // brd completes the read in the submitter's context: a memory copy of CPU time,
+        // no sleep (a refault's copy is a memory stall).
+        if let Some(copy_ns) = self.storage.synchronous_ns(nr_read, false) {
             self.charge(copy_ns);
             if memstall {
                 self.stall_ns += copy_ns;
@@ -127,7 +126,7 @@ impl Mm {
             self.charge(self.cfg.costs.minor_fault_ns);
             let pfn = pte::pfn(e);
             self.frames[pfn as usize].set(pg::MAPPED);
-            *self.spaces[space as usize].pte_mut(index) |= pte::YOUNG;
+            self.spaces[space as usize].set_bits(index, pte::YOUNG);
             return FaultResult::Done;
         }
         self.charge(self.cfg.costs.major_fault_ns);
@@ -138,7 +137,7 @@ impl Mm {
         };
         let e = self.spaces[space as usize].pte(index);
         self.frames[pte::pfn(e) as usize].set(pg::MAPPED);
-        *self.spaces[space as usize].pte_mut(index) |= pte::YOUNG;
+        self.spaces[space as usize].set_bits(index, pte::YOUNG);
         match io {
             None => FaultResult::Done,
             Some((until_ns, memstall)) => FaultResult::Blocked { until_ns, memstall },

@@ -93,9 +93,6 @@ pub struct LruGenConfig {
     pub enabled: bool,
     /// 0x0002: page-table walks during aging.
     pub mm_walk: bool,
-    /// 0x0004: non-leaf PMD young bits (recorded; the simulator has no PMD bits, so a
-    /// walk relies on the Bloom filters alone).
-    pub nonleaf_young: bool,
     /// `min_ttl_ms` in jiffies (`msecs_to_jiffies`), 0 = off.
     pub min_ttl_jiffies: u64,
     pub memcg_reclaim: MemcgReclaim,
@@ -1306,12 +1303,15 @@ impl Mm {
         }
         let g = &self.lruvecs[memcg].lrugen;
         let (max_seq, min) = (g.max_seq, g.evictable_min_seq(swappiness));
-        if sc.priority != DEF_PRIORITY && !self.is_kswapd() {
+        // At DEF_PRIORITY skip ageing; below it kswapd leaves it to lru_gen_age_node
+        // and direct reclaim ages here.
+        if sc.priority != DEF_PRIORITY {
+            if self.is_kswapd() {
+                return (0, true);
+            }
             if self.try_to_inc_max_seq(memcg, max_seq, swappiness, false) {
                 return (nr_to_scan, true);
             }
-        } else if sc.priority != DEF_PRIORITY {
-            return (0, true);
         }
         (
             if min + MIN_NR_GENS <= max_seq {
@@ -2528,13 +2528,7 @@ impl Mm {
     /// command runs in the writer's context; returns what each returned (0, or -EINVAL
     /// for a generation out of range, -EEXIST when ageing found max_seq moved on).
     pub fn lru_gen_seq_write(&mut self, cmds: &[LruGenCmd]) -> String {
-        let saved = (self.current, self.current_workload);
-        self.current = super::Current::Admin;
-        self.current_workload = None;
-        let out = self.run_lru_gen_cmds(cmds);
-        self.blocked_until = None;
-        (self.current, self.current_workload) = saved;
-        out
+        self.as_admin(|mm| mm.run_lru_gen_cmds(cmds))
     }
 
     fn run_lru_gen_cmds(&mut self, cmds: &[LruGenCmd]) -> String {

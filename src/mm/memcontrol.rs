@@ -392,10 +392,11 @@ impl Mm {
         if memcg == 0 && file != "memory.reclaim" {
             return format!("cannot write {file}: the root cgroup has none");
         }
-        let saved = (self.current, self.current_workload);
-        self.current = super::Current::Admin;
-        self.current_workload = None;
-        let out = match file {
+        self.as_admin(|mm| mm.write_cgroup_file(memcg, file, pages))
+    }
+
+    fn write_cgroup_file(&mut self, memcg: usize, file: &str, pages: u64) -> String {
+        match file {
             "memory.reclaim" => self.memory_reclaim(memcg, pages),
             "memory.min" | "memory.low" => {
                 let c = &self.memcg.counters.c[memcg];
@@ -418,10 +419,7 @@ impl Mm {
                 format!("set; reclaimed {got} pages")
             }
             other => format!("cannot write {other}"),
-        };
-        self.blocked_until = None;
-        (self.current, self.current_workload) = saved;
-        out
+        }
     }
 
     /// `memory_reclaim` (v6.9+ batching): reclaim `target` pages in batches of a

@@ -63,7 +63,7 @@ impl Mm {
         let bits = pte::YOUNG | if write { pte::DIRTY } else { 0 };
         match pte::kind(e) {
             pte::PRESENT => {
-                *self.spaces[space as usize].pte_mut(vpn) |= bits;
+                self.spaces[space as usize].set_bits(vpn, bits);
                 FaultResult::Done
             }
             pte::SWAP => self.do_swap_page(space, vpn, pte::slot(e), write),

@@ -64,16 +64,20 @@ impl Kv {
     }
 
     pub(crate) fn op(&mut self, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
-        let (key, set) = match cx.retry {
-            Some(r) => r,
-            None if self.next_fill_key(t).is_some() => {
-                let key = self.next_fill_key(t).expect("checked");
+        let fill = if cx.retry.is_none() {
+            self.next_fill_key(t)
+        } else {
+            None
+        };
+        let (key, set) = match (cx.retry, fill) {
+            (Some(r), _) => r,
+            (None, Some(key)) => {
                 t.progress += 1;
                 t.unrecorded = true;
                 cx.user(self.request_ns);
                 (key, true)
             }
-            None => {
+            (None, None) => {
                 t.unrecorded = false;
                 let key = self.sampler.next(&mut t.rng, &mut t.cursor, cx.clock);
                 let set = self.set_u32 != 0 && (t.rng.next_u64() as u32) < self.set_u32;
@@ -85,9 +89,9 @@ impl Kv {
         let first = key * self.value_size / 4096;
         let last = (key * self.value_size + self.value_size - 1) / 4096;
         for vpn in first..=last {
-            let e = cx.mm.spaces[self.space as usize].pte_mut(vpn as u32);
-            if pte::is_present(*e) {
-                *e |= pte::YOUNG | if set { pte::DIRTY } else { 0 };
+            let s = &mut cx.mm.spaces[self.space as usize];
+            if pte::is_present(s.pte(vpn as u32)) {
+                s.set_bits(vpn as u32, pte::YOUNG | if set { pte::DIRTY } else { 0 });
                 cx.user(access_ns);
                 continue;
             }

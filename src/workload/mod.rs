@@ -709,7 +709,7 @@ fn mmap_read(cx: &mut Ctx, space: u32, first: u32, n: u32, ra: u32) -> FaultResu
     for idx in first..first + n {
         let e = cx.mm.spaces[space as usize].pte(idx);
         if pte::is_present(e) && cx.mm.frames[pte::pfn(e) as usize].test(pg::MAPPED) {
-            *cx.mm.spaces[space as usize].pte_mut(idx) = e | pte::YOUNG;
+            cx.mm.spaces[space as usize].set_bits(idx, pte::YOUNG);
             cx.user(access_ns);
             continue;
         }
