@@ -111,6 +111,7 @@ const EXTRA_PATHS: &[&str] = &[
     "costs.major_fault",
     "costs.scan_page",
     "costs.reclaim_page",
+    "costs.rmap_walk",
     "costs.syscall",
     "costs.copy_page",
     "costs.walk_pte",

@@ -327,31 +327,46 @@ fn mixed_small(variant: &str) -> Results {
 }
 
 #[test]
-fn mglru_mixed_keeps_the_seeds_memcached_directions() {
-    // The directions of "optimize multiple memcgs" that the scaled scenario reproduces
-    // (README, "the mglru-mixed experiment"): with the seed kswapd stops ageing (and so
-    // swapping) the memcached memcg every round, so memcached beats iter and classic;
-    // the memcg LRU that followed beats iter and classic on both workloads. fio under
-    // the seed does not (yet) beat iter here: see the README for why.
+fn mglru_mixed_reproduces_the_seeds_directions() {
+    // The directions of "optimize multiple memcgs" (README, "the mglru-mixed
+    // experiment"): with the seed kswapd stops ageing (and so swapping) the memcached
+    // memcg every round and evicts fio's clean, unmapped page cache instead. Dropping
+    // that costs no rmap walk, while every memcached page swapped costs two
+    // (folio_referenced, try_to_unmap) and a major fault to come back, so less
+    // reclaim CPU and less direct reclaim leave both workloads faster than under
+    // iter, and than under classic (which walks the rmap of every mapped page it
+    // scans). The memcg LRU that followed beats iter and classic on both too.
     let [classic, iter, seed, memcg_lru] =
         ["classic", "iter", "seed", "memcg-lru"].map(mixed_small);
     let kv = |r: &Results| r.workloads["memcached"].throughput;
     let fio = |r: &Results| r.workloads["fio"].throughput;
+    for (what, get) in [
+        ("memcached", &kv as &dyn Fn(&Results) -> f64),
+        ("fio", &fio),
+    ] {
+        for (name, base) in [("iter", &iter), ("classic", &classic)] {
+            assert!(
+                get(&seed) > get(base),
+                "{what}: seed {} vs {name} {}",
+                get(&seed),
+                get(base)
+            );
+            assert!(
+                get(&memcg_lru) > get(base),
+                "{what}: memcg-lru {} vs {name} {}",
+                get(&memcg_lru),
+                get(base)
+            );
+        }
+    }
+    // The seed's memcached gain is large (the seed: +119-123 %), and comes from swapping
+    // less.
     assert!(
-        kv(&seed) > kv(&iter) * 1.05,
+        kv(&seed) > kv(&iter) * 1.2,
         "{} vs {}",
         kv(&seed),
         kv(&iter)
     );
-    assert!(
-        kv(&seed) > kv(&classic),
-        "{} vs {}",
-        kv(&seed),
-        kv(&classic)
-    );
-    assert!(vm(&seed, "pswpout") < vm(&iter, "pswpout"));
-    for base in [&classic, &iter] {
-        assert!(kv(&memcg_lru) > kv(base));
-        assert!(fio(&memcg_lru) > fio(base));
-    }
+    assert!(vm(&seed, "pswpout") * 2 < vm(&iter, "pswpout"));
+    assert!(vm(&seed, "pgscan_direct") < vm(&iter, "pgscan_direct"));
 }

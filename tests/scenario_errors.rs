@@ -180,6 +180,7 @@ fn zero_costs_are_rejected() {
         "major_fault",
         "scan_page",
         "reclaim_page",
+        "rmap_walk",
         "syscall",
         "copy_page",
     ] {

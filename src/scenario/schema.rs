@@ -534,11 +534,19 @@ pub struct Costs {
     pub minor_fault: Nanos,
     /// Kernel side of a major fault apart from the I/O wait or decompression.
     pub major_fault: Nanos,
-    /// Reclaim per page scanned (isolate, rmap check, putback): shrink_inactive_list
+    /// Reclaim per page scanned (isolate, flag checks, putback): shrink_inactive_list
     /// runs at a few million pages per second per core, ~150 ns a page.
     pub scan_page: Nanos,
-    /// Reclaim per page freed beyond the scan (unmap, TLB flush, free): ~300 ns.
+    /// Reclaim per page freed beyond the scan (its share of the batched TLB flush,
+    /// __remove_mapping, free): ~300 ns.
     pub reclaim_page: Nanos,
+    /// One reverse-map walk to a mapped folio's PTE (`rmap_walk` from
+    /// folio_referenced or try_to_unmap): take the anon_vma or i_mmap lock, search its
+    /// interval tree, then page_vma_mapped_walk from the pgd down, four or five
+    /// dependent cache misses on a large address space: ~500 ns. Unmapped page cache
+    /// needs none, which is why classic reclaim of mapped memory costs more than
+    /// dropping clean cache and why MGLRU walks page tables instead.
+    pub rmap_walk: Nanos,
     /// A read() or write() system call beyond its page copies.
     pub syscall: Nanos,
     /// Copying one 4 KiB page between page cache and user buffer (~10 GB/s): ~400 ns.
@@ -559,6 +567,7 @@ impl Default for Costs {
             major_fault: Nanos(2_000),
             scan_page: Nanos(150),
             reclaim_page: Nanos(300),
+            rmap_walk: Nanos(500),
             syscall: Nanos(500),
             copy_page: Nanos(400),
             walk_pte: Nanos(10),

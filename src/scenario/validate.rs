@@ -268,6 +268,11 @@ fn check_costs(k: &Costs, c: &mut Checker) {
         ("major_fault", k.major_fault, "every major fault"),
         ("scan_page", k.scan_page, "scanning a page"),
         ("reclaim_page", k.reclaim_page, "reclaiming a page"),
+        (
+            "rmap_walk",
+            k.rmap_walk,
+            "every reverse-map walk to a mapped page",
+        ),
         ("syscall", k.syscall, "every read() or write()"),
         ("copy_page", k.copy_page, "copying a page"),
         (
