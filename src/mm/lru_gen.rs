@@ -1896,7 +1896,7 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::page_alloc::GFP_HIGHUSER_MOVABLE;
+    use crate::mm::test_util::add_pages;
     use crate::mm::Current;
 
     /// A 64 MiB machine with 64 MiB of zram, MGLRU on, three cgroups, and one
@@ -1913,27 +1913,6 @@ mod tests {
         mm.set_nr_tasks(1);
         mm.current = Current::Task(0);
         mm
-    }
-
-    /// `n` pages of `kind` on the LRU of the root memcg, mapped in a new space.
-    fn add_pages(mm: &mut Mm, kind: SpaceKind, n: u32, flags: u16) -> (u32, Vec<Pfn>) {
-        let space = mm.add_space(kind, "s".into(), n as u64, None);
-        let mut pfns = Vec::new();
-        for i in 0..n {
-            let pfn = mm.alloc_pages(GFP_HIGHUSER_MOVABLE, 0).unwrap();
-            let f = &mut mm.frames[pfn as usize];
-            f.mapping = space;
-            f.index = i;
-            f.set(flags);
-            if kind == SpaceKind::Anon {
-                f.set(pg::SWAPBACKED);
-            }
-            mm.folio_add_lru(pfn);
-            *mm.spaces[space as usize].pte_mut(i) = pte::present(pfn);
-            mm.spaces[space as usize].nr_present += 1;
-            pfns.push(pfn);
-        }
-        (space, pfns)
     }
 
     fn gen_of(mm: &Mm, pfn: Pfn) -> usize {

@@ -19,6 +19,8 @@ pub mod page;
 pub mod page_alloc;
 pub mod page_counter;
 pub mod swap;
+#[cfg(test)]
+mod test_util;
 pub mod throttle;
 pub mod vmscan;
 pub mod workingset;

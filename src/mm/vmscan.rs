@@ -1238,6 +1238,7 @@ pub enum PageOut {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mm::test_util::add_pages;
 
     fn input(swappiness: u64, priority: i32, sizes: [u64; 4]) -> ScanCountInput {
         ScanCountInput {
@@ -1394,34 +1395,12 @@ mod tests {
         mm
     }
 
-    /// `n` pages of `kind`, present in a new space's page table (PTEs not young),
-    /// on the root memcg's LRU.
-    fn add_pages(mm: &mut Mm, kind: SpaceKind, n: u32) {
-        let space = mm.add_space(kind, "s".into(), n as u64, None);
-        for i in 0..n {
-            let pfn = mm
-                .alloc_pages(super::super::page_alloc::GFP_HIGHUSER_MOVABLE, 0)
-                .unwrap();
-            let f = &mut mm.frames[pfn as usize];
-            f.mapping = space;
-            f.index = i;
-            if kind == SpaceKind::Anon {
-                f.set(pg::SWAPBACKED);
-            }
-            // A file space's table is its page cache: present, but (no PG_mapped)
-            // mapped by no one, as after read().
-            *mm.spaces[space as usize].pte_mut(i) = pte::present(pfn);
-            mm.spaces[space as usize].nr_present += 1;
-            mm.folio_add_lru(pfn);
-        }
-    }
-
     /// CPU charged to reclaim `n` anon pages and then `n` unmapped file pages through
     /// shrink_folio_list; (anon, file, pages freed).
     fn reclaim_cost(rmap_walk_ns: u64, n: u32) -> (u64, u64, u64) {
         let mut mm = classic_mm(rmap_walk_ns);
-        add_pages(&mut mm, SpaceKind::Anon, n);
-        add_pages(&mut mm, SpaceKind::File, n);
+        add_pages(&mut mm, SpaceKind::Anon, n, 0);
+        add_pages(&mut mm, SpaceKind::File, n, 0);
         let mut sc = ScanControl::new(u64::MAX, 1, 0);
         let mut freed = 0;
         let mut cost = [0u64; 2];

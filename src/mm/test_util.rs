@@ -1,0 +1,28 @@
+//! Helpers the mm unit tests share: pages put on an LRU by hand.
+
+use super::page::{pg, pte, Pfn};
+use super::page_alloc::GFP_HIGHUSER_MOVABLE;
+use super::{Mm, SpaceKind};
+
+/// `n` pages of `kind` (with page `flags`) on the LRU of the root memcg, present in
+/// a new space's table (PTEs not young). A file space's table is its page cache, so
+/// its pages are cached but, without PG_mapped, mapped by no one.
+pub fn add_pages(mm: &mut Mm, kind: SpaceKind, n: u32, flags: u16) -> (u32, Vec<Pfn>) {
+    let space = mm.add_space(kind, "s".into(), n as u64, None);
+    let mut pfns = Vec::new();
+    for i in 0..n {
+        let pfn = mm.alloc_pages(GFP_HIGHUSER_MOVABLE, 0).unwrap();
+        let f = &mut mm.frames[pfn as usize];
+        f.mapping = space;
+        f.index = i;
+        f.set(flags);
+        if kind == SpaceKind::Anon {
+            f.set(pg::SWAPBACKED);
+        }
+        mm.folio_add_lru(pfn);
+        *mm.spaces[space as usize].pte_mut(i) = pte::present(pfn);
+        mm.spaces[space as usize].nr_present += 1;
+        pfns.push(pfn);
+    }
+    (space, pfns)
+}
