@@ -1896,7 +1896,7 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::test_util::add_pages;
+    use crate::mm::test_util::{add_pages, task_mm};
     use crate::mm::Current;
 
     /// A 64 MiB machine with 64 MiB of zram, MGLRU on, three cgroups, and one
@@ -1908,11 +1908,7 @@ mod tests {
              [[cgroup]]\npath = \"a\"\n[[cgroup]]\npath = \"b\"\n[[cgroup]]\npath = \"c\"\n\
              [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\ncgroup = \"a\"\n"
         );
-        let sc = crate::scenario::parse_str(&text, "t.toml", &[]).unwrap();
-        let mut mm = Mm::new(&sc);
-        mm.set_nr_tasks(1);
-        mm.current = Current::Task(0);
-        mm
+        task_mm(&text)
     }
 
     fn gen_of(mm: &Mm, pfn: Pfn) -> usize {

@@ -1,8 +1,18 @@
-//! Helpers the mm unit tests share: pages put on an LRU by hand.
+//! Helpers the mm unit tests share: an `Mm` with a task running, pages put on an
+//! LRU by hand.
 
 use super::page::{pg, pte, Pfn};
 use super::page_alloc::GFP_HIGHUSER_MOVABLE;
-use super::{Mm, SpaceKind};
+use super::{Current, Mm, SpaceKind};
+
+/// The `Mm` of scenario `text`, with one task created and running (task 0).
+pub fn task_mm(text: &str) -> Mm {
+    let sc = crate::scenario::parse_str(text, "t.toml", &[]).unwrap();
+    let mut mm = Mm::new(&sc);
+    mm.set_nr_tasks(1);
+    mm.current = Current::Task(0);
+    mm
+}
 
 /// `n` pages of `kind` (with page `flags`) on the LRU of the root memcg, present in
 /// a new space's table (PTEs not young). A file space's table is its page cache, so

@@ -551,20 +551,10 @@ impl Mm {
     /// 0) returns at once.
     fn folio_referenced(&mut self, pfn: Pfn) -> u32 {
         let f = self.frames[pfn as usize];
-        let s = &self.spaces[f.mapping as usize];
-        if s.dead {
+        if self.spaces[f.mapping as usize].dead || !self.folio_mapped(pfn) {
             return 0;
         }
-        let mapped = match s.kind {
-            SpaceKind::Anon => true,
-            SpaceKind::File => f.test(pg::MAPPED),
-        };
-        if !mapped {
-            return 0;
-        }
-        if self.folio_mapped(pfn) {
-            self.charge(self.cfg.costs.rmap_walk_ns);
-        }
+        self.charge(self.cfg.costs.rmap_walk_ns);
         if self.lru_gen_enabled() {
             return self.lru_gen_look_around(pfn) as u32;
         }
@@ -1238,7 +1228,7 @@ pub enum PageOut {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::test_util::add_pages;
+    use crate::mm::test_util::{add_pages, task_mm};
 
     fn input(swappiness: u64, priority: i32, sizes: [u64; 4]) -> ScanCountInput {
         ScanCountInput {
@@ -1388,11 +1378,7 @@ mod tests {
              [costs]\nrmap_walk = \"{rmap_walk_ns}ns\"\n\
              [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n"
         );
-        let sc = crate::scenario::parse_str(&text, "t.toml", &[]).unwrap();
-        let mut mm = Mm::new(&sc);
-        mm.set_nr_tasks(1);
-        mm.current = super::super::Current::Task(0);
-        mm
+        task_mm(&text)
     }
 
     /// CPU charged to reclaim `n` anon pages and then `n` unmapped file pages through
