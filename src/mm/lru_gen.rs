@@ -93,6 +93,9 @@ pub struct LruGenConfig {
     pub enabled: bool,
     /// 0x0002: page-table walks during aging.
     pub mm_walk: bool,
+    /// 0x0004: the walk tests and clears the PMD entries' accessed bits and skips the
+    /// page-table pages under an old one (x86's `arch_has_hw_nonleaf_pmd_young`).
+    pub nonleaf_young: bool,
     /// `min_ttl_ms` in jiffies (`msecs_to_jiffies`), 0 = off.
     pub min_ttl_jiffies: u64,
     pub memcg_reclaim: MemcgReclaim,
@@ -828,7 +831,9 @@ impl Mm {
     /// `walk_pmd_range` / `walk_pte_range` over one mapping of an mm: PMD ranges in the
     /// Bloom filter of `seq` (all with `force_scan`); young PTEs of this memcg's folios
     /// are cleared and the folios promoted to `seq`'s generation; ranges dense in young
-    /// PTEs go into the filter of `seq + 1`.
+    /// PTEs go into the filter of `seq + 1`. With non-leaf young bits (0x4), a PMD entry
+    /// not accessed since the last walk is skipped before the filter is asked, even
+    /// with `force_scan`, and a young one is cleared (`walk_pmd_range_locked`).
     fn walk_space(&mut self, memcg: usize, si: u32, seq: u64, swappiness: u64, force_scan: bool) {
         let s = &self.spaces[si as usize];
         if s.dead
@@ -846,6 +851,11 @@ impl Mm {
         for pmd in pmds {
             let start = pmd * PTRS_PER_PTE;
             let end = (start + PTRS_PER_PTE).min(n);
+            if self.cfg.lru_gen.nonleaf_young
+                && !self.spaces[si as usize].pmd_test_and_clear_young(pmd)
+            {
+                continue;
+            }
             let keys = bloom_keys(si, pmd);
             let in_filter = force_scan
                 || self.lruvecs[memcg].lrugen.filters[cur]
@@ -1896,7 +1906,7 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::test_util::{add_pages, task_mm};
+    use crate::mm::test_util::{add_pages, add_pages_of, task_mm};
     use crate::mm::Current;
 
     /// A 64 MiB machine with 64 MiB of zram, MGLRU on, three cgroups, and one
@@ -2279,6 +2289,57 @@ mod tests {
         mm.lru_gen_rotate_memcg(1, MemcgLruOp::Nop);
         assert_eq!(memcg_lru_lists(&mm), before);
         mm.check_invariants().unwrap();
+    }
+
+    /// Workload 0's anon mapping of three page-table pages (3 × 512 pages) in memcg a:
+    /// table 0 all accessed, table 1 with young PTEs under a PMD entry a previous walk
+    /// cleared, table 2 with one access.
+    fn three_tables(extra: &str) -> (Mm, u32, usize) {
+        let mut mm = mm(extra);
+        let (si, _) = add_pages_of(&mut mm, SpaceKind::Anon, 3 * 512, 0, Some(0));
+        let s = &mut mm.spaces[si as usize];
+        for i in 0..512 {
+            s.set_bits(i, pte::YOUNG);
+        }
+        for i in 512..1024 {
+            s.set_bits(i, pte::YOUNG);
+        }
+        assert!(s.pmd_test_and_clear_young(1));
+        s.set_bits(1024 + 7, pte::YOUNG);
+        let a = mm.workload_memcg[0];
+        (mm, si, a)
+    }
+
+    #[test]
+    fn walk_skips_page_tables_under_an_old_pmd_entry() {
+        // [TOTAL, YOUNG, FOUND, ADDED]; force_scan, so the Bloom filter passes all.
+        // 0x7: table 1's PMD entry is old: not descended into (its young PTEs stay
+        // young), and the other two entries are cleared. Table 0: 512 of 512 young,
+        // dense (512 × 8 ≥ 512) → added; table 2: 1 young, 8 < 512 → not added.
+        let (mut mm, si, a) = three_tables("");
+        let max_seq = mm.lruvecs[a].lrugen.max_seq;
+        assert!(mm.try_to_inc_max_seq(a, max_seq, 60, true));
+        assert_eq!(mm.lruvecs[a].lrugen.mm_stats, [1024, 513, 2, 1]);
+        let s = &mut mm.spaces[si as usize];
+        assert!((512..1024).all(|i| s.pte(i) & pte::YOUNG != 0));
+        assert!(s.pte(0) & pte::YOUNG == 0 && s.pte(1024 + 7) & pte::YOUNG == 0);
+        assert!(!s.pmd_test_and_clear_young(0) && !s.pmd_test_and_clear_young(2));
+        // Nothing accessed since: the next walk finds no young PMD entry at all.
+        let max_seq = mm.lruvecs[a].lrugen.max_seq;
+        assert!(mm.try_to_inc_max_seq(a, max_seq, 60, true));
+        assert_eq!(mm.lruvecs[a].lrugen.mm_stats, [1024, 513, 2, 1]);
+        // One access under table 1 makes its entry young: all 512 young PTEs found.
+        mm.spaces[si as usize].set_bits(600, pte::YOUNG);
+        let max_seq = mm.lruvecs[a].lrugen.max_seq;
+        assert!(mm.try_to_inc_max_seq(a, max_seq, 60, true));
+        assert_eq!(mm.lruvecs[a].lrugen.mm_stats, [1536, 1025, 3, 2]);
+        mm.check_invariants().unwrap();
+
+        // 0x3: the PMD bits are not used: every table is walked.
+        let (mut mm, _, a) = three_tables("lru_gen.enabled = 3");
+        let max_seq = mm.lruvecs[a].lrugen.max_seq;
+        assert!(mm.try_to_inc_max_seq(a, max_seq, 60, true));
+        assert_eq!(mm.lruvecs[a].lrugen.mm_stats, [1536, 1025, 3, 2]);
     }
 
     #[test]

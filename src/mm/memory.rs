@@ -75,7 +75,7 @@ impl Mm {
                 };
                 self.folio_add_lru(pfn);
                 let s = &mut self.spaces[space as usize];
-                *s.pte_mut(vpn) = pte::present(pfn) | bits;
+                s.install_accessed(vpn, pte::present(pfn) | bits);
                 s.nr_present += 1;
                 FaultResult::Done
             }
@@ -96,7 +96,7 @@ impl Mm {
                 self.count(Ev::SwapRaHit, 1);
             }
             let s = &mut self.spaces[space as usize];
-            *s.pte_mut(vpn) = pte::present(pfn) | bits;
+            s.install_accessed(vpn, pte::present(pfn) | bits);
             s.nr_present += 1;
             s.nr_swap -= 1;
             self.try_free_swap_after_fault(pfn, write);
@@ -120,7 +120,7 @@ impl Mm {
         let memstall = self.frames[pfn as usize].test(pg::WORKINGSET);
         self.folio_add_lru(pfn);
         let s = &mut self.spaces[space as usize];
-        *s.pte_mut(vpn) = pte::present(pfn) | bits;
+        s.install_accessed(vpn, pte::present(pfn) | bits);
         s.nr_present += 1;
         s.nr_swap -= 1;
         match kind {

@@ -81,8 +81,7 @@ impl Config {
                 lru_gen::LruGenConfig {
                     enabled: sc.kernel.lru == crate::scenario::LruKind::Mglru && bits & 1 != 0,
                     mm_walk: bits & 2 != 0,
-                    // 0x0004 (non-leaf PMD young bits) is accepted but not modelled:
-                    // there are no PMD accessed bits, a walk relies on the Bloom filters.
+                    nonleaf_young: bits & 4 != 0,
                     min_ttl_jiffies: lru_gen::msecs_to_jiffies(g.min_ttl_ms, sc.kernel.hz.0 as u64),
                     memcg_reclaim: match g.memcg_reclaim {
                         crate::scenario::MemcgReclaim::Iter => lru_gen::MemcgReclaim::Iter,
@@ -158,6 +157,12 @@ pub struct Space {
     /// A bit per page-table page (512 entries) ever written: the ones a page-table walk
     /// descends into (the kernel skips pmd_none entries at once).
     pmd_map: Vec<u64>,
+    /// The accessed bit of each PMD entry (non-leaf, pointing at a page-table page),
+    /// one per 512 entries. x86's page walker sets it as it passes through on the way
+    /// to a PTE whose accessed bit it sets, so every simulated access sets both; only
+    /// MGLRU's walk (with `lru_gen.enabled` bit 0x4) tests and clears it. A byte each,
+    /// not a bit: the hit loops set it with one store, no read-modify-write.
+    pmd_young: Vec<bool>,
     /// The workload that owns it (anon spaces only; files outlive their users).
     pub owner: Option<usize>,
     /// Pages present (resident) and swapped out, for OOM badness.
@@ -201,10 +206,27 @@ impl Space {
 
     /// Sets `bits` (young, dirty) on an entry the caller saw present: the access paths'
     /// hit, with none of `pte_mut`'s bookkeeping (a present entry was written before).
+    /// The hardware access also makes the PMD entry young.
     #[inline]
     pub fn set_bits(&mut self, idx: u32, bits: Pte) {
         debug_assert!(page::pte::is_present(self.pte(idx)));
         self.entries[idx as usize] |= bits;
+        mark_pmd_young(&mut self.pmd_young, idx);
+    }
+
+    /// A fault installs `e` (young) at `idx`; the access it retries walks through the
+    /// PMD entry, as a new PMD entry is also born accessed on x86 (`_PAGE_TABLE`).
+    #[inline]
+    pub fn install_accessed(&mut self, idx: u32, e: Pte) {
+        *self.pte_mut(idx) = e;
+        mark_pmd_young(&mut self.pmd_young, idx);
+    }
+
+    /// `pmdp_test_and_clear_young` on the PMD entry of page-table page `pmd`.
+    pub fn pmd_test_and_clear_young(&mut self, pmd: u32) -> bool {
+        self.pmd_young
+            .get_mut(pmd as usize)
+            .is_some_and(std::mem::take)
     }
 
     /// The whole table, allocated if it was not; for the workloads' hit loops, which
@@ -215,8 +237,18 @@ impl Space {
             // vec![0; n] is a zeroed allocation: the host commits its pages as they
             // are written.
             self.entries = vec![page::pte::NONE; self.nr_pages as usize];
+            let pmds = self.nr_pages.div_ceil(lru_gen::PTRS_PER_PTE);
+            self.pmd_young = vec![false; pmds as usize];
         }
         &mut self.entries
+    }
+
+    /// The table and the PMD accessed bits, for hit loops that set both
+    /// (through [`mark_pmd_young`]).
+    #[inline]
+    pub fn hw_table_mut(&mut self) -> (&mut [Pte], &mut [bool]) {
+        self.table_mut();
+        (&mut self.entries, &mut self.pmd_young)
     }
 
     /// The page-table pages (PMD ranges of 512 entries) ever written, in order.
@@ -239,8 +271,16 @@ impl Space {
         t.truncate(self.hi as usize);
         self.hi = 0;
         self.pmd_map = Vec::new();
+        self.pmd_young = Vec::new();
         t
     }
+}
+
+/// The hardware's side of an access to entry `idx`: the PMD entry above it turns young.
+/// `pmd_young` covers the whole space once its table exists (every access is to one).
+#[inline(always)]
+pub fn mark_pmd_young(pmd_young: &mut [bool], idx: u32) {
+    pmd_young[(idx / lru_gen::PTRS_PER_PTE) as usize] = true;
 }
 
 /// Who the kernel code is running for.
@@ -584,6 +624,7 @@ impl Mm {
             nr_pages: nr_pages as u32,
             hi: 0,
             pmd_map: Vec::new(),
+            pmd_young: Vec::new(),
             owner,
             nr_present: 0,
             nr_swap: 0,

@@ -18,7 +18,20 @@ pub fn task_mm(text: &str) -> Mm {
 /// a new space's table (PTEs not young). A file space's table is its page cache, so
 /// its pages are cached but, without PG_mapped, mapped by no one.
 pub fn add_pages(mm: &mut Mm, kind: SpaceKind, n: u32, flags: u16) -> (u32, Vec<Pfn>) {
-    let space = mm.add_space(kind, "s".into(), n as u64, None);
+    add_pages_of(mm, kind, n, flags, None)
+}
+
+/// [`add_pages`] in a space of workload `owner` (an anon space joins its mm, which
+/// MGLRU's walk visits), charged to its memcg.
+pub fn add_pages_of(
+    mm: &mut Mm,
+    kind: SpaceKind,
+    n: u32,
+    flags: u16,
+    owner: Option<usize>,
+) -> (u32, Vec<Pfn>) {
+    let memcg = owner.map_or(0, |w| mm.workload_memcg[w]);
+    let space = mm.add_space(kind, "s".into(), n as u64, owner);
     let mut pfns = Vec::new();
     for i in 0..n {
         let pfn = mm.alloc_pages(GFP_HIGHUSER_MOVABLE, 0).unwrap();
@@ -26,6 +39,7 @@ pub fn add_pages(mm: &mut Mm, kind: SpaceKind, n: u32, flags: u16) -> (u32, Vec<
         f.mapping = space;
         f.index = i;
         f.set(flags);
+        f.memcg = memcg as u16;
         if kind == SpaceKind::Anon {
             f.set(pg::SWAPBACKED);
         }

@@ -303,7 +303,7 @@ impl AnonHog {
         let access_ns = cx.mm.cfg.costs.access_ns;
         let active = self.active_pages(start_ns, cx.clock);
         let limit = hit_limit(cx, access_ns, u64::MAX);
-        let entries = cx.mm.spaces[self.space as usize].table_mut();
+        let entries = cx.mm.spaces[self.space as usize].hw_table_mut();
         let cursor = &mut t.cursor;
         let (hits, miss) = hit_loop(entries, limit, self.write_u32, &mut t.rng, |_| {
             let v = if *cursor >= active { 0 } else { *cursor };
@@ -400,7 +400,7 @@ impl Phases {
         let access_ns = cx.mm.cfg.costs.access_ns;
         let limit = hit_limit(cx, access_ns, t.phase_left);
         let clock = cx.clock;
-        let entries = cx.mm.spaces[self.space as usize].table_mut();
+        let entries = cx.mm.spaces[self.space as usize].hw_table_mut();
         let (rng, cursor) = (&mut t.rng, &mut t.cursor);
         let (hits, miss) = match &step.sampler {
             Sampler::Zipf(z) => hit_loop(entries, limit, step.write_u32, rng, |r| z.sample(r)),

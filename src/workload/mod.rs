@@ -588,7 +588,7 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
             }
             let (wr, clock) = (*write_u32, cx.clock);
             let limit = hit_limit(cx, access_ns, u64::MAX);
-            let entries = cx.mm.spaces[space as usize].table_mut();
+            let entries = cx.mm.spaces[space as usize].hw_table_mut();
             let (rng, cursor) = (&mut t.rng, &mut t.cursor);
             let (hits, miss) = match sampler {
                 // Monomorphised per pattern: no dispatch inside the loop.
@@ -725,7 +725,7 @@ fn mmap_read(cx: &mut Ctx, space: u32, first: u32, n: u32, ra: u32) -> FaultResu
 /// Returns the number of hits and the missing (page, write) if one stopped the loop.
 #[inline(always)]
 pub(crate) fn hit_loop(
-    entries: &mut [crate::mm::page::Pte],
+    (entries, pmd_young): (&mut [crate::mm::page::Pte], &mut [bool]),
     limit: u64,
     write_u32: u32,
     rng: &mut Pcg64Mcg,
@@ -739,6 +739,7 @@ pub(crate) fn hit_loop(
         let e = entries[vpn];
         if pte::is_present(e) {
             entries[vpn] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
+            crate::mm::mark_pmd_young(pmd_young, vpn as u32);
             hits += 1;
         } else {
             return (hits, Some((vpn as u32, write)));
