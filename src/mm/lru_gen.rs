@@ -21,7 +21,7 @@
 //! (tiers, refs, eviction) follows the base version in all three.
 
 use super::list::ListHead;
-use super::page::{lru, on, pg, pte, Pfn, NIL};
+use super::page::{lru, on, pg, pte, Pfn, Pte, NIL};
 use super::vmscan::{ScanControl, DEF_PRIORITY};
 use super::zone::{zone_watermark_ok, AllocFlags, MAX_NR_ZONES, WMARK_HIGH, WMARK_LOW};
 use super::{Mm, SpaceKind};
@@ -635,6 +635,21 @@ impl Mm {
         Some(old)
     }
 
+    /// The dirty half of `walk_update_folio` (walk and look-around): a PTE's dirty bit
+    /// reaches the folio, except for an anon folio with no swap copy, which is dirty
+    /// by definition until it has one. The PTE keeps its bit (try_to_unmap moves it).
+    fn walk_update_dirty(&mut self, pfn: Pfn, e: Pte) {
+        let f = &self.frames[pfn as usize];
+        if e & pte::DIRTY == 0 || f.test(pg::DIRTY) {
+            return;
+        }
+        if f.is_file_lru() {
+            self.folio_mark_dirty(pfn);
+        } else if f.test(pg::SWAPCACHE) {
+            self.frames[pfn as usize].set(pg::DIRTY);
+        }
+    }
+
     /// `folio_inc_gen`: move a folio of the oldest generation to the next one
     /// (unless a walk already promoted it), clearing its references; `reclaiming`
     /// tags it PG_reclaim so writeback's end rotates it back. Returns its generation.
@@ -880,6 +895,7 @@ impl Mm {
                 *self.spaces[si as usize].pte_mut(idx) &= !pte::YOUNG;
                 young += 1;
                 self.folio_update_gen(pfn, new_gen);
+                self.walk_update_dirty(pfn, e);
             }
             total += examined;
             young_total += young;
@@ -956,6 +972,7 @@ impl Mm {
             }
             *self.spaces[si as usize].pte_mut(i) &= !pte::YOUNG;
             young += 1;
+            self.walk_update_dirty(p, e);
             if walk {
                 self.folio_update_gen(p, new_gen);
             } else if self.lru_gen_set_refs(p)
@@ -2340,6 +2357,25 @@ mod tests {
         let max_seq = mm.lruvecs[a].lrugen.max_seq;
         assert!(mm.try_to_inc_max_seq(a, max_seq, 60, true));
         assert_eq!(mm.lruvecs[a].lrugen.mm_stats, [1536, 1025, 3, 2]);
+    }
+
+    #[test]
+    fn walk_moves_a_dirty_pte_to_a_folio_with_a_swap_copy_only() {
+        // walk_update_folio: an anon folio without a swap slot is left alone (it has
+        // nothing clean to lose); one in the swap cache becomes dirty, so reclaim
+        // writes it again instead of dropping it.
+        let mut mm = mm("");
+        let (si, p) = add_pages_of(&mut mm, SpaceKind::Anon, 64, 0, Some(0));
+        mm.frames[p[1] as usize].set(pg::SWAPCACHE);
+        for i in 0..64 {
+            mm.spaces[si as usize].set_bits(i, pte::YOUNG | pte::DIRTY);
+        }
+        let a = mm.workload_memcg[0];
+        let max_seq = mm.lruvecs[a].lrugen.max_seq;
+        assert!(mm.try_to_inc_max_seq(a, max_seq, 60, true));
+        assert!(!mm.frames[p[0] as usize].test(pg::DIRTY));
+        assert!(mm.frames[p[1] as usize].test(pg::DIRTY));
+        assert!(mm.spaces[si as usize].pte(1) & pte::DIRTY != 0);
     }
 
     #[test]
