@@ -116,6 +116,7 @@ const EXTRA_PATHS: &[&str] = &[
     "costs.copy_page",
     "costs.walk_pte",
     "costs.walk_young",
+    "costs.damon_check",
     "run.slice",
     "run.sample_interval",
     "run.seed",

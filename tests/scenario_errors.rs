@@ -183,6 +183,9 @@ fn zero_costs_are_rejected() {
         "rmap_walk",
         "syscall",
         "copy_page",
+        "walk_pte",
+        "walk_young",
+        "damon_check",
     ] {
         let raw = format!("costs.{key}=0");
         let e = err(BASE, &[&raw]);

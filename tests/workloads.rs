@@ -352,6 +352,7 @@ size = "72M"
         copy_page: Nanos(0),
         walk_pte: Nanos(0),
         walk_young: Nanos(0),
+        damon_check: Nanos(0),
     };
     sc.workloads[0].think_time = Some(Nanos(0));
     let r = run_or_hang(sc);

@@ -148,13 +148,36 @@ impl Mm {
         self.count_memcg(memcg, Ev::Pgactivate, 1);
     }
 
+    /// `folio_deactivate` / `lru_deactivate`: an active page (any page under MGLRU)
+    /// goes to the inactive list's head, references cleared (MADV_COLD, DAMOS
+    /// `cold` and `lru_deprio`).
+    pub fn folio_deactivate(&mut self, pfn: Pfn) {
+        let f = &self.frames[pfn as usize];
+        if !f.test(pg::LRU)
+            || f.test(pg::UNEVICTABLE)
+            || !(f.test(pg::ACTIVE) || self.lru_gen_enabled())
+        {
+            return;
+        }
+        self.lruvec_del_folio(pfn);
+        let f = &mut self.frames[pfn as usize];
+        f.clear(pg::ACTIVE);
+        f.clear(pg::REFERENCED);
+        self.lruvec_add_folio(pfn);
+        let memcg = self.frames[pfn as usize].memcg as usize;
+        self.count_memcg(memcg, Ev::Pgdeactivate, 1);
+    }
+
     /// `folio_mark_accessed` (classic): a page touched through read() needs two touches
-    /// to be activated; the activation ticks the workingset clock.
+    /// to be activated; the activation ticks the workingset clock. The classic path
+    /// also clears PG_idle; MGLRU's returns before that, as the kernel's does, so
+    /// DAMON's paddr sampling does not see read() accesses under MGLRU.
     pub fn folio_mark_accessed(&mut self, pfn: Pfn) {
         if self.lru_gen_enabled() {
             self.lru_gen_inc_refs(pfn);
             return;
         }
+        self.folio_clear_idle(pfn);
         let f = &mut self.frames[pfn as usize];
         if !f.test(pg::REFERENCED) {
             f.set(pg::REFERENCED);

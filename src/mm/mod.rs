@@ -7,6 +7,7 @@
 //! through [`Mm::out`].
 
 pub mod check;
+pub mod damon;
 pub mod filemap;
 pub mod kswapd;
 pub mod list;
@@ -55,6 +56,8 @@ pub struct Config {
     pub costs: Costs,
     /// `kernel.lru` and `kernel.lru_gen.*`.
     pub lru_gen: lru_gen::LruGenConfig,
+    /// The kdamonds: `[damon]`'s, then DAMON_RECLAIM's if configured.
+    pub damon: Vec<damon::KdamondConfig>,
 }
 
 impl Config {
@@ -90,6 +93,7 @@ impl Config {
                     },
                 }
             },
+            damon: damon::configs_from_scenario(sc),
             // At least 1ns each: validation rejects 0, and should a path bypass it no
             // work may take zero virtual time (a task would loop at one instant).
             costs: Costs {
@@ -103,6 +107,7 @@ impl Config {
                 copy_page_ns: sc.costs.copy_page.0.max(1),
                 walk_pte_ns: sc.costs.walk_pte.0.max(1),
                 walk_young_ns: sc.costs.walk_young.0.max(1),
+                damon_check_ns: sc.costs.damon_check.0.max(1),
                 compress_ns: sc.machine.swap.compress_time.0,
                 decompress_ns: sc.machine.swap.decompress_time.0,
             },
@@ -128,6 +133,7 @@ pub struct Costs {
     pub copy_page_ns: u64,
     pub walk_pte_ns: u64,
     pub walk_young_ns: u64,
+    pub damon_check_ns: u64,
     pub compress_ns: u64,
     pub decompress_ns: u64,
 }
@@ -290,6 +296,8 @@ pub enum Current {
     Task(usize),
     Kswapd,
     Flusher,
+    /// Kdamond `k` (its index in `Mm::damon.kdamonds`).
+    Kdamond(usize),
     /// A timed action writing a cgroup file (no simulated task does the work).
     Admin,
 }
@@ -305,6 +313,8 @@ pub enum Out {
     WakeTask { task: usize, at: u64 },
     /// The OOM killer chose this workload; its tasks must exit.
     OomKill { workload: usize },
+    /// Kdamond `k` was turned on: start its thread.
+    WakeKdamond { k: usize, at: u64 },
 }
 
 /// An OOM kill, reported in results.
@@ -397,6 +407,10 @@ pub struct Mm {
     /// walks, and whether it ran since its last walk (`mm->lru_gen.bitmap`).
     pub mm_spaces: Vec<Vec<u32>>,
     pub mm_ran: Vec<bool>,
+    /// DAMON: the kdamonds and the idle page bits.
+    pub damon: damon::Damon,
+    /// Seeds each kdamond's sampling and splitting (`damon_rand`).
+    pub damon_seed: u64,
 }
 
 impl Mm {
@@ -467,6 +481,8 @@ impl Mm {
             cfg_applied: false,
             memcg_lru: lru_gen::MemcgLru::default(),
             lru_gen_rng: crate::sim::rng::task_rng(sc.run.seed, "memcg_lru"),
+            damon: damon::Damon::default(),
+            damon_seed: sc.run.seed ^ 0xda30_0000,
             mm_spaces: vec![Vec::new(); sc.workloads.len()],
             mm_ran: vec![true; sc.workloads.len()],
         };
@@ -496,6 +512,7 @@ impl Mm {
         let old_dirty = (self.cfg.dirty_ratio, self.cfg.dirty_bytes);
         let was_lru_gen = self.cfg.lru_gen.enabled;
         self.cfg = Config::from_scenario(sc, self.managed_pages());
+        self.damon_apply_configs();
         if self.cfg_applied && was_lru_gen != self.cfg.lru_gen.enabled {
             self.lru_gen_change_state(self.cfg.lru_gen.enabled);
         }

@@ -187,9 +187,10 @@ impl Mm {
     fn throttle_task(&self) -> Option<usize> {
         match self.current {
             Current::Task(_) | Current::Kswapd => Some(self.current_task),
-            // Other kernel threads are never throttled; memory.reclaim actions have no
-            // simulated task to put to sleep.
-            Current::Flusher | Current::Admin => None,
+            // Other kernel threads are never throttled (kdamond's reclaim_pages does
+            // not throttle); memory.reclaim actions have no simulated task to put to
+            // sleep.
+            Current::Flusher | Current::Kdamond(_) | Current::Admin => None,
         }
     }
 

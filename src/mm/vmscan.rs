@@ -548,24 +548,35 @@ impl Mm {
 
     /// `folio_referenced`: count and clear the young bits of the PTEs mapping the page.
     /// A mapped folio costs an rmap walk to reach its PTE; an unmapped one (mapcount
-    /// 0) returns at once.
+    /// 0) returns at once. `folio_referenced_one` also clears PG_idle on a reference
+    /// and counts PG_young, the access DAMON took the PTE's bit of.
     fn folio_referenced(&mut self, pfn: Pfn) -> u32 {
         let f = self.frames[pfn as usize];
         if self.spaces[f.mapping as usize].dead || !self.folio_mapped(pfn) {
             return 0;
         }
         self.charge(self.cfg.costs.rmap_walk_ns);
-        if self.lru_gen_enabled() {
-            return self.lru_gen_look_around(pfn) as u32;
-        }
-        let s = &mut self.spaces[f.mapping as usize];
-        let e = s.pte_mut(f.index);
-        if pte::is_present(*e) && pte::pfn(*e) == pfn && *e & pte::YOUNG != 0 {
-            *e &= !pte::YOUNG;
-            1
+        let mut referenced = if self.lru_gen_enabled() {
+            self.lru_gen_look_around(pfn) as u32
         } else {
-            0
+            let s = &mut self.spaces[f.mapping as usize];
+            let e = s.pte_mut(f.index);
+            if pte::is_present(*e) && pte::pfn(*e) == pfn && *e & pte::YOUNG != 0 {
+                *e &= !pte::YOUNG;
+                1
+            } else {
+                0
+            }
+        };
+        if self.damon.page_idle.is_some() {
+            if referenced > 0 {
+                self.folio_clear_idle(pfn);
+            }
+            if self.folio_test_clear_young(pfn) {
+                referenced += 1;
+            }
         }
+        referenced
     }
 
     /// `shrink_active_list` (kernel-reference §2.9): deactivate from the active tail.

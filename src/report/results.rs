@@ -35,6 +35,10 @@ pub struct Results {
     /// how many sleeps, how they ended, and the usec_delayed histogram.
     #[serde(default)]
     pub reclaim_throttle: BTreeMap<String, ThrottleResult>,
+    /// DAMON, when the scenario configures it: each kdamond's state, CPU and scheme
+    /// stats, and DAMON_RECLAIM's read-only parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damon: Option<DamonResult>,
     /// OOM kills, in time order.
     pub events: Vec<EventRecord>,
     /// Timed actions applied, in time order.
@@ -168,6 +172,49 @@ pub struct ZoneResult {
     pub high: u64,
     /// /proc/zoneinfo `protection:` (lowmem_reserve).
     pub protection: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DamonResult {
+    /// By thread name (`kdamond.0`, ...).
+    pub kdamonds: BTreeMap<String, KdamondResult>,
+    /// /sys/module/damon_reclaim/parameters/ (the read-only ones and `enabled`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damon_reclaim: Option<DamonReclaimResult>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct KdamondResult {
+    /// "on" or "off" at the end of the run.
+    pub state: String,
+    pub operations: String,
+    /// The kdamond's CPU time (system).
+    pub cpu_ns: u64,
+    /// Regions at the end (0 once off).
+    pub nr_regions: u64,
+    pub schemes: Vec<SchemeResult>,
+}
+
+/// `schemes/<N>/stats/` plus the action, for reading.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SchemeResult {
+    pub action: String,
+    pub nr_tried: u64,
+    pub sz_tried: u64,
+    pub nr_applied: u64,
+    pub sz_applied: u64,
+    pub qt_exceeds: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DamonReclaimResult {
+    pub enabled: bool,
+    pub kdamond_pid: i64,
+    pub nr_reclaim_tried_regions: u64,
+    pub bytes_reclaim_tried_regions: u64,
+    pub nr_reclaimed_regions: u64,
+    pub bytes_reclaimed_regions: u64,
+    pub nr_quota_exceeds: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -457,6 +504,7 @@ impl Results {
                     )
                 })
                 .collect(),
+            damon: damon_result(sim),
             events,
             actions: sim.actions().to_vec(),
             interrupted: sim.interrupted(),
@@ -578,4 +626,74 @@ pub fn check_metric(schema: &serde_json::Value, path: &str) -> Result<(), String
             }
         }
     }
+}
+
+/// results.json's `damon`: None when the scenario has no DAMON.
+fn damon_result(sim: &Simulation) -> Option<DamonResult> {
+    let d = &sim.mm.damon;
+    if d.kdamonds.is_empty() {
+        return None;
+    }
+    let mut kdamonds = BTreeMap::new();
+    let mut damon_reclaim = None;
+    for (k, kd) in d.kdamonds.iter().enumerate() {
+        let (ti, task) = sim
+            .tasks
+            .iter()
+            .enumerate()
+            .find(|(_, t)| t.kind == TaskKind::Kdamond(k))
+            .expect("a task per kdamond");
+        let stats: Vec<crate::mm::damon::SchemeStat> = match &kd.ctx {
+            Some(ctx) => ctx.schemes.iter().map(|s| s.stat).collect(),
+            None => kd.last_stats.clone(),
+        };
+        let schemes: Vec<SchemeResult> = kd
+            .cfg
+            .schemes
+            .iter()
+            .enumerate()
+            .map(|(i, sc)| {
+                let st = stats.get(i).copied().unwrap_or_default();
+                SchemeResult {
+                    action: sc.action.name().to_string(),
+                    nr_tried: st.nr_tried,
+                    sz_tried: st.sz_tried,
+                    nr_applied: st.nr_applied,
+                    sz_applied: st.sz_applied,
+                    qt_exceeds: st.qt_exceeds,
+                }
+            })
+            .collect();
+        let running = kd.ctx.is_some();
+        if kd.cfg.reclaim_module {
+            let st = stats.first().copied().unwrap_or_default();
+            damon_reclaim = Some(DamonReclaimResult {
+                enabled: running,
+                kdamond_pid: if running { ti as i64 + 1 } else { -1 },
+                nr_reclaim_tried_regions: st.nr_tried,
+                bytes_reclaim_tried_regions: st.sz_tried,
+                nr_reclaimed_regions: st.nr_applied,
+                bytes_reclaimed_regions: st.sz_applied,
+                nr_quota_exceeds: st.qt_exceeds,
+            });
+        }
+        kdamonds.insert(
+            task.name.clone(),
+            KdamondResult {
+                state: if running { "on" } else { "off" }.to_string(),
+                operations: match kd.cfg.ops {
+                    crate::mm::damon::Ops::Paddr => "paddr",
+                    crate::mm::damon::Ops::Vaddr => "vaddr",
+                }
+                .to_string(),
+                cpu_ns: task.system_ns,
+                nr_regions: kd.ctx.as_ref().map_or(0, |c| c.nr_regions()),
+                schemes,
+            },
+        );
+    }
+    Some(DamonResult {
+        kdamonds,
+        damon_reclaim,
+    })
 }

@@ -8,6 +8,7 @@
 //! Run-time changes ([`set_key`]) go through the same `toml::Value` path and the same
 //! validation, so a key settable by `--set` and by an action behaves the same way.
 
+pub mod damon;
 mod keypath;
 pub mod schema;
 pub mod units;

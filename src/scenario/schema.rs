@@ -24,6 +24,12 @@ pub struct Scenario {
     /// The cgroup tree below the root (`/`).
     #[serde(default, rename = "cgroup")]
     pub cgroups: Vec<Cgroup>,
+    /// DAMON through its sysfs interface: kdamonds, contexts, targets, schemes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damon: Option<super::damon::Damon>,
+    /// The DAMON_RECLAIM module's parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damon_reclaim: Option<super::damon::DamonReclaim>,
     /// A parameter sweep (`reclaimsim sweep`); ignored by `run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<Sweep>,
@@ -552,11 +558,17 @@ pub struct Costs {
     /// Copying one 4 KiB page between page cache and user buffer (~10 GB/s): ~400 ns.
     pub copy_page: Nanos,
     /// MGLRU's page-table walk per PTE examined: a sequential read, eight PTEs to a
-    /// cache line (~10 ns).
+    /// cache line (~10 ns). Also what a DAMOS action pays per PTE (vaddr) or frame
+    /// (paddr) it looks at, before the page it finds costs a `scan_page`.
     pub walk_pte: Nanos,
     /// MGLRU's page-table walk per young PTE: clear the bit, look up the folio and
     /// update its generation, a cache miss on the struct page (~50 ns).
     pub walk_young: Nanos,
+    /// DAMON, per region and sampling interval, each of preparing and checking the
+    /// sampled page: a random address, the page-table walk or pfn_to_page, the page
+    /// reference and lock, two or three cache misses (~100 ns). A mapped page under
+    /// paddr also costs an rmap walk (`rmap_walk`) each time.
+    pub damon_check: Nanos,
 }
 
 impl Default for Costs {
@@ -572,6 +584,7 @@ impl Default for Costs {
             copy_page: Nanos(400),
             walk_pte: Nanos(10),
             walk_young: Nanos(50),
+            damon_check: Nanos(100),
         }
     }
 }

@@ -257,6 +257,296 @@ fn check_static(sc: &Scenario, c: &mut Checker) {
     check_ramdisk_files(sc, c);
     check_workloads(sc, c);
     check_cgroups(sc, c);
+    check_damon(sc, c);
+}
+
+/// `damon_set_attrs`' rules: intervals > 0, sampling no longer than aggregation,
+/// 3 <= min_nr_regions <= max_nr_regions.
+fn check_damon_attrs(
+    c: &mut Checker,
+    keys: [String; 4],
+    sample_us: u64,
+    aggr_us: u64,
+    nr: (u64, u64),
+) {
+    let [sample_k, aggr_k, min_k, max_k] = keys;
+    c.positive(sample_k.clone(), sample_us);
+    c.positive(aggr_k.clone(), aggr_us);
+    if sample_us > aggr_us {
+        c.err(
+            sample_k,
+            format!("must not exceed {aggr_k} ({aggr_us}), got {sample_us}"),
+        );
+    }
+    if nr.0 < 3 {
+        c.err(min_k.clone(), format!("must be at least 3, got {}", nr.0));
+    }
+    if nr.0 > nr.1 {
+        c.err(
+            max_k,
+            format!("must be at least {min_k} ({}), got {}", nr.0, nr.1),
+        );
+    }
+}
+
+/// DAMOS watermarks: high >= mid >= low, per thousand, with a check interval.
+fn check_damon_wmarks(
+    c: &mut Checker,
+    at: &str,
+    interval: &str,
+    active: bool,
+    iv: u64,
+    hml: [u64; 3],
+) {
+    if !active {
+        return;
+    }
+    let [high, mid, low] = hml;
+    let key = |f: &str| format!("{at}{f}");
+    c.positive(key(interval), iv);
+    for (f, v) in [("high", high), ("mid", mid), ("low", low)] {
+        c.range(key(f), v, 0, 1000);
+    }
+    if !(high >= mid && mid >= low) {
+        c.err(
+            key("mid"),
+            format!("watermarks must be ordered high >= mid >= low, got {high}, {mid}, {low}"),
+        );
+    }
+}
+
+fn check_damon(sc: &Scenario, c: &mut Checker) {
+    use super::damon::{DamosAction, FilterType, Operations};
+    for (ki, kd) in sc.damon.iter().flat_map(|d| d.kdamonds.iter()).enumerate() {
+        let kk = format!("damon.kdamonds[{ki}]");
+        if kd.contexts.len() > 1 {
+            c.err(
+                format!("{kk}.contexts"),
+                format!(
+                    "a kdamond runs one context (the kernel's nr_contexts is 0 or 1), got {}",
+                    kd.contexts.len()
+                ),
+            );
+        }
+        if kd.contexts.is_empty() && kd.state == super::damon::KdamondState::On {
+            c.err(
+                format!("{kk}.state"),
+                "a kdamond turned on needs a [[...contexts]]",
+            );
+        }
+        for (ci, ctx) in kd.contexts.iter().enumerate().take(1) {
+            let ck = format!("{kk}.contexts[{ci}]");
+            let iv = &ctx.monitoring_attrs.intervals;
+            let nr = &ctx.monitoring_attrs.nr_regions;
+            let ak = format!("{ck}.monitoring_attrs");
+            check_damon_attrs(
+                c,
+                [
+                    format!("{ak}.intervals.sample_us"),
+                    format!("{ak}.intervals.aggr_us"),
+                    format!("{ak}.nr_regions.min"),
+                    format!("{ak}.nr_regions.max"),
+                ],
+                iv.sample_us,
+                iv.aggr_us,
+                (nr.min, nr.max),
+            );
+            let paddr = match ctx.operations {
+                Operations::Paddr => true,
+                Operations::Vaddr => false,
+                Operations::Fvaddr => {
+                    c.err(
+                        format!("{ck}.operations"),
+                        "\"fvaddr\" (fixed virtual ranges) is not modelled; use \"vaddr\" or \"paddr\"",
+                    );
+                    false
+                }
+            };
+            if ctx.targets.is_empty() && kd.state == super::damon::KdamondState::On {
+                c.err(
+                    format!("{ck}.targets"),
+                    "a running context needs a [[...targets]]",
+                );
+            }
+            if paddr && ctx.targets.len() > 1 {
+                c.err(
+                    format!("{ck}.targets"),
+                    "paddr monitors one target (physical memory)",
+                );
+            }
+            for (ti, t) in ctx.targets.iter().enumerate() {
+                let tk = format!("{ck}.targets[{ti}]");
+                match (&t.pid_target, paddr) {
+                    (Some(_), true) => c.err(
+                        format!("{tk}.pid_target"),
+                        "paddr monitors physical memory: no pid_target",
+                    ),
+                    (None, false) => c.err(
+                        format!("{tk}.pid_target"),
+                        "vaddr needs the workload whose address space to monitor",
+                    ),
+                    (Some(name), false) => {
+                        if !sc.workloads.iter().any(|w| &w.name == name) {
+                            c.err(
+                                format!("{tk}.pid_target"),
+                                format!("no workload named `{name}`"),
+                            );
+                        }
+                    }
+                    (None, true) => {}
+                }
+                for (ri, r) in t.regions.iter().enumerate() {
+                    if r.start.0 >= r.end.0 {
+                        c.err(
+                            format!("{tk}.regions[{ri}].end"),
+                            format!("must be above start ({}), got {}", r.start.0, r.end.0),
+                        );
+                    }
+                }
+            }
+            for (si, sch) in ctx.schemes.iter().enumerate() {
+                let sk = format!("{ck}.schemes[{si}]");
+                let ok = match sch.action {
+                    DamosAction::Pageout | DamosAction::Stat => true,
+                    DamosAction::Cold => !paddr,
+                    DamosAction::LruPrio | DamosAction::LruDeprio => paddr,
+                    _ => {
+                        c.err(
+                            format!("{sk}.action"),
+                            format!(
+                                "{:?} is a kernel DAMOS action this simulator does not model; use pageout, cold, lru_prio, lru_deprio or stat",
+                                sch.action
+                            )
+                            .to_lowercase(),
+                        );
+                        true
+                    }
+                };
+                if !ok {
+                    c.err(
+                        format!("{sk}.action"),
+                        format!(
+                            "{:?} is not supported by the {} operations (paddr: pageout, lru_prio, lru_deprio, stat; vaddr: pageout, cold, stat)",
+                            sch.action,
+                            if paddr { "paddr" } else { "vaddr" }
+                        )
+                        .to_lowercase(),
+                    );
+                }
+                let p = &sch.access_pattern;
+                for (f, r) in [
+                    ("sz", &p.sz),
+                    ("nr_accesses", &p.nr_accesses),
+                    ("age", &p.age),
+                ] {
+                    if r.max.0.is_some_and(|m| m < r.min) {
+                        c.err(
+                            format!("{sk}.access_pattern.{f}.max"),
+                            format!(
+                                "must be at least min ({}), got {}",
+                                r.min,
+                                r.max.0.unwrap_or(0)
+                            ),
+                        );
+                    }
+                }
+                let q = &sch.quotas;
+                if (q.ms > 0 || q.bytes.0 > 0 || !q.goals.is_empty()) && q.reset_interval_ms == 0 {
+                    c.err(
+                        format!("{sk}.quotas.reset_interval_ms"),
+                        "must be > 0 when a quota is set",
+                    );
+                }
+                for (gi, g) in q.goals.iter().enumerate() {
+                    c.positive(
+                        format!("{sk}.quotas.goals[{gi}].target_value"),
+                        g.target_value,
+                    );
+                }
+                let w = &sch.watermarks;
+                check_damon_wmarks(
+                    c,
+                    &format!("{sk}.watermarks."),
+                    "interval_us",
+                    w.metric != super::damon::WmarkMetric::None,
+                    w.interval_us,
+                    [w.high, w.mid, w.low],
+                );
+                for (fi, f) in sch.filters.iter().enumerate() {
+                    let fk = format!("{sk}.filters[{fi}]");
+                    match f.kind {
+                        FilterType::Anon | FilterType::Memcg if !paddr => c.err(
+                            format!("{fk}.type"),
+                            "anon and memcg filters are handled by the paddr operations only",
+                        ),
+                        FilterType::Memcg => match &f.memcg_path {
+                            None => c.err(
+                                format!("{fk}.memcg_path"),
+                                "a memcg filter needs memcg_path",
+                            ),
+                            Some(p) => {
+                                let path = p.trim_matches('/');
+                                if !path.is_empty() && !sc.cgroups.iter().any(|cg| cg.path == path)
+                                {
+                                    c.err(format!("{fk}.memcg_path"), format!("no cgroup `{p}`"));
+                                }
+                            }
+                        },
+                        FilterType::Addr => {
+                            if f.addr_start.0 >= f.addr_end.0 {
+                                c.err(
+                                    format!("{fk}.addr_end"),
+                                    format!(
+                                        "must be above addr_start ({}), got {}",
+                                        f.addr_start.0, f.addr_end.0
+                                    ),
+                                );
+                            }
+                        }
+                        FilterType::Anon => {}
+                        other => c.err(
+                            format!("{fk}.type"),
+                            format!("{other:?} filters are not modelled; use anon, memcg or addr")
+                                .to_lowercase(),
+                        ),
+                    }
+                }
+            }
+        }
+    }
+    if let Some(r) = &sc.damon_reclaim {
+        check_damon_attrs(
+            c,
+            [
+                "damon_reclaim.sample_interval".into(),
+                "damon_reclaim.aggr_interval".into(),
+                "damon_reclaim.min_nr_regions".into(),
+                "damon_reclaim.max_nr_regions".into(),
+            ],
+            r.sample_interval,
+            r.aggr_interval,
+            (r.min_nr_regions, r.max_nr_regions),
+        );
+        c.positive(
+            "damon_reclaim.quota_reset_interval_ms",
+            r.quota_reset_interval_ms,
+        );
+        check_damon_wmarks(
+            c,
+            "damon_reclaim.wmarks_",
+            "interval",
+            true,
+            r.wmarks_interval,
+            [r.wmarks_high, r.wmarks_mid, r.wmarks_low],
+        );
+        let (s0, e0) = (r.monitor_region_start.0, r.monitor_region_end.0);
+        if (s0, e0) != (0, 0) && s0 >= e0 {
+            c.err(
+                "damon_reclaim.monitor_region_end",
+                format!("must be above monitor_region_start ({s0}), got {e0}"),
+            );
+        }
+    }
 }
 
 /// No simulated work is free: a zero cost would let an operation (or a slice of kswapd)
@@ -285,6 +575,7 @@ fn check_costs(k: &Costs, c: &mut Checker) {
             k.walk_young,
             "every young PTE an MGLRU walk finds",
         ),
+        ("damon_check", k.damon_check, "every DAMON region sample"),
     ] {
         if v.0 == 0 {
             c.err(
@@ -1071,16 +1362,42 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
                 continue;
             }
         };
-        if !set.starts_with("kernel.") {
+        let damon = set.starts_with("damon.") || set.starts_with("damon_reclaim.");
+        if !set.starts_with("kernel.") && !damon {
             c.err(
                 format!("action[{i}].set"),
-                format!("`{set}` cannot be set at run time (only keys under `kernel.`)"),
+                format!(
+                    "`{set}` cannot be set at run time (only keys under `kernel.`, `damon.` and `damon_reclaim.`)"
+                ),
             );
             continue;
         }
+        // The kdamonds are made at boot: an action may change them, not add one.
+        let nr_kdamonds = |sc: &Scenario| {
+            sc.damon.as_ref().map_or(0, |d| d.kdamonds.len()) + sc.damon_reclaim.is_some() as usize
+        };
+        let before = nr_kdamonds(&live);
         if let Err(e) = super::apply_key(&mut live, set, &a.value) {
             let field = if e.bad_key { "set" } else { "value" };
             c.err(format!("action[{i}].{field}"), e.to_string());
+            continue;
+        }
+        if damon {
+            if nr_kdamonds(&live) != before {
+                c.err(
+                    format!("action[{i}].set"),
+                    format!("`{set}` would add a kdamond at run time; configure it (off) in the scenario"),
+                );
+                continue;
+            }
+            let mut inner = Checker::default();
+            check_damon(&live, &mut inner);
+            if let Some(p) = inner.0.first() {
+                c.err(
+                    format!("action[{i}].value"),
+                    format!("{}: {}", p.key, p.message),
+                );
+            }
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod device;
 pub mod event;
 pub mod rng;
 
+use crate::mm::damon::KdamondNext;
 use crate::mm::kswapd::KswapdNext;
 use crate::mm::writeback::FlusherNext;
 use crate::mm::{Current, Mm, Out};
@@ -21,9 +22,14 @@ use event::{Event, EventQueue};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskKind {
-    Worker { workload: usize, thread: usize },
+    Worker {
+        workload: usize,
+        thread: usize,
+    },
     Kswapd,
     Flusher,
+    /// `kdamond.N`: DAMON's thread for `Mm::damon.kdamonds[N]`.
+    Kdamond(usize),
 }
 
 #[derive(Debug)]
@@ -104,6 +110,8 @@ pub struct Simulation {
     io_poll_at: Option<u64>,
     kswapd_task: usize,
     flusher_task: usize,
+    /// The task of each kdamond.
+    kdamond_tasks: Vec<usize>,
     actions: Vec<ActionRecord>,
     now: u64,
     slices: u64,
@@ -185,6 +193,27 @@ impl Simulation {
                 gen: 0,
             },
         );
+        // A thread per kdamond the scenario configures, on or off; those on start
+        // now that the workloads' address spaces exist.
+        let mut kdamond_tasks = Vec::new();
+        for k in 0..mm.damon.kdamonds.len() {
+            tasks.push(kernel_task(&format!("kdamond.{k}"), TaskKind::Kdamond(k)));
+            kdamond_tasks.push(tasks.len() - 1);
+        }
+        mm.damon_apply_configs();
+        for o in std::mem::take(&mut mm.out) {
+            if let crate::mm::Out::WakeKdamond { k, at } = o {
+                let task = kdamond_tasks[k];
+                tasks[task].pending = Some((at, true));
+                queue.push(
+                    at,
+                    Event::Ready {
+                        task: task as u32,
+                        gen: 0,
+                    },
+                );
+            }
+        }
         // Samples are scheduled one at a time, each by the one before.
         queue.push(scenario.run.sample_interval.0, Event::Sample);
         for (i, a) in scenario.actions.iter().enumerate() {
@@ -219,6 +248,7 @@ impl Simulation {
             io_poll_at: None,
             kswapd_task,
             flusher_task,
+            kdamond_tasks,
             actions: Vec::new(),
             now: 0,
             slices: 0,
@@ -410,6 +440,7 @@ impl Simulation {
             match o {
                 Out::WakeKswapd { at } => self.wake(self.kswapd_task, at),
                 Out::WakeFlusher { at } => self.wake(self.flusher_task, at),
+                Out::WakeKdamond { k, at } => self.wake(self.kdamond_tasks[k], at),
                 Out::WakeTask { task, at } => {
                     let at = at.max(self.tasks[task].slice_end);
                     self.wake(task, at);
@@ -568,6 +599,27 @@ impl Simulation {
                         self.set_timer(task, t.max(progress_after(start, end)), true)
                     }
                     FlusherNext::SleepUntil(t) => self.set_timer(task, t.max(end), true),
+                }
+                end
+            }
+            TaskKind::Kdamond(k) => {
+                self.mm.current = Current::Kdamond(k);
+                self.mm.current_workload = None;
+                self.mm.now = start;
+                self.mm.cpu_ns = 0;
+                self.mm.stall_ns = 0;
+                self.mm.blocked_until = None;
+                self.mm.damon.psi_some_total_us = self.psi.avgs_total_us(0)[0];
+                let next = self.mm.kdamond_run(k);
+                let end = start + self.mm.cpu_ns;
+                self.tasks[task].system_ns += self.mm.cpu_ns;
+                self.psi.interval(start, end, cpu, 0, PsiDelta::RUN);
+                let blocked = self.mm.blocked_until.take().unwrap_or(0);
+                match next {
+                    KdamondNext::SleepUntil(t) => {
+                        self.set_timer(task, t.max(blocked).max(progress_after(start, end)), true)
+                    }
+                    KdamondNext::Stop => {}
                 }
                 end
             }

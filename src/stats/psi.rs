@@ -454,6 +454,13 @@ impl Psi {
 
     /// `psi_show`: fold the CPUs' times, update the averages if due, and report. Applies
     /// what is due before `now_ns` first.
+    /// `group->total[PSI_AVGS]` in µs (some, full) as last folded in by the averaging
+    /// work or a read, without folding anything (what `damos_get_some_mem_psi_total`
+    /// reads).
+    pub fn avgs_total_us(&self, g: usize) -> [u64; 2] {
+        self.groups[g].total_ns.map(|t| t / NSEC_PER_USEC)
+    }
+
     pub fn show(&mut self, g: usize, now_ns: u64) -> Pressure {
         self.advance(now_ns);
         self.collect_percpu_times(g, now_ns);

@@ -32,6 +32,7 @@ trace_events! {
     VmscanThrottled => "mm_vmscan_throttled",
     WritebackCongestionWait => "writeback_congestion_wait",
     WritebackWaitIffCongested => "writeback_wait_iff_congested",
+    DamonAggregated => "damon_aggregated",
 }
 
 /// Default cap on trace lines.

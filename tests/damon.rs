@@ -1,0 +1,288 @@
+//! DAMON, DAMOS and DAMON_RECLAIM: behaviour worked out from kernel-reference §6.
+
+mod common;
+
+use common::run_checked;
+use reclaimsim::report::results::Results;
+use reclaimsim::scenario;
+use reclaimsim::sim::{RunOptions, Simulation};
+use reclaimsim::stats::trace::Tracer;
+
+/// A 1 GiB machine with zram; `app` touches `touched` once (100 ms, sequential),
+/// then accesses its first 64 MiB uniformly, as fast as it can, for the rest of the
+/// run: 64 MiB hot, the rest cold from t = 0.1 s.
+fn hot_cold(touched: &str, duration: &str, damon: &str) -> String {
+    format!(
+        r#"
+[run]
+duration = "{duration}"
+sample_interval = "1s"
+[machine]
+memory = "1G"
+nr_cpus = 2
+[machine.swap]
+type = "zram"
+size = "1G"
+[[workload]]
+name = "app"
+kind = "phases"
+[[workload.phase]]
+duration = "100ms"
+size = "{touched}"
+pattern = "sequential"
+[[workload.phase]]
+duration = "60s"
+size = "64M"
+pattern = "uniform"
+{damon}
+"#
+    )
+}
+
+const VADDR_PAGEOUT: &str = r#"
+[[damon.kdamonds]]
+state = "on"
+[[damon.kdamonds.contexts]]
+operations = "vaddr"
+[[damon.kdamonds.contexts.targets]]
+pid_target = "app"
+[[damon.kdamonds.contexts.schemes]]
+action = "pageout"
+access_pattern.nr_accesses.max = 0
+access_pattern.age.min = 30
+"#;
+
+/// The `damon_aggregated` lines of a run: (time s, start, end, nr_accesses, age).
+fn aggregated(text: &str) -> Vec<(f64, u64, u64, u32, u32)> {
+    let sc = scenario::parse_str(text, "t.toml", &[]).unwrap();
+    let mut sim = Simulation::new(sc);
+    sim.enable_trace(Tracer::parse("damon_aggregated", 1_000_000).unwrap());
+    let out = sim.run_with_series(RunOptions::default()).unwrap();
+    let trace = out.trace.unwrap();
+    trace
+        .lines()
+        .filter_map(|l| {
+            let (head, fields) = l.split_once(" damon_aggregated: ")?;
+            let t: f64 = head
+                .trim_end_matches(':')
+                .rsplit(' ')
+                .next()?
+                .parse()
+                .ok()?;
+            let (_, range) = fields.split_once("nr_regions=")?;
+            let (_, range) = range.split_once(' ')?;
+            let (range, counts) = range.split_once(": ")?;
+            let (s, e) = range.split_once('-')?;
+            let (n, a) = counts.split_once(' ')?;
+            Some((
+                t,
+                s.parse().ok()?,
+                e.parse().ok()?,
+                n.parse().ok()?,
+                a.parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn cold_regions_are_found_within_a_few_aggregations() {
+    // 512 MiB touched, 64 MiB of it hot. The hot pages are accessed ~600 times a
+    // second each (10 M accesses/s over 16384 pages), so every 5 ms sample finds a
+    // hot page accessed: a hot region counts all 20 samples of its 100 ms window.
+    // A cold page is never accessed again: 0. By t = 1 s (9 aggregations, regions
+    // split from 10 towards finer ones) the windows must say so.
+    let text = hot_cold("512M", "1500ms", &VADDR_PAGEOUT.replace("pageout", "stat"));
+    let lines = aggregated(&text);
+    assert!(!lines.is_empty(), "no damon_aggregated lines");
+    let base = 0x7f00_0000_0000u64;
+    let hot_end = base + (64 << 20);
+    let late: Vec<_> = lines.iter().filter(|l| l.0 >= 1.0).collect();
+    assert!(!late.is_empty());
+    for &&(t, s, e, n, _) in &late {
+        if e <= hot_end {
+            // P(a 5 ms sample misses a hot page) = e^-3 ≈ 5 %: 19 of 20 on average.
+            assert!(n >= 14, "hot region {s:x}-{e:x} at {t}: nr_accesses {n}");
+        } else if s >= hot_end {
+            assert_eq!(n, 0, "cold region {s:x}-{e:x} at {t}");
+        }
+    }
+    // Both kinds are there, and regions tile the mapping.
+    assert!(late.iter().any(|l| l.2 <= hot_end) && late.iter().any(|l| l.1 >= hot_end));
+}
+
+#[test]
+fn pageout_of_cold_regions_frees_memory_through_swap() {
+    // Cold for age >= 30 aggregations (3 s) and not accessed: the 448 MiB touched
+    // once are paged out (zram), the 64 MiB hot set stays. Without the scheme the
+    // machine has room for all of it and swaps nothing.
+    let with = run_checked(&hot_cold("512M", "10s", VADDR_PAGEOUT), &[]);
+    let without = run_checked(
+        &hot_cold("512M", "10s", &VADDR_PAGEOUT.replace("\"on\"", "\"off\"")),
+        &[],
+    );
+    let cold_pages = (512 - 64) * 256;
+    assert_eq!(without.vmstat["pswpout"], 0);
+    let out = with.vmstat["pswpout"];
+    assert!(
+        out >= cold_pages * 95 / 100 && out <= cold_pages,
+        "pswpout {out}"
+    );
+    // The hot set never comes back from swap: it was never paged out.
+    assert_eq!(with.vmstat["pswpin"], 0);
+    // Freed, less what zram's pool holds of it.
+    let freed = with.vmstat["nr_free_pages"] - without.vmstat["nr_free_pages"];
+    let pool = with.swap.mem_used_total / 4096;
+    assert!(
+        freed + pool >= cold_pages * 9 / 10,
+        "freed {freed}, pool {pool}"
+    );
+    let kd = &with.damon.as_ref().unwrap().kdamonds["kdamond.0"];
+    assert!(kd.schemes[0].sz_applied >= cold_pages * 4096);
+    assert!(with.tasks["kdamond.0"].system_ns > 0);
+}
+
+/// DAMON_RECLAIM on the hot/cold app with 768 MiB touched (25 % of RAM free: below
+/// the mid watermark, 40 %), cold after 1 s.
+fn reclaim(extra: &str, duration: &str) -> Results {
+    let text = hot_cold(
+        "768M",
+        duration,
+        &format!("[damon_reclaim]\nenabled = true\nmin_age = 1000000\n{extra}"),
+    );
+    run_checked(&text, &[])
+}
+
+#[test]
+fn a_time_quota_bounds_kdamond_cpu() {
+    // vaddr pageout of regions idle for 1 s, under a 10 ms/s time quota, against the
+    // same scheme as `stat` (monitoring alone: applying it costs nothing) and against
+    // no quota. DAMOS turns the time quota into bytes per window at the throughput
+    // measured so far (4 MiB/ms assumed before any), so the first window may overrun
+    // and later ones track it: allow the first window's 40 MiB at the pageout's
+    // per-page cost beyond the budget. (Regions of free or already paged-out memory
+    // cost almost nothing to "apply" and would inflate the estimate, as in the
+    // kernel; the resume point keeps them out of the first pass over the mapping.)
+    let scheme = |action: &str, quota: &str| {
+        hot_cold(
+            "768M",
+            "6s",
+            &VADDR_PAGEOUT
+                .replace("pageout", action)
+                .replace("age.min = 30", &format!("age.min = 10\n{quota}")),
+        )
+    };
+    let q = "quotas.ms = 10\nquotas.reset_interval_ms = 1000";
+    let quota = run_checked(&scheme("pageout", q), &[]);
+    let monitor = run_checked(&scheme("stat", q), &[]);
+    let none = run_checked(&scheme("pageout", ""), &[]);
+    let cpu = |r: &Results| r.tasks["kdamond.0"].system_ns;
+    let spent = cpu(&quota).saturating_sub(cpu(&monitor));
+    let pages = quota.vmstat["pswpout"];
+    assert!(pages > 0);
+    let per_page = spent / pages;
+    let budget = 5 * 10_000_000 + 10_240 * per_page;
+    assert!(
+        spent <= budget,
+        "pageout CPU {spent} ns, budget {budget} ns"
+    );
+    // It is the quota that binds: without it the whole cold part goes at once.
+    let cold = (768 - 64) * 256;
+    assert!(
+        none.vmstat["pswpout"] >= cold * 95 / 100,
+        "{}",
+        none.vmstat["pswpout"]
+    );
+    assert!(pages < cold / 2, "{pages}");
+    assert!(cpu(&none) > cpu(&quota));
+    let st = &quota.damon.as_ref().unwrap().kdamonds["kdamond.0"].schemes[0];
+    assert!(st.qt_exceeds > 0 && st.sz_applied > 0);
+}
+
+#[test]
+fn watermarks_switch_the_scheme_on_and_off() {
+    // 512 MiB touched: 50 % free, not above high (500) but at/above mid (400) and
+    // never activated: the scheme stays off, nothing is tried.
+    let text = hot_cold(
+        "512M",
+        "6s",
+        "[damon_reclaim]\nenabled = true\nmin_age = 1000000\n",
+    );
+    let r = run_checked(&text, &[]);
+    let st = r.damon.as_ref().unwrap().damon_reclaim.clone().unwrap();
+    assert_eq!((st.nr_reclaim_tried_regions, r.vmstat["pswpout"]), (0, 0));
+    // 768 MiB: 25 % free, below mid: on. With high at 300 it pages out until free
+    // memory passes 30 % and then switches off: the run ends just above 300 ‰ (one
+    // window's quota past it at most: 128 MiB = 12.5 %), well short of what the
+    // cold 704 MiB would free.
+    let r = reclaim("wmarks_high = 300\nwmarks_mid = 280\nquota_ms = 0", "15s");
+    let total = 262_144u64;
+    let free = r.vmstat["nr_free_pages"];
+    assert!(free * 1000 / total > 300, "free {free}");
+    assert!(free * 1000 / total <= 300 + 125, "free {free}");
+    assert!(r.vmstat["pswpout"] > 0);
+}
+
+#[test]
+fn damon_runs_are_deterministic() {
+    let text = hot_cold(
+        "768M",
+        "4s",
+        "[damon_reclaim]\nenabled = true\nmin_age = 1000000\n",
+    );
+    let a = serde_json::to_string(&run_checked(&text, &[])).unwrap();
+    let b = serde_json::to_string(&run_checked(&text, &[])).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn bad_damon_configuration_is_rejected_with_its_key() {
+    let cases: [(&str, &str, &str); 6] = [
+        (
+            VADDR_PAGEOUT,
+            "action = \"pageout\"",
+            "action = \"willneed\"",
+        ),
+        (
+            VADDR_PAGEOUT,
+            "access_pattern.age.min = 30",
+            "access_pattern.age.min = 30\naccess_pattern.age.max = 10",
+        ),
+        (
+            VADDR_PAGEOUT,
+            "operations = \"vaddr\"",
+            "operations = \"vaddr\"\nmonitoring_attrs.intervals.sample_us = 0",
+        ),
+        (
+            VADDR_PAGEOUT,
+            "operations = \"vaddr\"",
+            "operations = \"vaddr\"\nmonitoring_attrs.nr_regions.min = 2",
+        ),
+        (
+            VADDR_PAGEOUT,
+            "pid_target = \"app\"",
+            "pid_target = \"nobody\"",
+        ),
+        (
+            "[damon_reclaim]\nenabled = true\n",
+            "enabled = true",
+            "enabled = true\nwmarks_mid = 600",
+        ),
+    ];
+    let want = [
+        "schemes[0].action",
+        "access_pattern.age.max",
+        "intervals.sample_us",
+        "nr_regions.min",
+        "targets[0].pid_target",
+        "damon_reclaim.wmarks_mid",
+    ];
+    for ((base, from, to), key) in cases.iter().zip(want) {
+        let text = hot_cold("64M", "1s", &base.replace(from, to));
+        let err = scenario::parse_str(&text, "t.toml", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(key), "{key}: {err}");
+        assert!(err.contains("t.toml:"), "no line: {err}");
+    }
+}
