@@ -223,6 +223,90 @@ fn watermarks_switch_the_scheme_on_and_off() {
     assert!(r.vmstat["pswpout"] > 0);
 }
 
+/// Two 256 MiB workloads, each in its cgroup, both touched at once: `b` keeps
+/// accessing all of its memory, `a` none of it. One vaddr context watches both (`b`
+/// first); a pageout scheme matches any region but may take 16 MiB a second.
+const PRIORITY: &str = r#"
+[run]
+duration = "5s"
+sample_interval = "1s"
+[machine]
+memory = "1G"
+nr_cpus = 4
+[machine.swap]
+type = "zram"
+size = "1G"
+[[cgroup]]
+path = "a"
+[[cgroup]]
+path = "b"
+[[workload]]
+name = "b"
+kind = "phases"
+cgroup = "b"
+[[workload.phase]]
+duration = "100ms"
+size = "256M"
+pattern = "sequential"
+[[workload.phase]]
+duration = "60s"
+size = "256M"
+pattern = "uniform"
+[[workload.phase]]
+duration = "60s"
+size = "4K"
+pattern = "uniform"
+[[workload]]
+name = "a"
+kind = "phases"
+cgroup = "a"
+[[workload.phase]]
+duration = "100ms"
+size = "256M"
+pattern = "sequential"
+[[workload.phase]]
+duration = "60s"
+size = "4K"
+pattern = "uniform"
+[[damon.kdamonds]]
+state = "on"
+[[damon.kdamonds.contexts]]
+operations = "vaddr"
+[[damon.kdamonds.contexts.targets]]
+pid_target = "b"
+[[damon.kdamonds.contexts.targets]]
+pid_target = "a"
+[[damon.kdamonds.contexts.schemes]]
+action = "pageout"
+access_pattern.nr_accesses.max = "max"
+quotas = { bytes = "16M", reset_interval_ms = 1000, weights = { nr_accesses_permil = 1000 } }
+"#;
+
+#[test]
+fn with_prioritisation_colder_regions_are_paged_out_first() {
+    // Weighted by access frequency, a's regions (0 accesses) score 99 and b's near 0:
+    // the histogram cut-off admits a's only. Without weights every region scores the
+    // same and the scheme goes in target order, b first: b's pages go out and fault
+    // straight back in.
+    let set = |w: u32| {
+        format!("damon.kdamonds[0].contexts[0].schemes[0].quotas.weights.nr_accesses_permil={w}")
+    };
+    let prio = run_checked(PRIORITY, &[&set(1000)]);
+    let flat = run_checked(PRIORITY, &[&set(0)]);
+    let mib = |r: &Results, cg: &str| r.cgroups[cg]["memory"]["current"].as_u64().unwrap() >> 20;
+    // Four 16 MiB windows after the first second (the first, before the regions tell
+    // hot from cold, may take either).
+    assert!(mib(&prio, "a") <= 256 - 48, "a {}", mib(&prio, "a"));
+    assert_eq!(mib(&prio, "b"), 256);
+    assert_eq!(mib(&flat, "a"), 256);
+    assert!(
+        flat.vmstat["pswpin"] >= 4 * 4096,
+        "{}",
+        flat.vmstat["pswpin"]
+    );
+    assert!(prio.vmstat["pswpin"] * 2 < flat.vmstat["pswpin"]);
+}
+
 #[test]
 fn damon_runs_are_deterministic() {
     let text = hot_cold(
