@@ -24,6 +24,14 @@ pub struct BenchReport {
     pub faults_per_sec_mglru: f64,
     /// `hit_accesses_per_sec_mglru` in percent of `hit_accesses_per_sec` (same run).
     pub hit_mglru_percent_of_classic: f64,
+    /// Simulated seconds per wall second of a 16 GiB machine running a 12 GiB zipf
+    /// working set on two threads, without DAMON and with a paddr kdamond watching all
+    /// of RAM (default attributes: up to 1000 regions, 5 ms samples); the best of
+    /// three alternating runs each.
+    pub sim_secs_per_sec_16g: f64,
+    pub sim_secs_per_sec_16g_damon: f64,
+    /// The second in percent of the first (same run).
+    pub damon_percent_of_plain: f64,
     pub bytes_per_frame: usize,
     /// Peak RSS of the simulator with a 64 GiB machine's memory fully in use.
     pub peak_rss_bytes_64g: u64,
@@ -67,7 +75,7 @@ pub struct Target {
     pub shown: &'static str,
 }
 
-pub const TARGETS: [Target; 6] = [
+pub const TARGETS: [Target; 7] = [
     Target {
         figure: "hit_accesses_per_sec",
         op: Op::AtLeast,
@@ -91,6 +99,12 @@ pub const TARGETS: [Target; 6] = [
         op: Op::AtLeast,
         value: 2_000_000,
         shown: "2 M",
+    },
+    Target {
+        figure: "damon_percent_of_plain",
+        op: Op::AtLeast,
+        value: 80,
+        shown: "80 %",
     },
     Target {
         figure: "bytes_per_frame",
@@ -122,6 +136,7 @@ impl BenchReport {
             "faults_per_sec" => self.faults_per_sec,
             "hit_mglru_percent_of_classic" => self.hit_mglru_percent_of_classic,
             "faults_per_sec_mglru" => self.faults_per_sec_mglru,
+            "damon_percent_of_plain" => self.damon_percent_of_plain,
             "bytes_per_frame" => self.bytes_per_frame as f64,
             "peak_rss_bytes_64g" => self.peak_rss_bytes_64g as f64,
             _ => unreachable!("no bench figure `{name}`"),
@@ -147,6 +162,12 @@ impl BenchReport {
                 self.hit_accesses_per_sec_mglru / 1e6
             ),
             "faults_per_sec_mglru" => format!("{:.2} M", self.faults_per_sec_mglru / 1e6),
+            "damon_percent_of_plain" => format!(
+                "{:.0} % ({:.2} of {:.2} simulated s/s)",
+                self.damon_percent_of_plain,
+                self.sim_secs_per_sec_16g_damon,
+                self.sim_secs_per_sec_16g
+            ),
             "bytes_per_frame" => self.bytes_per_frame.to_string(),
             "peak_rss_bytes_64g" => format!(
                 "{:.0} MiB",
@@ -233,6 +254,13 @@ pub fn run(quick: bool) -> BenchReport {
     let secs = if quick { 2 } else { 10 };
     let (hit_accesses_per_sec, faults_per_sec, fault_ratio) = speed(secs, "classic");
     let (hit_accesses_per_sec_mglru, faults_per_sec_mglru, _) = speed(secs, "mglru");
+    // Alternating runs, the best of three each: on a shared host one run's wall time
+    // can double from a neighbour's load.
+    let (mut sim_secs_per_sec_16g, mut sim_secs_per_sec_16g_damon) = (0f64, 0f64);
+    for _ in 0..3 {
+        sim_secs_per_sec_16g = sim_secs_per_sec_16g.max(damon_speed(secs / 3, false));
+        sim_secs_per_sec_16g_damon = sim_secs_per_sec_16g_damon.max(damon_speed(secs / 3, true));
+    }
     BenchReport {
         hit_accesses_per_sec,
         faults_per_sec,
@@ -241,6 +269,10 @@ pub fn run(quick: bool) -> BenchReport {
         faults_per_sec_mglru,
         hit_mglru_percent_of_classic: 100.0 * hit_accesses_per_sec_mglru
             / hit_accesses_per_sec.max(1.0),
+        sim_secs_per_sec_16g,
+        sim_secs_per_sec_16g_damon,
+        damon_percent_of_plain: 100.0 * sim_secs_per_sec_16g_damon
+            / sim_secs_per_sec_16g.max(f64::MIN_POSITIVE),
         bytes_per_frame: std::mem::size_of::<Frame>(),
         peak_rss_bytes_64g: measure_rss_in_child(),
     }
@@ -293,6 +325,34 @@ write_ratio = 0.5
     let faults_per_sec = faults as f64 / wall;
     let fault_ratio = faults as f64 / r.workloads["big"].ops.max(1) as f64;
     (hit_accesses_per_sec, faults_per_sec, fault_ratio)
+}
+
+/// Simulated seconds per wall second of the 16 GiB machine, with or without a
+/// kdamond monitoring its physical memory (no schemes: the cost of watching).
+fn damon_speed(secs: u64, damon: bool) -> f64 {
+    let kdamond = if damon {
+        "[[damon.kdamonds]]\nstate = \"on\"\n[[damon.kdamonds.contexts]]\n\
+         operations = \"paddr\"\n[[damon.kdamonds.contexts.targets]]\n"
+    } else {
+        ""
+    };
+    let (wall, _) = timed(&format!(
+        r#"
+[run]
+duration = "{secs}s"
+[machine]
+memory = "16G"
+nr_cpus = 4
+[[workload]]
+name = "hot"
+kind = "anon"
+size = "12G"
+pattern = "zipf"
+skew = 0.8
+threads = 2
+{kdamond}"#
+    ));
+    secs as f64 / wall
 }
 
 /// Runs `reclaimsim bench-rss` in a fresh process so its peak RSS is the 64 GiB run's.
@@ -369,6 +429,9 @@ mod tests {
             hit_accesses_per_sec_mglru: 79_000_000.0,
             faults_per_sec_mglru: 2_100_000.0,
             hit_mglru_percent_of_classic: 95.02,
+            sim_secs_per_sec_16g: 1.2,
+            sim_secs_per_sec_16g_damon: 0.9,
+            damon_percent_of_plain: 75.0,
             bytes_per_frame: 32,
             peak_rss_bytes_64g: 649 << 20,
         }
@@ -377,15 +440,16 @@ mod tests {
     #[test]
     fn text_puts_each_figure_beside_its_target() {
         // 83.14 M >= 50 M met; 1.95 M < 2 M missed; 95 % >= 90 % met; 2.1 M >= 2 M met;
-        // 32 <= 32 met; 649 MiB < 2 GiB met.
+        // 75 % < 80 % missed; 32 <= 32 met; 649 MiB < 2 GiB met.
         let want = "\
-figure                        measured                   target
-hit_accesses_per_sec          83.1 M                     >= 50 M  met
-faults_per_sec                1.95 M (fault ratio 0.65)  >= 2 M   MISSED
-hit_mglru_percent_of_classic  95 % (79.0 M)              >= 90 %  met
-faults_per_sec_mglru          2.10 M                     >= 2 M   met
-bytes_per_frame               32                         <= 32    met
-peak_rss_bytes_64g            649 MiB                    < 2 GiB  met
+figure                        measured                           target
+hit_accesses_per_sec          83.1 M                             >= 50 M  met
+faults_per_sec                1.95 M (fault ratio 0.65)          >= 2 M   MISSED
+hit_mglru_percent_of_classic  95 % (79.0 M)                      >= 90 %  met
+faults_per_sec_mglru          2.10 M                             >= 2 M   met
+damon_percent_of_plain        75 % (0.90 of 1.20 simulated s/s)  >= 80 %  MISSED
+bytes_per_frame               32                                 <= 32    met
+peak_rss_bytes_64g            649 MiB                            < 2 GiB  met
 ";
         assert_eq!(report().text(), want);
     }
@@ -397,8 +461,9 @@ peak_rss_bytes_64g            649 MiB                    < 2 GiB  met
         r.bytes_per_frame = 33; // <= 32: 33 misses.
         r.peak_rss_bytes_64g = 2 << 30; // < 2 GiB: exactly 2 GiB misses.
         r.hit_mglru_percent_of_classic = 89.99; // >= 90 %: misses.
+        r.damon_percent_of_plain = 80.0; // >= 80 %: exactly 80 meets it.
         let met: Vec<bool> = TARGETS.iter().map(|t| r.meets(t)).collect();
-        assert_eq!(met, [true, true, false, true, false, false]);
+        assert_eq!(met, [true, true, false, true, true, false, false]);
     }
 
     #[test]
@@ -416,6 +481,7 @@ peak_rss_bytes_64g            649 MiB                    < 2 GiB  met
                 "faults_per_sec": {"op": ">=", "value": 2_000_000, "met": false},
                 "hit_mglru_percent_of_classic": {"op": ">=", "value": 90, "met": true},
                 "faults_per_sec_mglru": {"op": ">=", "value": 2_000_000, "met": true},
+                "damon_percent_of_plain": {"op": ">=", "value": 80, "met": false},
                 "bytes_per_frame": {"op": "<=", "value": 32, "met": true},
                 "peak_rss_bytes_64g": {"op": "<", "value": 2147483648u64, "met": true},
             })
