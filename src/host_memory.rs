@@ -144,6 +144,15 @@ fn mapped(i: usize, w: &WorkloadCfg) -> Mapped {
                 .map_or((0, 0), |(j, p)| (j, p.size.0.div_ceil(PAGE_SIZE)));
             (p, true, k(&format!("phases[{j}].size")))
         }
+        WorkloadKind::Masim => {
+            let bytes: u64 = w
+                .masim
+                .iter()
+                .flat_map(|m| &m.regions)
+                .map(|r| r.size)
+                .sum();
+            (bytes.div_ceil(PAGE_SIZE), true, k("config"))
+        }
     };
     let (spaces, spaces_key) = match w.kind {
         WorkloadKind::FileRead | WorkloadKind::FileWrite => {
@@ -151,6 +160,10 @@ fn mapped(i: usize, w: &WorkloadCfg) -> Mapped {
         }
         WorkloadKind::Fio => (w.numjobs.unwrap_or(1) as u64, k("numjobs")),
         WorkloadKind::MmapLatency => (w.threads as u64, k("threads")),
+        WorkloadKind::Masim => (
+            w.masim.as_ref().map_or(1, |m| m.regions.len() as u64),
+            key.clone(),
+        ),
         _ => (1, key.clone()),
     };
     Mapped {

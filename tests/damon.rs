@@ -370,3 +370,93 @@ fn bad_damon_configuration_is_rejected_with_its_key() {
         assert!(err.contains("t.toml:"), "no line: {err}");
     }
 }
+
+#[test]
+fn masim_stairs_climb_under_damon() {
+    // scenarios/masim-stairs.toml: after a 10 s warm-up, phase i (from t = 10 + 5i s)
+    // hammers region s_i alone: 10 MB sequential writes at one page per access, so
+    // every 5 ms sample finds its sampled page written. The regions are laid out
+    // from VA_BASE with a 2 MiB guard after each (10 MB = 9.54 MiB → a 12 MiB step).
+    // Two seconds into phase i, the only regions counting all 20 samples are s_i's.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/masim-stairs.toml");
+    let sc = scenario::load(&path, &["run.duration=28s".into()]).unwrap();
+    let mut sim = Simulation::new(sc);
+    sim.enable_trace(Tracer::parse("damon_aggregated", 1_000_000).unwrap());
+    let trace = sim
+        .run_with_series(RunOptions::default())
+        .unwrap()
+        .trace
+        .unwrap();
+    let base = 0x7f00_0000_0000u64;
+    for phase in 0..3u64 {
+        let at = 12.0 + 5.0 * phase as f64;
+        let lo = base + phase * (12 << 20);
+        let hi = lo + 10_000_000;
+        let mut seen = 0;
+        for l in trace.lines() {
+            let Some((head, fields)) = l.split_once(" damon_aggregated: ") else {
+                continue;
+            };
+            let t: f64 = head
+                .trim_end_matches(':')
+                .rsplit(' ')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            if !(at..at + 0.1).contains(&t) {
+                continue;
+            }
+            let (_, rest) = fields.split_once("nr_regions=").unwrap();
+            let (_, rest) = rest.split_once(' ').unwrap();
+            let (range, counts) = rest.split_once(": ").unwrap();
+            let (s, e) = range.split_once('-').unwrap();
+            let (s, e): (u64, u64) = (s.parse().unwrap(), e.parse().unwrap());
+            let n: u32 = counts.split(' ').next().unwrap().parse().unwrap();
+            if n >= 18 {
+                assert!(
+                    s >= lo && e <= hi + 4096,
+                    "phase {phase}: hot {s:x}-{e:x} outside s{phase}"
+                );
+                seen += 1;
+            }
+        }
+        assert!(seen > 0, "phase {phase}: no hot region at {at} s");
+    }
+}
+
+#[test]
+fn masim_configs_load_and_errors_name_the_cfg_line() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let zigzag = "[machine]\nmemory = \"1G\"\n[[workload]]\nname = \"z\"\nkind = \"masim\"\nconfig = \"masim/zigzag.cfg\"\n".to_string();
+    let file = dir.join("zigzag-test.toml");
+    let sc = scenario::parse_str(&zigzag, file.to_str().unwrap(), &[]).unwrap();
+    let m = sc.workloads[0].masim.as_ref().unwrap();
+    assert_eq!((m.regions.len(), m.phases.len()), (2, 13));
+    // A broken .cfg: the error is at its line.
+    let tmp = std::env::temp_dir().join(format!("reclaimsim-masim-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::write(
+        tmp.join("bad.cfg"),
+        "a, 8192\n\nphase\n100\nb, 0, 4096, 1\n",
+    )
+    .unwrap();
+    let text = zigzag.replace("masim/zigzag.cfg", "bad.cfg");
+    let err = scenario::parse_str(&text, tmp.join("s.toml").to_str().unwrap(), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("bad.cfg:5:") && err.contains("no region named `b`"),
+        "{err}"
+    );
+    // A missing file: the scenario's `config` key.
+    let text = zigzag.replace("masim/zigzag.cfg", "nope.cfg");
+    let err = scenario::parse_str(&text, tmp.join("s.toml").to_str().unwrap(), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("workload[0].config") && err.contains("nope.cfg"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

@@ -10,6 +10,7 @@
 
 pub mod damon;
 mod keypath;
+pub mod masim;
 pub mod schema;
 pub mod units;
 pub mod validate;
@@ -129,6 +130,13 @@ pub fn parse_str(text: &str, file: &str, sets: &[String]) -> Result<Scenario, Sc
         let segs = keypath::parse(&p.key).unwrap_or_default();
         return Err(locate(&segs, p.message));
     }
+    load_masim_configs(&mut sc, file).map_err(|(i, cfg_err)| match cfg_err {
+        Ok(e) => e,
+        Err(message) => {
+            let segs = keypath::parse(&format!("workload[{i}].config")).unwrap_or_default();
+            locate(&segs, message)
+        }
+    })?;
     validate::normalize(&mut sc);
     sc.source = Source {
         file: file.to_string(),
@@ -136,6 +144,45 @@ pub fn parse_str(text: &str, file: &str, sets: &[String]) -> Result<Scenario, Sc
         sets: sets.to_vec(),
     };
     Ok(sc)
+}
+
+/// Reads each masim workload's `config`, relative to the scenario file's directory.
+/// A file that cannot be read is the scenario's error (at the `config` key: Err
+/// message); a malformed one is the .cfg file's, at its line (Ok error).
+#[allow(clippy::type_complexity)]
+fn load_masim_configs(
+    sc: &mut Scenario,
+    file: &str,
+) -> Result<(), (usize, Result<ScenarioError, String>)> {
+    let dir = Path::new(file).parent().unwrap_or(Path::new(""));
+    for (i, w) in sc.workloads.iter_mut().enumerate() {
+        if w.kind != WorkloadKind::Masim {
+            continue;
+        }
+        let Some(rel) = &w.config else {
+            return Err((
+                i,
+                Err("a masim workload needs `config`, its masim .cfg file".into()),
+            ));
+        };
+        let path = dir.join(rel);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| (i, Err(format!("cannot read {}: {e}", path.display()))))?;
+        let cfg = masim::parse(&text).map_err(|(line, message)| {
+            (
+                i,
+                Ok(ScenarioError {
+                    file: path.display().to_string(),
+                    line,
+                    key: format!("workload[{i}].config"),
+                    message,
+                    flag: None,
+                }),
+            )
+        })?;
+        w.masim = Some(cfg);
+    }
+    Ok(())
 }
 
 /// A digest of the fully resolved scenario (defaults filled in, overrides applied, the

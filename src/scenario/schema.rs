@@ -612,6 +612,9 @@ pub enum WorkloadKind {
     /// A program whose working set changes: `[[workload.phase]]` steps run in order;
     /// reports the runtime to complete them.
     Phases,
+    /// masim (DAMON's evaluation workload): memory regions and timed phases of
+    /// weighted sequential or random accesses, from a masim `config` file.
+    Masim,
 }
 
 /// fio's `rw`.
@@ -746,6 +749,14 @@ pub struct Workload {
     /// phases: the steps.
     #[serde(default, rename = "phase", skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<Phase>,
+    /// masim: its access-pattern configuration file (masim's own format), relative to
+    /// the scenario file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+    /// masim: the configuration as loaded (not a key: filled in by the loader, and
+    /// part of the resolved scenario, so an edited .cfg makes earlier results stale).
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub masim: Option<super::masim::MasimConfig>,
 }
 
 fn one() -> u32 {

@@ -943,6 +943,7 @@ fn kind_name(k: WorkloadKind) -> &'static str {
         WorkloadKind::MmapLatency => "mmap-latency",
         WorkloadKind::AnonHog => "anon-hog",
         WorkloadKind::Phases => "phases",
+        WorkloadKind::Masim => "masim",
     }
 }
 
@@ -984,6 +985,7 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
         WorkloadKind::MmapLatency => vec!["size"],
         WorkloadKind::AnonHog => vec!["size", "grow_by", "grow_every", "max_size", "write_ratio"],
         WorkloadKind::Phases => vec!["phase"],
+        WorkloadKind::Masim => vec!["config"],
     }
 }
 
@@ -1024,6 +1026,9 @@ fn given_keys(w: &Workload) -> Vec<&'static str> {
     );
     if !w.phases.is_empty() {
         v.push("phase");
+    }
+    if w.config.is_some() {
+        v.push("config");
     }
     v
 }
@@ -1199,6 +1204,14 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
                         ),
                         (Some(m), _) => check_size(c, k("max_size"), m),
                     }
+                }
+            }
+            WorkloadKind::Masim => {
+                if w.config.is_none() {
+                    c.err(
+                        k("config"),
+                        format!("required {for_kind} (a masim .cfg file)"),
+                    );
                 }
             }
             WorkloadKind::Phases => {

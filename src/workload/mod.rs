@@ -11,6 +11,7 @@
 //! read and a bit set; only a non-present page calls into [`crate::mm`].
 
 pub mod bench_kinds;
+pub mod masim;
 pub mod pattern;
 
 use crate::mm::memory::FaultResult;
@@ -47,6 +48,7 @@ pub enum Spec {
     MmapLatency(bench_kinds::MmapLatency),
     AnonHog(bench_kinds::AnonHog),
     Phases(bench_kinds::Phases),
+    Masim(masim::Masim),
 }
 
 /// Per-workload state and statistics.
@@ -130,6 +132,11 @@ pub struct Thread {
     /// The operation in progress is not counted in the workload's statistics (a kv
     /// fill request).
     pub unrecorded: bool,
+    /// masim: the access line being run, accesses left of its batch, and each line's
+    /// sequential offset (bytes) in the current phase.
+    pub masim_pattern: usize,
+    pub masim_left: u64,
+    pub masim_offsets: Vec<u64>,
 }
 
 impl Thread {
@@ -150,6 +157,9 @@ impl Thread {
             ops: 0,
             last_op_ns: None,
             unrecorded: false,
+            masim_pattern: 0,
+            masim_left: 0,
+            masim_offsets: Vec::new(),
         }
     }
 }
@@ -285,6 +295,7 @@ impl Workload {
             }
             WorkloadKind::AnonHog => Spec::AnonHog(bench_kinds::AnonHog::new(idx, cfg, mm)),
             WorkloadKind::Phases => Spec::Phases(bench_kinds::Phases::new(idx, cfg, mm, access_ns)),
+            WorkloadKind::Masim => Spec::Masim(masim::Masim::new(idx, cfg, mm)),
         };
         let batch = if cfg.kind == WorkloadKind::Kv {
             cfg.pipeline.unwrap_or(1)
@@ -636,6 +647,7 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
         Spec::MmapLatency(m) => m.op(t, cx, origin),
         Spec::AnonHog(h) => h.op(stats, stats_from, start_ns, t, cx, origin),
         Spec::Phases(p) => p.op(stats, stats_from, t, cx, origin),
+        Spec::Masim(m) => m.op(stats, stats_from, t, cx, origin),
     }
 }
 

@@ -1,0 +1,118 @@
+//! `masim`: DAMON's evaluation workload, run from a masim configuration
+//! ([`crate::scenario::masim`]). Each memory region is an anonymous mapping of the
+//! workload's; each phase runs for its time, picking an access line by probability
+//! and doing a batch of [`MASIM_BATCH`] accesses as it says.
+
+use super::{after_hits, fault_in, hit_limit, hit_loop, Ctx, Step, Thread, WorkloadStats};
+use crate::mm::memory::FaultResult;
+use crate::mm::{Mm, SpaceKind};
+use crate::scenario::masim::{MasimConfig, RwMode, MASIM_BATCH};
+use crate::scenario::Workload as WorkloadCfg;
+use rand::RngCore;
+
+pub struct Masim {
+    cfg: MasimConfig,
+    /// The space of each region.
+    spaces: Vec<u32>,
+}
+
+impl Masim {
+    pub fn new(idx: usize, cfg: &WorkloadCfg, mm: &mut Mm) -> Masim {
+        let m = cfg.masim.clone().expect("loaded with the scenario");
+        let spaces = m
+            .regions
+            .iter()
+            .map(|r| {
+                let name = format!("{}/{}", cfg.name, r.name);
+                mm.add_space(SpaceKind::Anon, name, r.size.div_ceil(4096), Some(idx))
+            })
+            .collect();
+        Masim { cfg: m, spaces }
+    }
+
+    pub(crate) fn op(
+        &mut self,
+        stats: &mut WorkloadStats,
+        stats_from: u64,
+        t: &mut Thread,
+        cx: &mut Ctx,
+        origin: u64,
+    ) -> Step {
+        loop {
+            if t.progress == 0 {
+                // Entering phase t.phase; `phase_left` holds its end (virtual ns).
+                let Some(p) = self.cfg.phases.get(t.phase) else {
+                    return Step::Finished;
+                };
+                t.phase_left = cx.clock + p.time_ms * 1_000_000;
+                t.progress = 1;
+                t.masim_left = 0;
+                t.masim_offsets = vec![0; p.accesses.len()];
+            }
+            if cx.retry.is_none() && cx.clock >= t.phase_left {
+                t.phase += 1;
+                t.progress = 0;
+                continue;
+            }
+            break;
+        }
+        let phase = &self.cfg.phases[t.phase];
+        if let Some((vpn, write)) = cx.retry {
+            let space = self.spaces[phase.accesses[t.masim_pattern].region];
+            let s = fault_in(cx, t, space, vpn as u32, write, origin);
+            if matches!(s, Step::Op(FaultResult::Done, _)) {
+                t.masim_left = t.masim_left.saturating_sub(1);
+            }
+            return s;
+        }
+        if t.masim_left == 0 {
+            // rndint() % total_probability picks the line whose range holds it.
+            let total: u64 = phase.accesses.iter().map(|a| a.probability).sum();
+            let mut r = t.rng.next_u64() % total;
+            t.masim_pattern = phase
+                .accesses
+                .iter()
+                .position(|a| {
+                    let hit = r < a.probability;
+                    r = r.saturating_sub(a.probability);
+                    hit
+                })
+                .expect("r < total");
+            t.masim_left = MASIM_BATCH;
+        }
+        let acc = phase.accesses[t.masim_pattern].clone();
+        let region_bytes = self.cfg.regions[acc.region].size;
+        let space = self.spaces[acc.region];
+        let access_ns = cx.mm.cfg.costs.access_ns;
+        let to_phase_end = t.phase_left.saturating_sub(cx.clock) / access_ns.max(1);
+        let limit = hit_limit(cx, access_ns, t.masim_left.min(to_phase_end.max(1)));
+        let write_u32 = match acc.rw {
+            RwMode::ReadOnly => 0,
+            RwMode::WriteOnly | RwMode::ReadWrite => u32::MAX,
+        };
+        let entries = cx.mm.spaces[space as usize].hw_table_mut();
+        let (hits, miss) = if acc.random {
+            hit_loop(entries, limit, write_u32, &mut t.rng, |r| {
+                (r.next_u64() % region_bytes) / 4096
+            })
+        } else {
+            let offset = &mut t.masim_offsets[t.masim_pattern];
+            let stride = acc.stride;
+            hit_loop(entries, limit, write_u32, &mut t.rng, |_| {
+                *offset += stride;
+                if *offset >= region_bytes {
+                    *offset = 0;
+                }
+                *offset / 4096
+            })
+        };
+        t.masim_left = t.masim_left.saturating_sub(hits);
+        let s = after_hits(
+            stats, stats_from, cx, t, space, hits, miss, access_ns, origin,
+        );
+        if miss.is_some() && matches!(s, Step::Op(FaultResult::Done, _)) {
+            t.masim_left = t.masim_left.saturating_sub(1);
+        }
+        s
+    }
+}
