@@ -136,18 +136,25 @@ fn mapped(i: usize, w: &WorkloadCfg) -> Mapped {
             _ => (pages(w.size), true, k("size")),
         },
         WorkloadKind::Phases => {
-            let (j, p) = w
-                .phases
+            let (steps, _, _) = w.phase_program();
+            let (j, p) = steps
                 .iter()
                 .enumerate()
-                .max_by_key(|(_, p)| p.size.0)
-                .map_or((0, 0), |(j, p)| (j, p.size.0.div_ceil(PAGE_SIZE)));
-            (p, true, k(&format!("phases[{j}].size")))
+                .max_by_key(|(_, p)| p.offset.0.saturating_add(p.size.0))
+                .map_or((0, 0), |(j, p)| {
+                    (j, p.offset.0.saturating_add(p.size.0).div_ceil(PAGE_SIZE))
+                });
+            let key = if w.config.is_some() {
+                k("config")
+            } else {
+                k(&format!("phase[{j}].size"))
+            };
+            (p, true, key)
         }
         WorkloadKind::Masim => {
             let bytes: u64 = w
-                .masim
-                .iter()
+                .masim()
+                .into_iter()
                 .flat_map(|m| &m.regions)
                 .map(|r| r.size)
                 .sum();
@@ -160,10 +167,7 @@ fn mapped(i: usize, w: &WorkloadCfg) -> Mapped {
         }
         WorkloadKind::Fio => (w.numjobs.unwrap_or(1) as u64, k("numjobs")),
         WorkloadKind::MmapLatency => (w.threads as u64, k("threads")),
-        WorkloadKind::Masim => (
-            w.masim.as_ref().map_or(1, |m| m.regions.len() as u64),
-            key.clone(),
-        ),
+        WorkloadKind::Masim => (w.masim().map_or(1, |m| m.regions.len() as u64), key.clone()),
         _ => (1, key.clone()),
     };
     Mapped {
@@ -181,13 +185,19 @@ fn zipf_sets(i: usize, w: &WorkloadCfg, m: &Mapped) -> Vec<(u64, String)> {
     let zipf = w.pattern == Some(Pattern::Zipf);
     match w.kind {
         WorkloadKind::Phases => w
-            .phases
+            .phase_program()
+            .0
             .iter()
             .enumerate()
             .filter(|(_, p)| p.pattern == Pattern::Zipf)
             .map(|(j, p)| {
                 let ranks = p.size.0.div_ceil(PAGE_SIZE);
-                (ranks, format!("workload[{i}].phases[{j}].size"))
+                let key = if w.config.is_some() {
+                    format!("workload[{i}].config")
+                } else {
+                    format!("workload[{i}].phase[{j}].size")
+                };
+                (ranks, key)
             })
             .collect(),
         WorkloadKind::Kv if zipf => vec![(w.keys.unwrap_or(1), m.key.clone())],

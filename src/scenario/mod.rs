@@ -126,63 +126,107 @@ pub fn parse_str(text: &str, file: &str, sets: &[String]) -> Result<Scenario, Sc
         let d = describe(e);
         locate(&d.segs, d.message)
     })?;
-    if let Some(p) = validate::validate(&sc).into_iter().next() {
-        let segs = keypath::parse(&p.key).unwrap_or_default();
-        return Err(locate(&segs, p.message));
-    }
-    load_masim_configs(&mut sc, file).map_err(|(i, cfg_err)| match cfg_err {
+    sc.source = Source {
+        file: file.to_string(),
+        text: text.to_string(),
+        sets: sets.to_vec(),
+    };
+    // Loaded first: validation sets swept and timed keys on copies, which keep them.
+    load_configs(&mut sc, file, None).map_err(|(i, cfg_err)| match cfg_err {
         Ok(e) => e,
         Err(message) => {
             let segs = keypath::parse(&format!("workload[{i}].config")).unwrap_or_default();
             locate(&segs, message)
         }
     })?;
+    if let Some(p) = validate::validate(&sc).into_iter().next() {
+        let segs = keypath::parse(&p.key).unwrap_or_default();
+        return Err(locate(&segs, p.message));
+    }
     validate::normalize(&mut sc);
-    sc.source = Source {
-        file: file.to_string(),
-        text: text.to_string(),
-        sets: sets.to_vec(),
-    };
     Ok(sc)
 }
 
-/// Reads each masim workload's `config`, relative to the scenario file's directory.
-/// A file that cannot be read is the scenario's error (at the `config` key: Err
-/// message); a malformed one is the .cfg file's, at its line (Ok error).
+/// Reads each workload's `config` file (a masim .cfg, or a phases program), relative
+/// to the scenario file's directory. A file that cannot be read is the scenario's error
+/// (at the `config` key: Err message); a malformed one is the file's, at its line (Ok
+/// error). A workload whose `config` is what `old` loaded keeps that (a timed action
+/// does not reread files mid-run).
 #[allow(clippy::type_complexity)]
-fn load_masim_configs(
+fn load_configs(
     sc: &mut Scenario,
     file: &str,
+    old: Option<&Scenario>,
 ) -> Result<(), (usize, Result<ScenarioError, String>)> {
     let dir = Path::new(file).parent().unwrap_or(Path::new(""));
     for (i, w) in sc.workloads.iter_mut().enumerate() {
-        if w.kind != WorkloadKind::Masim {
-            continue;
-        }
         let Some(rel) = &w.config else {
-            return Err((
-                i,
-                Err("a masim workload needs `config`, its masim .cfg file".into()),
-            ));
+            continue;
         };
+        if let Some(prev) = old.and_then(|o| o.workloads.get(i)) {
+            if prev.config == w.config && prev.kind == w.kind && prev.loaded.is_some() {
+                w.loaded = prev.loaded.clone();
+                continue;
+            }
+        }
         let path = dir.join(rel);
         let text = std::fs::read_to_string(&path)
             .map_err(|e| (i, Err(format!("cannot read {}: {e}", path.display()))))?;
-        let cfg = masim::parse(&text).map_err(|(line, message)| {
+        let at = |line: usize, key: String, message: String| {
             (
                 i,
                 Ok(ScenarioError {
                     file: path.display().to_string(),
                     line,
-                    key: format!("workload[{i}].config"),
+                    key,
                     message,
                     flag: None,
                 }),
             )
-        })?;
-        w.masim = Some(cfg);
+        };
+        w.loaded = Some(match w.kind {
+            WorkloadKind::Masim => LoadedConfig::Masim(
+                masim::parse(&text)
+                    .map_err(|(line, m)| at(line, format!("workload[{i}].config"), m))?,
+            ),
+            WorkloadKind::Phases => {
+                LoadedConfig::Phases(parse_phase_program(&text).map_err(|(l, k, m)| at(l, k, m))?)
+            }
+            // Validation says `config` does not apply.
+            _ => continue,
+        });
     }
     Ok(())
+}
+
+/// A `phases` program file: TOML with `[[phase]]` steps and optional `repeat`,
+/// `repeat_from`; errors give the file's line and the key within it.
+fn parse_phase_program(text: &str) -> Result<PhaseProgram, (usize, String, String)> {
+    let doc = toml_edit::ImDocument::parse(text).map_err(|e| {
+        let line = e.span().map_or(0, |s| keypath::line_at(text, s.start));
+        (line, String::new(), one_line(e.message()))
+    })?;
+    let line_of = |key: &str| {
+        let segs = keypath::parse(key).unwrap_or_default();
+        keypath::find_line(doc.as_table(), text, &segs).0
+    };
+    let table: toml::Table = toml::from_str(text).map_err(|e| {
+        let line = e.span().map_or(0, |s| keypath::line_at(text, s.start));
+        (line, String::new(), one_line(e.message()))
+    })?;
+    let program: PhaseProgram = serde_path_to_error::deserialize(toml::Value::Table(table))
+        .map_err(|e| {
+            let d = describe(e);
+            let key = keypath::format(&d.segs);
+            (line_of(&key), key, d.message)
+        })?;
+    if let Some(p) = validate::check_phases(&program.phases, program.repeat, program.repeat_from)
+        .into_iter()
+        .next()
+    {
+        return Err((line_of(&p.key), p.key, p.message));
+    }
+    Ok(program)
 }
 
 /// A digest of the fully resolved scenario (defaults filled in, overrides applied, the
@@ -305,6 +349,12 @@ pub(crate) fn apply_key(sc: &mut Scenario, key: &str, value: &toml::Value) -> Re
     })?;
     keypath::set(&mut root, &segs, value.clone()).map_err(key_err)?;
     ratio_write_zeroes_bytes(&mut root, &segs, value);
+    // What the workloads' `config` files loaded is not a key; it is loaded again below.
+    if let Some(ws) = root.get_mut("workload").and_then(|w| w.as_array_mut()) {
+        for w in ws.iter_mut().filter_map(|w| w.as_table_mut()) {
+            w.remove("loaded");
+        }
+    }
     let mut new: Scenario = serde_path_to_error::deserialize(root).map_err(|e| {
         let d = describe(e);
         KeyError {
@@ -324,6 +374,14 @@ pub(crate) fn apply_key(sc: &mut Scenario, key: &str, value: &toml::Value) -> Re
             bad_key: false,
         });
     }
+    load_configs(&mut new, &sc.source.file, Some(sc)).map_err(|(i, e)| KeyError {
+        key: format!("workload[{i}].config"),
+        message: match e {
+            Ok(e) => e.to_string(),
+            Err(m) => m,
+        },
+        bad_key: false,
+    })?;
     validate::normalize(&mut new);
     new.source = std::mem::take(&mut sc.source);
     *sc = new;

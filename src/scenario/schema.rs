@@ -128,6 +128,10 @@ pub struct Run {
     pub sample_interval: Nanos,
     /// Longest a task runs before the scheduler picks again (DESIGN.md: at most 100 us).
     pub slice: Nanos,
+    /// End the run when every workload has finished its work (a `phases` program's
+    /// steps, fio's runtime, a `stop`) or was killed, instead of at `duration` (then
+    /// the longest a run takes).
+    pub stop_when_done: bool,
 }
 
 impl Default for Run {
@@ -137,6 +141,7 @@ impl Default for Run {
             seed: 1,
             sample_interval: Nanos(1_000_000_000),
             slice: Nanos(100_000),
+            stop_when_done: false,
         }
     }
 }
@@ -630,17 +635,41 @@ pub enum FioRw {
 
 /// One step of a `phases` workload: `duration` is the step's work measured as time at
 /// full speed (accesses = duration / costs.access); it takes longer when it faults.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Phase {
     pub duration: Nanos,
     pub size: Bytes,
+    /// Where the step's range starts in the program's memory (so steps can work on
+    /// different parts of it: input, a hot set, a table revisited now and then).
+    #[serde(default)]
+    pub offset: Bytes,
     #[serde(default = "default_pattern")]
     pub pattern: Pattern,
     #[serde(default)]
     pub skew: Option<f64>,
     #[serde(default)]
     pub write_ratio: Option<f64>,
+}
+
+/// A `phases` program from a file (`config`): its steps, and how often the steps from
+/// `repeat_from` on run.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseProgram {
+    #[serde(default)]
+    pub repeat: Option<u32>,
+    #[serde(default)]
+    pub repeat_from: Option<u32>,
+    #[serde(rename = "phase")]
+    pub phases: Vec<Phase>,
+}
+
+/// The file a workload's `config` names, as loaded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum LoadedConfig {
+    Masim(super::masim::MasimConfig),
+    Phases(PhaseProgram),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -749,14 +778,45 @@ pub struct Workload {
     /// phases: the steps.
     #[serde(default, rename = "phase", skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<Phase>,
-    /// masim: its access-pattern configuration file (masim's own format), relative to
-    /// the scenario file.
+    /// phases: the steps from `repeat_from` (0-based, default 0) on run `repeat` times
+    /// (default 1); the ones before it once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat_from: Option<u32>,
+    /// masim: its access-pattern configuration file (masim's own format); phases: a
+    /// TOML file of `[[phase]]` steps (and `repeat`, `repeat_from`). Relative to the
+    /// scenario file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<String>,
-    /// masim: the configuration as loaded (not a key: filled in by the loader, and
-    /// part of the resolved scenario, so an edited .cfg makes earlier results stale).
+    /// The file `config` names, as loaded (not a key: filled in by the loader, and part
+    /// of the resolved scenario, so an edited file makes earlier results stale).
     #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
-    pub masim: Option<super::masim::MasimConfig>,
+    pub loaded: Option<LoadedConfig>,
+}
+
+impl Workload {
+    /// A `phases` workload's steps and repeat (count, from), inline or from `config`.
+    pub fn phase_program(&self) -> (&[Phase], u32, u32) {
+        match &self.loaded {
+            Some(LoadedConfig::Phases(p)) => {
+                (&p.phases, p.repeat.unwrap_or(1), p.repeat_from.unwrap_or(0))
+            }
+            _ => (
+                &self.phases,
+                self.repeat.unwrap_or(1),
+                self.repeat_from.unwrap_or(0),
+            ),
+        }
+    }
+
+    /// A `masim` workload's configuration, once loaded.
+    pub fn masim(&self) -> Option<&super::masim::MasimConfig> {
+        match &self.loaded {
+            Some(LoadedConfig::Masim(m)) => Some(m),
+            _ => None,
+        }
+    }
 }
 
 fn one() -> u32 {

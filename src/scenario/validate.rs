@@ -984,7 +984,7 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
         ],
         WorkloadKind::MmapLatency => vec!["size"],
         WorkloadKind::AnonHog => vec!["size", "grow_by", "grow_every", "max_size", "write_ratio"],
-        WorkloadKind::Phases => vec!["phase"],
+        WorkloadKind::Phases => vec!["phase", "repeat", "repeat_from", "config"],
         WorkloadKind::Masim => vec!["config"],
     }
 }
@@ -1022,7 +1022,9 @@ fn given_keys(w: &Workload) -> Vec<&'static str> {
         rwmixread,
         grow_by,
         grow_every,
-        max_size
+        max_size,
+        repeat,
+        repeat_from
     );
     if !w.phases.is_empty() {
         v.push("phase");
@@ -1041,6 +1043,59 @@ fn check_size(c: &mut Checker, key: String, b: Bytes) {
         // Page tables cost 8 bytes a page of the host's memory.
         c.err(key, format!("must be at most 1T, got {}", sz(b)));
     }
+}
+
+/// The steps of a `phases` program (inline or from its `config` file); keys are
+/// relative to the program (`phase[2].size`, `repeat`).
+pub fn check_phases(
+    phases: &[Phase],
+    repeat: Option<u32>,
+    repeat_from: Option<u32>,
+) -> Vec<Problem> {
+    let mut c = Checker::default();
+    if phases.is_empty() {
+        c.err("phase", "at least one [[phase]] is required");
+    }
+    for (j, p) in phases.iter().enumerate() {
+        let pk = |f: &str| format!("phase[{j}].{f}");
+        if p.duration.0 == 0 {
+            c.err(pk("duration"), "must be > 0");
+        }
+        check_size(&mut c, pk("size"), p.size);
+        if p.offset.0 % PAGE_SIZE != 0 {
+            c.err(
+                pk("offset"),
+                format!("must be a multiple of 4K, got {}", sz(p.offset)),
+            );
+        } else if p.offset.0.saturating_add(p.size.0) > MAX_MEMORY {
+            c.err(pk("offset"), "offset + size must be at most 1T");
+        }
+        if p.skew.is_some() && p.pattern != Pattern::Zipf {
+            c.err(pk("skew"), "does not apply unless pattern = \"zipf\"");
+        }
+        if let Some(s) = p.skew.filter(|s| !(s.is_finite() && *s > 0.0)) {
+            c.err(pk("skew"), format!("must be a finite number > 0, got {s}"));
+        }
+        if p.pattern == Pattern::Hotcold {
+            c.err(pk("pattern"), "hotcold is not available in phases");
+        }
+        if let Some(r) = p.write_ratio.filter(|r| !(0.0..=1.0).contains(r)) {
+            c.err(pk("write_ratio"), format!("must be in [0, 1], got {r}"));
+        }
+    }
+    if repeat == Some(0) {
+        c.err("repeat", "must be at least 1");
+    }
+    if let Some(f) = repeat_from.filter(|f| *f as usize >= phases.len()) {
+        c.err(
+            "repeat_from",
+            format!(
+                "must name a step (0 to {}), got {f}",
+                phases.len().saturating_sub(1)
+            ),
+        );
+    }
+    c.0
 }
 
 fn check_workloads(sc: &Scenario, c: &mut Checker) {
@@ -1214,30 +1269,31 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
                     );
                 }
             }
-            WorkloadKind::Phases => {
-                if w.phases.is_empty() {
-                    c.err(k("phase"), "at least one [[workload.phase]] is required");
-                }
-                for (j, p) in w.phases.iter().enumerate() {
-                    let pk = |f: &str| k(&format!("phase[{j}].{f}"));
-                    if p.duration.0 == 0 {
-                        c.err(pk("duration"), "must be > 0");
-                    }
-                    check_size(c, pk("size"), p.size);
-                    if p.skew.is_some() && p.pattern != Pattern::Zipf {
-                        c.err(pk("skew"), "does not apply unless pattern = \"zipf\"");
-                    }
-                    if let Some(s) = p.skew.filter(|s| !(s.is_finite() && *s > 0.0)) {
-                        c.err(pk("skew"), format!("must be a finite number > 0, got {s}"));
-                    }
-                    if p.pattern == Pattern::Hotcold {
-                        c.err(pk("pattern"), "hotcold is not available in phases");
-                    }
-                    if let Some(r) = p.write_ratio.filter(|r| !(0.0..=1.0).contains(r)) {
-                        c.err(pk("write_ratio"), format!("must be in [0, 1], got {r}"));
+            WorkloadKind::Phases => match (w.phases.is_empty(), &w.config) {
+                (true, None) => c.err(
+                    k("phase"),
+                    "at least one [[workload.phase]] (or a `config` file of them) is required",
+                ),
+                (false, Some(_)) => c.err(
+                    k("config"),
+                    "give the steps inline ([[workload.phase]]) or in a `config` file, not both",
+                ),
+                (false, None) => {
+                    for p in check_phases(&w.phases, w.repeat, w.repeat_from) {
+                        c.err(k(&p.key), p.message);
                     }
                 }
-            }
+                (true, Some(_)) => {
+                    for f in ["repeat", "repeat_from"] {
+                        let given = if f == "repeat" {
+                            w.repeat
+                        } else {
+                            w.repeat_from
+                        };
+                        c.forbid(k(f), given.is_some(), "with `config` (the file says it)");
+                    }
+                }
+            },
         }
 
         let pattern = w.pattern.unwrap_or(Pattern::Uniform);

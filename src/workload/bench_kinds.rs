@@ -316,36 +316,40 @@ impl AnonHog {
     }
 }
 
-/// One step of [`Phases`]: so many accesses over the first `sampler.items()` pages.
+/// One step of [`Phases`]: so many accesses over `sampler.items()` pages from page
+/// `base`.
 pub struct PhaseStep {
     pub accesses: u64,
+    pub base: u64,
     pub sampler: Sampler,
     pub write_u32: u32,
 }
 
-/// `phases`: every thread runs the steps in order; the workload's runtime is when the
-/// last thread has done all of them.
+/// `phases`: every thread runs the steps in order, the ones from `repeat_from` on
+/// `repeat` times; the workload's runtime is when the last thread has done all of them.
 pub struct Phases {
     pub space: u32,
     pub steps: Vec<PhaseStep>,
+    pub repeat: u32,
+    pub repeat_from: usize,
 }
 
 impl Phases {
     pub fn new(idx: usize, cfg: &WorkloadCfg, mm: &mut Mm, access_ns: u64) -> Phases {
-        let max_pages = cfg
-            .phases
+        let (phases, repeat, repeat_from) = cfg.phase_program();
+        let max_pages = phases
             .iter()
-            .map(|p| p.size.pages())
+            .map(|p| (p.offset.0 + p.size.0).div_ceil(4096))
             .max()
             .unwrap_or(1)
             .max(1);
-        let steps = cfg
-            .phases
+        let steps = phases
             .iter()
             .map(|p| {
                 let n = p.size.pages().max(1);
                 PhaseStep {
                     accesses: (p.duration.0 / access_ns).max(1),
+                    base: p.offset.0 / 4096,
                     sampler: match p.pattern {
                         Pattern::Sequential => Sampler::Sequential { n },
                         Pattern::Zipf => {
@@ -360,6 +364,8 @@ impl Phases {
         Phases {
             space: mm.add_space(SpaceKind::Anon, cfg.name.clone(), max_pages, Some(idx)),
             steps,
+            repeat: repeat.max(1),
+            repeat_from: repeat_from as usize,
         }
     }
 
@@ -372,7 +378,11 @@ impl Phases {
         origin: u64,
     ) -> Step {
         if t.progress == 0 {
-            // Entering step t.phase.
+            // Entering step t.phase; past the last, go round again from repeat_from.
+            if t.phase == self.steps.len() && t.loops_done + 1 < self.repeat {
+                t.loops_done += 1;
+                t.phase = self.repeat_from;
+            }
             match self.steps.get(t.phase) {
                 None => return Step::Finished,
                 Some(s) => {
@@ -402,16 +412,19 @@ impl Phases {
         let clock = cx.clock;
         let entries = cx.mm.spaces[self.space as usize].hw_table_mut();
         let (rng, cursor) = (&mut t.rng, &mut t.cursor);
+        let base = step.base;
         let (hits, miss) = match &step.sampler {
-            Sampler::Zipf(z) => hit_loop(entries, limit, step.write_u32, rng, |r| z.sample(r)),
+            Sampler::Zipf(z) => {
+                hit_loop(entries, limit, step.write_u32, rng, |r| base + z.sample(r))
+            }
             Sampler::Uniform { n } => {
                 let n = *n;
                 hit_loop(entries, limit, step.write_u32, rng, |r| {
-                    pattern::below(r.next_u64(), n)
+                    base + pattern::below(r.next_u64(), n)
                 })
             }
             other => hit_loop(entries, limit, step.write_u32, rng, |r| {
-                other.next(r, cursor, clock)
+                base + other.next(r, cursor, clock)
             }),
         };
         step_done(t, hits);

@@ -18,7 +18,7 @@ pub struct Masim {
 
 impl Masim {
     pub fn new(idx: usize, cfg: &WorkloadCfg, mm: &mut Mm) -> Masim {
-        let m = cfg.masim.clone().expect("loaded with the scenario");
+        let m = cfg.masim().cloned().expect("loaded with the scenario");
         let spaces = m
             .regions
             .iter()

@@ -137,6 +137,8 @@ pub struct Thread {
     pub masim_pattern: usize,
     pub masim_left: u64,
     pub masim_offsets: Vec<u64>,
+    /// phases: times the repeated steps have run to the end.
+    pub loops_done: u32,
 }
 
 impl Thread {
@@ -160,6 +162,7 @@ impl Thread {
             masim_pattern: 0,
             masim_left: 0,
             masim_offsets: Vec::new(),
+            loops_done: 0,
         }
     }
 }
