@@ -75,6 +75,10 @@ enum Cmd {
         /// DIR/lru_gen.txt (with kernel.lru = "mglru").
         #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "basic")]
         lru_gen: Option<LruGenFormat>,
+        /// Write DAMON's monitoring results (every target's regions at every
+        /// aggregation) to DIR/damon.data, the record format `damo report` reads.
+        #[arg(long)]
+        damon_record: bool,
     },
     /// Check a scenario without running it; with a [sweep], say how many points it has
     /// and roughly how long they take.
@@ -214,6 +218,7 @@ fn cmd_run(
     trace: Option<String>,
     trace_limit: usize,
     lru_gen: Option<LruGenFormat>,
+    damon_record: bool,
 ) -> ExitCode {
     let tracer = match trace
         .map(|t| reclaimsim::stats::trace::Tracer::parse(&t, trace_limit))
@@ -229,6 +234,15 @@ fn cmd_run(
     };
     if let Err(e) = reclaimsim::host_memory::check_file(&sc, &scenario, &sets) {
         return fail(2, e);
+    }
+    if damon_record && reclaimsim::mm::damon::configs_from_scenario(&sc).is_empty() {
+        return fail(
+            2,
+            format!(
+                "--damon-record: {} runs no kdamond (no [[damon.kdamonds]], no [damon_reclaim])",
+                scenario.display()
+            ),
+        );
     }
     let out = out.unwrap_or_else(|| {
         PathBuf::from("out").join(
@@ -262,6 +276,9 @@ fn cmd_run(
     if let Some(t) = tracer {
         sim.enable_trace(t);
     }
+    if damon_record {
+        sim.enable_damon_record();
+    }
     let run = match sim.run_with_series(opts) {
         Ok(x) => x,
         Err(e) => return fail(1, e),
@@ -274,6 +291,12 @@ fn cmd_run(
         })
         .and_then(|_| match &run.lru_gen {
             Some(t) => report::write_atomic(&out.join("lru_gen.txt"), t.as_bytes()),
+            None => Ok(()),
+        })
+        .and_then(|_| match &run.damon_record {
+            Some(r) => {
+                report::write_atomic(&out.join("damon.data"), &report::damon_record::encode(r))
+            }
             None => Ok(()),
         });
     if let Err(e) = written {
@@ -441,6 +464,7 @@ fn main() -> ExitCode {
             trace,
             trace_limit,
             lru_gen,
+            damon_record,
         } => cmd_run(
             scenario,
             out,
@@ -452,6 +476,7 @@ fn main() -> ExitCode {
             trace,
             trace_limit,
             lru_gen,
+            damon_record,
         ),
         Cmd::Validate {
             scenario,

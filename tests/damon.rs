@@ -431,7 +431,7 @@ fn masim_configs_load_and_errors_name_the_cfg_line() {
     let zigzag = "[machine]\nmemory = \"1G\"\n[[workload]]\nname = \"z\"\nkind = \"masim\"\nconfig = \"masim/zigzag.cfg\"\n".to_string();
     let file = dir.join("zigzag-test.toml");
     let sc = scenario::parse_str(&zigzag, file.to_str().unwrap(), &[]).unwrap();
-    let m = sc.workloads[0].masim.as_ref().unwrap();
+    let m = sc.workloads[0].masim().unwrap();
     assert_eq!((m.regions.len(), m.phases.len()), (2, 13));
     // A broken .cfg: the error is at its line.
     let tmp = std::env::temp_dir().join(format!("reclaimsim-masim-{}", std::process::id()));
@@ -459,4 +459,182 @@ fn masim_configs_load_and_errors_name_the_cfg_line() {
         "{err}"
     );
     std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// A phases program from a file: its steps from `repeat_from` run `repeat` times, and
+/// the run stops when it is done (`run.stop_when_done`). By hand: 0.1 s of work, then
+/// 3 × 1 s, the 4 MiB of it faulted in once (1024 × 1 µs): 3.1 s and a millisecond.
+#[test]
+fn phase_program_files_repeat_and_runs_stop_when_done() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("prog.toml"),
+        r#"
+repeat_from = 1
+repeat = 3
+[[phase]]
+duration = "100ms"
+size = "4M"
+pattern = "sequential"
+write_ratio = 1.0
+[[phase]]
+duration = "1s"
+offset = "2M"
+size = "2M"
+"#,
+    )
+    .unwrap();
+    let scenario = dir.path().join("s.toml");
+    std::fs::write(
+        &scenario,
+        r#"
+[run]
+duration = "60s"
+stop_when_done = true
+[machine]
+memory = "1G"
+[[workload]]
+name = "prog"
+kind = "phases"
+config = "prog.toml"
+"#,
+    )
+    .unwrap();
+    let sc = scenario::load(&scenario, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let r = Simulation::new(sc).run(RunOptions::default()).unwrap();
+    let runtime = r.workloads["prog"].runtime_ns.expect("finished");
+    assert!(
+        (3_100_000_000..3_110_000_000).contains(&runtime),
+        "{runtime}"
+    );
+    assert_eq!(r.duration_ns, runtime, "the run ends with the program");
+    // 4 MiB resident from the first 100 ms on; the mean over 1 s samples sees it in
+    // every one.
+    assert_eq!(r.memory.max_used_bytes, 4 << 20);
+    assert_eq!(r.memory.mean_used_bytes, 4 << 20);
+
+    // Errors name the program file, its line and the key in it.
+    std::fs::write(
+        dir.path().join("prog.toml"),
+        "repeat = 2\n[[phase]]\nduration = \"1s\"\nsize = \"4M\"\noffset = \"5000\"\n",
+    )
+    .unwrap();
+    let e = scenario::load(&scenario, &[]).unwrap_err();
+    assert!(e.file.ends_with("prog.toml"), "{e}");
+    assert_eq!((e.line, e.key.as_str()), (5, "phase[0].offset"), "{e}");
+    std::fs::write(
+        dir.path().join("prog.toml"),
+        "repeat_from = 3\n[[phase]]\nduration = \"1s\"\nsize = \"4M\"\n",
+    )
+    .unwrap();
+    let e = scenario::load(&scenario, &[]).unwrap_err();
+    assert_eq!((e.line, e.key.as_str()), (1, "repeat_from"), "{e}");
+    // A sweep or timed action may change `config`: the new file is loaded.
+    std::fs::write(
+        dir.path().join("prog.toml"),
+        "[[phase]]\nduration = \"1s\"\nsize = \"4M\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("other.toml"),
+        "[[phase]]\nduration = \"2s\"\nsize = \"8M\"\n",
+    )
+    .unwrap();
+    let mut sc = scenario::load(&scenario, &[]).unwrap();
+    scenario::set_key(
+        &mut sc,
+        "workload.0.config",
+        &toml::Value::String("other.toml".into()),
+    )
+    .unwrap();
+    let r = Simulation::new(sc).run(RunOptions::default()).unwrap();
+    assert_eq!(r.memory.max_used_bytes, 8 << 20);
+    let runtime = r.workloads["prog"].runtime_ns.unwrap();
+    assert!(
+        (2_000_000_000..2_010_000_000).contains(&runtime),
+        "{runtime}"
+    );
+}
+
+/// The seed's directions at a small size: 256 MiB of input used once, then a 64 MiB
+/// table revisited for 1 s every 6 s and a 16 MiB hot set, on a machine with little
+/// free memory (384 MiB). DAMON_RECLAIM (min_age 2 s) with more time quota saves more
+/// memory and uses more CPU; prioritisation (coldest first: the input, idle since the
+/// start, before the table, idle 5 s at a time) slows the program less than address
+/// order, which reaches the table first: the allocator hands out frames from the top
+/// down, so the table's frames lie below the input's.
+#[test]
+fn damon_reclaim_follows_the_seeds_directions() {
+    let text = r#"
+[run]
+duration = "120s"
+stop_when_done = true
+[machine]
+memory = "384M"
+nr_cpus = 2
+[machine.swap]
+type = "zram"
+size = "1G"
+compression_ratio = 3.0
+[kernel]
+vm.swappiness = 100
+[[workload]]
+name = "prog"
+kind = "phases"
+repeat_from = 2
+repeat = 5
+[[workload.phase]]
+duration = "15ms"
+offset = "64M"
+size = "256M"
+pattern = "sequential"
+write_ratio = 1.0
+[[workload.phase]]
+duration = "5ms"
+size = "64M"
+pattern = "sequential"
+write_ratio = 1.0
+[[workload.phase]]
+duration = "5s"
+offset = "320M"
+size = "16M"
+write_ratio = 0.3
+[[workload.phase]]
+duration = "1s"
+size = "64M"
+write_ratio = 0.2
+[damon_reclaim]
+enabled = false
+min_age = 2000000
+quota_sz = 0
+wmarks_high = 1000
+wmarks_mid = 999
+wmarks_low = 0
+"#;
+    let run = |enabled: bool, quota_ms: u64, prio: bool| {
+        let sets = [
+            format!("damon_reclaim.enabled={enabled}"),
+            format!("damon_reclaim.quota_ms={quota_ms}"),
+            format!("damon_reclaim.weights.age_permil={}", u64::from(prio)),
+        ];
+        let sets: Vec<&str> = sets.iter().map(|s| s.as_str()).collect();
+        run_checked(text, &sets)
+    };
+    let orig = run(false, 0, false);
+    let fig = |r: &Results| {
+        let f = reclaimsim::report::damon_table::figures(r, &orig);
+        (f.memory_saving_pct, f.kdamond_cpu_pct, f.slowdown_pct)
+    };
+    let none = fig(&run(true, 0, false));
+    let q50 = fig(&run(true, 50, false));
+    let q50p = fig(&run(true, 50, true));
+    let q10 = fig(&run(true, 10, false));
+    let q10p = fig(&run(true, 10, true));
+    let all = format!("none {none:?}\n50 {q50:?}\n50p {q50p:?}\n10 {q10:?}\n10p {q10p:?}");
+    // More quota: more saving, more CPU.
+    assert!(none.0 > q50.0 && q50.0 > q10.0 && q10.0 > 0.0, "{all}");
+    assert!(none.1 > q50.1 && q50.1 > q10.1, "{all}");
+    // Prioritisation: less slowdown at 50 and 10 ms/s.
+    assert!(q50p.2 < q50.2, "{all}");
+    assert!(q10p.2 < q10.2, "{all}");
 }

@@ -918,6 +918,7 @@ pub fn compare_sweep(dir: &Path, by: &str, format: Format) -> Result<String, Loa
         return Err(err(dir, "the sweep lists no points".into()));
     }
     let mut columns: Vec<(String, Results)> = Vec::new();
+    let mut loaded: Vec<(Vec<(String, String)>, Results)> = Vec::new();
     for point in &listed {
         let pd = &point.dir;
         let column = point
@@ -933,6 +934,7 @@ pub fn compare_sweep(dir: &Path, by: &str, format: Format) -> Result<String, Loa
             .map(|(_, v)| v.clone())
             .collect();
         let (_, r) = load_run(pd)?;
+        loaded.push((point.values.clone(), r.clone()));
         match columns.iter_mut().find(|(c, _)| *c == column) {
             Some((_, merged)) => merge_point(merged, r, &label.join("-")),
             None => {
@@ -954,6 +956,16 @@ pub fn compare_sweep(dir: &Path, by: &str, format: Format) -> Result<String, Loa
             dir,
             format!("`{by}` has one value in this sweep: nothing to compare"),
         ));
+    }
+    if super::damon_table::applies(&loaded) {
+        // The seed's table first; CSV and JSON carry only it (one table per file).
+        let rows = super::damon_table::build(by, &loaded).map_err(|e| err(dir, e))?;
+        let mut out = super::damon_table::render(&rows, &columns[0].0, format);
+        if matches!(format, Format::Text | Format::Md) {
+            out.push('\n');
+            out.push_str(&render_with_throttling(&columns, format));
+        }
+        return Ok(out);
     }
     Ok(render_with_throttling(&columns, format))
 }

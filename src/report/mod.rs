@@ -2,6 +2,9 @@
 //! printed after a run.
 
 pub mod compare;
+pub mod damon_record;
+pub mod damon_table;
+pub mod heatmap;
 pub mod natural;
 pub mod outdir;
 pub mod plot;
@@ -36,7 +39,13 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
 
 /// The files a run writes into its directory (results.json last: it marks the run
 /// complete).
-pub const RUN_FILES: [&str; 4] = ["timeseries.csv", "trace.txt", "lru_gen.txt", "results.json"];
+pub const RUN_FILES: [&str; 5] = [
+    "timeseries.csv",
+    "trace.txt",
+    "lru_gen.txt",
+    "damon.data",
+    "results.json",
+];
 
 /// results.json text (pretty, with a trailing newline).
 pub fn results_json(r: &Results) -> String {

@@ -139,7 +139,8 @@ pub struct Chart {
 
 /// Writes the charts for `dir` into `dir/plots/`; returns the files written.
 pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
-    let charts = if dir.join("sweep.csv").is_file() {
+    let mut heatmaps = Vec::new();
+    let mut charts = if dir.join("sweep.csv").is_file() {
         // sweep.json says how many leading columns are swept keys; a sweep.csv alone
         // is split where the results.json paths begin.
         let nkeys = crate::sweep::listed_points(dir)
@@ -155,24 +156,44 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     } else {
         return Err(PlotError::NotARun(dir.to_path_buf()));
     };
+    // A run recorded with --damon-record: DAMON's heatmaps and working-set size.
+    let record = dir.join("damon.data");
+    if !dir.join("sweep.csv").is_file() && record.is_file() {
+        let (maps, wss) = super::heatmap::charts(&record)?;
+        heatmaps = maps;
+        charts.push(wss);
+    }
     let out = dir.join("plots");
     std::fs::create_dir_all(&out).map_err(|e| read_err(&out, e))?;
     let mut written = Vec::new();
     for c in &charts {
-        let svg_path = out.join(format!("{}.svg", c.file));
-        let draw_err = |path: &Path| {
-            let path = path.to_path_buf();
-            move |message| PlotError::Draw { path, message }
-        };
-        let svg = draw_svg(c).map_err(draw_err(&svg_path))?;
-        super::write_atomic(&svg_path, svg.as_bytes()).map_err(|e| read_err(&svg_path, e))?;
-        let png_path = out.join(format!("{}.png", c.file));
-        let png = svg_to_png(&svg).map_err(draw_err(&png_path))?;
-        super::write_atomic(&png_path, &png).map_err(|e| read_err(&png_path, e))?;
-        written.push(svg_path);
-        written.push(png_path);
+        written.extend(write_svg_png(&out, &c.file, || draw_svg(c))?);
+    }
+    for h in &heatmaps {
+        written.extend(write_svg_png(&out, &h.file, || {
+            super::heatmap::draw_svg(h)
+        })?);
     }
     Ok(written)
+}
+
+/// Draws one chart to out/FILE.svg and out/FILE.png; returns both paths.
+fn write_svg_png(
+    out: &Path,
+    file: &str,
+    draw: impl FnOnce() -> Result<String, String>,
+) -> Result<[PathBuf; 2], PlotError> {
+    let svg_path = out.join(format!("{file}.svg"));
+    let draw_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |message| PlotError::Draw { path, message }
+    };
+    let svg = draw().map_err(draw_err(&svg_path))?;
+    super::write_atomic(&svg_path, svg.as_bytes()).map_err(|e| read_err(&svg_path, e))?;
+    let png_path = out.join(format!("{file}.png"));
+    let png = svg_to_png(&svg).map_err(draw_err(&png_path))?;
+    super::write_atomic(&png_path, &png).map_err(|e| read_err(&png_path, e))?;
+    Ok([svg_path, png_path])
 }
 
 fn read_err(path: &Path, e: impl std::fmt::Display) -> PlotError {
@@ -1083,7 +1104,7 @@ fn font(px: f64) -> FontDesc<'static> {
 }
 
 /// Registers DejaVu Sans as the font plotters measures text with.
-fn register_font() -> Result<(), String> {
+pub(crate) fn register_font() -> Result<(), String> {
     static REGISTERED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     REGISTERED
         .get_or_init(|| {

@@ -27,6 +27,9 @@ pub struct Results {
     pub reclaim: ReclaimResult,
     pub psi: PsiResult,
     pub swap: SwapResult,
+    /// The system's memory footprint, as /proc/meminfo shows it.
+    #[serde(default)]
+    pub memory: MemoryResult,
     pub zones: BTreeMap<String, ZoneResult>,
     /// Per cgroup (memory.current, memory.stat, memory.events); empty until memcg lands.
     pub cgroups: BTreeMap<String, serde_json::Value>,
@@ -150,6 +153,17 @@ pub struct PsiLine {
     pub avg60: f64,
     pub avg300: f64,
     pub total: u64,
+}
+
+/// MemTotal and MemTotal - MemFree over the run: its mean over the samples (each
+/// standing for the `run.sample_interval` up to it, the last for the rest of the run)
+/// and its peak, the "system memory footprint" DAMON_RECLAIM's evaluation sampled. A
+/// zram pool is memory used.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct MemoryResult {
+    pub total_bytes: u64,
+    pub mean_used_bytes: u64,
+    pub max_used_bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -486,6 +500,14 @@ impl Results {
                 memory: resource(sim.pressure(0)),
             },
             swap,
+            memory: {
+                let (mean, max) = sim.memory_used_pages();
+                MemoryResult {
+                    total_bytes: mm.managed_pages() * 4096,
+                    mean_used_bytes: (mean * 4096.0).round() as u64,
+                    max_used_bytes: max * 4096,
+                }
+            },
             zones,
             cgroups,
             reclaim_throttle: mm

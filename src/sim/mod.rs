@@ -87,6 +87,8 @@ pub struct RunOutput {
     pub trace: Option<String>,
     /// The lru_gen debugfs file at every sample, if asked for (`--lru-gen`).
     pub lru_gen: Option<String>,
+    /// DAMON's monitoring results, if recording (`--damon-record`).
+    pub damon_record: Option<crate::mm::damon::Recording>,
 }
 
 pub struct Simulation {
@@ -120,6 +122,10 @@ pub struct Simulation {
     /// Where the run stopped: the scenario's duration, or earlier if interrupted.
     end_ns: u64,
     interrupted: bool,
+    /// MemTotal - MemFree (pages) integrated over the samples (page-ns), and its peak.
+    used_page_ns: u128,
+    used_pages_max: u64,
+    sampled_at_ns: u64,
 }
 
 impl Simulation {
@@ -255,6 +261,9 @@ impl Simulation {
             scenario_hash: scenario::resolved_hash(&scenario),
             end_ns: scenario.run.duration.0,
             interrupted: false,
+            used_page_ns: 0,
+            used_pages_max: 0,
+            sampled_at_ns: 0,
             scenario,
         }
     }
@@ -288,7 +297,14 @@ impl Simulation {
             self.now = t;
             self.psi.advance(t);
             match ev {
-                Event::Ready { task, gen } => self.on_ready(task as usize, gen),
+                Event::Ready { task, gen } => {
+                    self.on_ready(task as usize, gen);
+                    if self.scenario.run.stop_when_done {
+                        if let Some(done) = self.workloads_done_at() {
+                            end = end.min(done.max(t));
+                        }
+                    }
+                }
                 Event::CpuFree(cpu) => self.on_cpu_free(cpu as usize),
                 Event::IoPoll => {
                     self.io_poll_at = None;
@@ -338,6 +354,7 @@ impl Simulation {
             series: std::mem::take(&mut self.series),
             trace: self.mm.trace.as_ref().map(|t| t.finish()),
             lru_gen: opts.lru_gen.map(|_| lru_gen),
+            damon_record: self.mm.damon.recording.take(),
         })
     }
 
@@ -347,6 +364,11 @@ impl Simulation {
         self.mm.cpu_ns = 0;
         out.push_str(&format!("# t={:.3}s\n", t as f64 / 1e9));
         out.push_str(&self.mm.lru_gen_seq_show(full));
+    }
+
+    /// Records DAMON's monitoring results (`--damon-record`).
+    pub fn enable_damon_record(&mut self) {
+        self.mm.damon.recording = Some(Default::default());
     }
 
     /// Turns tracepoints on for this run (`--trace`).
@@ -365,7 +387,21 @@ impl Simulation {
 
     /// A row of the timeseries. Its PSI columns are what a reader of
     /// /proc/pressure/memory's `total=` lines sees change since the last sample.
+    /// When the last workload finished or was killed, once all have.
+    fn workloads_done_at(&self) -> Option<u64> {
+        self.workloads
+            .iter()
+            .map(|w| w.killed_at.or(w.finished_at))
+            .try_fold(0, |m, at| at.map(|a| a.max(m)))
+    }
+
     fn sample(&mut self, t: u64) {
+        // The system's memory footprint as a reader of /proc/meminfo's MemFree sees it,
+        // each sample standing for the interval up to it.
+        let used = self.mm.managed_pages() - self.mm.nr_free_pages();
+        self.used_page_ns += used as u128 * (t - self.sampled_at_ns) as u128;
+        self.used_pages_max = self.used_pages_max.max(used);
+        self.sampled_at_ns = t;
         let total_us = self.psi.show(0, t).total_us;
         let [some_us, full_us] = [0, 1].map(|s| total_us[s] - self.psi_sampled_total_us[s]);
         self.psi_sampled_total_us = total_us;
@@ -699,6 +735,16 @@ impl Simulation {
     /// The virtual time the run ended at: the scenario's duration unless interrupted.
     pub fn end_ns(&self) -> u64 {
         self.end_ns
+    }
+
+    /// MemTotal - MemFree over the run (pages): the mean over the samples, and the peak.
+    pub fn memory_used_pages(&self) -> (f64, u64) {
+        let mean = if self.sampled_at_ns > 0 {
+            self.used_page_ns as f64 / self.sampled_at_ns as f64
+        } else {
+            0.0
+        };
+        (mean, self.used_pages_max)
     }
 
     pub fn interrupted(&self) -> bool {

@@ -266,8 +266,9 @@ impl Mm {
             };
             let now = self.clock();
             if now - ctx.last_aggregation_ns >= ctx.attrs.aggr_us * 1000 {
+                let window_start_ns = ctx.last_aggregation_ns;
                 ctx.last_aggregation_ns = now;
-                self.kdamond_aggregate(k, ctx);
+                self.kdamond_aggregate(k, ctx, (window_start_ns, now));
             }
             let now = self.clock();
             if ctx.attrs.ops_update_us > 0
@@ -300,13 +301,33 @@ impl Mm {
 
     /// The aggregation-interval work: merge, apply schemes, reset (tracing
     /// `damon_aggregated`), split.
-    fn kdamond_aggregate(&mut self, k: usize, ctx: &mut Ctx) {
+    fn kdamond_aggregate(&mut self, k: usize, ctx: &mut Ctx, window_ns: (u64, u64)) {
         let thres = ctx.max_nr_accesses / 10;
         for t in &mut ctx.targets {
             damon_merge_regions_of(&mut t.regions, thres, ctx.sz_limit);
         }
         if !ctx.schemes.is_empty() {
             self.kdamond_apply_schemes(ctx);
+        }
+        if let Some(rec) = self.damon.recording.as_mut() {
+            for (ti, t) in ctx.targets.iter().enumerate() {
+                let regions = t
+                    .regions
+                    .iter()
+                    .map(|r| super::RecordedRegion {
+                        start: r.start,
+                        end: r.end,
+                        nr_accesses: r.nr_accesses,
+                        age: r.age,
+                    })
+                    .collect();
+                let snapshot = super::RecordedSnapshot {
+                    start_ns: window_ns.0,
+                    end_ns: window_ns.1,
+                    regions,
+                };
+                rec.add(k, ti, ctx.attrs, snapshot);
+            }
         }
         for (ti, t) in ctx.targets.iter_mut().enumerate() {
             let nr = t.regions.len();
@@ -324,7 +345,6 @@ impl Mm {
         }
         kdamond_split_regions(ctx);
         ctx.nr_aggregations += 1;
-        let _ = k;
     }
 
     /// `kdamond_wait_activation`: the smallest wait any scheme's watermarks ask for;

@@ -214,6 +214,65 @@ pub struct Damon {
     pub page_idle: Option<ops_common::PageIdle>,
     /// The system's "some" memory PSI total (µs), as the simulator last told it.
     pub psi_some_total_us: u64,
+    /// `--damon-record`: what the damon_aggregated tracepoint showed (not kernel state).
+    pub recording: Option<Recording>,
+}
+
+/// Every target's regions at every aggregation, as `damo record` collects them from the
+/// `damon_aggregated` tracepoint: one record per kdamond target (a new one if the
+/// monitoring intervals change).
+#[derive(Debug, Clone, Default)]
+pub struct Recording {
+    pub records: Vec<RecordedTarget>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RecordedTarget {
+    pub kdamond: usize,
+    /// The target's index in its context.
+    pub target: usize,
+    pub attrs: Attrs,
+    pub snapshots: Vec<RecordedSnapshot>,
+}
+
+/// One aggregation window of one target.
+#[derive(Debug, Clone)]
+pub struct RecordedSnapshot {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub regions: Vec<RecordedRegion>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct RecordedRegion {
+    pub start: u64,
+    pub end: u64,
+    pub nr_accesses: u32,
+    /// Aggregation intervals.
+    pub age: u32,
+}
+
+impl Recording {
+    /// Appends target `target` of kdamond `k`'s regions for the window `start_ns..end_ns`.
+    pub fn add(&mut self, k: usize, target: usize, attrs: Attrs, snapshot: RecordedSnapshot) {
+        let i = match self
+            .records
+            .iter()
+            .rposition(|r| r.kdamond == k && r.target == target)
+        {
+            Some(i) if self.records[i].attrs == attrs => i,
+            _ => {
+                self.records.push(RecordedTarget {
+                    kdamond: k,
+                    target,
+                    attrs,
+                    snapshots: Vec::new(),
+                });
+                self.records.len() - 1
+            }
+        };
+        self.records[i].snapshots.push(snapshot);
+    }
 }
 
 /// The kdamonds a scenario configures: each `[[damon.kdamonds]]` (its one context),
