@@ -150,3 +150,43 @@ fn damo_reports_on_a_recorded_masim_stairs_run() {
         assert_eq!(hottest, 2 + i, "region {i}'s hot phase: {rows:?}");
     }
 }
+
+/// The same run writes the same record, byte for byte; a scenario without a kdamond
+/// is refused before anything runs.
+#[test]
+fn damon_records_are_deterministic_and_need_a_kdamond() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/masim-stairs.toml");
+    let record = |name: &str| {
+        let dir = tmp.path().join(name);
+        ok(
+            "reclaimsim run --damon-record",
+            Command::new(BIN)
+                .arg("run")
+                .arg(&scenario)
+                .arg("--out")
+                .arg(&dir)
+                .args(["--damon-record", "-q", "--set", "run.duration=12s"])
+                .output()
+                .unwrap(),
+        );
+        std::fs::read(dir.join("damon.data")).unwrap()
+    };
+    let a = record("a");
+    assert!(a.len() > 100);
+    assert_eq!(a, record("b"));
+
+    let quickstart = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/quickstart.toml");
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(&quickstart)
+        .arg("--out")
+        .arg(tmp.path().join("q"))
+        .arg("--damon-record")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("runs no kdamond"), "{err}");
+    assert!(!tmp.path().join("q").join("results.json").exists());
+}
