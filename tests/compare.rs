@@ -681,3 +681,89 @@ fn the_cpu_table_sorts_tasks_naturally() {
         .collect();
     assert_eq!(order, ["kswapd0", "mmap-2/3", "mmap-10/0", "w/2", "w/10"]);
 }
+
+/// `compare --by` a sweep that ran DAMON_RECLAIM against a baseline: the seed's table.
+/// A program of 64 MiB read once and an 8 MiB hot set, with and without DAMON_RECLAIM
+/// (no quota, cold after 1 s), on zram at 3:1: it pages the input out, so the saving
+/// is above 0 and at most (1 - 1/3) × 64 / 72 = 59 % of the footprint.
+#[test]
+fn compare_by_prints_the_damon_reclaim_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("s.toml");
+    std::fs::write(
+        &scenario,
+        r#"
+[run]
+duration = "20s"
+stop_when_done = true
+[machine]
+memory = "256M"
+nr_cpus = 2
+[machine.swap]
+type = "zram"
+size = "256M"
+compression_ratio = 3.0
+[[workload]]
+name = "prog"
+kind = "phases"
+[[workload.phase]]
+duration = "10ms"
+size = "64M"
+pattern = "sequential"
+write_ratio = 1.0
+[[workload.phase]]
+duration = "6s"
+offset = "64M"
+size = "8M"
+[damon_reclaim]
+enabled = false
+min_age = 1000000
+quota_ms = 0
+quota_sz = 0
+wmarks_high = 1000
+wmarks_mid = 999
+wmarks_low = 0
+[[sweep.param]]
+name = "damon_reclaim"
+values = ["orig", "none"]
+with = { "damon_reclaim.enabled" = [false, true] }
+"#,
+    )
+    .unwrap();
+    let out = dir.path().join("sweep");
+    let s = run(&[
+        "sweep",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    let d = out.to_str().unwrap();
+    let csv = stdout(&run(&[
+        "compare",
+        d,
+        "--by",
+        "damon_reclaim",
+        "--format",
+        "csv",
+    ]));
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "config,program,memory_saving_pct,kdamond_cpu_pct,slowdown_pct"
+    );
+    let f: Vec<&str> = lines[1].split(',').collect();
+    assert_eq!((f[0], f[1]), ("none", ""), "{csv}");
+    let saving: f64 = f[2].parse().unwrap();
+    assert!(saving > 0.0 && saving <= 59.3, "{csv}");
+    let cpu: f64 = f[3].parse().unwrap();
+    assert!(cpu > 0.0 && cpu < 100.0, "{csv}");
+    let text = stdout(&run(&["compare", d, "--by", "damon_reclaim"]));
+    assert!(
+        text.starts_with("DAMON_RECLAIM against orig, the mean over 1 program:"),
+        "{text}"
+    );
+    // The mmtests table follows in text.
+    assert!(text.contains("Baseline: orig."), "{text}");
+}

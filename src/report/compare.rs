@@ -957,7 +957,7 @@ pub fn compare_sweep(dir: &Path, by: &str, format: Format) -> Result<String, Loa
             format!("`{by}` has one value in this sweep: nothing to compare"),
         ));
     }
-    if super::damon_table::applies(&loaded) {
+    if super::damon_table::applies(by, &loaded) {
         // The seed's table first; CSV and JSON carry only it (one table per file).
         let rows = super::damon_table::build(by, &loaded).map_err(|e| err(dir, e))?;
         let mut out = super::damon_table::render(&rows, &columns[0].0, format);

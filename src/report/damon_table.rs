@@ -1,9 +1,9 @@
 //! The DAMON_RECLAIM evaluation table in the seed's layout ("Introduce DAMON-based
 //! Proactive Reclamation"): for each configuration, the memory saving, kdamond CPU
 //! use and slowdown against the run without DAMON_RECLAIM, averaged over the
-//! programs. `compare SWEEP --by KEY` prints it when the sweep's points ran
-//! DAMON_RECLAIM: the first value of KEY is the baseline, and the other swept keys
-//! name the programs (each compared with its own baseline point).
+//! programs. `compare SWEEP --by KEY` prints it when KEY's first value ran without
+//! DAMON_RECLAIM and others with it: that value is the baseline, and the other swept
+//! keys name the programs (each compared with its own baseline point).
 
 use super::compare::Format;
 use super::results::Results;
@@ -29,14 +29,26 @@ pub struct Row {
     pub figures: Figures,
 }
 
-/// Whether any point ran DAMON_RECLAIM (the table applies).
-pub fn applies(points: &[(Vec<(String, String)>, Results)]) -> bool {
-    points.iter().any(|(_, r)| {
-        r.damon
-            .as_ref()
-            .and_then(|d| d.damon_reclaim.as_ref())
-            .is_some_and(|dr| dr.enabled)
-    })
+fn ran_damon_reclaim(r: &Results) -> bool {
+    r.damon
+        .as_ref()
+        .and_then(|d| d.damon_reclaim.as_ref())
+        .is_some_and(|dr| dr.enabled)
+}
+
+/// Whether the table applies to comparing `points` by `by`: the first value of `by`
+/// ran without DAMON_RECLAIM (the baseline) and some other point ran with it.
+pub fn applies(by: &str, points: &[(Vec<(String, String)>, Results)]) -> bool {
+    let value =
+        |values: &[(String, String)]| values.iter().find(|(k, _)| k == by).map(|(_, v)| v.clone());
+    let Some(first) = points.first().and_then(|(v, _)| value(v)) else {
+        return false;
+    };
+    let (base, rest): (Vec<_>, Vec<_>) = points
+        .iter()
+        .partition(|(v, _)| value(v).as_ref() == Some(&first));
+    base.iter().all(|(_, r)| !ran_damon_reclaim(r))
+        && rest.iter().any(|(_, r)| ran_damon_reclaim(r))
 }
 
 /// A run's runtime: when its last workload finished (or was killed); the run's end if
@@ -80,13 +92,22 @@ pub fn build(by: &str, points: &[(Vec<(String, String)>, Results)]) -> Result<Ve
             .map(|(_, v)| v.clone())
             .ok_or_else(|| format!("`{by}` is not a swept key of this sweep"))
     };
+    // A program is named by the other swept values; with none, by its workloads.
+    let workloads = points
+        .first()
+        .map(|(_, r)| r.workloads.keys().cloned().collect::<Vec<_>>().join("+"))
+        .unwrap_or_default();
     let program_of = |values: &[(String, String)]| {
         let rest: Vec<&str> = values
             .iter()
             .filter(|(k, _)| k != by)
             .map(|(_, v)| v.as_str())
             .collect();
-        rest.join("-")
+        if rest.is_empty() {
+            workloads.clone()
+        } else {
+            rest.join("-")
+        }
     };
     let mut configs: Vec<String> = Vec::new();
     let mut programs: Vec<String> = Vec::new();
@@ -342,7 +363,9 @@ mod tests {
             point("b", "orig", results(400, 50 * s, 0, 50 * s)),
             point("b", "50ms/s", results(300, 50 * s, s, 50 * s)),
         ];
-        assert!(applies(&points));
+        assert!(applies("damon_reclaim", &points));
+        // By program, the first column is a program, not a run without DAMON_RECLAIM.
+        assert!(!applies("program", &points));
         let rows = build("damon_reclaim", &points).unwrap();
         assert_eq!(rows.len(), 3);
         let avg = &rows[0];
@@ -362,6 +385,6 @@ mod tests {
     #[test]
     fn without_damon_reclaim_the_table_does_not_apply() {
         let points = vec![point("a", "orig", results(1000, 1, 0, 1))];
-        assert!(!applies(&points));
+        assert!(!applies("damon_reclaim", &points));
     }
 }
