@@ -39,6 +39,24 @@ fn plain(s: &str) -> String {
     out
 }
 
+/// Runs scenarios/masim-stairs.toml with `--damon-record` into `dir`; the record.
+fn record_stairs(dir: &Path, extra: &[&str]) -> std::path::PathBuf {
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/masim-stairs.toml");
+    ok(
+        "reclaimsim run --damon-record",
+        Command::new(BIN)
+            .arg("run")
+            .arg(&scenario)
+            .arg("--out")
+            .arg(dir)
+            .args(["--damon-record", "-q"])
+            .args(extra)
+            .output()
+            .unwrap(),
+    );
+    dir.join("damon.data")
+}
+
 fn install_damo(venv: &Path) -> std::path::PathBuf {
     ok(
         "python3 -m venv",
@@ -61,20 +79,7 @@ fn install_damo(venv: &Path) -> std::path::PathBuf {
 #[test]
 fn damo_reports_on_a_recorded_masim_stairs_run() {
     let tmp = tempfile::tempdir().unwrap();
-    let out_dir = tmp.path().join("run");
-    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/masim-stairs.toml");
-    ok(
-        "reclaimsim run --damon-record",
-        Command::new(BIN)
-            .arg("run")
-            .arg(&scenario)
-            .arg("--out")
-            .arg(&out_dir)
-            .args(["--damon-record", "-q"])
-            .output()
-            .unwrap(),
-    );
-    let record = out_dir.join("damon.data");
+    let record = record_stairs(&tmp.path().join("run"), &[]);
     let damo = install_damo(&tmp.path().join("venv"));
     // damo reads $HOME at start-up and pages long output through less unless told
     // to print once.
@@ -156,21 +161,9 @@ fn damo_reports_on_a_recorded_masim_stairs_run() {
 #[test]
 fn damon_records_are_deterministic_and_need_a_kdamond() {
     let tmp = tempfile::tempdir().unwrap();
-    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/masim-stairs.toml");
     let record = |name: &str| {
-        let dir = tmp.path().join(name);
-        ok(
-            "reclaimsim run --damon-record",
-            Command::new(BIN)
-                .arg("run")
-                .arg(&scenario)
-                .arg("--out")
-                .arg(&dir)
-                .args(["--damon-record", "-q", "--set", "run.duration=12s"])
-                .output()
-                .unwrap(),
-        );
-        std::fs::read(dir.join("damon.data")).unwrap()
+        let file = record_stairs(&tmp.path().join(name), &["--set", "run.duration=12s"]);
+        std::fs::read(file).unwrap()
     };
     let a = record("a");
     assert!(a.len() > 100);
