@@ -79,6 +79,10 @@ enum Cmd {
         /// aggregation) to DIR/damon.data, the record format `damo report` reads.
         #[arg(long)]
         damon_record: bool,
+        /// Write kernel views at every sample to DIR/NAME.txt: buddyinfo,
+        /// pagetypeinfo, unusable_index, extfrag_index (comma-separated, or `all`).
+        #[arg(long, value_name = "NAME,...")]
+        proc: Option<String>,
     },
     /// Check a scenario without running it; with a [sweep], say how many points it has
     /// and roughly how long they take.
@@ -219,7 +223,12 @@ fn cmd_run(
     trace_limit: usize,
     lru_gen: Option<LruGenFormat>,
     damon_record: bool,
+    proc: Option<String>,
 ) -> ExitCode {
+    let proc_files = match proc.as_deref().map(parse_proc_files).transpose() {
+        Ok(p) => p.unwrap_or_default(),
+        Err(e) => return fail(2, format!("--proc: {e}")),
+    };
     let tracer = match trace
         .map(|t| reclaimsim::stats::trace::Tracer::parse(&t, trace_limit))
         .transpose()
@@ -271,6 +280,7 @@ fn cmd_run(
         progress: Some(Box::new(move |now, end| bar.update(now, end))),
         interrupt: Some(interrupt),
         lru_gen: lru_gen.map(|f| f == LruGenFormat::Full),
+        proc_files,
     };
     let mut sim = Simulation::new(sc);
     if let Some(t) = tracer {
@@ -292,6 +302,11 @@ fn cmd_run(
         .and_then(|_| match &run.lru_gen {
             Some(t) => report::write_atomic(&out.join("lru_gen.txt"), t.as_bytes()),
             None => Ok(()),
+        })
+        .and_then(|_| {
+            run.proc_files.iter().try_for_each(|(f, text)| {
+                report::write_atomic(&out.join(format!("{}.txt", f.name())), text.as_bytes())
+            })
         })
         .and_then(|_| match &run.damon_record {
             Some(r) => {
@@ -439,6 +454,28 @@ fn cmd_sweep(
     }
 }
 
+/// `--proc`: view names, comma-separated, or `all`.
+fn parse_proc_files(s: &str) -> Result<Vec<reclaimsim::mm::vmstat::ProcFile>, String> {
+    use reclaimsim::mm::vmstat::ProcFile;
+    if s.trim() == "all" {
+        return Ok(ProcFile::ALL.to_vec());
+    }
+    let mut out = Vec::new();
+    for name in s.split(',').map(str::trim) {
+        let f = ProcFile::parse(name).ok_or_else(|| {
+            let names: Vec<&str> = ProcFile::ALL.iter().map(|f| f.name()).collect();
+            format!(
+                "unknown view `{name}` (one of: {}, or all)",
+                names.join(", ")
+            )
+        })?;
+        if !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    Ok(out)
+}
+
 /// `--seed`: run.seed is a TOML integer in the file, so at most i64::MAX here too.
 fn parse_seed(s: &str) -> Result<u64, String> {
     let too_large = || format!("must be at most {}", i64::MAX);
@@ -465,6 +502,7 @@ fn main() -> ExitCode {
             trace_limit,
             lru_gen,
             damon_record,
+            proc,
         } => cmd_run(
             scenario,
             out,
@@ -477,6 +515,7 @@ fn main() -> ExitCode {
             trace_limit,
             lru_gen,
             damon_record,
+            proc,
         ),
         Cmd::Validate {
             scenario,

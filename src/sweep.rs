@@ -291,7 +291,7 @@ fn run_point(
             check: opts.check,
             progress: None,
             interrupt: opts.interrupt.clone(),
-            lru_gen: None,
+            ..Default::default()
         })
         .map_err(|e| SweepError::Point {
             index: p.index,
@@ -540,7 +540,7 @@ pub fn estimate(sc: &Scenario, jobs: usize, probe_wall_s: f64) -> Estimate {
         check: false,
         progress: None,
         interrupt: Some(interrupt),
-        lru_gen: None,
+        ..Default::default()
     });
     let probe_s = started.elapsed().as_secs_f64().max(1e-6);
     let reached_ns = done.map_or(duration_ns, |r| r.duration_ns).max(1);

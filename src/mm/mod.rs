@@ -7,6 +7,7 @@
 //! through [`Mm::out`].
 
 pub mod check;
+pub mod compaction;
 pub mod damon;
 pub mod filemap;
 pub mod kswapd;
@@ -24,6 +25,7 @@ pub mod swap;
 mod test_util;
 pub mod throttle;
 pub mod vmscan;
+pub mod vmstat;
 pub mod workingset;
 pub mod writeback;
 pub mod zone;

@@ -67,6 +67,9 @@ pub struct Zone {
     /// (`deferred_grow_zone`).
     pub deferred_start_pfn: Pfn,
     pub deferred_end_pfn: Pfn,
+    /// Compaction's back-off after failures (`compact_considered`,
+    /// `compact_defer_shift`, `compact_order_failed`; mm/compaction.rs).
+    pub compact_defer: super::compaction::CompactDefer,
 }
 
 impl Zone {
@@ -86,6 +89,7 @@ impl Zone {
             pageblock_mt: vec![0; nr_blocks],
             deferred_start_pfn: start_pfn,
             deferred_end_pfn: start_pfn,
+            compact_defer: Default::default(),
         }
     }
 

@@ -39,11 +39,15 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
 
 /// The files a run writes into its directory (results.json last: it marks the run
 /// complete).
-pub const RUN_FILES: [&str; 5] = [
+pub const RUN_FILES: [&str; 9] = [
     "timeseries.csv",
     "trace.txt",
     "lru_gen.txt",
     "damon.data",
+    "buddyinfo.txt",
+    "pagetypeinfo.txt",
+    "unusable_index.txt",
+    "extfrag_index.txt",
     "results.json",
 ];
 

@@ -77,6 +77,8 @@ pub struct RunOptions {
     pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// Dump /sys/kernel/debug/lru_gen (Some(true): lru_gen_full) at every sample.
     pub lru_gen: Option<bool>,
+    /// The /proc and debugfs views to dump at every sample (`--proc`).
+    pub proc_files: Vec<crate::mm::vmstat::ProcFile>,
 }
 
 /// Everything a run produces.
@@ -89,6 +91,8 @@ pub struct RunOutput {
     pub lru_gen: Option<String>,
     /// DAMON's monitoring results, if recording (`--damon-record`).
     pub damon_record: Option<crate::mm::damon::Recording>,
+    /// Each `--proc` view at every sample, in the order asked for.
+    pub proc_files: Vec<(crate::mm::vmstat::ProcFile, String)>,
 }
 
 pub struct Simulation {
@@ -276,6 +280,11 @@ impl Simulation {
     /// Runs to the end and returns the results and the timeseries.
     pub fn run_with_series(mut self, mut opts: RunOptions) -> Result<RunOutput, SimError> {
         let mut lru_gen = String::new();
+        let mut proc_files: Vec<_> = opts
+            .proc_files
+            .iter()
+            .map(|&f| (f, String::new()))
+            .collect();
         let mut end = self.scenario.run.duration.0;
         let mut events = 0u64;
         while let Some((t, ev)) = self.queue.pop() {
@@ -317,6 +326,7 @@ impl Simulation {
                     if let Some(full) = opts.lru_gen {
                         self.dump_lru_gen(&mut lru_gen, t, full);
                     }
+                    self.dump_proc_files(&mut proc_files, t);
                     self.queue
                         .push(t + self.scenario.run.sample_interval.0, Event::Sample);
                     if opts.check {
@@ -339,6 +349,7 @@ impl Simulation {
         if let Some(full) = opts.lru_gen {
             self.dump_lru_gen(&mut lru_gen, end, full);
         }
+        self.dump_proc_files(&mut proc_files, end);
         self.pressure = (0..self.mm.memcg.cgs.len())
             .map(|m| self.psi.show(m, end))
             .collect();
@@ -355,6 +366,7 @@ impl Simulation {
             trace: self.mm.trace.as_ref().map(|t| t.finish()),
             lru_gen: opts.lru_gen.map(|_| lru_gen),
             damon_record: self.mm.damon.recording.take(),
+            proc_files,
         })
     }
 
@@ -364,6 +376,14 @@ impl Simulation {
         self.mm.cpu_ns = 0;
         out.push_str(&format!("# t={:.3}s\n", t as f64 / 1e9));
         out.push_str(&self.mm.lru_gen_seq_show(full));
+    }
+
+    /// Appends each `--proc` view at virtual time `t`.
+    fn dump_proc_files(&self, files: &mut [(crate::mm::vmstat::ProcFile, String)], t: u64) {
+        for (f, out) in files.iter_mut() {
+            out.push_str(&format!("# t={:.3}s\n", t as f64 / 1e9));
+            out.push_str(&self.mm.proc_show(*f));
+        }
     }
 
     /// Records DAMON's monitoring results (`--damon-record`).

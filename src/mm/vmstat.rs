@@ -1,0 +1,287 @@
+//! mm/vmstat.c's views of the buddy allocator: /proc/buddyinfo, /proc/pagetypeinfo,
+//! and the fragmentation measures behind /sys/kernel/debug/extfrag/{unusable_index,
+//! extfrag_index} that compaction also asks (`fill_contig_page_info`,
+//! `__fragmentation_index`, `unusable_free_index`, `extfrag_for_order`).
+//! kernel-reference §1.3, §7.3.
+
+use super::zone::*;
+use super::Mm;
+use std::fmt::Write;
+
+/// `struct contig_page_info`: a zone's free memory as seen by a request of one order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ContigPageInfo {
+    pub free_pages: u64,
+    /// Free blocks of any order.
+    pub free_blocks_total: u64,
+    /// Free blocks that could serve the request, in units of its order.
+    pub free_blocks_suitable: u64,
+}
+
+/// `fill_contig_page_info` from the per-order free block counts (`nr_free`).
+pub fn fill_contig_page_info(
+    nr_free: &[u64; NR_PAGE_ORDERS],
+    suitable_order: usize,
+) -> ContigPageInfo {
+    let mut info = ContigPageInfo::default();
+    for (order, &blocks) in nr_free.iter().enumerate() {
+        info.free_blocks_total += blocks;
+        info.free_pages += blocks << order;
+        if order >= suitable_order {
+            info.free_blocks_suitable += blocks << (order - suitable_order);
+        }
+    }
+    info
+}
+
+/// `__fragmentation_index`, in thousandths: towards 0 a failure of this order would be
+/// for lack of memory, towards 1000 for fragmentation; -1000 when it would succeed;
+/// 0 with no free blocks at all.
+pub fn fragmentation_index(order: usize, info: &ContigPageInfo) -> i64 {
+    if info.free_blocks_total == 0 {
+        return 0;
+    }
+    if info.free_blocks_suitable > 0 {
+        return -1000;
+    }
+    let requested = 1u64 << order;
+    1000 - ((1000 + info.free_pages * 1000 / requested) / info.free_blocks_total) as i64
+}
+
+/// `unusable_free_index`, in thousandths: the share of free memory in blocks too small
+/// for the order (1000 when nothing is free).
+pub fn unusable_free_index(order: usize, info: &ContigPageInfo) -> u64 {
+    if info.free_pages == 0 {
+        return 1000;
+    }
+    (info.free_pages - (info.free_blocks_suitable << order)) * 1000 / info.free_pages
+}
+
+/// `extfrag_for_order`: the same share in percent (0 when nothing is free), what
+/// proactive compaction compares with its thresholds.
+pub fn extfrag_for_order(order: usize, info: &ContigPageInfo) -> u64 {
+    if info.free_pages == 0 {
+        return 0;
+    }
+    (info.free_pages - (info.free_blocks_suitable << order)) * 100 / info.free_pages
+}
+
+fn nr_free(z: &Zone) -> [u64; NR_PAGE_ORDERS] {
+    std::array::from_fn(|o| z.free_area[o].nr_free)
+}
+
+/// The views `--proc` writes at every sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcFile {
+    Buddyinfo,
+    Pagetypeinfo,
+    UnusableIndex,
+    ExtfragIndex,
+}
+
+impl ProcFile {
+    pub const ALL: [ProcFile; 4] = [
+        ProcFile::Buddyinfo,
+        ProcFile::Pagetypeinfo,
+        ProcFile::UnusableIndex,
+        ProcFile::ExtfragIndex,
+    ];
+
+    /// The name `--proc` takes and the file's stem in the run directory.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProcFile::Buddyinfo => "buddyinfo",
+            ProcFile::Pagetypeinfo => "pagetypeinfo",
+            ProcFile::UnusableIndex => "unusable_index",
+            ProcFile::ExtfragIndex => "extfrag_index",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<ProcFile> {
+        ProcFile::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// Migratetype names as /proc/pagetypeinfo prints them (`migratetype_names`); the
+/// two after Reclaimable have no pages here but keep the file's columns.
+const MIGRATETYPE_NAMES: [&str; 5] = [
+    "Unmovable",
+    "Movable",
+    "Reclaimable",
+    "HighAtomic",
+    "Isolate",
+];
+
+/// A value in thousandths as `printk("%d.%03d")` spells it (C's truncating division
+/// and remainder: -1 is "0.-01", as the kernel's files show it); `width` pads the
+/// whole part (extfrag_index uses "%2d").
+fn thousandths(v: i64, width: usize) -> String {
+    format!("{:>width$}.{:03}", v / 1000, v % 1000)
+}
+
+impl Mm {
+    /// The text of one view, as the kernel prints it (one node, node 0).
+    pub fn proc_show(&self, file: ProcFile) -> String {
+        let mut out = String::new();
+        let zones = self.zones.iter().filter(|z| z.is_managed());
+        match file {
+            ProcFile::Buddyinfo => {
+                for z in zones {
+                    let _ = write!(out, "Node 0, zone {:>8} ", z.name());
+                    for n in nr_free(z) {
+                        let _ = write!(out, "{n:>6} ");
+                    }
+                    out.push('\n');
+                }
+            }
+            ProcFile::UnusableIndex | ProcFile::ExtfragIndex => {
+                for z in zones {
+                    let _ = write!(out, "Node 0, zone {:>8} ", z.name());
+                    for order in 0..NR_PAGE_ORDERS {
+                        let info = fill_contig_page_info(&nr_free(z), order);
+                        let text = match file {
+                            ProcFile::UnusableIndex => {
+                                thousandths(unusable_free_index(order, &info) as i64, 0)
+                            }
+                            _ => thousandths(fragmentation_index(order, &info), 2),
+                        };
+                        let _ = write!(out, "{text} ");
+                    }
+                    out.push('\n');
+                }
+            }
+            ProcFile::Pagetypeinfo => self.pagetypeinfo(&mut out),
+        }
+        out
+    }
+
+    /// /proc/pagetypeinfo: free blocks per order and migratetype, then pageblocks per
+    /// migratetype.
+    fn pagetypeinfo(&self, out: &mut String) {
+        let _ = writeln!(out, "Page block order: {PAGEBLOCK_ORDER}");
+        let _ = writeln!(out, "Pages per block:  {PAGEBLOCK_NR_PAGES}\n");
+        let _ = write!(out, "{:<43}", "Free pages count per migrate type at order");
+        for order in 0..NR_PAGE_ORDERS {
+            let _ = write!(out, "{order:>6} ");
+        }
+        out.push('\n');
+        let zones: Vec<&Zone> = self.zones.iter().filter(|z| z.is_managed()).collect();
+        for z in &zones {
+            for (mt, name) in MIGRATETYPE_NAMES.iter().enumerate() {
+                let _ = write!(out, "Node {:>4}, zone {:>8}, type {name:>12} ", 0, z.name());
+                for order in 0..NR_PAGE_ORDERS {
+                    let mut n = if mt < MIGRATE_PCPTYPES {
+                        z.free_area[order].free_list[mt].len
+                    } else {
+                        0
+                    };
+                    // The deferred max-order blocks are the movable list's tail.
+                    if order == MAX_PAGE_ORDER && mt == DEFERRED_MT {
+                        n += z.nr_deferred_blocks();
+                    }
+                    let _ = write!(out, "{n:>6} ");
+                }
+                out.push('\n');
+            }
+        }
+        let _ = write!(out, "\n{:<24}", "Number of blocks type");
+        for name in MIGRATETYPE_NAMES {
+            let _ = write!(out, "{name:>12} ");
+        }
+        out.push('\n');
+        for z in &zones {
+            let mut count = [0u64; MIGRATETYPE_NAMES.len()];
+            let mut pfn = z.start_pfn;
+            while pfn < z.end_pfn {
+                count[z.pageblock_migratetype(pfn)] += 1;
+                pfn = pfn.saturating_add(PAGEBLOCK_NR_PAGES as u32);
+            }
+            let _ = write!(out, "Node 0, zone {:>8} ", z.name());
+            for n in count {
+                let _ = write!(out, "{n:>12} ");
+            }
+            out.push('\n');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Free lists of a zone: 10 order-0 blocks, 4 order-2, 1 order-4.
+    fn free() -> [u64; NR_PAGE_ORDERS] {
+        let mut nr = [0; NR_PAGE_ORDERS];
+        nr[0] = 10;
+        nr[2] = 4;
+        nr[4] = 1;
+        nr
+    }
+
+    #[test]
+    fn contig_page_info_by_hand() {
+        // free pages 10 + 4·4 + 16 = 42; 15 blocks. Order 2: suitable = 4 + 1·4 = 8.
+        let info = fill_contig_page_info(&free(), 2);
+        assert_eq!(
+            info,
+            ContigPageInfo {
+                free_pages: 42,
+                free_blocks_total: 15,
+                free_blocks_suitable: 8
+            }
+        );
+        // Order 5: nothing suitable.
+        assert_eq!(fill_contig_page_info(&free(), 5).free_blocks_suitable, 0);
+    }
+
+    #[test]
+    fn fragmentation_index_by_hand() {
+        // Order 2 would succeed: -1000.
+        assert_eq!(
+            fragmentation_index(2, &fill_contig_page_info(&free(), 2)),
+            -1000
+        );
+        // Order 5 (32 pages): 1000 - (1000 + 42000/32) / 15 = 1000 - (1000 + 1312) / 15
+        // = 1000 - 154 = 846: mostly fragmentation.
+        assert_eq!(
+            fragmentation_index(5, &fill_contig_page_info(&free(), 5)),
+            846
+        );
+        // One order-0 page free, order 9: 1000 - (1000 + 1000/512) / 1 = 1000 - 1001
+        // = -1: lack of memory (the kernel's arithmetic gives just below 0).
+        let mut one = [0; NR_PAGE_ORDERS];
+        one[0] = 1;
+        assert_eq!(fragmentation_index(9, &fill_contig_page_info(&one, 9)), -1);
+        // No free blocks: 0.
+        assert_eq!(fragmentation_index(9, &ContigPageInfo::default()), 0);
+    }
+
+    #[test]
+    fn unusable_index_by_hand() {
+        // Order 2: (42 - 8·4) · 1000 / 42 = 10000 / 42 = 238; in percent 23.
+        let info = fill_contig_page_info(&free(), 2);
+        assert_eq!(unusable_free_index(2, &info), 238);
+        assert_eq!(extfrag_for_order(2, &info), 23);
+        // Order 0: everything usable. Order 5: nothing.
+        assert_eq!(
+            unusable_free_index(0, &fill_contig_page_info(&free(), 0)),
+            0
+        );
+        assert_eq!(
+            unusable_free_index(5, &fill_contig_page_info(&free(), 5)),
+            1000
+        );
+        assert_eq!(unusable_free_index(5, &ContigPageInfo::default()), 1000);
+        assert_eq!(extfrag_for_order(5, &ContigPageInfo::default()), 0);
+    }
+
+    #[test]
+    fn thousandths_print_as_the_kernel_does() {
+        assert_eq!(thousandths(-1000, 2), "-1.000");
+        assert_eq!(thousandths(846, 2), " 0.846");
+        assert_eq!(thousandths(238, 0), "0.238");
+        assert_eq!(thousandths(1000, 0), "1.000");
+        // C: printf("%d.%03d", -1 / 1000, -1 % 1000) is "0.-01".
+        assert_eq!(thousandths(-1, 0), "0.-01");
+    }
+}

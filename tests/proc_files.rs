@@ -1,0 +1,113 @@
+//! `run --proc`: /proc/buddyinfo, /proc/pagetypeinfo and the extfrag debugfs files at
+//! every sample, checked against the run's own counters by a second route.
+
+use std::path::Path;
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_reclaimsim");
+
+fn run(dir: &Path, proc: &str) -> std::process::Output {
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/quickstart.toml");
+    Command::new(BIN)
+        .arg("run")
+        .arg(scenario)
+        .arg("--out")
+        .arg(dir)
+        .args(["-q", "--set", "run.duration=5s", "--proc", proc])
+        .output()
+        .unwrap()
+}
+
+/// The last sample's lines of a `# t=`-separated file.
+fn last_sample(text: &str) -> Vec<&str> {
+    let last = text.rfind("# t=").expect("a sample header");
+    text[last..].lines().skip(1).collect()
+}
+
+#[test]
+fn buddyinfo_and_pagetypeinfo_add_up_to_the_free_pages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run(tmp.path(), "all");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("results.json")).unwrap())
+            .unwrap();
+    let nr_free_pages = results["vmstat"]["nr_free_pages"].as_u64().unwrap();
+
+    // buddyinfo: a line per zone, 11 block counts; pages = sum of count << order.
+    let buddy = std::fs::read_to_string(tmp.path().join("buddyinfo.txt")).unwrap();
+    assert_eq!(
+        buddy.matches("# t=").count(),
+        5,
+        "samples at 1..=4 s and the end (5 s)"
+    );
+    let lines = last_sample(&buddy);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[0].starts_with("Node 0, zone    DMA32 "));
+    assert!(lines[1].starts_with("Node 0, zone   Normal "));
+    let pages: u64 = lines
+        .iter()
+        .map(|l| {
+            let counts: Vec<u64> = l[21..]
+                .split_whitespace()
+                .map(|n| n.parse().unwrap())
+                .collect();
+            assert_eq!(counts.len(), 11, "{l}");
+            counts.iter().enumerate().map(|(o, n)| n << o).sum::<u64>()
+        })
+        .sum();
+    assert_eq!(pages, nr_free_pages);
+
+    // pagetypeinfo: the per-migratetype counts sum to the same; the pageblock counts
+    // to the zones' sizes (3 GiB and 1 GiB of 2 MiB blocks).
+    let pti = std::fs::read_to_string(tmp.path().join("pagetypeinfo.txt")).unwrap();
+    let lines = last_sample(&pti);
+    let pages: u64 = lines
+        .iter()
+        .filter(|l| l.contains(", type "))
+        .map(|l| {
+            // "Node    0, zone    DMA32, type      Movable  c0 c1 ... c10"
+            let (_, tail) = l.rsplit_once(", type ").unwrap();
+            let counts: Vec<u64> = tail
+                .split_whitespace()
+                .skip(1)
+                .map(|n| n.parse().unwrap())
+                .collect();
+            assert_eq!(counts.len(), 11, "{l}");
+            counts.iter().enumerate().map(|(o, n)| n << o).sum::<u64>()
+        })
+        .sum();
+    assert_eq!(pages, nr_free_pages);
+    let blocks: Vec<u64> = lines
+        .iter()
+        .filter(|l| l.starts_with("Node 0, zone ") && !l.contains("type"))
+        .map(|l| {
+            l[22..]
+                .split_whitespace()
+                .map(|n| n.parse::<u64>().unwrap())
+                .sum()
+        })
+        .collect();
+    assert_eq!(blocks, vec![1536, 512]);
+
+    // unusable_index at order 0 is 0.000 (any free page serves an order-0 request).
+    let unusable = std::fs::read_to_string(tmp.path().join("unusable_index.txt")).unwrap();
+    for l in last_sample(&unusable) {
+        assert_eq!(l[21..].split_whitespace().next(), Some("0.000"), "{l}");
+    }
+    assert!(tmp.path().join("extfrag_index.txt").is_file());
+}
+
+#[test]
+fn an_unknown_view_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run(tmp.path(), "buddyinfo,zoneinfo");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--proc: unknown view `zoneinfo`"), "{err}");
+    assert!(!tmp.path().join("results.json").exists());
+}
