@@ -7,6 +7,7 @@
 use super::page::{on, pg, Frame, Pfn};
 use super::zone::*;
 use super::{Current, Mm};
+use crate::stats::trace::Tp;
 use crate::stats::vmstat::Ev;
 
 /// `PAGE_ALLOC_COSTLY_ORDER`.
@@ -172,29 +173,153 @@ const FALLBACKS: [[usize; 2]; MIGRATE_PCPTYPES] = [
     [MIGRATE_UNMOVABLE, MIGRATE_MOVABLE],     // RECLAIMABLE
 ];
 
-/// `__rmqueue_fallback`, simplified: take the largest block of a fallback type; a block
-/// of at least pageblock order is re-typed whole (the whole-block steal), smaller ones
-/// are taken without changing their pageblock's type. Watermark boosting on steals
-/// belongs to the compaction issue.
-fn rmqueue_fallback(z: &mut Zone, frames: &mut [Frame], order: usize, mt: usize) -> Option<Pfn> {
-    for o in (order..NR_PAGE_ORDERS).rev() {
-        for &fmt in &FALLBACKS[mt] {
-            let pfn = free_list_head(z, frames, o, fmt);
-            if pfn == super::page::NIL {
-                continue;
+/// An allocation that fell back to another migratetype (`mm_page_alloc_extfrag`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extfrag {
+    pub pfn: Pfn,
+    pub alloc_order: usize,
+    pub fallback_order: usize,
+    pub alloc_migratetype: usize,
+    pub fallback_migratetype: usize,
+    /// The pageblock now belongs to the allocation's migratetype.
+    pub change_ownership: bool,
+}
+
+/// `can_steal_fallback`: whether a fallback of this order may take over its whole
+/// pageblock. Unmovable and reclaimable requests always may: they would pollute it
+/// anyway, so better to claim it and keep the next ones together.
+fn can_steal_fallback(order: usize, start_mt: usize) -> bool {
+    order >= PAGEBLOCK_ORDER / 2 || start_mt == MIGRATE_RECLAIMABLE || start_mt == MIGRATE_UNMOVABLE
+}
+
+/// `find_suitable_fallback` (not only_stealable): the first fallback migratetype with
+/// a free block of `order`, and whether its pageblock may be stolen.
+fn find_suitable_fallback(z: &Zone, order: usize, mt: usize) -> Option<(usize, bool)> {
+    if z.free_area[order].nr_free == 0 {
+        return None;
+    }
+    FALLBACKS[mt]
+        .iter()
+        .find(|&&fmt| z.free_list_nonempty(order, fmt))
+        .map(|&fmt| (fmt, can_steal_fallback(order, mt)))
+}
+
+/// `move_to_free_list`: a free block onto another migratetype's list of its order.
+fn move_to_free_list(z: &mut Zone, frames: &mut [Frame], pfn: Pfn, mt: usize) {
+    let (order, old) = (
+        frames[pfn as usize].order as usize,
+        frames[pfn as usize].gen as usize,
+    );
+    z.free_area[order].free_list[old].del(frames, pfn);
+    link_free_block(z, frames, pfn, order, mt);
+}
+
+/// `move_freepages_block`: every free block of `pfn`'s pageblock onto `mt`'s lists.
+/// Returns the free pages moved and the movable pages seen (on an LRU, or zsmalloc's,
+/// which can migrate); None when the pageblock's end is outside the zone.
+fn move_freepages_block(
+    z: &mut Zone,
+    frames: &mut [Frame],
+    pfn: Pfn,
+    mt: usize,
+) -> Option<(u64, u64)> {
+    let block = pfn & !(PAGEBLOCK_NR_PAGES as Pfn - 1);
+    // A pageblock that starts before the zone is walked from the page itself.
+    let start = if block < z.start_pfn { pfn } else { block };
+    let end = block as u64 + PAGEBLOCK_NR_PAGES - 1;
+    if end >= z.end_pfn as u64 {
+        return None;
+    }
+    let (mut moved, mut movable) = (0u64, 0u64);
+    let mut p = start as u64;
+    while p <= end {
+        let f = &frames[p as usize];
+        if f.list == on::BUDDY {
+            let order = f.order as usize;
+            move_to_free_list(z, frames, p as Pfn, mt);
+            moved += 1 << order;
+            p += 1 << order;
+            continue;
+        }
+        let lru = f.list <= super::page::lru::UNEVICTABLE as u8 || f.list & 0xf0 == on::LRU_GEN;
+        if lru || f.list == on::ZRAM {
+            movable += 1;
+        }
+        p += 1;
+    }
+    Some((moved, movable))
+}
+
+/// `steal_suitable_fallback`: the fallback block `pfn` (of a `fallback_mt` list) goes to
+/// the `start_mt` lists; a block of pageblock order or more takes its pageblocks along;
+/// a smaller one, when `whole_block` is allowed, takes every free page of its pageblock,
+/// and the pageblock itself if at least half of it is free or alike. Watermark boosting
+/// on these steals comes with kswapd's boosted reclaim (next step of issue 12).
+fn steal_suitable_fallback(
+    z: &mut Zone,
+    frames: &mut [Frame],
+    pfn: Pfn,
+    start_mt: usize,
+    whole_block: bool,
+) {
+    let order = frames[pfn as usize].order as usize;
+    let old_block_type = z.pageblock_migratetype(pfn);
+    if order >= PAGEBLOCK_ORDER {
+        z.set_pageblock_migratetype(pfn, 1 << order, start_mt);
+    } else if whole_block {
+        if let Some((free_pages, movable_pages)) = move_freepages_block(z, frames, pfn, start_mt) {
+            if free_pages > 0 {
+                let alike_pages = if start_mt == MIGRATE_MOVABLE {
+                    movable_pages
+                } else if old_block_type == MIGRATE_MOVABLE {
+                    // The used pages that are not movable are presumed alike.
+                    PAGEBLOCK_NR_PAGES.saturating_sub(free_pages + movable_pages)
+                } else {
+                    0
+                };
+                if free_pages + alike_pages >= PAGEBLOCK_NR_PAGES / 2 {
+                    z.set_pageblock_migratetype(pfn, 1, start_mt);
+                }
+                return;
             }
-            del_from_free_list(z, frames, pfn);
-            let new_mt = if o >= PAGEBLOCK_ORDER {
-                z.set_pageblock_migratetype(pfn, 1 << o, mt);
-                mt
-            } else {
-                fmt
-            };
-            expand(z, frames, pfn, order, o, new_mt);
-            return Some(pfn);
         }
     }
-    None
+    move_to_free_list(z, frames, pfn, start_mt);
+}
+
+/// `__rmqueue_fallback`: the requested migratetype has nothing free at `order` or
+/// above. Take the largest block of a fallback type (so the pageblock taken over is
+/// worth it), or, for a movable request that may not steal, the smallest (to spare
+/// large blocks), and steal it for `mt`. The caller retries `__rmqueue_smallest`.
+fn rmqueue_fallback(
+    z: &mut Zone,
+    frames: &mut [Frame],
+    order: usize,
+    mt: usize,
+) -> Option<Extfrag> {
+    let mut found = None;
+    for o in (order..NR_PAGE_ORDERS).rev() {
+        if let Some((fmt, can_steal)) = find_suitable_fallback(z, o, mt) {
+            found = Some((o, fmt, can_steal));
+            if !can_steal && mt == MIGRATE_MOVABLE && o > order {
+                // find_smallest.
+                found = (order..NR_PAGE_ORDERS)
+                    .find_map(|o| find_suitable_fallback(z, o, mt).map(|(f, c)| (o, f, c)));
+            }
+            break;
+        }
+    }
+    let (o, fmt, can_steal) = found?;
+    let pfn = free_list_head(z, frames, o, fmt);
+    steal_suitable_fallback(z, frames, pfn, mt, can_steal);
+    Some(Extfrag {
+        pfn,
+        alloc_order: order,
+        fallback_order: o,
+        alloc_migratetype: mt,
+        fallback_migratetype: fmt,
+        change_ownership: z.pageblock_migratetype(pfn) == mt,
+    })
 }
 
 /// `__free_one_page`: merge with free buddies (same order, same zone) up to
@@ -231,9 +356,30 @@ impl Mm {
 
     /// `rmqueue`: take a block from one zone's buddy lists.
     fn rmqueue(&mut self, zi: usize, order: usize, mt: usize) -> Option<Pfn> {
+        // __rmqueue: after a fallback steal the block is on `mt`'s lists; retry.
+        let pfn = loop {
+            let z = &mut self.zones[zi];
+            if let Some(pfn) = rmqueue_smallest(z, &mut self.frames, order, mt) {
+                break pfn;
+            }
+            let e = rmqueue_fallback(z, &mut self.frames, order, mt)?;
+            self.trace(
+                Tp::PageAllocExtfrag,
+                format_args!(
+                    "page={:#x} pfn={:#x} alloc_order={} fallback_order={} pageblock_order={} alloc_migratetype={} fallback_migratetype={} fragmenting={} change_ownership={}",
+                    0xffff_ea00_0000_0000u64 + e.pfn as u64 * 64,
+                    e.pfn,
+                    e.alloc_order,
+                    e.fallback_order,
+                    PAGEBLOCK_ORDER,
+                    e.alloc_migratetype,
+                    e.fallback_migratetype,
+                    u8::from(e.fallback_order < PAGEBLOCK_ORDER),
+                    u8::from(e.change_ownership),
+                ),
+            );
+        };
         let z = &mut self.zones[zi];
-        let pfn = rmqueue_smallest(z, &mut self.frames, order, mt)
-            .or_else(|| rmqueue_fallback(z, &mut self.frames, order, mt))?;
         z.nr_free_pages -= 1 << order;
         let f = &mut self.frames[pfn as usize];
         f.flags = 0;
@@ -565,5 +711,140 @@ mod tests {
         free_one_page(&mut z, &mut frames, p, 0);
         assert_eq!(z.nr_free_pages, 1024);
         assert_eq!(z.free_area[10].nr_free, 1);
+    }
+    /// __rmqueue: the smallest block of `mt`, else a fallback steal and a retry.
+    fn alloc(
+        z: &mut Zone,
+        frames: &mut [Frame],
+        order: usize,
+        mt: usize,
+    ) -> (Pfn, Option<Extfrag>) {
+        let mut event = None;
+        loop {
+            if let Some(p) = rmqueue_smallest(z, frames, order, mt) {
+                z.nr_free_pages -= 1 << order;
+                return (p, event);
+            }
+            event = Some(rmqueue_fallback(z, frames, order, mt).expect("memory left"));
+        }
+    }
+
+    /// Allocates `n` single pages of `mt`, each marked as `list` (an LRU index, or
+    /// on::NONE for a kernel page).
+    fn fill(z: &mut Zone, frames: &mut [Frame], n: usize, mt: usize, list: u8) -> Vec<Pfn> {
+        (0..n)
+            .map(|_| {
+                let (p, _) = alloc(z, frames, 0, mt);
+                frames[p as usize].list = list;
+                p
+            })
+            .collect()
+    }
+
+    fn free_pages_of(z: &Zone, mt: usize) -> u64 {
+        (0..NR_PAGE_ORDERS)
+            .map(|o| z.free_area[o].free_list[mt].len << o)
+            .sum()
+    }
+
+    #[test]
+    fn fallback_takes_the_largest_block_and_whole_pageblocks_at_pageblock_order() {
+        // One order-10 movable block (two pageblocks). An unmovable page falls back to
+        // it (largest first), and at order >= pageblock_order both pageblocks change
+        // hands; the split-off remainder lands on the unmovable lists.
+        let (mut z, mut frames) = zone_with(1024 + 512);
+        let (p, e) = alloc(&mut z, &mut frames, 0, MIGRATE_UNMOVABLE);
+        let e = e.expect("a fallback");
+        assert_eq!(
+            (e.fallback_order, e.fallback_migratetype),
+            (10, MIGRATE_MOVABLE)
+        );
+        assert!(e.change_ownership);
+        assert!((0..1024).contains(&p));
+        assert_eq!(z.pageblock_migratetype(0), MIGRATE_UNMOVABLE);
+        assert_eq!(z.pageblock_migratetype(512), MIGRATE_UNMOVABLE);
+        assert_eq!(z.pageblock_migratetype(1024), MIGRATE_MOVABLE);
+        assert_eq!(free_pages_of(&z, MIGRATE_UNMOVABLE), 1023);
+        assert_eq!(free_pages_of(&z, MIGRATE_MOVABLE), 512);
+        // The next unmovable page comes from its own lists: no fallback.
+        assert_eq!(alloc(&mut z, &mut frames, 0, MIGRATE_UNMOVABLE).1, None);
+    }
+
+    #[test]
+    fn fallback_order_prefers_reclaimable_for_unmovable() {
+        // 1536 pages: an order-10 block (pageblocks 0, 1) and an order-9 one (2). A
+        // reclaimable page takes the order-10 block and both its pageblocks.
+        let (mut z, mut frames) = zone_with(512 * 3);
+        alloc(&mut z, &mut frames, 0, MIGRATE_RECLAIMABLE);
+        assert_eq!(z.pageblock_migratetype(512), MIGRATE_RECLAIMABLE);
+        // An unmovable request finds order-9 blocks of both other types (reclaimable
+        // 512..1024, movable 1024..1536) and takes the reclaimable one: UNMOVABLE
+        // tries RECLAIMABLE before MOVABLE.
+        let (_, e) = alloc(&mut z, &mut frames, 0, MIGRATE_UNMOVABLE);
+        let e = e.unwrap();
+        assert_eq!(
+            (e.fallback_order, e.fallback_migratetype),
+            (9, MIGRATE_RECLAIMABLE)
+        );
+        assert_eq!(e.pfn, 512);
+        assert_eq!(z.pageblock_migratetype(1024), MIGRATE_MOVABLE);
+    }
+
+    /// One pageblock (512 pages) of which `used` single movable-type pages are
+    /// allocated and marked `list`; then an unmovable order-0 request.
+    fn steal_from_partly_used_block(used: usize, list: u8) -> (Zone, Extfrag) {
+        let (mut z, mut frames) = zone_with(512);
+        fill(&mut z, &mut frames, used, MIGRATE_MOVABLE, list);
+        let (_, e) = alloc(&mut z, &mut frames, 0, MIGRATE_UNMOVABLE);
+        (z, e.expect("a fallback"))
+    }
+
+    #[test]
+    fn a_small_steal_claims_the_pageblock_only_when_half_is_free_or_alike() {
+        let lru = super::super::page::lru::INACTIVE_ANON as u8;
+        // 300 LRU pages used, 212 free: free + alike (212 + 0; LRU pages are movable,
+        // not alike an unmovable request) < 256: the free pages move to the unmovable
+        // lists but the pageblock stays movable.
+        let (z, e) = steal_from_partly_used_block(300, lru);
+        assert!(e.fallback_order < PAGEBLOCK_ORDER);
+        assert!(!e.change_ownership);
+        assert_eq!(z.pageblock_migratetype(0), MIGRATE_MOVABLE);
+        assert_eq!(free_pages_of(&z, MIGRATE_UNMOVABLE), 211);
+        assert_eq!(free_pages_of(&z, MIGRATE_MOVABLE), 0);
+        // 200 LRU pages used, 312 free: 312 >= 256, claimed.
+        let (z, e) = steal_from_partly_used_block(200, lru);
+        assert!(e.change_ownership);
+        assert_eq!(z.pageblock_migratetype(0), MIGRATE_UNMOVABLE);
+        // 300 pages used by the kernel (not on an LRU, not movable): alike = 512 -
+        // (212 + 0) = 300, 212 + 300 >= 256: claimed.
+        let (z, e) = steal_from_partly_used_block(300, on::NONE);
+        assert!(e.change_ownership);
+        assert_eq!(z.pageblock_migratetype(0), MIGRATE_UNMOVABLE);
+    }
+
+    #[test]
+    fn a_movable_request_that_may_not_steal_takes_the_smallest_fallback_block() {
+        // One pageblock turned unmovable by an unmovable page (page 0), then unmovable
+        // blocks of orders 8..=4 taken from its own lists: free are one block each of
+        // orders 0..=3 (pages 1, 2-3, 4-7, 8-15), all unmovable.
+        let (mut z, mut frames) = zone_with(512);
+        let (p, e) = alloc(&mut z, &mut frames, 0, MIGRATE_UNMOVABLE);
+        assert!(e.unwrap().change_ownership);
+        assert_eq!(p, 0);
+        for o in (4..=8).rev() {
+            assert_eq!(alloc(&mut z, &mut frames, o, MIGRATE_UNMOVABLE).1, None);
+        }
+        assert_eq!(free_pages_of(&z, MIGRATE_UNMOVABLE), 15);
+        // A movable order-0 request: the largest fallback block is order 3 (< 4: may
+        // not steal), so it takes the smallest, order 0 (page 1), and not the block.
+        let (q, e) = alloc(&mut z, &mut frames, 0, MIGRATE_MOVABLE);
+        let e = e.unwrap();
+        assert_eq!((q, e.fallback_order), (1, 0));
+        assert!(!e.change_ownership);
+        // An order-2 movable request: the smallest fallback of order >= 2, pages 4-7.
+        let (q, e) = alloc(&mut z, &mut frames, 2, MIGRATE_MOVABLE);
+        assert_eq!((q, e.unwrap().fallback_order), (4, 2));
+        assert_eq!(z.pageblock_migratetype(0), MIGRATE_UNMOVABLE);
+        assert_eq!(free_pages_of(&z, MIGRATE_UNMOVABLE), 10);
     }
 }

@@ -33,6 +33,7 @@ trace_events! {
     WritebackCongestionWait => "writeback_congestion_wait",
     WritebackWaitIffCongested => "writeback_wait_iff_congested",
     DamonAggregated => "damon_aggregated",
+    PageAllocExtfrag => "mm_page_alloc_extfrag",
 }
 
 /// Default cap on trace lines.
