@@ -125,6 +125,7 @@ const EXTRA_PATHS: &[&str] = &[
     "kernel.hz",
     "kernel.vm.min_free_kbytes",
     "kernel.vm.watermark_scale_factor",
+    "kernel.vm.watermark_boost_factor",
     "kernel.vm.page-cluster",
     "kernel.vm.lowmem_reserve_ratio",
     "kernel.lru",

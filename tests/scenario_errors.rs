@@ -137,7 +137,8 @@ fn set_overrides() {
     assert_eq!(
         e.to_string(),
         "--set kernel.vm.no_such=1: kernel.vm.no_such: unknown key (expected one of \
-         `swappiness`, `min_free_kbytes`, `watermark_scale_factor`, `lowmem_reserve_ratio`, \
+         `swappiness`, `min_free_kbytes`, `watermark_scale_factor`, `watermark_boost_factor`, \
+         `lowmem_reserve_ratio`, \
          `dirty_background_ratio`, `dirty_ratio`, `dirty_bytes`, `dirty_background_bytes`, \
          `dirty_expire_centisecs`, `dirty_writeback_centisecs`, `page-cluster`)"
     );

@@ -6,7 +6,7 @@
 //! kswapd keeps running, naps (HZ/10) or sleeps until woken.
 
 use super::vmscan::{NodeScan, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
-use super::zone::{zone_watermark_ok, AllocFlags, WMARK_HIGH, ZONE_NORMAL};
+use super::zone::{zone_watermark_ok, AllocFlags, MAX_NR_ZONES, WMARK_HIGH, ZONE_NORMAL};
 use super::{Mm, Out};
 use crate::stats::trace::Tp;
 use crate::stats::vmstat::Ev;
@@ -39,6 +39,13 @@ pub struct BalanceRun {
     /// `shrink_node` in progress, with `sc.nr_reclaimed` at the start of the pass.
     pass: Option<(NodeScan, u64)>,
     restarted: bool,
+    /// Pages still to reclaim for the watermark boosts (`nr_boost_reclaim`); 0 once
+    /// done or dropped because the node is unbalanced.
+    nr_boost_reclaim: u64,
+    /// Each zone's boost when the run began (`zone_boosts`), taken off at the end.
+    zone_boosts: [u64; MAX_NR_ZONES],
+    /// This pass may not raise the priority: boosted reclaim stops at DEF_PRIORITY - 2.
+    priority_capped: bool,
 }
 
 /// The per-node kswapd fields of `pg_data_t` plus the thread's own state.
@@ -108,8 +115,10 @@ impl Mm {
         if matches!(k.state, KswapdState::Running) {
             return; // not on the wait queue: it will read the new values
         }
+        // A balanced node is still worth waking for a pending watermark boost.
         if self.kswapd.failures >= MAX_KSWAPD_FAILURES
-            || self.pgdat_balanced(order, highest_zoneidx)
+            || (self.pgdat_balanced(order, highest_zoneidx)
+                && !self.pgdat_watermark_boosted(highest_zoneidx))
         {
             return;
         }
@@ -118,6 +127,13 @@ impl Mm {
             format_args!("nid=0 zid={zone_idx} order={order} gfp_flags=GFP_HIGHUSER_MOVABLE"),
         );
         self.out.push(Out::WakeKswapd { at: self.clock() });
+    }
+
+    /// `pgdat_watermark_boosted`: a zone up to `highest_zoneidx` has a boost pending.
+    fn pgdat_watermark_boosted(&self, highest_zoneidx: usize) -> bool {
+        self.zones[..=highest_zoneidx]
+            .iter()
+            .any(|z| z.is_managed() && z.watermark_boost > 0)
     }
 
     /// `prepare_kswapd_sleep`: sleep if the node is hopeless or balanced.
@@ -247,17 +263,33 @@ impl Mm {
         sc.may_writepage = true;
         sc.may_swap = true;
         sc.may_unmap = true;
+        // The boosts to reclaim for; the zones keep theirs until the run ends, so
+        // allocations near the watermarks stall or reclaim meanwhile.
+        let zone_boosts: [u64; MAX_NR_ZONES] = std::array::from_fn(|i| {
+            let z = &self.zones[i];
+            if i <= idx && z.is_managed() {
+                z.watermark_boost
+            } else {
+                0
+            }
+        });
         self.kswapd.run = Some(BalanceRun {
             alloc_order,
             highest_zoneidx: idx,
             sc,
             pass: None,
             restarted: false,
+            nr_boost_reclaim: zone_boosts.iter().sum(),
+            zone_boosts,
+            priority_capped: false,
         });
     }
 
     /// `balance_pgdat` until done (Some(order it balanced for)) or out of budget (None).
-    /// No watermark boosting yet (it follows fragmentation steals, a later issue).
+    /// With a watermark boost pending it first reclaims the boost's worth, without
+    /// writeback or swap and no harder than DEF_PRIORITY - 2, stopping at the first
+    /// pass without progress; if the node is unbalanced it drops the boost and
+    /// reclaims normally. At the end each zone's boost is taken off.
     fn balance_pgdat_step(&mut self, deadline: u64) -> Option<usize> {
         let mut run = self.kswapd.run.take().unwrap();
         let result = loop {
@@ -273,7 +305,17 @@ impl Mm {
                     sc.order = 0; // enough for compaction: balance at order 0 now
                 }
                 let scanned_enough = sc.nr_scanned.max(reclaimed) >= sc.nr_to_reclaim;
-                if !scanned_enough || reclaimed == 0 {
+                let raise_priority = !scanned_enough && !run.priority_capped;
+                run.nr_boost_reclaim -= run.nr_boost_reclaim.min(reclaimed);
+                if run.nr_boost_reclaim > 0 && reclaimed == 0 {
+                    // No progress for a boost: I/O cannot be queued, stop.
+                    if run.sc.nr_reclaimed == 0 {
+                        self.kswapd.failures += 1;
+                    }
+                    break Some(run.sc.order);
+                }
+                let sc = &mut run.sc;
+                if raise_priority || reclaimed == 0 {
                     sc.priority -= 1;
                 }
                 if sc.priority < 1 {
@@ -297,9 +339,20 @@ impl Mm {
             // Top of the priority loop.
             let sc = &mut run.sc;
             sc.reclaim_idx = run.highest_zoneidx;
-            if self.pgdat_balanced(sc.order, run.highest_zoneidx) {
+            let balanced = self.pgdat_balanced(sc.order, run.highest_zoneidx);
+            if !balanced && run.nr_boost_reclaim > 0 {
+                // Unbalanced: keep the boost for later and reclaim normally (restart).
+                run.nr_boost_reclaim = 0;
+                sc.priority = DEF_PRIORITY;
+            }
+            let boosting = run.nr_boost_reclaim > 0;
+            if !boosting && balanced {
                 break Some(sc.order);
             }
+            run.priority_capped = boosting && sc.priority == DEF_PRIORITY - 2;
+            // Boosted reclaim relieves pressure; it issues no writeback and no swap.
+            sc.may_writepage = !boosting;
+            sc.may_swap = !boosting;
             // kswapd_age_node: keep the anon inactive list topped up (MGLRU:
             // lru_gen_age_node).
             if self.lru_gen_enabled() {
@@ -334,8 +387,100 @@ impl Mm {
         };
         if result.is_some() {
             self.snapshot_refaults(0);
+            for (z, boost) in self.zones.iter_mut().zip(run.zone_boosts) {
+                z.watermark_boost -= z.watermark_boost.min(boost);
+            }
         }
         self.kswapd.run = Some(run);
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm::page_alloc::{Gfp, GFP_MEMALLOC_NOWAIT};
+    use crate::mm::test_util::{add_pages, task_mm};
+    use crate::mm::zone::{MIGRATE_UNMOVABLE, ZONE_DMA32};
+    use crate::mm::SpaceKind;
+
+    /// A 1 GiB machine (one DMA32 zone: min 1024, high 1548 pages) with 200,000 clean
+    /// file pages and 20,000 anon pages on the LRUs, and the rest of memory taken and
+    /// every other page of it given back, so all free memory is in order-0 blocks.
+    fn fragmented() -> Mm {
+        let mut mm = task_mm(
+            "[machine]\nmemory = \"1G\"\n[machine.swap]\ntype = \"zram\"\nsize = \"1G\"\n\
+             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n",
+        );
+        add_pages(&mut mm, SpaceKind::File, 200_000, 0);
+        add_pages(&mut mm, SpaceKind::Anon, 20_000, 0);
+        let mut taken = Vec::new();
+        let all = AllocFlags {
+            no_watermarks: true,
+            ..AllocFlags::default()
+        };
+        while let Some(p) = mm.get_page_from_freelist(GFP_MEMALLOC_NOWAIT, 0, 0, all) {
+            taken.push(p);
+        }
+        taken.sort_unstable();
+        for p in taken.iter().step_by(2) {
+            mm.free_pages(*p, 0);
+        }
+        assert!((0..NR_ORDERS_ABOVE_0).all(|o| mm.zones[ZONE_DMA32].free_area[o + 1].nr_free == 0));
+        mm
+    }
+
+    const NR_ORDERS_ABOVE_0: usize = crate::mm::zone::MAX_PAGE_ORDER;
+
+    const GFP_KERNEL_NORECLAIM: Gfp = Gfp {
+        direct_reclaim: false,
+        kswapd_reclaim: true,
+        highest_zoneidx: ZONE_NORMAL,
+        migratetype: MIGRATE_UNMOVABLE,
+    };
+
+    #[test]
+    fn a_fragmenting_fallback_boosts_the_watermarks_and_kswapd_reclaims_the_boost() {
+        let mut mm = fragmented();
+        assert_eq!(mm.zones[ZONE_DMA32].watermark[WMARK_HIGH], 1548);
+        let free_before = mm.zones[ZONE_DMA32].nr_free_pages;
+        assert!(
+            free_before > 1548 + 512,
+            "{free_before}: balanced even when boosted"
+        );
+        mm.out.clear();
+        // An unmovable page falls back to an order-0 movable block: a pageblock's
+        // worth of boost, min(0 + 512, max(512, 1548 · 15000 / 10000 = 2322)) = 512,
+        // and kswapd is woken although the node is balanced.
+        mm.alloc_pages(GFP_KERNEL_NORECLAIM, 0).unwrap();
+        assert_eq!(mm.zones[ZONE_DMA32].watermark_boost, 512);
+        assert!(
+            !mm.zones[ZONE_DMA32].boosted_watermark,
+            "cleared after the wake-up"
+        );
+        assert!(mm.out.iter().any(|o| matches!(o, Out::WakeKswapd { .. })));
+        // kswapd reclaims the boost's worth from the clean file pages, at most at
+        // DEF_PRIORITY - 2, without swap: 200,000 >> 12 = 48 pages at priority 12, 97
+        // at 11, 195 at 10 and 10 again: ~535 >= 512, and it stops.
+        mm.current = crate::mm::Current::Kswapd;
+        while !matches!(
+            mm.kswapd_run(u64::MAX / 4),
+            KswapdNext::NapUntil(_) | KswapdNext::Sleep
+        ) {}
+        let steal = mm.vmstat.get(Ev::PgstealKswapd);
+        assert!((530..=540).contains(&steal), "{steal}");
+        assert_eq!(mm.vmstat.get(Ev::Pswpout), 0);
+        assert_eq!(mm.zones[ZONE_DMA32].watermark_boost, 0);
+        assert_eq!(mm.kswapd.failures, 0);
+    }
+
+    #[test]
+    fn without_the_boost_factor_nothing_is_boosted() {
+        let mut mm = fragmented();
+        mm.cfg.watermark_boost_factor = 0;
+        mm.out.clear();
+        mm.alloc_pages(GFP_KERNEL_NORECLAIM, 0).unwrap();
+        assert_eq!(mm.zones[ZONE_DMA32].watermark_boost, 0);
+        assert!(mm.out.is_empty(), "a balanced node: kswapd stays asleep");
     }
 }

@@ -45,6 +45,8 @@ pub struct Config {
     pub swappiness: u64,
     pub min_free_kbytes: u64,
     pub watermark_scale_factor: u64,
+    /// `vm.watermark_boost_factor`.
+    pub watermark_boost_factor: u64,
     pub dirty_background_ratio: u64,
     pub dirty_ratio: u64,
     /// `vm.dirty_bytes` and `vm.dirty_background_bytes` (0 = use the ratio).
@@ -72,6 +74,7 @@ impl Config {
                 .min_free_kbytes
                 .unwrap_or_else(|| zone::calculate_min_free_kbytes(lowmem_pages)),
             watermark_scale_factor: vm.watermark_scale_factor as u64,
+            watermark_boost_factor: vm.watermark_boost_factor as u64,
             dirty_background_ratio: vm.dirty_background_ratio as u64,
             dirty_ratio: vm.dirty_ratio as u64,
             dirty_bytes: vm.dirty_bytes.0,

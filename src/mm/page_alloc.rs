@@ -250,23 +250,50 @@ fn move_freepages_block(
     Some((moved, movable))
 }
 
+/// `boost_watermark`: after a fragmenting fallback, raise the zone's watermarks by a
+/// pageblock, up to `boost_factor`/10000 of the high watermark (at least a pageblock),
+/// so kswapd frees a little more and later allocations find pages of their own type.
+/// Not in zones of fewer than four pageblocks, nor with the factor 0. kernel-reference
+/// §1.5.
+pub fn boost_watermark(z: &mut Zone, boost_factor: u64) -> bool {
+    if boost_factor == 0 || PAGEBLOCK_NR_PAGES * 4 > z.managed_pages {
+        return false;
+    }
+    // mult_frac(high, factor, 10000).
+    let max_boost = z.watermark[WMARK_HIGH] * boost_factor / 10_000;
+    if max_boost == 0 {
+        return false;
+    }
+    let max_boost = max_boost.max(PAGEBLOCK_NR_PAGES);
+    z.watermark_boost = (z.watermark_boost + PAGEBLOCK_NR_PAGES).min(max_boost);
+    true
+}
+
 /// `steal_suitable_fallback`: the fallback block `pfn` (of a `fallback_mt` list) goes to
 /// the `start_mt` lists; a block of pageblock order or more takes its pageblocks along;
-/// a smaller one, when `whole_block` is allowed, takes every free page of its pageblock,
-/// and the pageblock itself if at least half of it is free or alike. Watermark boosting
-/// on these steals comes with kswapd's boosted reclaim (next step of issue 12).
+/// a smaller one boosts the watermarks (`boost`: `vm.watermark_boost_factor`, and
+/// whether the allocation may wake kswapd, which it then does) and, when
+/// `whole_block` is allowed, takes every free page of its pageblock, and the pageblock
+/// itself if at least half of it is free or alike.
 fn steal_suitable_fallback(
     z: &mut Zone,
     frames: &mut [Frame],
     pfn: Pfn,
     start_mt: usize,
     whole_block: bool,
+    boost: (u64, bool),
 ) {
     let order = frames[pfn as usize].order as usize;
     let old_block_type = z.pageblock_migratetype(pfn);
     if order >= PAGEBLOCK_ORDER {
         z.set_pageblock_migratetype(pfn, 1 << order, start_mt);
-    } else if whole_block {
+        move_to_free_list(z, frames, pfn, start_mt);
+        return;
+    }
+    if boost_watermark(z, boost.0) && boost.1 {
+        z.boosted_watermark = true;
+    }
+    if whole_block {
         if let Some((free_pages, movable_pages)) = move_freepages_block(z, frames, pfn, start_mt) {
             if free_pages > 0 {
                 let alike_pages = if start_mt == MIGRATE_MOVABLE {
@@ -296,6 +323,7 @@ fn rmqueue_fallback(
     frames: &mut [Frame],
     order: usize,
     mt: usize,
+    boost: (u64, bool),
 ) -> Option<Extfrag> {
     let mut found = None;
     for o in (order..NR_PAGE_ORDERS).rev() {
@@ -311,7 +339,7 @@ fn rmqueue_fallback(
     }
     let (o, fmt, can_steal) = found?;
     let pfn = free_list_head(z, frames, o, fmt);
-    steal_suitable_fallback(z, frames, pfn, mt, can_steal);
+    steal_suitable_fallback(z, frames, pfn, mt, can_steal, boost);
     Some(Extfrag {
         pfn,
         alloc_order: order,
@@ -355,14 +383,16 @@ impl Mm {
     }
 
     /// `rmqueue`: take a block from one zone's buddy lists.
-    fn rmqueue(&mut self, zi: usize, order: usize, mt: usize) -> Option<Pfn> {
+    fn rmqueue(&mut self, zi: usize, order: usize, gfp: Gfp) -> Option<Pfn> {
+        let mt = gfp.migratetype;
+        let boost = (self.cfg.watermark_boost_factor, gfp.kswapd_reclaim);
         // __rmqueue: after a fallback steal the block is on `mt`'s lists; retry.
         let pfn = loop {
             let z = &mut self.zones[zi];
             if let Some(pfn) = rmqueue_smallest(z, &mut self.frames, order, mt) {
                 break pfn;
             }
-            let e = rmqueue_fallback(z, &mut self.frames, order, mt)?;
+            let e = rmqueue_fallback(z, &mut self.frames, order, mt, boost)?;
             self.trace(
                 Tp::PageAllocExtfrag,
                 format_args!(
@@ -394,6 +424,11 @@ impl Mm {
             },
             1 << order,
         );
+        // A fallback boosted the watermarks: kswapd may have nothing else to wake it.
+        if self.zones[zi].boosted_watermark {
+            self.zones[zi].boosted_watermark = false;
+            self.wakeup_kswapd(zi, 0, zi);
+        }
         Some(pfn)
     }
 
@@ -423,7 +458,7 @@ impl Mm {
             {
                 continue;
             }
-            if let Some(pfn) = self.rmqueue(zi, order, gfp.migratetype) {
+            if let Some(pfn) = self.rmqueue(zi, order, gfp) {
                 return Some(pfn);
             }
         }
@@ -725,7 +760,7 @@ mod tests {
                 z.nr_free_pages -= 1 << order;
                 return (p, event);
             }
-            event = Some(rmqueue_fallback(z, frames, order, mt).expect("memory left"));
+            event = Some(rmqueue_fallback(z, frames, order, mt, (0, false)).expect("memory left"));
         }
     }
 
@@ -768,6 +803,31 @@ mod tests {
         assert_eq!(free_pages_of(&z, MIGRATE_MOVABLE), 512);
         // The next unmovable page comes from its own lists: no fallback.
         assert_eq!(alloc(&mut z, &mut frames, 0, MIGRATE_UNMOVABLE).1, None);
+    }
+
+    #[test]
+    fn boost_watermark_by_hand() {
+        // 4096 pages (8 pageblocks), HIGH 1000, factor 15000: max_boost = 1500; each
+        // boost adds a pageblock: 512, 1024, 1500, 1500.
+        let mut z = Zone::new(ZONE_NORMAL, 0, 4096);
+        z.watermark[WMARK_HIGH] = 1000;
+        for want in [512, 1024, 1500, 1500] {
+            assert!(boost_watermark(&mut z, 15_000));
+            assert_eq!(z.watermark_boost, want);
+        }
+        // HIGH 100: max_boost 150, raised to a pageblock.
+        z.watermark_boost = 0;
+        z.watermark[WMARK_HIGH] = 100;
+        assert!(boost_watermark(&mut z, 15_000));
+        assert!(boost_watermark(&mut z, 15_000));
+        assert_eq!(z.watermark_boost, 512);
+        // No boost: factor 0, HIGH 0 (max_boost 0), fewer than 4 pageblocks.
+        assert!(!boost_watermark(&mut z, 0));
+        z.watermark[WMARK_HIGH] = 0;
+        assert!(!boost_watermark(&mut z, 15_000));
+        let mut small = Zone::new(ZONE_NORMAL, 0, 2047);
+        small.watermark[WMARK_HIGH] = 1000;
+        assert!(!boost_watermark(&mut small, 15_000));
     }
 
     #[test]

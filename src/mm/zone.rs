@@ -53,6 +53,9 @@ pub struct Zone {
     /// Raw WMARK_MIN/LOW/HIGH, before the boost.
     pub watermark: [u64; 3],
     pub watermark_boost: u64,
+    /// `ZONE_BOOSTED_WATERMARK`: a fallback boosted the watermarks; wake kswapd once
+    /// the allocation is done.
+    pub boosted_watermark: bool,
     /// Pages kept back from allocations whose highest usable zone is the index.
     pub lowmem_reserve: [u64; MAX_NR_ZONES],
     /// NR_ZONE_INACTIVE_ANON .. NR_ZONE_UNEVICTABLE.
@@ -84,6 +87,7 @@ impl Zone {
             nr_free_pages: 0,
             watermark: [0; 3],
             watermark_boost: 0,
+            boosted_watermark: false,
             lowmem_reserve: [0; MAX_NR_ZONES],
             lru_pages: [0; NR_LRU_LISTS],
             pageblock_mt: vec![0; nr_blocks],

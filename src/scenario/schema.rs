@@ -497,6 +497,9 @@ pub struct Vm {
     /// Default: computed as the kernel does at boot (`calculate_min_free_kbytes`).
     pub min_free_kbytes: Option<u64>,
     pub watermark_scale_factor: u32,
+    /// `vm.watermark_boost_factor`: how far (in 1/10000 of the high watermark) a
+    /// fragmenting fallback may boost a zone's watermarks; 0 turns boosting off.
+    pub watermark_boost_factor: u32,
     /// Per zone, lowest first: DMA, DMA32, NORMAL (the simulator has no DMA zone, but the
     /// kernel's three-entry spelling is accepted; the DMA entry is ignored).
     pub lowmem_reserve_ratio: Vec<u32>,
@@ -521,6 +524,7 @@ impl Default for Vm {
             swappiness: 60,
             min_free_kbytes: None,
             watermark_scale_factor: 10,
+            watermark_boost_factor: 15_000,
             lowmem_reserve_ratio: vec![256, 256, 32],
             dirty_background_ratio: 10,
             dirty_ratio: 20,

@@ -849,6 +849,12 @@ fn check_kernel(k: &Kernel, m: &Machine, c: &mut Checker) {
         1,
         3000,
     );
+    c.range(
+        "kernel.vm.watermark_boost_factor",
+        vm.watermark_boost_factor,
+        0,
+        i32::MAX as u32,
+    );
     if let Some(kb) = vm.min_free_kbytes {
         c.range("kernel.vm.min_free_kbytes", kb, 128, 262_144);
         let quarter = m.memory.0 / 4 / 1024;
