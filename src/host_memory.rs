@@ -151,6 +151,8 @@ fn mapped(i: usize, w: &WorkloadCfg) -> Mapped {
             };
             (p, true, key)
         }
+        // Slab pages live in the frame table; objects are a heap entry each.
+        WorkloadKind::Slab => (1, false, k("object_size")),
         WorkloadKind::Masim => {
             let bytes: u64 = w
                 .masim()

@@ -8,7 +8,9 @@
 use super::lru_gen::{folio, lru_gen_from_seq, MAX_NR_GENS, MEMCG_NR_BINS, MEMCG_NR_GENS};
 use super::page::{lru, on, pg, pte};
 use super::zone::MAX_NR_ZONES;
-use super::zone::{DEFERRED_MT, MAX_PAGE_ORDER, MIGRATE_PCPTYPES, NR_PAGE_ORDERS};
+use super::zone::{
+    DEFERRED_MT, MAX_PAGE_ORDER, MIGRATE_PCPTYPES, MIGRATE_RECLAIMABLE, NR_PAGE_ORDERS,
+};
 use super::Mm;
 
 impl Mm {
@@ -16,7 +18,7 @@ impl Mm {
     #[allow(clippy::needless_range_loop)] // the list index is the LRU id, not just a position
     pub fn check_invariants(&self) -> Result<(), String> {
         let n = self.frames.len();
-        let mut owner = vec![0u8; n]; // 0: none, 1: buddy, 2: LRU, 3: zram
+        let mut owner = vec![0u8; n]; // 0: none, 1: buddy, 2: LRU, 3: zram, 4: slab
         let mut claim = |pfn: usize, what: u8| -> Result<(), String> {
             if owner[pfn] != 0 {
                 return Err(format!(
@@ -210,15 +212,51 @@ impl Mm {
         };
         let zram = pool(&self.zram_pool, "zram pool")?;
         let brd = pool(&self.brd_pool, "brd pool")?;
+        // Slabs: every frame of each (found by its head's order), counted by type, and
+        // each cache's partial slabs among them with room left.
+        let mut slab = [0u64; 2];
+        let mut pfn = 0usize;
+        while pfn < n {
+            let f = &self.frames[pfn];
+            if f.list != on::SLAB {
+                pfn += 1;
+                continue;
+            }
+            let Some(c) = self.kmem_caches.get(f.mapping as usize) else {
+                return Err(format!("slab frame {pfn} of no cache ({})", f.mapping));
+            };
+            if f.order as usize != c.order || f.index == 0 || f.index > c.objects_per_slab {
+                return Err(format!(
+                    "slab {pfn}: order {} (cache {}), {} objects of {}",
+                    f.order, c.order, f.index, c.objects_per_slab
+                ));
+            }
+            for p in pfn..pfn + (1 << c.order) {
+                if self.frames[p].list != on::SLAB {
+                    return Err(format!("slab {pfn}'s frame {p} is not a slab frame"));
+                }
+                claim(p, 4)?;
+            }
+            slab[usize::from(c.migratetype == MIGRATE_RECLAIMABLE)] += 1 << c.order;
+            pfn += 1 << c.order;
+        }
+        if slab != self.slab_pages {
+            return Err(format!(
+                "slab pages {:?} but {slab:?} on slabs",
+                self.slab_pages
+            ));
+        }
         if let Some(pfn) = self.initialised_pfns().find(|&p| owner[p as usize] == 0) {
             return Err(format!(
                 "frame {pfn} is neither free nor on any list (flags {:#x})",
                 self.frames[pfn as usize].flags
             ));
         }
-        if free_total + lru_total + zram + brd != self.managed_pages() {
+        let slab = slab[0] + slab[1];
+        if free_total + lru_total + zram + brd + slab != self.managed_pages() {
             return Err(format!(
-                "free {free_total} + LRU {lru_total} + zram {zram} + brd {brd} != managed {}",
+                "free {free_total} + LRU {lru_total} + zram {zram} + brd {brd} + slab {slab} \
+                 != managed {}",
                 self.managed_pages()
             ));
         }

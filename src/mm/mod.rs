@@ -20,6 +20,7 @@ pub mod oom_kill;
 pub mod page;
 pub mod page_alloc;
 pub mod page_counter;
+pub mod slab;
 pub mod swap;
 #[cfg(test)]
 mod test_util;
@@ -362,6 +363,10 @@ pub struct Mm {
     pub kswapd: kswapd::Kswapd,
     pub workingset: workingset::Workingset,
     pub zram_pool: ListHead,
+    /// Kernel object caches (`slab` workloads), and their pages: [unreclaimable,
+    /// reclaimable] (NR_SLAB_UNRECLAIMABLE, NR_SLAB_RECLAIMABLE).
+    pub kmem_caches: Vec<slab::KmemCache>,
+    pub slab_pages: [u64; 2],
     /// The brd pages holding the files of a ramdisk `[machine.storage]`: RAM charged
     /// to no cgroup, never reclaimed.
     pub brd_pool: ListHead,
@@ -465,6 +470,8 @@ impl Mm {
             kswapd: kswapd::Kswapd::default(),
             workingset: workingset::Workingset::new(total_pages),
             zram_pool: ListHead::default(),
+            kmem_caches: Vec::new(),
+            slab_pages: [0; 2],
             vmstat: VmStat::default(),
             out: Vec::new(),
             oom_events: Vec::new(),

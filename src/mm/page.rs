@@ -54,6 +54,8 @@ pub mod on {
     /// On a multi-gen LRU list: `LRU_GEN | gen` (the list it is physically on; its
     /// generation in `Frame::gen` may be younger after an in-place promotion).
     pub const LRU_GEN: u8 = 0x40;
+    /// A slab of a kernel object cache (every frame of it).
+    pub const SLAB: u8 = 0x50;
     pub const NONE: u8 = 0xff;
 }
 

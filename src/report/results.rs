@@ -251,7 +251,7 @@ pub struct ActionRecord {
 }
 
 /// State counters reported in `vmstat` besides the event counters.
-pub const STATE_COUNTERS: [&str; 11] = [
+pub const STATE_COUNTERS: [&str; 13] = [
     "nr_inactive_anon",
     "nr_active_anon",
     "nr_inactive_file",
@@ -259,6 +259,8 @@ pub const STATE_COUNTERS: [&str; 11] = [
     "nr_unevictable",
     "nr_free_pages",
     "nr_file_pages",
+    "nr_slab_reclaimable",
+    "nr_slab_unreclaimable",
     "nr_dirty",
     "nr_writeback",
     "nr_dirty_background_threshold",
@@ -294,6 +296,8 @@ impl Results {
             vmstat.insert(name.into(), mm.node_lru_pages(l));
         }
         vmstat.insert("nr_free_pages".into(), mm.nr_free_pages());
+        vmstat.insert("nr_slab_reclaimable".into(), mm.slab_pages[1]);
+        vmstat.insert("nr_slab_unreclaimable".into(), mm.slab_pages[0]);
         vmstat.insert(
             "nr_file_pages".into(),
             mm.node_lru_pages(lru::INACTIVE_FILE) + mm.node_lru_pages(lru::ACTIVE_FILE),

@@ -624,6 +624,29 @@ pub enum WorkloadKind {
     /// masim (DAMON's evaluation workload): memory regions and timed phases of
     /// weighted sequential or random accesses, from a masim `config` file.
     Masim,
+    /// Kernel objects (slab): `object_size` objects allocated at `rate` per second per
+    /// thread, each freed after `lifetime`; unmovable or reclaimable memory that
+    /// fragments the page allocator.
+    Slab,
+}
+
+/// A slab workload's object lifetimes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LifetimeDist {
+    /// Every object lives exactly `lifetime`.
+    Fixed,
+    /// Exponentially distributed with mean `lifetime`.
+    Exponential,
+}
+
+/// A slab workload's page migratetype.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SlabType {
+    Unmovable,
+    /// A cache with SLAB_RECLAIM_ACCOUNT (dentries, inodes).
+    Reclaimable,
 }
 
 /// fio's `rw`.
@@ -779,6 +802,16 @@ pub struct Workload {
     /// ...up to `max_size`.
     #[serde(default)]
     pub max_size: Option<Bytes>,
+    /// slab: the object size, how long each lives (`lifetime_dist`: exponential by
+    /// default, or fixed), and the cache's type (unmovable by default).
+    #[serde(default)]
+    pub object_size: Option<Bytes>,
+    #[serde(default)]
+    pub lifetime: Option<Nanos>,
+    #[serde(default)]
+    pub lifetime_dist: Option<LifetimeDist>,
+    #[serde(default)]
+    pub slab_type: Option<SlabType>,
     /// phases: the steps.
     #[serde(default, rename = "phase", skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<Phase>,

@@ -950,6 +950,7 @@ fn kind_name(k: WorkloadKind) -> &'static str {
         WorkloadKind::AnonHog => "anon-hog",
         WorkloadKind::Phases => "phases",
         WorkloadKind::Masim => "masim",
+        WorkloadKind::Slab => "slab",
     }
 }
 
@@ -992,6 +993,7 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
         WorkloadKind::AnonHog => vec!["size", "grow_by", "grow_every", "max_size", "write_ratio"],
         WorkloadKind::Phases => vec!["phase", "repeat", "repeat_from", "config"],
         WorkloadKind::Masim => vec!["config"],
+        WorkloadKind::Slab => vec!["object_size", "lifetime", "lifetime_dist", "slab_type"],
     }
 }
 
@@ -1030,7 +1032,11 @@ fn given_keys(w: &Workload) -> Vec<&'static str> {
         grow_every,
         max_size,
         repeat,
-        repeat_from
+        repeat_from,
+        object_size,
+        lifetime,
+        lifetime_dist,
+        slab_type
     );
     if !w.phases.is_empty() {
         v.push("phase");
@@ -1265,6 +1271,27 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
                         ),
                         (Some(m), _) => check_size(c, k("max_size"), m),
                     }
+                }
+            }
+            WorkloadKind::Slab => {
+                match w.object_size {
+                    None => c.err(k("object_size"), format!("required {for_kind}")),
+                    Some(b) if b.0 == 0 || b.0 > 4 << 20 => c.err(
+                        k("object_size"),
+                        format!("must be 1 byte to 4M (a max-order page), got {}", sz(b)),
+                    ),
+                    _ => {}
+                }
+                match w.lifetime {
+                    None => c.err(k("lifetime"), format!("required {for_kind}")),
+                    Some(Nanos(0)) => c.err(k("lifetime"), "must be > 0"),
+                    _ => {}
+                }
+                if w.rate.is_none() {
+                    c.err(
+                        k("rate"),
+                        format!("required {for_kind} (objects allocated per second per thread)"),
+                    );
                 }
             }
             WorkloadKind::Masim => {

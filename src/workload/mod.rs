@@ -13,6 +13,7 @@
 pub mod bench_kinds;
 pub mod masim;
 pub mod pattern;
+pub mod slab;
 
 use crate::mm::memory::FaultResult;
 use crate::mm::page::{pg, pte};
@@ -49,6 +50,7 @@ pub enum Spec {
     AnonHog(bench_kinds::AnonHog),
     Phases(bench_kinds::Phases),
     Masim(masim::Masim),
+    Slab(slab::Slab),
 }
 
 /// Per-workload state and statistics.
@@ -139,6 +141,8 @@ pub struct Thread {
     pub masim_offsets: Vec<u64>,
     /// phases: times the repeated steps have run to the end.
     pub loops_done: u32,
+    /// slab: the thread's live objects, (time to free it, its slab), soonest first.
+    pub slab_objects: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>>,
 }
 
 impl Thread {
@@ -163,6 +167,7 @@ impl Thread {
             masim_left: 0,
             masim_offsets: Vec::new(),
             loops_done: 0,
+            slab_objects: Default::default(),
         }
     }
 }
@@ -299,6 +304,7 @@ impl Workload {
             WorkloadKind::AnonHog => Spec::AnonHog(bench_kinds::AnonHog::new(idx, cfg, mm)),
             WorkloadKind::Phases => Spec::Phases(bench_kinds::Phases::new(idx, cfg, mm, access_ns)),
             WorkloadKind::Masim => Spec::Masim(masim::Masim::new(idx, cfg, mm)),
+            WorkloadKind::Slab => Spec::Slab(slab::Slab::new(cfg, sc, mm)),
         };
         let batch = if cfg.kind == WorkloadKind::Kv {
             cfg.pipeline.unwrap_or(1)
@@ -651,6 +657,7 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
         Spec::AnonHog(h) => h.op(stats, stats_from, start_ns, t, cx, origin),
         Spec::Phases(p) => p.op(stats, stats_from, t, cx, origin),
         Spec::Masim(m) => m.op(stats, stats_from, t, cx, origin),
+        Spec::Slab(s) => s.op(t, cx, origin),
     }
 }
 
