@@ -152,7 +152,7 @@ fn mapped(i: usize, w: &WorkloadCfg) -> Mapped {
             (p, true, key)
         }
         // Slab pages live in the frame table; objects are a heap entry each.
-        WorkloadKind::Slab => (1, false, k("object_size")),
+        WorkloadKind::Slab | WorkloadKind::Highalloc => (1, false, k("kind")),
         WorkloadKind::Masim => {
             let bytes: u64 = w
                 .masim()

@@ -460,3 +460,38 @@ fn slab_configuration_errors_name_the_key() {
     let e = err("object_size = \"64\"\nlifetime = \"1s\"\nrate = 10\nsize = \"1M\"\n");
     assert!(e.contains("workload[0].size"), "{e}");
 }
+
+/// highalloc: order-9 blocks with GFP_NOWAIT|__GFP_HIGH on a fresh 1 GiB machine
+/// (262144 pages, one DMA32 zone, MIN 1024). By hand: __GFP_HIGH halves MIN to 512,
+/// and an order-9 request needs free − 511 > 512, i.e. free ≥ 1024; with n blocks
+/// taken free = 262144 − 512 n, so attempts succeed while n ≤ 510: 511 of 600.
+#[test]
+fn highalloc_takes_order_9_blocks_down_to_the_watermark() {
+    let text = r#"
+[run]
+duration = "2s"
+[machine]
+memory = "1G"
+[[workload]]
+name = "thp"
+kind = "highalloc"
+order = 9
+gfp = "GFP_NOWAIT|__GFP_HIGH|__GFP_COMP"
+rate = 1000
+count = 600
+"#;
+    let r = common::run_checked(text, &[]);
+    let w = &r.workloads["thp"];
+    assert_eq!(w.ops, 600);
+    assert_eq!(w.alloc_success, Some(511));
+    // Without __GFP_HIGH, MIN stays 1024: free − 511 > 1024, free ≥ 1536, n ≤ 509:
+    // 510 blocks.
+    let r = common::run_checked(text, &["workload.0.gfp=\"GFP_NOWAIT|__GFP_COMP\""]);
+    assert_eq!(r.workloads["thp"].alloc_success, Some(510));
+    // A bad flag names the key.
+    let bad = ["workload.0.gfp=\"GFP_NOWAIT|__GFP_THISNOT\"".to_string()];
+    let e = reclaimsim::scenario::parse_str(text, "s.toml", &bad)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(".gfp: unknown GFP flag `__GFP_THISNOT`"), "{e}");
+}

@@ -240,6 +240,19 @@ impl Mm {
             slab[usize::from(c.migratetype == MIGRATE_RECLAIMABLE)] += 1 << c.order;
             pfn += 1 << c.order;
         }
+        let mut kernel = 0u64;
+        for p in 0..n {
+            if self.frames[p].list == on::KERNEL {
+                claim(p, 5)?;
+                kernel += 1;
+            }
+        }
+        if kernel != self.kernel_pages {
+            return Err(format!(
+                "kernel pages {} but {kernel} frames held",
+                self.kernel_pages
+            ));
+        }
         if slab != self.slab_pages {
             return Err(format!(
                 "slab pages {:?} but {slab:?} on slabs",
@@ -253,10 +266,10 @@ impl Mm {
             ));
         }
         let slab = slab[0] + slab[1];
-        if free_total + lru_total + zram + brd + slab != self.managed_pages() {
+        if free_total + lru_total + zram + brd + slab + kernel != self.managed_pages() {
             return Err(format!(
                 "free {free_total} + LRU {lru_total} + zram {zram} + brd {brd} + slab {slab} \
-                 != managed {}",
+                 + held {kernel} != managed {}",
                 self.managed_pages()
             ));
         }

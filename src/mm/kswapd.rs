@@ -437,6 +437,8 @@ mod tests {
         kswapd_reclaim: true,
         highest_zoneidx: ZONE_NORMAL,
         migratetype: MIGRATE_UNMOVABLE,
+        high: false,
+        noretry: false,
     };
 
     #[test]

@@ -367,6 +367,8 @@ pub struct Mm {
     /// reclaimable] (NR_SLAB_UNRECLAIMABLE, NR_SLAB_RECLAIMABLE).
     pub kmem_caches: Vec<slab::KmemCache>,
     pub slab_pages: [u64; 2],
+    /// Pages held by kernel callers outside any cache (`highalloc` blocks).
+    pub kernel_pages: u64,
     /// The brd pages holding the files of a ramdisk `[machine.storage]`: RAM charged
     /// to no cgroup, never reclaimed.
     pub brd_pool: ListHead,
@@ -472,6 +474,7 @@ impl Mm {
             zram_pool: ListHead::default(),
             kmem_caches: Vec::new(),
             slab_pages: [0; 2],
+            kernel_pages: 0,
             vmstat: VmStat::default(),
             out: Vec::new(),
             oom_events: Vec::new(),

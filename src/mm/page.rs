@@ -56,6 +56,8 @@ pub mod on {
     pub const LRU_GEN: u8 = 0x40;
     /// A slab of a kernel object cache (every frame of it).
     pub const SLAB: u8 = 0x50;
+    /// A page a kernel caller holds (`highalloc`'s blocks, every frame of them).
+    pub const KERNEL: u8 = 0x60;
     pub const NONE: u8 = 0xff;
 }
 

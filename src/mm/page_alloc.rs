@@ -25,6 +25,59 @@ pub struct Gfp {
     /// `gfp_zone()`: the highest zone the caller can use.
     pub highest_zoneidx: usize,
     pub migratetype: usize,
+    /// `__GFP_HIGH` (ALLOC_HIGH): may dip to half the min watermark.
+    pub high: bool,
+    /// `__GFP_NORETRY`: one round of reclaim, then fail.
+    pub noretry: bool,
+}
+
+/// Parses a GFP expression as the kernel spells it: `GFP_KERNEL`, `GFP_NOWAIT`,
+/// `GFP_ATOMIC`, `GFP_HIGHUSER_MOVABLE`, and `__GFP_HIGH`, `__GFP_COMP`,
+/// `__GFP_NORETRY`, `__GFP_KSWAPD_RECLAIM`, `__GFP_DIRECT_RECLAIM`, `__GFP_MOVABLE`,
+/// `__GFP_RECLAIMABLE`, joined by `|`.
+pub fn parse_gfp(s: &str) -> Result<Gfp, String> {
+    let mut g = Gfp {
+        direct_reclaim: false,
+        kswapd_reclaim: false,
+        highest_zoneidx: ZONE_NORMAL,
+        migratetype: MIGRATE_UNMOVABLE,
+        high: false,
+        noretry: false,
+    };
+    for flag in s.split('|').map(str::trim) {
+        match flag {
+            "GFP_KERNEL" => {
+                g.direct_reclaim = true;
+                g.kswapd_reclaim = true;
+            }
+            "GFP_NOWAIT" => g.kswapd_reclaim = true,
+            "GFP_ATOMIC" => {
+                g.kswapd_reclaim = true;
+                g.high = true;
+            }
+            "GFP_HIGHUSER_MOVABLE" => {
+                g.direct_reclaim = true;
+                g.kswapd_reclaim = true;
+                g.migratetype = MIGRATE_MOVABLE;
+            }
+            "__GFP_HIGH" => g.high = true,
+            "__GFP_COMP" => {}
+            "__GFP_NORETRY" => g.noretry = true,
+            "__GFP_KSWAPD_RECLAIM" => g.kswapd_reclaim = true,
+            "__GFP_DIRECT_RECLAIM" => g.direct_reclaim = true,
+            "__GFP_MOVABLE" => g.migratetype = MIGRATE_MOVABLE,
+            "__GFP_RECLAIMABLE" => g.migratetype = MIGRATE_RECLAIMABLE,
+            other => {
+                return Err(format!(
+                    "unknown GFP flag `{other}` (GFP_KERNEL, GFP_NOWAIT, GFP_ATOMIC, \
+                     GFP_HIGHUSER_MOVABLE, __GFP_HIGH, __GFP_COMP, __GFP_NORETRY, \
+                     __GFP_KSWAPD_RECLAIM, __GFP_DIRECT_RECLAIM, __GFP_MOVABLE, \
+                     __GFP_RECLAIMABLE)"
+                ))
+            }
+        }
+    }
+    Ok(g)
 }
 
 /// `GFP_HIGHUSER_MOVABLE`: user pages and page cache.
@@ -33,6 +86,8 @@ pub const GFP_HIGHUSER_MOVABLE: Gfp = Gfp {
     kswapd_reclaim: true,
     highest_zoneidx: ZONE_NORMAL,
     migratetype: MIGRATE_MOVABLE,
+    high: false,
+    noretry: false,
 };
 
 /// What a reclaim context (PF_MEMALLOC) allocates with: zsmalloc pages for zram.
@@ -42,6 +97,8 @@ pub const GFP_MEMALLOC_NOWAIT: Gfp = Gfp {
     kswapd_reclaim: false,
     highest_zoneidx: ZONE_NORMAL,
     migratetype: MIGRATE_MOVABLE,
+    high: false,
+    noretry: false,
 };
 
 /// Frees every page of `[start_pfn, end_pfn)` into the largest aligned blocks
@@ -468,8 +525,23 @@ impl Mm {
     /// `__alloc_pages`: the LOW-watermark fast path, then the slow path.
     /// `None` means the allocation failed; the OOM killer may have run (and may have
     /// killed the current task).
+    /// A block a kernel caller keeps (`highalloc`): allocated with `gfp`, its frames
+    /// marked as held.
+    pub fn alloc_kernel_pages(&mut self, gfp: Gfp, order: usize) -> Option<Pfn> {
+        let pfn = self.alloc_pages(gfp, order)?;
+        for f in &mut self.frames[pfn as usize..pfn as usize + (1 << order)] {
+            f.list = on::KERNEL;
+        }
+        self.kernel_pages += 1 << order;
+        Some(pfn)
+    }
+
     pub fn alloc_pages(&mut self, gfp: Gfp, order: usize) -> Option<Pfn> {
-        if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_LOW, AllocFlags::default()) {
+        let flags = AllocFlags {
+            high: gfp.high,
+            ..AllocFlags::default()
+        };
+        if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_LOW, flags) {
             return Some(p);
         }
         self.alloc_pages_slowpath(gfp, order)
@@ -498,7 +570,10 @@ impl Mm {
     }
 
     fn alloc_pages_slowpath_loop(&mut self, gfp: Gfp, order: usize) -> Option<Pfn> {
-        let flags = AllocFlags::default();
+        let flags = AllocFlags {
+            high: gfp.high,
+            ..AllocFlags::default()
+        };
         if gfp.kswapd_reclaim {
             self.wake_all_kswapds(order, gfp.highest_zoneidx);
         }
@@ -567,6 +642,9 @@ impl Mm {
                 if let Some(t) = task {
                     self.alloc_no_progress[t] = no_progress_loops;
                 }
+                return None;
+            }
+            if gfp.noretry {
                 return None;
             }
             if let (true, Some(t)) = (progress > 0 && loops >= MAX_RECLAIM_RETRIES, task) {

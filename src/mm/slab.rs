@@ -65,6 +65,8 @@ impl KmemCache {
             kswapd_reclaim: true,
             highest_zoneidx: ZONE_NORMAL,
             migratetype: self.migratetype,
+            high: false,
+            noretry: false,
         }
     }
 }

@@ -81,6 +81,9 @@ pub struct WorkloadResult {
     /// did not finish within the run).
     #[serde(default)]
     pub runtime_ns: Option<u64>,
+    /// `highalloc`: attempts (`ops`) that got their block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_success: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -363,6 +366,7 @@ impl Results {
                     latency_ns,
                     killed_at_ns: w.killed_at,
                     runtime_ns: w.finished_at.map(|t| t - w.start_ns),
+                    alloc_success: w.is_highalloc().then_some(w.stats.alloc_success),
                 },
             );
         }

@@ -628,6 +628,10 @@ pub enum WorkloadKind {
     /// thread, each freed after `lifetime`; unmovable or reclaimable memory that
     /// fragments the page allocator.
     Slab,
+    /// High-order allocation attempts (mmtests' stress-highalloc): blocks of `order`
+    /// pages with the `gfp` flags, `rate` attempts per second per thread, up to
+    /// `count` each; what succeeds is kept.
+    Highalloc,
 }
 
 /// A slab workload's object lifetimes.
@@ -812,6 +816,14 @@ pub struct Workload {
     pub lifetime_dist: Option<LifetimeDist>,
     #[serde(default)]
     pub slab_type: Option<SlabType>,
+    /// highalloc: the order, GFP flags (`GFP_NOWAIT|__GFP_HIGH|__GFP_COMP`) and
+    /// attempts per thread (default: until `stop`).
+    #[serde(default)]
+    pub order: Option<u32>,
+    #[serde(default)]
+    pub gfp: Option<String>,
+    #[serde(default)]
+    pub count: Option<u64>,
     /// phases: the steps.
     #[serde(default, rename = "phase", skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<Phase>,

@@ -951,6 +951,7 @@ fn kind_name(k: WorkloadKind) -> &'static str {
         WorkloadKind::Phases => "phases",
         WorkloadKind::Masim => "masim",
         WorkloadKind::Slab => "slab",
+        WorkloadKind::Highalloc => "highalloc",
     }
 }
 
@@ -994,6 +995,7 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
         WorkloadKind::Phases => vec!["phase", "repeat", "repeat_from", "config"],
         WorkloadKind::Masim => vec!["config"],
         WorkloadKind::Slab => vec!["object_size", "lifetime", "lifetime_dist", "slab_type"],
+        WorkloadKind::Highalloc => vec!["order", "gfp", "count"],
     }
 }
 
@@ -1036,7 +1038,10 @@ fn given_keys(w: &Workload) -> Vec<&'static str> {
         object_size,
         lifetime,
         lifetime_dist,
-        slab_type
+        slab_type,
+        order,
+        gfp,
+        count
     );
     if !w.phases.is_empty() {
         v.push("phase");
@@ -1271,6 +1276,29 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
                         ),
                         (Some(m), _) => check_size(c, k("max_size"), m),
                     }
+                }
+            }
+            WorkloadKind::Highalloc => {
+                match w.order {
+                    None => c.err(k("order"), format!("required {for_kind}")),
+                    Some(o) => c.range(k("order"), o, 0, 10),
+                }
+                match w.gfp.as_deref() {
+                    None => c.err(k("gfp"), format!("required {for_kind}")),
+                    Some(g) => {
+                        if let Err(e) = crate::mm::page_alloc::parse_gfp(g) {
+                            c.err(k("gfp"), e);
+                        }
+                    }
+                }
+                if w.rate.is_none() {
+                    c.err(
+                        k("rate"),
+                        format!("required {for_kind} (attempts per second per thread)"),
+                    );
+                }
+                if w.count == Some(0) {
+                    c.err(k("count"), "must be at least 1");
                 }
             }
             WorkloadKind::Slab => {

@@ -11,6 +11,7 @@
 //! read and a bit set; only a non-present page calls into [`crate::mm`].
 
 pub mod bench_kinds;
+pub mod highalloc;
 pub mod masim;
 pub mod pattern;
 pub mod slab;
@@ -51,6 +52,7 @@ pub enum Spec {
     Phases(bench_kinds::Phases),
     Masim(masim::Masim),
     Slab(slab::Slab),
+    Highalloc(highalloc::Highalloc),
 }
 
 /// Per-workload state and statistics.
@@ -83,6 +85,8 @@ pub struct WorkloadStats {
     /// When the first operation started and the last one ended.
     pub first_op_ns: Option<u64>,
     pub last_op_ns: u64,
+    /// highalloc: the attempts that got their block.
+    pub alloc_success: u64,
 }
 
 impl Default for WorkloadStats {
@@ -93,6 +97,7 @@ impl Default for WorkloadStats {
             latency: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("histogram bounds"),
             first_op_ns: None,
             last_op_ns: 0,
+            alloc_success: 0,
         }
     }
 }
@@ -229,6 +234,11 @@ pub fn prob_u32(p: f64) -> u32 {
 }
 
 impl Workload {
+    /// A `highalloc` workload (its results count successes).
+    pub fn is_highalloc(&self) -> bool {
+        matches!(self.spec, Spec::Highalloc(_))
+    }
+
     pub fn new(idx: usize, cfg: &WorkloadCfg, sc: &Scenario, mm: &mut Mm) -> Workload {
         let pattern = cfg.pattern.unwrap_or(Pattern::Uniform);
         let access_ns = sc.costs.access.0.max(1);
@@ -305,6 +315,7 @@ impl Workload {
             WorkloadKind::Phases => Spec::Phases(bench_kinds::Phases::new(idx, cfg, mm, access_ns)),
             WorkloadKind::Masim => Spec::Masim(masim::Masim::new(idx, cfg, mm)),
             WorkloadKind::Slab => Spec::Slab(slab::Slab::new(cfg, sc, mm)),
+            WorkloadKind::Highalloc => Spec::Highalloc(highalloc::Highalloc::new(cfg)),
         };
         let batch = if cfg.kind == WorkloadKind::Kv {
             cfg.pipeline.unwrap_or(1)
@@ -658,6 +669,7 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
         Spec::Phases(p) => p.op(stats, stats_from, t, cx, origin),
         Spec::Masim(m) => m.op(stats, stats_from, t, cx, origin),
         Spec::Slab(s) => s.op(t, cx, origin),
+        Spec::Highalloc(h) => h.op(stats, t, cx, origin),
     }
 }
 
