@@ -18,6 +18,16 @@ fn run(dir: &Path, proc: &str) -> std::process::Output {
         .unwrap()
 }
 
+/// Pages in per-order block counts `c0 c1 ... c10` (11 of them).
+fn pages_in(counts: &str) -> u64 {
+    let counts: Vec<u64> = counts
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    assert_eq!(counts.len(), 11, "{counts:?}");
+    counts.iter().enumerate().map(|(o, n)| n << o).sum()
+}
+
 /// The last sample's lines of a `# t=`-separated file.
 fn last_sample(text: &str) -> Vec<&str> {
     let last = text.rfind("# t=").expect("a sample header");
@@ -49,17 +59,7 @@ fn buddyinfo_and_pagetypeinfo_add_up_to_the_free_pages() {
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert!(lines[0].starts_with("Node 0, zone    DMA32 "));
     assert!(lines[1].starts_with("Node 0, zone   Normal "));
-    let pages: u64 = lines
-        .iter()
-        .map(|l| {
-            let counts: Vec<u64> = l[21..]
-                .split_whitespace()
-                .map(|n| n.parse().unwrap())
-                .collect();
-            assert_eq!(counts.len(), 11, "{l}");
-            counts.iter().enumerate().map(|(o, n)| n << o).sum::<u64>()
-        })
-        .sum();
+    let pages: u64 = lines.iter().map(|l| pages_in(&l[21..])).sum();
     assert_eq!(pages, nr_free_pages);
 
     // pagetypeinfo: the per-migratetype counts sum to the same; the pageblock counts
@@ -72,13 +72,8 @@ fn buddyinfo_and_pagetypeinfo_add_up_to_the_free_pages() {
         .map(|l| {
             // "Node    0, zone    DMA32, type      Movable  c0 c1 ... c10"
             let (_, tail) = l.rsplit_once(", type ").unwrap();
-            let counts: Vec<u64> = tail
-                .split_whitespace()
-                .skip(1)
-                .map(|n| n.parse().unwrap())
-                .collect();
-            assert_eq!(counts.len(), 11, "{l}");
-            counts.iter().enumerate().map(|(o, n)| n << o).sum::<u64>()
+            let (_, counts) = tail.trim_start().split_once(' ').unwrap();
+            pages_in(counts)
         })
         .sum();
     assert_eq!(pages, nr_free_pages);
