@@ -16,6 +16,7 @@ pub mod lru;
 pub mod lru_gen;
 pub mod memcontrol;
 pub mod memory;
+pub mod migrate;
 pub mod oom_kill;
 pub mod page;
 pub mod page_alloc;

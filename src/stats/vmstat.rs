@@ -41,6 +41,8 @@ vm_events! {
     AllocstallNormal => "allocstall_normal",
     Pswpin => "pswpin",
     Pswpout => "pswpout",
+    PgmigrateSuccess => "pgmigrate_success",
+    PgmigrateFail => "pgmigrate_fail",
     WorkingsetRefaultAnon => "workingset_refault_anon",
     WorkingsetRefaultFile => "workingset_refault_file",
     WorkingsetActivateAnon => "workingset_activate_anon",
