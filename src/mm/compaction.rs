@@ -1,8 +1,59 @@
-//! Memory compaction (mm/compaction.c, ~v6.1; kernel-reference §7). So far: deferred
+//! Memory compaction (mm/compaction.c, ~v6.5; kernel-reference §7). So far: whether a
+//! zone is worth compacting for an order (`compaction_suitable`), and deferred
 //! compaction, the exponential back-off after a zone failed to compact for an order.
+
+use super::vmstat::{fill_contig_page_info, fragmentation_index};
+use super::zone::{zone_watermark_ok, AllocFlags, Zone, NR_PAGE_ORDERS, WMARK_LOW, WMARK_MIN};
 
 /// `COMPACT_MAX_DEFER_SHIFT`: at most 2^6 = 64 attempts are skipped.
 pub const COMPACT_MAX_DEFER_SHIFT: u32 = 6;
+
+/// `compact_gap`: the free pages compaction needs beyond the watermark, room for the
+/// pages it migrates (twice the request: isolated sources plus their targets).
+pub fn compact_gap(order: usize) -> u64 {
+    2 << order
+}
+
+/// `__compaction_suitable`: enough order-0 memory free to compact into: the MIN
+/// watermark (LOW for a costly order) plus `compact_gap`.
+pub fn compaction_suitable_free(z: &Zone, order: usize, highest_zoneidx: usize) -> bool {
+    let mark = if order > super::page_alloc::PAGE_ALLOC_COSTLY_ORDER {
+        z.wmark(WMARK_LOW)
+    } else {
+        z.wmark(WMARK_MIN)
+    };
+    zone_watermark_ok(
+        z,
+        0,
+        mark + compact_gap(order),
+        highest_zoneidx,
+        AllocFlags::default(),
+        z.nr_free_pages,
+    )
+}
+
+/// `compaction_suitable`: `__compaction_suitable`, and for a costly order, a
+/// fragmentation index above `vm.extfrag_threshold` (or -1000, the request would
+/// succeed): an index in 0..=threshold says a failure would be for lack of memory,
+/// which reclaim, not compaction, fixes.
+pub fn compaction_suitable(
+    z: &Zone,
+    order: usize,
+    highest_zoneidx: usize,
+    extfrag_threshold: i64,
+) -> bool {
+    if !compaction_suitable_free(z, order, highest_zoneidx) {
+        return false;
+    }
+    if order > super::page_alloc::PAGE_ALLOC_COSTLY_ORDER {
+        let nr_free: [u64; NR_PAGE_ORDERS] = std::array::from_fn(|o| z.free_area[o].nr_free);
+        let fragindex = fragmentation_index(order, &fill_contig_page_info(&nr_free, order));
+        if (0..=extfrag_threshold).contains(&fragindex) {
+            return false;
+        }
+    }
+    true
+}
 
 /// A zone's deferral state. All zero at boot, as in a zeroed `struct zone`: no order
 /// has failed yet (`order_failed` 0 means every order is subject to deferral, which
@@ -68,6 +119,50 @@ impl CompactDefer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mm::zone::ZONE_NORMAL;
+
+    /// A zone of 8192 pages with watermarks MIN 100, LOW 125, HIGH 150 and the given
+    /// free blocks (nr_free per order).
+    fn zone(blocks: &[(usize, u64)]) -> Zone {
+        let mut z = Zone::new(ZONE_NORMAL, 0, 8192);
+        z.watermark = [100, 125, 150];
+        for &(o, n) in blocks {
+            z.free_area[o].nr_free = n;
+            z.nr_free_pages += n << o;
+        }
+        z
+    }
+
+    #[test]
+    fn suitability_by_hand() {
+        // Order 9 (costly): LOW 125 + gap 1024 = 1149 needed (free strictly above).
+        // 1100 order-0 pages: too little to compact into.
+        let z = zone(&[(0, 1100)]);
+        assert!(!compaction_suitable_free(&z, 9, ZONE_NORMAL));
+        // 2000 order-0 pages: enough; fragmentation index for order 9: 1000 - (1000 +
+        // 2000·1000/512) / 2000 = 1000 - (1000 + 3906) / 2000 = 1000 - 2 = 998 > 500:
+        // fragmentation, compact.
+        let z = zone(&[(0, 2000)]);
+        assert!(compaction_suitable(&z, 9, ZONE_NORMAL, 500));
+        // 1200 pages in 3 order-8 blocks + 432 order-0: index = 1000 - (1000 + 1200·
+        // 1000/512) / 435 = 1000 - (1000 + 2343) / 435 = 1000 - 7 = 993: still
+        // fragmentation. With few large blocks only: 5 order-8 blocks (1280 pages),
+        // 1000 - (1000 + 2500) / 5 = 300 <= 500: lack of memory, not suitable.
+        let z = zone(&[(8, 3), (0, 432)]);
+        assert!(compaction_suitable(&z, 9, ZONE_NORMAL, 500));
+        let z = zone(&[(8, 5)]);
+        assert!(compaction_suitable_free(&z, 9, ZONE_NORMAL));
+        assert!(!compaction_suitable(&z, 9, ZONE_NORMAL, 500));
+        assert!(compaction_suitable(&z, 9, ZONE_NORMAL, 299));
+        // A request that would succeed (index -1000) stays suitable.
+        let z = zone(&[(9, 3)]);
+        assert!(compaction_suitable(&z, 9, ZONE_NORMAL, 1000));
+        // Order 3 (not costly): MIN 100 + gap 16 = 116; no index test.
+        let z = zone(&[(0, 117)]);
+        assert!(compaction_suitable(&z, 3, ZONE_NORMAL, 1000));
+        let z = zone(&[(0, 116)]);
+        assert!(!compaction_suitable(&z, 3, ZONE_NORMAL, 1000));
+    }
 
     /// How many of `n` attempts at `order` go ahead.
     fn attempts(d: &mut CompactDefer, order: u32, n: u32) -> u32 {
