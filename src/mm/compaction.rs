@@ -2,8 +2,26 @@
 //! zone is worth compacting for an order (`compaction_suitable`), and deferred
 //! compaction, the exponential back-off after a zone failed to compact for an order.
 
+use super::page::{lru, on, pg, Pfn};
 use super::vmstat::{fill_contig_page_info, fragmentation_index};
-use super::zone::{zone_watermark_ok, AllocFlags, Zone, NR_PAGE_ORDERS, WMARK_LOW, WMARK_MIN};
+use super::zone::{
+    zone_watermark_ok, AllocFlags, Zone, MIGRATE_MOVABLE, MIGRATE_PCPTYPES, NR_PAGE_ORDERS,
+    PAGEBLOCK_NR_PAGES, WMARK_LOW, WMARK_MIN,
+};
+use super::Mm;
+use crate::stats::vmstat::Ev;
+
+/// `COMPACT_CLUSTER_MAX`: pages isolated for migration at a time.
+pub const COMPACT_CLUSTER_MAX: usize = 32;
+
+/// How a compaction run ended (`enum compact_result`, the cases reached here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactResult {
+    /// A free block of the requested order is there.
+    Success,
+    /// The scanners met: the whole zone was tried.
+    Complete,
+}
 
 /// `COMPACT_MAX_DEFER_SHIFT`: at most 2^6 = 64 attempts are skipped.
 pub const COMPACT_MAX_DEFER_SHIFT: u32 = 6;
@@ -116,10 +134,130 @@ impl CompactDefer {
     }
 }
 
+impl Mm {
+    /// `compact_zone`, synchronous and whole-zone (as /proc/sys/vm/compact_memory and
+    /// a full-priority direct compaction run it, skip bits not used yet): the migrate
+    /// scanner walks up from the zone's start isolating LRU pages
+    /// (`isolate_migratepages_block`, COMPACT_CLUSTER_MAX at a time), the free scanner
+    /// walks down from its end isolating free pages (`isolate_freepages_block`), each
+    /// isolated page migrates to a free one (`migrate_pages`), until a free block of
+    /// `order` exists (`Some(order)`; `None` compacts everything) or the scanners
+    /// meet. Pages that fail to migrate go back to their LRU; free pages left over go
+    /// back to the buddy allocator (`release_freepages`). CPU: `scan_page` per page
+    /// either scanner looks at, and each migration's cost.
+    pub fn compact_zone(&mut self, zi: usize, order: Option<usize>) -> CompactResult {
+        let (start, end) = (self.zones[zi].start_pfn, self.zones[zi].end_pfn);
+        let mut migrate_pfn = start;
+        // The free scanner starts at the last pageblock and takes whole pageblocks.
+        let mut free_pfn = (end - 1) & !(PAGEBLOCK_NR_PAGES as Pfn - 1);
+        let mut free_block_end = end;
+        let mut freepages: Vec<Pfn> = Vec::new();
+        let result = loop {
+            if let Some(o) = order {
+                if self.zone_has_free_block(zi, o) {
+                    break CompactResult::Success;
+                }
+            }
+            if migrate_pfn >= free_pfn {
+                break CompactResult::Complete;
+            }
+            // isolate_migratepages: up to COMPACT_CLUSTER_MAX LRU pages from here,
+            // without crossing into the free scanner's pageblock.
+            let mut isolated = Vec::new();
+            while migrate_pfn < free_pfn && isolated.len() < COMPACT_CLUSTER_MAX {
+                let p = migrate_pfn;
+                let f = self.frames[p as usize];
+                self.charge(self.cfg.costs.scan_page_ns);
+                self.count(Ev::CompactMigrateScanned, 1);
+                if f.list == on::BUDDY {
+                    migrate_pfn += 1 << f.order;
+                    continue;
+                }
+                migrate_pfn += 1;
+                let on_lru = f.test(pg::LRU)
+                    && (f.list < lru::NR_LRU_LISTS as u8 || f.list & 0xf0 == on::LRU_GEN);
+                if !on_lru || f.test(pg::WRITEBACK) || f.test(pg::UNEVICTABLE) {
+                    continue;
+                }
+                self.lruvec_del_folio(p);
+                self.frames[p as usize].list = on::ISOLATED;
+                isolated.push(p);
+            }
+            self.count(Ev::CompactIsolated, isolated.len() as u64);
+            for src in isolated {
+                // isolate_freepages: refill from the next pageblocks down.
+                while freepages.is_empty() && free_pfn > migrate_pfn {
+                    // suitable_migration_target: only movable pageblocks take pages.
+                    if self.zones[zi].pageblock_migratetype(free_pfn) == MIGRATE_MOVABLE {
+                        self.isolate_freepages_block(zi, free_pfn, free_block_end, &mut freepages);
+                    }
+                    free_block_end = free_pfn;
+                    free_pfn = free_pfn
+                        .saturating_sub(PAGEBLOCK_NR_PAGES as Pfn)
+                        .max(start);
+                    if free_block_end == start {
+                        break;
+                    }
+                }
+                let migrated = match freepages.pop() {
+                    Some(dst) => match self.migrate_folio(src, dst) {
+                        Ok(()) => Some(dst),
+                        Err(_) => {
+                            freepages.push(dst);
+                            None
+                        }
+                    },
+                    None => None,
+                };
+                // putback: the new page, or the old one that did not move.
+                let back = migrated.unwrap_or(src);
+                self.frames[back as usize].list = on::NONE;
+                self.lruvec_add_folio(back);
+            }
+        };
+        // release_freepages.
+        for p in freepages {
+            self.frames[p as usize].list = on::NONE;
+            super::page_alloc::free_one_page(&mut self.zones[zi], &mut self.frames, p, 0);
+        }
+        result
+    }
+
+    /// `isolate_freepages_block` over `[from, to)`: every free buddy block there comes
+    /// off its list, split into isolated order-0 pages.
+    fn isolate_freepages_block(&mut self, zi: usize, from: Pfn, to: Pfn, out: &mut Vec<Pfn>) {
+        let mut p = from;
+        while p < to {
+            let f = self.frames[p as usize];
+            self.charge(self.cfg.costs.scan_page_ns);
+            self.count(Ev::CompactFreeScanned, 1);
+            if f.list != on::BUDDY {
+                p += 1;
+                continue;
+            }
+            let order = f.order as usize;
+            super::page_alloc::take_free_block(&mut self.zones[zi], &mut self.frames, p);
+            for q in p..p + (1 << order) {
+                self.frames[q as usize].list = on::ISOLATED;
+                out.push(q);
+            }
+            self.count(Ev::CompactIsolated, 1 << order);
+            p += 1 << order;
+        }
+    }
+
+    /// Whether zone `zi` has a free block of at least `order` (`compact_finished`'s
+    /// test, any migratetype here).
+    fn zone_has_free_block(&self, zi: usize, order: usize) -> bool {
+        let z = &self.zones[zi];
+        (order..NR_PAGE_ORDERS).any(|o| (0..MIGRATE_PCPTYPES).any(|mt| z.free_list_nonempty(o, mt)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::zone::ZONE_NORMAL;
+    use crate::mm::zone::{ZONE_DMA32, ZONE_NORMAL};
 
     /// A zone of 8192 pages with watermarks MIN 100, LOW 125, HIGH 150 and the given
     /// free blocks (nr_free per order).
@@ -131,6 +269,76 @@ mod tests {
             z.nr_free_pages += n << o;
         }
         z
+    }
+
+    /// A 256 MiB machine filled with clean file pages, then every page at an even PFN
+    /// dropped: 32768 free pages, none with a free buddy.
+    fn checkerboard() -> (Mm, usize) {
+        use crate::mm::test_util::{add_pages, task_mm};
+        let mut mm = task_mm(
+            "[machine]\nmemory = \"256M\"\n\
+             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n",
+        );
+        let zi = ZONE_DMA32;
+        mm.zones[zi].watermark = [0; 3];
+        let n = mm.nr_free_pages() as u32;
+        let (space, pfns) = add_pages(&mut mm, crate::mm::SpaceKind::File, n, 0);
+        assert_eq!(mm.nr_free_pages(), 0);
+        for (idx, &p) in pfns.iter().enumerate() {
+            if p % 2 == 0 {
+                mm.lruvec_del_folio(p);
+                *mm.spaces[space as usize].pte_mut(idx as u32) = crate::mm::page::pte::NONE;
+                mm.spaces[space as usize].nr_present -= 1;
+                mm.frames[p as usize].flags = 0;
+                mm.frames[p as usize].list = on::NONE;
+                mm.free_pages(p, 0);
+            }
+        }
+        assert_eq!(mm.nr_free_pages(), n as u64 / 2);
+        assert!(!mm.zone_has_free_block(zi, 1));
+        (mm, zi)
+    }
+
+    #[test]
+    fn compaction_makes_an_order_9_block_from_scattered_free_pages() {
+        let (mut mm, zi) = checkerboard();
+        let free = mm.nr_free_pages();
+        // The migrate scanner empties the first pageblock: its 256 file pages (odd
+        // PFNs) move into free pages at the top, 32 at a time; then [0, 512) is free
+        // and merges into an order-9 block.
+        assert_eq!(mm.compact_zone(zi, Some(9)), CompactResult::Success);
+        assert_eq!(mm.vmstat.get(Ev::PgmigrateSuccess), 256);
+        assert!(mm.zone_has_free_block(zi, 9));
+        assert!(mm.frames[0].test(pg::BUDDY) && mm.frames[0].order == 9);
+        assert_eq!(
+            mm.nr_free_pages(),
+            free,
+            "migration moves pages, frees none"
+        );
+        mm.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn an_unmovable_page_in_every_pageblock_defeats_compaction() {
+        let (mut mm, zi) = checkerboard();
+        // Pin each pageblock with a kernel page (its first free page): no pageblock can
+        // be emptied, so the scanners meet without an order-9 block.
+        let (start, end) = (mm.zones[zi].start_pfn, mm.zones[zi].end_pfn);
+        let mut block = start;
+        while block < end {
+            let p = (block..end)
+                .find(|&p| mm.frames[p as usize].list == on::BUDDY)
+                .unwrap();
+            crate::mm::page_alloc::take_free_block(&mut mm.zones[zi], &mut mm.frames, p);
+            mm.frames[p as usize].list = on::KERNEL;
+            mm.kernel_pages += 1;
+            block += PAGEBLOCK_NR_PAGES as Pfn;
+        }
+        mm.check_invariants().unwrap();
+        assert_eq!(mm.compact_zone(zi, Some(9)), CompactResult::Complete);
+        assert!(!mm.zone_has_free_block(zi, 9));
+        assert!(mm.vmstat.get(Ev::PgmigrateSuccess) > 0);
+        mm.check_invariants().unwrap();
     }
 
     #[test]

@@ -202,6 +202,14 @@ fn del_from_free_list(z: &mut Zone, frames: &mut [Frame], pfn: Pfn) {
     f.gen = 0;
 }
 
+/// Takes the free block at `pfn` off its list, its pages counted as no longer free
+/// (compaction's free scanner isolates it; `__isolate_free_page`).
+pub fn take_free_block(z: &mut Zone, frames: &mut [Frame], pfn: Pfn) {
+    let order = frames[pfn as usize].order as usize;
+    del_from_free_list(z, frames, pfn);
+    z.nr_free_pages -= 1 << order;
+}
+
 /// `expand`: split a block of order `high` down to `low`, freeing the upper halves.
 fn expand(z: &mut Zone, frames: &mut [Frame], pfn: Pfn, low: usize, mut high: usize, mt: usize) {
     while high > low {
