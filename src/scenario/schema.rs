@@ -894,6 +894,10 @@ pub struct Action {
     /// `- memcg node seq ...` evict commands in `value`).
     #[serde(default)]
     pub debugfs: Option<String>,
+    /// A write-only sysctl that does something when written: "vm.compact_memory"
+    /// (value 1: compact every zone).
+    #[serde(default)]
+    pub sysctl: Option<String>,
     pub value: toml::Value,
 }
 

@@ -1410,6 +1410,22 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
                 ),
             );
         }
+        if let Some(name) = &a.sysctl {
+            if a.set.is_some() || a.cgroup.is_some() || a.write.is_some() || a.debugfs.is_some() {
+                c.err(
+                    format!("action[{i}]"),
+                    "give one of `set`, `cgroup` and `write`, `debugfs`, or `sysctl`",
+                );
+            } else if name != "vm.compact_memory" {
+                c.err(
+                    format!("action[{i}].sysctl"),
+                    format!("`{name}` is not a write-only sysctl here (vm.compact_memory is)"),
+                );
+            } else if a.value.as_integer() != Some(1) {
+                c.err(format!("action[{i}].value"), "vm.compact_memory takes 1");
+            }
+            continue;
+        }
         if let Some(file) = &a.debugfs {
             if a.set.is_some() || a.cgroup.is_some() || a.write.is_some() {
                 c.err(

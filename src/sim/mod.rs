@@ -437,6 +437,29 @@ impl Simulation {
             message,
         };
         let (key, outcome) = match (&a.set, &a.cgroup, &a.write) {
+            _ if a.sysctl.is_some() => {
+                // sysctl_compaction_handler → compact_nodes: every zone, whole.
+                self.mm.now = t;
+                self.mm.cpu_ns = 0;
+                let before = self
+                    .mm
+                    .vmstat
+                    .get(crate::stats::vmstat::Ev::PgmigrateSuccess);
+                for zi in 0..self.mm.zones.len() {
+                    if self.mm.zones[zi].is_managed() {
+                        self.mm.compact_zone(zi, None);
+                    }
+                }
+                let migrated = self
+                    .mm
+                    .vmstat
+                    .get(crate::stats::vmstat::Ev::PgmigrateSuccess)
+                    - before;
+                (
+                    "vm.compact_memory".to_string(),
+                    Some(format!("{migrated} pages migrated")),
+                )
+            }
             _ if a.debugfs.is_some() => {
                 let text = a.value.as_str().unwrap_or_default();
                 let cmds = crate::mm::lru_gen::parse_lru_gen_cmds(text, self.mm.lruvecs.len())
