@@ -173,3 +173,41 @@ impl Mm {
         }
     }
 }
+
+impl Mm {
+    /// `drop_pagecache_sb` → `invalidate_mapping_pages` over every file: each clean,
+    /// unmapped page cache page not under writeback and not isolated is removed
+    /// (leaving no shadow entry: an invalidation is not a reclaim) and freed. Returns
+    /// the pages dropped. CPU: `reclaim_page` each.
+    pub fn drop_pagecache(&mut self) -> u64 {
+        let mut dropped = 0u64;
+        for si in 0..self.spaces.len() {
+            let s = &self.spaces[si];
+            if s.dead || s.kind != super::SpaceKind::File {
+                continue;
+            }
+            let n = s.written().len();
+            for idx in 0..n as u32 {
+                let e = self.spaces[si].pte(idx);
+                if !pte::is_present(e) {
+                    continue;
+                }
+                let pfn = pte::pfn(e);
+                let f = self.frames[pfn as usize];
+                let busy = pg::DIRTY | pg::WRITEBACK | pg::MAPPED | pg::UNEVICTABLE;
+                if f.flags & busy != 0 || !f.test(pg::LRU) {
+                    continue;
+                }
+                self.lruvec_del_folio(pfn);
+                let s = &mut self.spaces[si];
+                *s.pte_mut(idx) = pte::NONE;
+                s.nr_present -= 1;
+                self.free_pages(pfn, 0);
+                dropped += 1;
+            }
+        }
+        self.charge(dropped * self.cfg.costs.reclaim_page_ns);
+        self.count(Ev::DropPagecache, 1);
+        dropped
+    }
+}

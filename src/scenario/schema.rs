@@ -895,7 +895,8 @@ pub struct Action {
     #[serde(default)]
     pub debugfs: Option<String>,
     /// A write-only sysctl that does something when written: "vm.compact_memory"
-    /// (value 1: compact every zone).
+    /// (value 1: compact every zone), "vm.drop_caches" (1: drop the clean page cache;
+    /// 2: reclaimable slab, of which nothing here can be dropped; 3: both).
     #[serde(default)]
     pub sysctl: Option<String>,
     pub value: toml::Value,

@@ -1416,13 +1416,25 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
                     format!("action[{i}]"),
                     "give one of `set`, `cgroup` and `write`, `debugfs`, or `sysctl`",
                 );
-            } else if name != "vm.compact_memory" {
+            } else if name == "vm.compact_memory" {
+                if a.value.as_integer() != Some(1) {
+                    c.err(format!("action[{i}].value"), "vm.compact_memory takes 1");
+                }
+            } else if name == "vm.drop_caches" {
+                if !matches!(a.value.as_integer(), Some(1..=3)) {
+                    c.err(
+                        format!("action[{i}].value"),
+                        "vm.drop_caches takes 1, 2 or 3",
+                    );
+                }
+            } else {
                 c.err(
                     format!("action[{i}].sysctl"),
-                    format!("`{name}` is not a write-only sysctl here (vm.compact_memory is)"),
+                    format!(
+                        "`{name}` is not a write-only sysctl here (vm.compact_memory and \
+                         vm.drop_caches are)"
+                    ),
                 );
-            } else if a.value.as_integer() != Some(1) {
-                c.err(format!("action[{i}].value"), "vm.compact_memory takes 1");
             }
             continue;
         }

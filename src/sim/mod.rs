@@ -437,6 +437,25 @@ impl Simulation {
             message,
         };
         let (key, outcome) = match (&a.set, &a.cgroup, &a.write) {
+            _ if a.sysctl.as_deref() == Some("vm.drop_caches") => {
+                // drop_caches_sysctl_handler: bit 0 the page cache, bit 1 the slab
+                // shrinkers (no shrinkable caches here).
+                self.mm.now = t;
+                self.mm.cpu_ns = 0;
+                let v = a.value.as_integer().unwrap_or(0);
+                let dropped = if v & 1 != 0 {
+                    self.mm.drop_pagecache()
+                } else {
+                    0
+                };
+                if v & 2 != 0 {
+                    self.mm.count(crate::stats::vmstat::Ev::DropSlab, 1);
+                }
+                (
+                    "vm.drop_caches".to_string(),
+                    Some(format!("{dropped} page cache pages dropped")),
+                )
+            }
             _ if a.sysctl.is_some() => {
                 // sysctl_compaction_handler → compact_nodes: every zone, whole.
                 self.mm.now = t;

@@ -46,6 +46,8 @@ vm_events! {
     CompactMigrateScanned => "compact_migrate_scanned",
     CompactFreeScanned => "compact_free_scanned",
     CompactIsolated => "compact_isolated",
+    DropPagecache => "drop_pagecache",
+    DropSlab => "drop_slab",
     WorkingsetRefaultAnon => "workingset_refault_anon",
     WorkingsetRefaultFile => "workingset_refault_file",
     WorkingsetActivateAnon => "workingset_activate_anon",
