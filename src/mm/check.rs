@@ -6,7 +6,7 @@
 //! agree.
 
 use super::lru_gen::{folio, lru_gen_from_seq, MAX_NR_GENS, MEMCG_NR_BINS, MEMCG_NR_GENS};
-use super::page::{lru, on, pg, pte};
+use super::page::{lru, on, pg, pte, Pfn};
 use super::zone::MAX_NR_ZONES;
 use super::zone::{
     DEFERRED_MT, MAX_PAGE_ORDER, MIGRATE_PCPTYPES, MIGRATE_RECLAIMABLE, NR_PAGE_ORDERS,
@@ -83,6 +83,7 @@ impl Mm {
                     ));
                 }
             }
+            self.check_pageblocks(z)?;
             if zone_free != z.nr_free_pages {
                 return Err(format!(
                     "zone {} NR_FREE_PAGES {} but {zone_free} free",
@@ -259,6 +260,13 @@ impl Mm {
                 self.slab_pages
             ));
         }
+        // Isolated pages (reclaim's or compaction's) are back on a list between slices.
+        if let Some(pfn) = self
+            .initialised_pfns()
+            .find(|&p| self.frames[p as usize].list == on::ISOLATED)
+        {
+            return Err(format!("frame {pfn} is still isolated"));
+        }
         if let Some(pfn) = self.initialised_pfns().find(|&p| owner[p as usize] == 0) {
             return Err(format!(
                 "frame {pfn} is neither free nor on any list (flags {:#x})",
@@ -364,6 +372,66 @@ impl Mm {
             if used != refs {
                 return Err(format!(
                     "{used} swap slots in use but {refs} references to them"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Pageblock state: each block's migratetype one with free lists (deferred blocks
+    /// movable, as boot left them), the compaction skip bitmap a bit per block, and
+    /// the scanners' remembered positions inside the zone (the migrate scanner's may
+    /// run a block past its end, as the kernel's `update_cached_migrate` leaves it).
+    fn check_pageblocks(&self, z: &super::zone::Zone) -> Result<(), String> {
+        use super::zone::{MIGRATE_MOVABLE, PAGEBLOCK_NR_PAGES};
+        let block = PAGEBLOCK_NR_PAGES as Pfn;
+        let mut pfn = z.start_pfn;
+        while pfn < z.end_pfn {
+            let mt = z.pageblock_migratetype(pfn);
+            if mt >= MIGRATE_PCPTYPES {
+                return Err(format!(
+                    "zone {} pageblock {pfn:#x}: migratetype {mt}",
+                    z.name()
+                ));
+            }
+            if pfn >= z.deferred_start_pfn && pfn < z.deferred_end_pfn && mt != MIGRATE_MOVABLE {
+                return Err(format!(
+                    "zone {} deferred pageblock {pfn:#x} is type {mt}",
+                    z.name()
+                ));
+            }
+            pfn = (pfn & !(block - 1)) + block;
+        }
+        let c = &z.compact;
+        let nr_blocks = (z.end_pfn - z.start_pfn).div_ceil(block) as usize;
+        if c.nr_blocks() != nr_blocks || c.stray_skip_bits() {
+            return Err(format!(
+                "zone {}: skip bitmap of {} blocks for {nr_blocks}",
+                z.name(),
+                c.nr_blocks()
+            ));
+        }
+        if z.start_pfn == z.end_pfn {
+            return Ok(());
+        }
+        let inside = |p: Pfn| p >= z.start_pfn && p < z.end_pfn;
+        if !inside(c.init_migrate_pfn)
+            || !inside(c.init_free_pfn)
+            || !inside(c.cached_free_pfn) && c.cached_free_pfn + block != z.start_pfn
+        {
+            return Err(format!(
+                "zone {}: compaction positions init {:#x}/{:#x} free {:#x} outside it",
+                z.name(),
+                c.init_migrate_pfn,
+                c.init_free_pfn,
+                c.cached_free_pfn
+            ));
+        }
+        for &m in &c.cached_migrate_pfn {
+            if m < z.start_pfn || m > z.end_pfn + 2 * block {
+                return Err(format!(
+                    "zone {}: cached migrate pfn {m:#x} outside it",
+                    z.name()
                 ));
             }
         }

@@ -64,6 +64,15 @@ pub struct Config {
     pub lru_gen: lru_gen::LruGenConfig,
     /// The kdamonds: `[damon]`'s, then DAMON_RECLAIM's if configured.
     pub damon: Vec<damon::KdamondConfig>,
+    /// `vm.extfrag_threshold`.
+    pub extfrag_threshold: i64,
+    /// `vm.compaction_proactiveness`.
+    pub compaction_proactiveness: u64,
+    /// `vm.compact_unevictable_allowed`.
+    pub compact_unevictable_allowed: bool,
+    /// `kernel.kswapd_compaction`: v4.5's kswapd compacts by itself (true) or v4.6+'s
+    /// kcompactd does.
+    pub kswapd_compacts: bool,
 }
 
 impl Config {
@@ -101,6 +110,11 @@ impl Config {
                 }
             },
             damon: damon::configs_from_scenario(sc),
+            extfrag_threshold: vm.extfrag_threshold as i64,
+            compaction_proactiveness: vm.compaction_proactiveness as u64,
+            compact_unevictable_allowed: vm.compact_unevictable_allowed != 0,
+            kswapd_compacts: sc.kernel.kswapd_compaction
+                == crate::scenario::KswapdCompaction::Kswapd,
             // At least 1ns each: validation rejects 0, and should a path bypass it no
             // work may take zero virtual time (a task would loop at one instant).
             costs: Costs {

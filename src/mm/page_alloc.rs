@@ -259,7 +259,7 @@ fn can_steal_fallback(order: usize, start_mt: usize) -> bool {
 
 /// `find_suitable_fallback` (not only_stealable): the first fallback migratetype with
 /// a free block of `order`, and whether its pageblock may be stolen.
-fn find_suitable_fallback(z: &Zone, order: usize, mt: usize) -> Option<(usize, bool)> {
+pub(super) fn find_suitable_fallback(z: &Zone, order: usize, mt: usize) -> Option<(usize, bool)> {
     if z.free_area[order].nr_free == 0 {
         return None;
     }

@@ -70,9 +70,9 @@ pub struct Zone {
     /// (`deferred_grow_zone`).
     pub deferred_start_pfn: Pfn,
     pub deferred_end_pfn: Pfn,
-    /// Compaction's back-off after failures (`compact_considered`,
-    /// `compact_defer_shift`, `compact_order_failed`; mm/compaction.rs).
-    pub compact_defer: super::compaction::CompactDefer,
+    /// Compaction's state: the back-off after failures, the scanners' cached
+    /// positions, the pageblock skip bits (mm/compaction.rs).
+    pub compact: super::compaction::ZoneCompact,
 }
 
 impl Zone {
@@ -93,7 +93,7 @@ impl Zone {
             pageblock_mt: vec![0; nr_blocks],
             deferred_start_pfn: start_pfn,
             deferred_end_pfn: start_pfn,
-            compact_defer: Default::default(),
+            compact: super::compaction::ZoneCompact::new(start_pfn, end_pfn),
         }
     }
 

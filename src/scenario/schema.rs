@@ -300,6 +300,19 @@ pub struct Kernel {
     pub lru: LruKind,
     /// /sys/kernel/mm/lru_gen/*.
     pub lru_gen: LruGen,
+    /// Who compacts for a high-order request kswapd was woken for: "kswapd" (≤ v4.5:
+    /// balance_pgdat compacts by itself, behind its `nr_attempted` test) or "kcompactd"
+    /// (v4.6+, "mm, kswapd: replace kswapd compaction with waking up kcompactd": kswapd
+    /// balances order-0 watermarks, then wakes kcompactd; the default).
+    pub kswapd_compaction: KswapdCompaction,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum KswapdCompaction {
+    Kswapd,
+    #[default]
+    Kcompactd,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
@@ -516,6 +529,15 @@ pub struct Vm {
     /// Swap readahead window is 2^page-cluster pages.
     #[serde(rename = "page-cluster")]
     pub page_cluster: u32,
+    /// `vm.extfrag_threshold` (0..=1000): a costly-order compaction is skipped when
+    /// the fragmentation index says a failure would be for lack of memory (index at
+    /// or below this).
+    pub extfrag_threshold: u32,
+    /// `vm.compaction_proactiveness` (0..=100): how hard kcompactd compacts in the
+    /// background (v5.9+); 0 turns proactive compaction off.
+    pub compaction_proactiveness: u32,
+    /// `vm.compact_unevictable_allowed` (0 or 1): compaction may move mlocked pages.
+    pub compact_unevictable_allowed: u32,
 }
 
 impl Default for Vm {
@@ -533,6 +555,9 @@ impl Default for Vm {
             dirty_expire_centisecs: 3000,
             dirty_writeback_centisecs: 500,
             page_cluster: 3,
+            extfrag_threshold: 500,
+            compaction_proactiveness: 20,
+            compact_unevictable_allowed: 1,
         }
     }
 }

@@ -849,6 +849,19 @@ fn check_kernel(k: &Kernel, m: &Machine, c: &mut Checker) {
         1,
         3000,
     );
+    c.range("kernel.vm.extfrag_threshold", vm.extfrag_threshold, 0, 1000);
+    c.range(
+        "kernel.vm.compaction_proactiveness",
+        vm.compaction_proactiveness,
+        0,
+        100,
+    );
+    c.range(
+        "kernel.vm.compact_unevictable_allowed",
+        vm.compact_unevictable_allowed,
+        0,
+        1,
+    );
     c.range(
         "kernel.vm.watermark_boost_factor",
         vm.watermark_boost_factor,

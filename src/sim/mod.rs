@@ -457,23 +457,10 @@ impl Simulation {
                 )
             }
             _ if a.sysctl.is_some() => {
-                // sysctl_compaction_handler → compact_nodes: every zone, whole.
+                // sysctl_compaction_handler → compact_nodes.
                 self.mm.now = t;
                 self.mm.cpu_ns = 0;
-                let before = self
-                    .mm
-                    .vmstat
-                    .get(crate::stats::vmstat::Ev::PgmigrateSuccess);
-                for zi in 0..self.mm.zones.len() {
-                    if self.mm.zones[zi].is_managed() {
-                        self.mm.compact_zone(zi, None);
-                    }
-                }
-                let migrated = self
-                    .mm
-                    .vmstat
-                    .get(crate::stats::vmstat::Ev::PgmigrateSuccess)
-                    - before;
+                let migrated = self.mm.compact_node();
                 (
                     "vm.compact_memory".to_string(),
                     Some(format!("{migrated} pages migrated")),

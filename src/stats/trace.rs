@@ -34,6 +34,17 @@ trace_events! {
     WritebackWaitIffCongested => "writeback_wait_iff_congested",
     DamonAggregated => "damon_aggregated",
     PageAllocExtfrag => "mm_page_alloc_extfrag",
+    CompactionBegin => "mm_compaction_begin",
+    CompactionEnd => "mm_compaction_end",
+    CompactionIsolateMigratepages => "mm_compaction_isolate_migratepages",
+    CompactionIsolateFreepages => "mm_compaction_isolate_freepages",
+    CompactionTryToCompactPages => "mm_compaction_try_to_compact_pages",
+    CompactionDeferred => "mm_compaction_deferred",
+    CompactionDeferCompaction => "mm_compaction_defer_compaction",
+    CompactionDeferReset => "mm_compaction_defer_reset",
+    CompactionWakeupKcompactd => "mm_compaction_wakeup_kcompactd",
+    CompactionKcompactdWake => "mm_compaction_kcompactd_wake",
+    CompactionKcompactdSleep => "mm_compaction_kcompactd_sleep",
 }
 
 /// Default cap on trace lines.
