@@ -271,9 +271,11 @@ rate = 20000
     assert!(r.workloads["big"].killed_at_ns.is_some());
     assert!(r.workloads["small"].killed_at_ns.is_none());
     // The survivor keeps running to the end: about 20000 ops/s for 3 s (it stalls
-    // briefly in reclaim while memory runs out).
+    // briefly in reclaim while memory runs out, and shares the CPU with kcompactd's
+    // proactive compaction of the free memory the kill left interleaved with its
+    // pages).
     assert!(
-        r.workloads["small"].ops > 59_000,
+        r.workloads["small"].ops > 58_000,
         "{}",
         r.workloads["small"].ops
     );

@@ -111,3 +111,80 @@ value = 3
     assert_eq!(r.vmstat["nr_file_pages"], 256);
     assert_eq!(r.vmstat["nr_dirty"], 256);
 }
+
+/// A small stress-highalloc: a page-cache reader and short-lived reclaimable slab
+/// objects fragment a 512 MiB machine, then 150 order-9 attempts (20/s) follow.
+const HIGHALLOC: &str = r#"
+[run]
+duration = "12s"
+[machine]
+memory = "512M"
+nr_cpus = 2
+[[workload]]
+name = "build"
+kind = "file-read"
+nr_files = 8
+file_size = "64M"
+pattern = "uniform"
+[[workload]]
+name = "dentries"
+kind = "slab"
+object_size = 192
+rate = 20000
+lifetime = "2s"
+lifetime_dist = "exponential"
+slab_type = "reclaimable"
+[[workload]]
+name = "thp"
+kind = "highalloc"
+order = 9
+gfp = "GFP_NOWAIT|__GFP_HIGH|__GFP_COMP"
+rate = 20
+count = 150
+start = "4s"
+"#;
+
+/// The seed's switch. With GFP_NOWAIT only kswapd (and kcompactd) can help. v4.5's
+/// kswapd balances to order-0 watermarks with compaction-suitable zones, reclaims
+/// less than its `nr_attempted` or drops to order 0 first, and so never compacts;
+/// v4.6's kswapd wakes kcompactd, which migrates pages and gets more blocks through.
+#[test]
+fn kcompactd_compacts_where_v4_5_kswapd_never_did() {
+    let old = common::run_checked(HIGHALLOC, &["kernel.kswapd_compaction=\"kswapd\""]);
+    let new = common::run_checked(HIGHALLOC, &[]);
+    for k in [
+        "compact_migrate_scanned",
+        "compact_free_scanned",
+        "pgmigrate_success",
+        "compact_daemon_wake",
+        "compact_stall",
+    ] {
+        assert_eq!(old.vmstat[k], 0, "{k} under v4.5");
+    }
+    assert!(
+        old.vmstat["pgsteal_kswapd"] > 0,
+        "kswapd was woken and reclaimed"
+    );
+    assert!(new.vmstat["compact_daemon_wake"] > 0);
+    assert_eq!(
+        new.vmstat["compact_daemon_migrate_scanned"], new.vmstat["compact_migrate_scanned"],
+        "only kcompactd compacts"
+    );
+    assert!(new.vmstat["pgmigrate_success"] > 1000);
+    assert_eq!(
+        new.vmstat["compact_stall"], 0,
+        "no direct compaction for GFP_NOWAIT"
+    );
+    let ok = |r: &reclaimsim::report::results::Results| r.workloads["thp"].alloc_success.unwrap();
+    assert!(ok(&new) > ok(&old), "{} vs {}", ok(&new), ok(&old));
+    // With GFP_KERNEL the allocating task compacts too (compact_stall), before and
+    // after its direct reclaim.
+    let direct = common::run_checked(
+        HIGHALLOC,
+        &["workload.2.gfp=\"GFP_KERNEL|__GFP_HIGH|__GFP_COMP\""],
+    );
+    let v = &direct.vmstat;
+    assert!(v["compact_stall"] > 0);
+    assert_eq!(v["compact_stall"], v["compact_success"] + v["compact_fail"]);
+    assert!(v["compact_migrate_scanned"] > v["compact_daemon_migrate_scanned"]);
+}

@@ -140,7 +140,8 @@ fn set_overrides() {
          `swappiness`, `min_free_kbytes`, `watermark_scale_factor`, `watermark_boost_factor`, \
          `lowmem_reserve_ratio`, \
          `dirty_background_ratio`, `dirty_ratio`, `dirty_bytes`, `dirty_background_bytes`, \
-         `dirty_expire_centisecs`, `dirty_writeback_centisecs`, `page-cluster`)"
+         `dirty_expire_centisecs`, `dirty_writeback_centisecs`, `page-cluster`, \
+         `extfrag_threshold`, `compaction_proactiveness`, `compact_unevictable_allowed`)"
     );
 }
 

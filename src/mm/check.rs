@@ -260,14 +260,12 @@ impl Mm {
                 self.slab_pages
             ));
         }
-        // Isolated pages (reclaim's or compaction's) are back on a list between slices.
-        if let Some(pfn) = self
-            .initialised_pfns()
-            .find(|&p| self.frames[p as usize].list == on::ISOLATED)
-        {
-            return Err(format!("frame {pfn} is still isolated"));
-        }
         if let Some(pfn) = self.initialised_pfns().find(|&p| owner[p as usize] == 0) {
+            // Isolated pages (reclaim's or compaction's) are back on a list between
+            // slices: one left isolated is owned by nothing.
+            if self.frames[pfn as usize].list == on::ISOLATED {
+                return Err(format!("frame {pfn} is still isolated"));
+            }
             return Err(format!(
                 "frame {pfn} is neither free nor on any list (flags {:#x})",
                 self.frames[pfn as usize].flags

@@ -4,8 +4,10 @@
 //! after a zone failed to compact for an order.
 //!
 //! The scanners are the linear ones of v4.x (the seed's kernels): v5.1's fast searches
-//! (`fast_find_migrateblock`, `fast_isolate_freepages`) are not modelled. Direct
-//! compaction and kcompactd are in [`crate::mm::kcompactd`] and the page allocator.
+//! (`fast_find_migrateblock`, `fast_isolate_freepages`) are not modelled, nor is the
+//! capture of a freed page by direct compaction (the allocation takes it from the free
+//! lists after the run). The allocator's side of direct compaction is in
+//! `page_alloc.rs`, the kcompactd thread in [`crate::mm::kcompactd`].
 
 use super::page::{lru, on, pg, Pfn};
 use super::vmstat::{extfrag_for_order, fill_contig_page_info, fragmentation_index};
@@ -971,6 +973,110 @@ impl Mm {
             .any(|o| (0..super::zone::MIGRATE_PCPTYPES).any(|mt| z.free_list_nonempty(o, mt)))
     }
 
+    /// `try_to_compact_pages`: direct compaction for an allocation, each eligible zone
+    /// from the highest: deferred zones are passed over (unless at
+    /// MIN_COMPACT_PRIORITY); ASYNC at INIT_COMPACT_PRIORITY, SYNC_LIGHT otherwise,
+    /// and at MIN_COMPACT_PRIORITY the whole zone with hints and block types ignored.
+    /// A success stops it (`compaction_defer_reset` without an allocation yet); a
+    /// synchronous run over the zone without the page defers the zone. Returns the
+    /// best result over the zones.
+    pub fn try_to_compact_pages(
+        &mut self,
+        gfp: super::page_alloc::Gfp,
+        order: usize,
+        prio: u32,
+    ) -> CompactResult {
+        self.trace(
+            Tp::CompactionTryToCompactPages,
+            format_args!("order={order} gfp_mask=GFP_KERNEL priority={prio}"),
+        );
+        let mut rc = CompactResult::Skipped;
+        for zi in (0..=gfp.highest_zoneidx).rev() {
+            if !self.zones[zi].is_managed() {
+                continue;
+            }
+            if prio > MIN_COMPACT_PRIORITY
+                && self.zones[zi]
+                    .compact
+                    .defer
+                    .compaction_deferred(order as u32)
+            {
+                self.trace_defer(Tp::CompactionDeferred, zi, order);
+                rc = rc.max(CompactResult::Deferred);
+                continue;
+            }
+            let mut cc = CompactControl::new(zi, Some(order));
+            cc.mode = if prio == COMPACT_PRIO_ASYNC {
+                MigrateMode::Async
+            } else {
+                MigrateMode::SyncLight
+            };
+            cc.highest_zoneidx = gfp.highest_zoneidx;
+            cc.migratetype = gfp.migratetype;
+            cc.direct_compaction = true;
+            let full = prio == MIN_COMPACT_PRIORITY;
+            cc.whole_zone = full;
+            cc.ignore_skip_hint = full;
+            cc.ignore_block_suitable = full;
+            let status = self.compact_zone(&mut cc);
+            rc = rc.max(status);
+            if status == CompactResult::Success {
+                self.zones[zi]
+                    .compact
+                    .defer
+                    .compaction_defer_reset(order as u32, false);
+                self.trace_defer(Tp::CompactionDeferReset, zi, order);
+                break;
+            }
+            if prio != COMPACT_PRIO_ASYNC
+                && matches!(
+                    status,
+                    CompactResult::Complete | CompactResult::PartialSkipped
+                )
+            {
+                self.defer_compaction(zi, order);
+            }
+            if self.blocked_until.is_some() {
+                break;
+            }
+        }
+        rc
+    }
+
+    /// `defer_compaction` on zone `zi`, with its tracepoint.
+    pub fn defer_compaction(&mut self, zi: usize, order: usize) {
+        self.zones[zi].compact.defer.defer_compaction(order as u32);
+        self.trace_defer(Tp::CompactionDeferCompaction, zi, order);
+    }
+
+    /// The `mm_compaction_defer_template` tracepoints.
+    fn trace_defer(&mut self, tp: Tp, zi: usize, order: usize) {
+        let d = self.zones[zi].compact.defer;
+        let name = self.zones[zi].name();
+        self.trace(
+            tp,
+            format_args!(
+                "node=0 zone={name:<8} order={order} order_failed={} consider={} limit={}",
+                d.order_failed,
+                d.considered,
+                1u32 << d.defer_shift
+            ),
+        );
+    }
+
+    /// `compaction_zonelist_suitable`: some eligible zone would be worth compacting
+    /// if reclaim freed a share of its reclaimable pages (1/order of them).
+    pub fn compaction_zonelist_suitable(&self, gfp: super::page_alloc::Gfp, order: usize) -> bool {
+        let anon = self.can_reclaim_anon();
+        (0..=gfp.highest_zoneidx).any(|zi| {
+            let z = &self.zones[zi];
+            z.is_managed() && {
+                let available = z.reclaimable_pages(anon) / order.max(1) as u64 + z.nr_free_pages;
+                compaction_suitable_with(z, order, gfp.highest_zoneidx, available)
+            }
+        })
+    }
+
     /// `compact_node` (`vm.compact_memory`, a write of 1): every zone, whole, in
     /// MIGRATE_SYNC, ignoring the skip hints; the skip bits are cleared first (the
     /// third way they are reset, beside kswapd's sleep and `compaction_restarting`).
@@ -994,6 +1100,7 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mm::test_util::{checkerboard, pin_every_pageblock};
     use crate::mm::zone::{ZONE_DMA32, ZONE_NORMAL};
 
     /// A zone of 8192 pages with watermarks MIN 100, LOW 125, HIGH 150 and the given
@@ -1006,34 +1113,6 @@ mod tests {
             z.nr_free_pages += n << o;
         }
         z
-    }
-
-    /// A 256 MiB machine filled with clean file pages, then every page at an even PFN
-    /// dropped: 32768 free pages, none with a free buddy.
-    fn checkerboard() -> (Mm, usize) {
-        use crate::mm::test_util::{add_pages, task_mm};
-        let mut mm = task_mm(
-            "[machine]\nmemory = \"256M\"\n\
-             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n",
-        );
-        let zi = ZONE_DMA32;
-        mm.zones[zi].watermark = [0; 3];
-        let n = mm.nr_free_pages() as u32;
-        let (space, pfns) = add_pages(&mut mm, crate::mm::SpaceKind::File, n, 0);
-        assert_eq!(mm.nr_free_pages(), 0);
-        for (idx, &p) in pfns.iter().enumerate() {
-            if p % 2 == 0 {
-                mm.lruvec_del_folio(p);
-                *mm.spaces[space as usize].pte_mut(idx as u32) = crate::mm::page::pte::NONE;
-                mm.spaces[space as usize].nr_present -= 1;
-                mm.frames[p as usize].flags = 0;
-                mm.frames[p as usize].list = on::NONE;
-                mm.free_pages(p, 0);
-            }
-        }
-        assert_eq!(mm.nr_free_pages(), n as u64 / 2);
-        assert!(!mm.zone_has_free_block(zi, 1));
-        (mm, zi)
     }
 
     #[test]
@@ -1070,22 +1149,6 @@ mod tests {
         assert!(!mm.zone_has_free_block(zi, 9));
         assert!(mm.vmstat.get(Ev::PgmigrateSuccess) > 0);
         mm.check_invariants().unwrap();
-    }
-
-    /// Pins each pageblock of the checkerboard with a kernel page (its first free
-    /// page): no pageblock can be emptied.
-    fn pin_every_pageblock(mm: &mut Mm, zi: usize) {
-        let (start, end) = (mm.zones[zi].start_pfn, mm.zones[zi].end_pfn);
-        let mut block = start;
-        while block < end {
-            let p = (block..end)
-                .find(|&p| mm.frames[p as usize].list == on::BUDDY)
-                .unwrap();
-            crate::mm::page_alloc::take_free_block(&mut mm.zones[zi], &mut mm.frames, p);
-            mm.frames[p as usize].list = on::KERNEL;
-            mm.kernel_pages += 1;
-            block += PAGEBLOCK_NR_PAGES as Pfn;
-        }
     }
 
     #[test]
@@ -1264,6 +1327,55 @@ mod tests {
             assert_eq!(state(&mm, i), *b, "index {i}");
             assert_eq!(b.2 & 0xf0, on::LRU_GEN);
         }
+        mm.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn direct_compaction_backs_off_after_failures_and_resumes_after_the_cycle() {
+        let (mut mm, zi) = checkerboard();
+        pin_every_pageblock(&mut mm, zi);
+        let gfp = crate::mm::page_alloc::GFP_HIGHUSER_MOVABLE;
+        // Attempt n at DEF_COMPACT_PRIORITY (sync-light): the first runs and fails
+        // (the scanners meet: defer, shift 1); then of each 2^shift attempts only the
+        // last runs, each failure doubling the back-off: runs at 1, 3, 7, 15.
+        let mut ran = Vec::new();
+        for n in 1..=16 {
+            let r = mm.try_to_compact_pages(gfp, 9, DEF_COMPACT_PRIORITY);
+            if r == CompactResult::Deferred {
+                continue;
+            }
+            assert_eq!(r, CompactResult::Complete, "attempt {n}");
+            ran.push(n);
+        }
+        assert_eq!(ran, [1, 3, 7, 15]);
+        assert_eq!(mm.zones[zi].compact.defer.defer_shift, 4);
+        // MIN_COMPACT_PRIORITY ignores the back-off (and does not defer further).
+        assert_eq!(
+            mm.try_to_compact_pages(gfp, 9, MIN_COMPACT_PRIORITY),
+            CompactResult::Complete
+        );
+        // Async runs never defer a zone.
+        let shift = mm.zones[zi].compact.defer.defer_shift;
+        for _ in 0..40 {
+            mm.try_to_compact_pages(gfp, 9, COMPACT_PRIO_ASYNC);
+        }
+        assert_eq!(mm.zones[zi].compact.defer.defer_shift, shift);
+        // A success resets it: unpin the pageblocks and compact again.
+        for p in 0..mm.zones[zi].end_pfn {
+            if mm.frames[p as usize].list == on::KERNEL {
+                mm.frames[p as usize].list = on::NONE;
+                mm.kernel_pages -= 1;
+                mm.free_pages(p, 0);
+            }
+        }
+        mm.zones[zi].compact.defer = CompactDefer::default();
+        mm.defer_compaction(zi, 9);
+        assert!(mm.zones[zi].compact.defer.compaction_deferred(9));
+        assert_eq!(
+            mm.try_to_compact_pages(gfp, 9, DEF_COMPACT_PRIORITY),
+            CompactResult::Success
+        );
+        assert_eq!(mm.zones[zi].compact.defer.order_failed, 10);
         mm.check_invariants().unwrap();
     }
 

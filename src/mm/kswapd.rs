@@ -5,6 +5,7 @@
 //! a slice at a time: [`Mm::kswapd_run`] does up to one slice of work and says whether
 //! kswapd keeps running, naps (HZ/10) or sleeps until woken.
 
+use super::compaction::compaction_suitable;
 use super::vmscan::{NodeScan, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use super::zone::{zone_watermark_ok, AllocFlags, MAX_NR_ZONES, WMARK_HIGH, ZONE_NORMAL};
 use super::{Mm, Out};
@@ -46,6 +47,18 @@ pub struct BalanceRun {
     zone_boosts: [u64; MAX_NR_ZONES],
     /// This pass may not raise the priority: boosted reclaim stops at DEF_PRIORITY - 2.
     priority_capped: bool,
+    /// v4.5's per-iteration state (`kernel.kswapd_compaction = "kswapd"`).
+    v45: V45Iteration,
+}
+
+/// One priority iteration of v4.5's `balance_pgdat`: `nr_attempted` (the high
+/// watermarks of the zones it reclaimed from), `pgdat_needs_compaction`, and whether a
+/// zone was skipped as balanced or scanned enough (no priority raise).
+#[derive(Debug, Clone, Copy, Default)]
+struct V45Iteration {
+    nr_attempted: u64,
+    needs_compaction: bool,
+    keep_priority: bool,
 }
 
 /// The per-node kswapd fields of `pg_data_t` plus the thread's own state.
@@ -64,6 +77,9 @@ pub struct Kswapd {
     pub pgdat_writeback: bool,
     /// Times kswapd was woken from sleep (for reports).
     pub wakeups: u64,
+    /// How the last `balance_pgdat` ended: the order it balanced for and its final
+    /// priority (0: it ran out of priorities).
+    pub last_balance: Option<(usize, i32)>,
 }
 
 /// What kswapd does after a slice.
@@ -81,8 +97,12 @@ pub enum KswapdNext {
 }
 
 impl Mm {
-    /// `pgdat_balanced`: any eligible zone meets its high watermark at `order`.
+    /// `pgdat_balanced`: any eligible zone meets its high watermark at `order` (v4.5:
+    /// [`Mm::pgdat_balanced_v45`]).
     pub fn pgdat_balanced(&self, order: usize, highest_zoneidx: usize) -> bool {
+        if self.cfg.kswapd_compacts {
+            return self.pgdat_balanced_v45(order, highest_zoneidx);
+        }
         let mut any_managed = false;
         for zi in 0..=highest_zoneidx {
             let z = &self.zones[zi];
@@ -104,8 +124,15 @@ impl Mm {
         !any_managed
     }
 
-    /// `wakeup_kswapd`.
-    pub fn wakeup_kswapd(&mut self, zone_idx: usize, order: usize, highest_zoneidx: usize) {
+    /// `wakeup_kswapd`. A node kswapd need not balance may still be too fragmented
+    /// for the order: a caller that cannot compact by itself wakes kcompactd.
+    pub fn wakeup_kswapd(
+        &mut self,
+        zone_idx: usize,
+        order: usize,
+        highest_zoneidx: usize,
+        can_direct_reclaim: bool,
+    ) {
         let k = &mut self.kswapd;
         k.highest_zoneidx = Some(
             k.highest_zoneidx
@@ -120,6 +147,9 @@ impl Mm {
             || (self.pgdat_balanced(order, highest_zoneidx)
                 && !self.pgdat_watermark_boosted(highest_zoneidx))
         {
+            if !can_direct_reclaim {
+                self.wakeup_kcompactd(order, highest_zoneidx);
+            }
             return;
         }
         self.trace(
@@ -192,7 +222,11 @@ impl Mm {
                     self.kswapd.order = self.kswapd.order.max(reclaim_order);
                     self.count(Ev::KswapdLowWmarkHitQuickly, 1);
                 } else if self.prepare_kswapd_sleep(reclaim_order, highest_zoneidx) {
-                    // The nap ran its length and the node is still balanced.
+                    // The nap ran its length and the node is still balanced. v4.5
+                    // cleared the compaction skip bits here, before the full sleep.
+                    if self.cfg.kswapd_compacts {
+                        self.reset_isolation_suitable_node();
+                    }
                     self.kswapd.state = KswapdState::Sleeping;
                     self.trace(Tp::KswapdSleep, format_args!("nid=0"));
                     return KswapdNext::Sleep;
@@ -207,6 +241,7 @@ impl Mm {
             None => KswapdNext::Run,
             Some(reclaim_order) => {
                 let run = self.kswapd.run.take().unwrap();
+                self.kswapd.last_balance = Some((reclaim_order, run.sc.priority));
                 let idx = run.highest_zoneidx;
                 // kswapd(): if high-order reclaim fell back to order 0, try to sleep
                 // keeping the original order (for kcompactd); else re-read the requests.
@@ -233,6 +268,13 @@ impl Mm {
         idx: usize,
     ) -> KswapdNext {
         if self.prepare_kswapd_sleep(reclaim_order, idx) {
+            // v4.6+: clear the skip bits a direct compaction asked to flush, and hand
+            // the order kswapd was woken for to kcompactd ("wake kcompactd before
+            // kswapd's short sleep").
+            if !self.cfg.kswapd_compacts {
+                self.reset_isolation_suitable_node();
+                self.wakeup_kcompactd(alloc_order, idx);
+            }
             let until_ns = self.now + self.cfg.jiffy_ns() * self.cfg.hz / 10;
             self.kswapd.state = KswapdState::Napping {
                 until_ns,
@@ -282,6 +324,7 @@ impl Mm {
             nr_boost_reclaim: zone_boosts.iter().sum(),
             zone_boosts,
             priority_capped: false,
+            v45: V45Iteration::default(),
         });
     }
 
@@ -291,6 +334,9 @@ impl Mm {
     /// pass without progress; if the node is unbalanced it drops the boost and
     /// reclaims normally. At the end each zone's boost is taken off.
     fn balance_pgdat_step(&mut self, deadline: u64) -> Option<usize> {
+        if self.cfg.kswapd_compacts {
+            return self.balance_pgdat_v45_step(deadline);
+        }
         let mut run = self.kswapd.run.take().unwrap();
         let result = loop {
             if let Some((mut ns, reclaimed_before)) = run.pass.take() {
@@ -390,9 +436,228 @@ impl Mm {
             for (z, boost) in self.zones.iter_mut().zip(run.zone_boosts) {
                 z.watermark_boost -= z.watermark_boost.min(boost);
             }
+            // After boosted reclaim there is likely room: defragment pageblocks.
+            if run.zone_boosts.iter().any(|&b| b > 0) {
+                self.wakeup_kcompactd(super::zone::PAGEBLOCK_ORDER, run.highest_zoneidx);
+            }
         }
         self.kswapd.run = Some(run);
         result
+    }
+}
+
+/// `KSWAPD_ZONE_BALANCE_GAP_RATIO` (v4.5): a zone's balance gap is 1 % of it, at
+/// most its low watermark.
+const KSWAPD_ZONE_BALANCE_GAP_RATIO: u64 = 100;
+
+impl Mm {
+    /// v4.5's `zone_balanced`: the high watermark (plus `gap`) met at `order`, and for a
+    /// high order, the zone worth compacting.
+    fn zone_balanced_v45(&self, zi: usize, order: usize, gap: u64, classzone_idx: usize) -> bool {
+        let z = &self.zones[zi];
+        if !zone_watermark_ok(
+            z,
+            order,
+            z.wmark(WMARK_HIGH) + gap,
+            classzone_idx,
+            AllocFlags::default(),
+            z.nr_free_pages,
+        ) {
+            return false;
+        }
+        order == 0 || compaction_suitable(z, order, classzone_idx, self.cfg.extfrag_threshold)
+    }
+
+    /// v4.5's `pgdat_balanced`: for order 0 every zone balanced; for a high order, the
+    /// balanced zones hold a quarter of the node's pages.
+    pub fn pgdat_balanced_v45(&self, order: usize, classzone_idx: usize) -> bool {
+        let (mut managed, mut balanced) = (0u64, 0u64);
+        for zi in 0..=classzone_idx {
+            let z = &self.zones[zi];
+            if !z.is_managed() {
+                continue;
+            }
+            managed += z.managed_pages;
+            if self.zone_balanced_v45(zi, order, 0, zi) {
+                balanced += z.managed_pages;
+            } else if order == 0 {
+                return false;
+            }
+        }
+        order == 0 || balanced >= managed >> 2
+    }
+
+    /// v4.5's `balance_pgdat`, a priority iteration at a time: reclaim each zone up to
+    /// the first unbalanced one (`end_zone`) that is not balanced (at order 0 when it
+    /// is worth compacting: `testorder`), a high watermark's worth each, summed in
+    /// `nr_attempted`. Then: twice the order reclaimed drops to order 0; compaction
+    /// (`compact_pgdat`, async) runs only if no zone met the order at LOW and this
+    /// iteration reclaimed more than `nr_attempted`. The seed shows that test never
+    /// passing: with order-0 watermarks met, kswapd reclaims nothing, goes through
+    /// every priority and never compacts.
+    fn balance_pgdat_v45_step(&mut self, deadline: u64) -> Option<usize> {
+        let mut run = self.kswapd.run.take().unwrap();
+        let idx = run.highest_zoneidx;
+        let result = loop {
+            let reclaimed = match run.pass.take() {
+                Some((mut ns, before)) => {
+                    if !self.shrink_node_step(&mut ns, &mut run.sc, deadline) {
+                        run.pass = Some((ns, before));
+                        break None;
+                    }
+                    if run.sc.nr_scanned >= run.sc.nr_to_reclaim {
+                        run.v45.keep_priority = true;
+                    }
+                    Some(run.sc.nr_reclaimed - before)
+                }
+                None => None,
+            };
+            if let Some(reclaimed) = reclaimed {
+                let it = run.v45;
+                let sc = &mut run.sc;
+                if sc.order > 0 && reclaimed >= 2 << sc.order {
+                    sc.order = 0;
+                }
+                if it.needs_compaction && reclaimed > it.nr_attempted {
+                    let order = sc.order;
+                    self.compact_pgdat_v45(order);
+                }
+                let sc = &mut run.sc;
+                if !it.keep_priority || reclaimed == 0 {
+                    sc.priority -= 1;
+                }
+                if sc.priority < 1 || self.pgdat_balanced_v45(sc.order, idx) {
+                    break Some(sc.order);
+                }
+                if self.cpu_ns >= deadline || self.blocked_until.is_some() {
+                    break None;
+                }
+            }
+            // Top of the iteration: the highest zone not balanced at the order.
+            let order = run.sc.order;
+            let Some(end_zone) = (0..=idx).rev().find(|&zi| {
+                self.zones[zi].is_managed() && !self.zone_balanced_v45(zi, order, 0, 0)
+            }) else {
+                break Some(order);
+            };
+            let needs_compaction = order > 0
+                && !(0..=end_zone).any(|zi| {
+                    let z = &self.zones[zi];
+                    z.is_managed()
+                        && zone_watermark_ok(
+                            z,
+                            order,
+                            z.wmark(super::zone::WMARK_LOW),
+                            idx,
+                            AllocFlags::default(),
+                            z.nr_free_pages,
+                        )
+                });
+            let mut it = V45Iteration {
+                needs_compaction,
+                ..V45Iteration::default()
+            };
+            let mut nr_to_reclaim = 0;
+            for zi in 0..=end_zone {
+                let z = &self.zones[zi];
+                if !z.is_managed() {
+                    continue;
+                }
+                let testorder = if order > 0
+                    && compaction_suitable(z, order, idx, self.cfg.extfrag_threshold)
+                {
+                    0
+                } else {
+                    order
+                };
+                let gap = z
+                    .wmark(super::zone::WMARK_LOW)
+                    .min(z.managed_pages.div_ceil(KSWAPD_ZONE_BALANCE_GAP_RATIO));
+                if self.zone_balanced_v45(zi, testorder, gap, end_zone) {
+                    it.keep_priority = true;
+                    continue;
+                }
+                let want = z.wmark(WMARK_HIGH).max(SWAP_CLUSTER_MAX);
+                nr_to_reclaim += want;
+                it.nr_attempted += want;
+            }
+            run.v45 = it;
+            let sc = &mut run.sc;
+            sc.reclaim_idx = end_zone;
+            if sc.priority < DEF_PRIORITY - 2 {
+                sc.may_writepage = true;
+            }
+            if self.can_reclaim_anon()
+                && self.lruvec_inactive_is_low(0, super::page::lru::INACTIVE_ANON)
+            {
+                for memcg in self.memcg.subtree(0) {
+                    self.shrink_active_list(
+                        SWAP_CLUSTER_MAX,
+                        super::page::lru::ACTIVE_ANON,
+                        memcg,
+                        sc,
+                    );
+                }
+            }
+            sc.nr_scanned = 0;
+            let before = sc.nr_reclaimed;
+            if nr_to_reclaim == 0 {
+                // Every zone balanced at its testorder: nothing reclaimed (so no
+                // compaction: 0 > nr_attempted fails), and the priority drops.
+                sc.priority -= 1;
+                if sc.priority < 1 || self.pgdat_balanced_v45(sc.order, idx) {
+                    break Some(sc.order);
+                }
+                // Even an iteration that reclaims nothing looks at every zone.
+                self.charge(self.cfg.costs.scan_page_ns);
+                if self.cpu_ns >= deadline {
+                    break None;
+                }
+                continue;
+            }
+            sc.nr_to_reclaim = nr_to_reclaim;
+            let ns = self.shrink_node_begin(sc);
+            run.pass = Some((ns, before));
+        };
+        self.kswapd.run = Some(run);
+        result
+    }
+
+    /// v4.5's `compact_pgdat` from kswapd: ASYNC compaction of every zone not deferred
+    /// for `order`; a zone that then meets the order at LOW has its back-off reset.
+    /// Order 0 (after the drop) has nothing to do.
+    fn compact_pgdat_v45(&mut self, order: usize) {
+        if order == 0 {
+            return;
+        }
+        for zi in 0..self.zones.len() {
+            if !self.zones[zi].is_managed() {
+                continue;
+            }
+            if !self.zones[zi]
+                .compact
+                .defer
+                .compaction_deferred(order as u32)
+            {
+                let mut cc = super::compaction::CompactControl::new(zi, Some(order));
+                cc.mode = super::compaction::MigrateMode::Async;
+                self.compact_zone(&mut cc);
+            }
+            let z = &self.zones[zi];
+            if zone_watermark_ok(
+                z,
+                order,
+                z.wmark(super::zone::WMARK_LOW),
+                0,
+                AllocFlags::default(),
+                z.nr_free_pages,
+            ) {
+                self.zones[zi]
+                    .compact
+                    .defer
+                    .compaction_defer_reset(order as u32, false);
+            }
+        }
     }
 }
 
@@ -474,6 +739,62 @@ mod tests {
         assert_eq!(mm.vmstat.get(Ev::Pswpout), 0);
         assert_eq!(mm.zones[ZONE_DMA32].watermark_boost, 0);
         assert_eq!(mm.kswapd.failures, 0);
+    }
+
+    /// kswapd woken for order 9 on the pinned checkerboard (256 MiB, watermarks 0,
+    /// 32,640 free pages at order 0, a kernel page in every pageblock so no order-9
+    /// block can form) and run to its nap.
+    fn kswapd_for_order_9(kswapd_compacts: bool) -> Mm {
+        let (mut mm, zi) = crate::mm::test_util::checkerboard();
+        crate::mm::test_util::pin_every_pageblock(&mut mm, zi);
+        mm.cfg.kswapd_compacts = kswapd_compacts;
+        mm.out.clear();
+        mm.wakeup_kswapd(zi, 9, zi, false);
+        assert!(mm.out.iter().any(|o| matches!(o, Out::WakeKswapd { .. })));
+        mm.current = crate::mm::Current::Kswapd;
+        while !matches!(
+            mm.kswapd_run(u64::MAX / 4),
+            KswapdNext::NapUntil(_) | KswapdNext::Sleep
+        ) {}
+        mm
+    }
+
+    #[test]
+    fn v4_5_kswapd_goes_through_every_priority_and_never_compacts() {
+        let mm = kswapd_for_order_9(true);
+        // The zone is worth compacting for order 9 (free 32,640 > LOW 0 + 1024;
+        // fragmentation index 1000 - (1000 + 32640·1000/512) / 32640 = 998 > 500), so
+        // kswapd_shrink_zone tests it at order 0 with gap min(LOW, 1 %) = 0: balanced,
+        // nothing reclaimed. nr_reclaimed 0 is never > nr_attempted 0: no compaction;
+        // the priority drops each time until it runs out, never balanced at order 9.
+        assert_eq!(mm.kswapd.last_balance, Some((9, 0)));
+        assert_eq!(mm.vmstat.get(Ev::PgstealKswapd), 0);
+        assert_eq!(mm.vmstat.get(Ev::CompactMigrateScanned), 0);
+        assert!(!mm
+            .out
+            .iter()
+            .any(|o| matches!(o, Out::WakeKcompactd { .. })));
+    }
+
+    #[test]
+    fn kswapd_hands_the_order_to_kcompactd() {
+        let mm = kswapd_for_order_9(false);
+        // v4.8+: reclaim at order 9, 32 pages a pass (HIGH is 0), until compact_gap
+        // (1024) pages are freed; then balance at order 0 (met) and, before the nap,
+        // wake kcompactd for order 9.
+        assert_eq!(mm.kswapd.last_balance.map(|b| b.0), Some(0));
+        let steal = mm.vmstat.get(Ev::PgstealKswapd);
+        assert!((1024..1024 + SWAP_CLUSTER_MAX).contains(&steal), "{steal}");
+        assert_eq!(
+            mm.vmstat.get(Ev::CompactMigrateScanned),
+            0,
+            "kswapd does not compact"
+        );
+        assert_eq!(mm.kcompactd.max_order, 9);
+        assert!(mm
+            .out
+            .iter()
+            .any(|o| matches!(o, Out::WakeKcompactd { .. })));
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod check;
 pub mod compaction;
 pub mod damon;
 pub mod filemap;
+pub mod kcompactd;
 pub mod kswapd;
 pub mod list;
 pub mod lru;
@@ -319,6 +320,7 @@ pub enum Current {
     Flusher,
     /// Kdamond `k` (its index in `Mm::damon.kdamonds`).
     Kdamond(usize),
+    Kcompactd,
     /// A timed action writing a cgroup file (no simulated task does the work).
     Admin,
 }
@@ -336,6 +338,8 @@ pub enum Out {
     OomKill { workload: usize },
     /// Kdamond `k` was turned on: start its thread.
     WakeKdamond { k: usize, at: u64 },
+    /// `wake_up_interruptible(&pgdat->kcompactd_wait)`.
+    WakeKcompactd { at: u64 },
 }
 
 /// An OOM kill, reported in results.
@@ -376,6 +380,7 @@ pub struct Mm {
     pub storage: Device,
     pub wb: writeback::Writeback,
     pub kswapd: kswapd::Kswapd,
+    pub kcompactd: kcompactd::Kcompactd,
     pub workingset: workingset::Workingset,
     pub zram_pool: ListHead,
     /// Kernel object caches (`slab` workloads), and their pages: [unreclaimable,
@@ -485,6 +490,7 @@ impl Mm {
             brd_pool: ListHead::default(),
             wb: writeback::Writeback::default(),
             kswapd: kswapd::Kswapd::default(),
+            kcompactd: kcompactd::Kcompactd::default(),
             workingset: workingset::Workingset::new(total_pages),
             zram_pool: ListHead::default(),
             kmem_caches: Vec::new(),
@@ -541,7 +547,15 @@ impl Mm {
         let vm = &sc.kernel.vm;
         let old_dirty = (self.cfg.dirty_ratio, self.cfg.dirty_bytes);
         let was_lru_gen = self.cfg.lru_gen.enabled;
+        let old_proactiveness = self.cfg.compaction_proactiveness;
         self.cfg = Config::from_scenario(sc, self.managed_pages());
+        // compaction_proactiveness_sysctl_handler: a write of a non-zero value runs
+        // kcompactd's proactive compaction now.
+        let p = self.cfg.compaction_proactiveness;
+        if self.cfg_applied && p != old_proactiveness && p != 0 && !self.cfg.kswapd_compacts {
+            self.kcompactd.proactive_trigger = true;
+            self.out.push(Out::WakeKcompactd { at: self.clock() });
+        }
         self.damon_apply_configs();
         if self.cfg_applied && was_lru_gen != self.cfg.lru_gen.enabled {
             self.lru_gen_change_state(self.cfg.lru_gen.enabled);

@@ -4,6 +4,10 @@
 //! Per-CPU page lists are not modelled (kernel-reference §1.2 allows that): every
 //! allocation and free goes straight to the buddy lists, so NR_FREE_PAGES is exact.
 
+use super::compaction::{
+    CompactResult, DEF_COMPACT_PRIORITY, INIT_COMPACT_PRIORITY, MAX_COMPACT_RETRIES,
+    MIN_COMPACT_COSTLY_PRIORITY, MIN_COMPACT_PRIORITY,
+};
 use super::page::{on, pg, Frame, Pfn};
 use super::zone::*;
 use super::{Current, Mm};
@@ -492,7 +496,7 @@ impl Mm {
         // A fallback boosted the watermarks: kswapd may have nothing else to wake it.
         if self.zones[zi].boosted_watermark {
             self.zones[zi].boosted_watermark = false;
-            self.wakeup_kswapd(zi, 0, zi);
+            self.wakeup_kswapd(zi, 0, zi, true);
         }
         Some(pfn)
     }
@@ -555,13 +559,14 @@ impl Mm {
         self.alloc_pages_slowpath(gfp, order)
     }
 
-    fn wake_all_kswapds(&mut self, order: usize, highest_zoneidx: usize) {
+    fn wake_all_kswapds(&mut self, gfp: Gfp, order: usize) {
+        let highest_zoneidx = gfp.highest_zoneidx;
         // One node: wake its kswapd for the highest eligible managed zone.
         if let Some(zi) = (0..=highest_zoneidx)
             .rev()
             .find(|&z| self.zones[z].is_managed())
         {
-            self.wakeup_kswapd(zi, order, highest_zoneidx);
+            self.wakeup_kswapd(zi, order, highest_zoneidx, gfp.direct_reclaim);
         }
     }
 
@@ -583,7 +588,7 @@ impl Mm {
             ..AllocFlags::default()
         };
         if gfp.kswapd_reclaim {
-            self.wake_all_kswapds(order, gfp.highest_zoneidx);
+            self.wake_all_kswapds(gfp, order);
         }
         if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_MIN, flags) {
             return Some(p);
@@ -611,6 +616,30 @@ impl Mm {
             _ => None,
         };
         let mut no_progress_loops = task.map_or(0, |t| self.alloc_no_progress[t]);
+        // Direct compaction: a costly or non-movable high-order request tries it
+        // first (ASYNC), as enough base pages may be free; then after each reclaim.
+        let costly = order > PAGE_ALLOC_COSTLY_ORDER;
+        let mut compact_priority = DEF_COMPACT_PRIORITY;
+        let mut compact_result = CompactResult::Skipped;
+        let mut compaction_retries = 0u32;
+        if order > 0 && (costly || gfp.migratetype != MIGRATE_MOVABLE) && no_progress_loops == 0 {
+            let (page, r) =
+                self.alloc_pages_direct_compact(gfp, order, flags, INIT_COMPACT_PRIORITY);
+            if page.is_some() {
+                return page;
+            }
+            compact_result = r;
+            if costly && gfp.noretry {
+                // Whole pageblocks, and compaction skipped or deferred: give up.
+                if matches!(r, CompactResult::Skipped | CompactResult::Deferred) {
+                    return None;
+                }
+                compact_priority = INIT_COMPACT_PRIORITY;
+            }
+            if self.blocked_until.is_some() {
+                return None;
+            }
+        }
         // Reclaim can "progress" without freeing memory: a page swapped to zram or a
         // ramdisk gives its frame to the device's pool. The kernel's task retries while
         // kswapd and the other CPUs free memory in parallel; here, after
@@ -623,7 +652,7 @@ impl Mm {
         loop {
             loops += 1;
             if gfp.kswapd_reclaim {
-                self.wake_all_kswapds(order, gfp.highest_zoneidx);
+                self.wake_all_kswapds(gfp, order);
             }
             if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_MIN, flags) {
                 return Some(p);
@@ -652,7 +681,22 @@ impl Mm {
                 }
                 return None;
             }
-            if gfp.noretry {
+            if order > 0 {
+                let (page, r) =
+                    self.alloc_pages_direct_compact(gfp, order, flags, compact_priority);
+                if page.is_some() {
+                    return page;
+                }
+                compact_result = r;
+                if self.blocked_until.is_some() {
+                    if let Some(t) = task {
+                        self.alloc_no_progress[t] = no_progress_loops.max(1);
+                    }
+                    return None;
+                }
+            }
+            // __GFP_NORETRY, and costly orders without __GFP_RETRY_MAYFAIL, stop here.
+            if gfp.noretry || costly {
                 return None;
             }
             if let (true, Some(t)) = (progress > 0 && loops >= MAX_RECLAIM_RETRIES, task) {
@@ -673,6 +717,17 @@ impl Mm {
                     }
                     return None;
                 }
+                continue;
+            }
+            if progress > 0
+                && self.should_compact_retry(
+                    gfp,
+                    order,
+                    compact_result,
+                    &mut compact_priority,
+                    &mut compaction_retries,
+                )
+            {
                 continue;
             }
             // __alloc_pages_may_oom: one last try at HIGH, then the OOM killer.
@@ -699,6 +754,92 @@ impl Mm {
             loops = 0;
             exhausted = false;
         }
+    }
+
+    /// `__alloc_pages_direct_compact`: `try_to_compact_pages` as a memory stall (PSI)
+    /// under PF_MEMALLOC, then the allocation. A run that was not skipped counts a
+    /// `compact_stall` and then `compact_success` (the zone's back-off reset and its
+    /// skip-bit flush request dropped) or `compact_fail`. The kernel may capture the
+    /// freed page during compaction; here it is taken from the free lists after.
+    fn alloc_pages_direct_compact(
+        &mut self,
+        gfp: Gfp,
+        order: usize,
+        flags: AllocFlags,
+        prio: u32,
+    ) -> (Option<Pfn>, CompactResult) {
+        if order == 0 {
+            return (None, CompactResult::Skipped);
+        }
+        let cpu_before = self.cpu_ns;
+        let was = self.in_reclaim;
+        self.in_reclaim = true;
+        let r = self.try_to_compact_pages(gfp, order, prio);
+        self.in_reclaim = was;
+        self.stall_ns += self.cpu_ns - cpu_before;
+        if r == CompactResult::Skipped {
+            return (None, r);
+        }
+        self.count(Ev::CompactStall, 1);
+        if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_MIN, flags) {
+            let zi = self.frames[p as usize].zone as usize;
+            self.zones[zi].compact.blockskip_flush = false;
+            self.zones[zi]
+                .compact
+                .defer
+                .compaction_defer_reset(order as u32, true);
+            self.count(Ev::CompactSuccess, 1);
+            return (Some(p), r);
+        }
+        self.count(Ev::CompactFail, 1);
+        (None, r)
+    }
+
+    /// `should_compact_retry`: after reclaim made progress, retry a compaction that
+    /// failed at too low a priority (raising it, down to MIN_COMPACT_PRIORITY, or
+    /// MIN_COMPACT_COSTLY_PRIORITY for costly orders), one skipped for lack of memory
+    /// while reclaim could give it enough, or one that made progress, up to
+    /// MAX_COMPACT_RETRIES times.
+    fn should_compact_retry(
+        &mut self,
+        gfp: Gfp,
+        order: usize,
+        result: CompactResult,
+        priority: &mut u32,
+        retries: &mut u32,
+    ) -> bool {
+        if order == 0 {
+            return false;
+        }
+        if result == CompactResult::Success {
+            *retries += 1;
+        }
+        let check_priority = if result.failed() || result.withdrawn() {
+            true
+        } else if result.needs_reclaim() {
+            return self.compaction_zonelist_suitable(gfp, order);
+        } else {
+            let max_retries = if order > PAGE_ALLOC_COSTLY_ORDER {
+                MAX_COMPACT_RETRIES / 4
+            } else {
+                MAX_COMPACT_RETRIES
+            };
+            if *retries <= max_retries {
+                return true;
+            }
+            true
+        };
+        let min_priority = if order > PAGE_ALLOC_COSTLY_ORDER {
+            MIN_COMPACT_COSTLY_PRIORITY
+        } else {
+            MIN_COMPACT_PRIORITY
+        };
+        if check_priority && *priority > min_priority {
+            *priority -= 1;
+            *retries = 0;
+            return true;
+        }
+        false
     }
 
     /// `should_reclaim_retry`: keep trying while some zone could pass the MIN watermark

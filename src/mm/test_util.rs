@@ -1,8 +1,9 @@
 //! Helpers the mm unit tests share: an `Mm` with a task running, pages put on an
 //! LRU by hand.
 
-use super::page::{pg, pte, Pfn};
+use super::page::{on, pg, pte, Pfn};
 use super::page_alloc::GFP_HIGHUSER_MOVABLE;
+use super::zone::{PAGEBLOCK_NR_PAGES, ZONE_DMA32};
 use super::{Current, Mm, SpaceKind};
 
 /// The `Mm` of scenario `text`, with one task created and running (task 0).
@@ -49,4 +50,47 @@ pub fn add_pages_of(
         pfns.push(pfn);
     }
     (space, pfns)
+}
+
+/// A 256 MiB machine filled with clean file pages, then every page at an even PFN
+/// dropped: 32768 free pages, none with a free buddy.
+pub fn checkerboard() -> (Mm, usize) {
+    let mut mm = task_mm(
+        "[machine]\nmemory = \"256M\"\n\
+             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n",
+    );
+    let zi = ZONE_DMA32;
+    mm.zones[zi].watermark = [0; 3];
+    let n = mm.nr_free_pages() as u32;
+    let (space, pfns) = add_pages(&mut mm, crate::mm::SpaceKind::File, n, 0);
+    assert_eq!(mm.nr_free_pages(), 0);
+    for (idx, &p) in pfns.iter().enumerate() {
+        if p % 2 == 0 {
+            mm.lruvec_del_folio(p);
+            *mm.spaces[space as usize].pte_mut(idx as u32) = crate::mm::page::pte::NONE;
+            mm.spaces[space as usize].nr_present -= 1;
+            mm.frames[p as usize].flags = 0;
+            mm.frames[p as usize].list = on::NONE;
+            mm.free_pages(p, 0);
+        }
+    }
+    assert_eq!(mm.nr_free_pages(), n as u64 / 2);
+    assert!(!mm.zone_has_free_block(zi, 1));
+    (mm, zi)
+}
+
+/// Pins each pageblock of the checkerboard with a kernel page (its first free
+/// page): no pageblock can be emptied.
+pub fn pin_every_pageblock(mm: &mut Mm, zi: usize) {
+    let (start, end) = (mm.zones[zi].start_pfn, mm.zones[zi].end_pfn);
+    let mut block = start;
+    while block < end {
+        let p = (block..end)
+            .find(|&p| mm.frames[p as usize].list == on::BUDDY)
+            .unwrap();
+        crate::mm::page_alloc::take_free_block(&mut mm.zones[zi], &mut mm.frames, p);
+        mm.frames[p as usize].list = on::KERNEL;
+        mm.kernel_pages += 1;
+        block += PAGEBLOCK_NR_PAGES as Pfn;
+    }
 }

@@ -188,9 +188,9 @@ impl Mm {
         match self.current {
             Current::Task(_) | Current::Kswapd => Some(self.current_task),
             // Other kernel threads are never throttled (kdamond's reclaim_pages does
-            // not throttle); memory.reclaim actions have no simulated task to put to
-            // sleep.
-            Current::Flusher | Current::Kdamond(_) | Current::Admin => None,
+            // not throttle; kcompactd's compaction gives up its run instead);
+            // memory.reclaim actions have no simulated task to put to sleep.
+            Current::Flusher | Current::Kdamond(_) | Current::Kcompactd | Current::Admin => None,
         }
     }
 

@@ -10,6 +10,7 @@ pub mod event;
 pub mod rng;
 
 use crate::mm::damon::KdamondNext;
+use crate::mm::kcompactd::KcompactdNext;
 use crate::mm::kswapd::KswapdNext;
 use crate::mm::writeback::FlusherNext;
 use crate::mm::{Current, Mm, Out};
@@ -30,6 +31,7 @@ pub enum TaskKind {
     Flusher,
     /// `kdamond.N`: DAMON's thread for `Mm::damon.kdamonds[N]`.
     Kdamond(usize),
+    Kcompactd,
 }
 
 #[derive(Debug)]
@@ -115,6 +117,7 @@ pub struct Simulation {
     series: TimeSeries,
     io_poll_at: Option<u64>,
     kswapd_task: usize,
+    kcompactd_task: usize,
     flusher_task: usize,
     /// The task of each kdamond.
     kdamond_tasks: Vec<usize>,
@@ -193,6 +196,19 @@ impl Simulation {
         let kswapd_task = tasks.len() - 1;
         tasks.push(kernel_task("flusher", TaskKind::Flusher));
         let flusher_task = tasks.len() - 1;
+        tasks.push(kernel_task("kcompactd0", TaskKind::Kcompactd));
+        let kcompactd_task = tasks.len() - 1;
+        // Its first proactive check (none without proactive compaction).
+        if let Some(at) = mm.kcompactd_first_timer() {
+            tasks[kcompactd_task].pending = Some((at, true));
+            queue.push(
+                at,
+                Event::Ready {
+                    task: kcompactd_task as u32,
+                    gen: 0,
+                },
+            );
+        }
         // The flusher's periodic wake-up.
         let first_flush = mm.cfg.dirty_writeback_interval_ns;
         tasks[flusher_task].pending = Some((first_flush, true));
@@ -257,6 +273,7 @@ impl Simulation {
             series: TimeSeries::default(),
             io_poll_at: None,
             kswapd_task,
+            kcompactd_task,
             flusher_task,
             kdamond_tasks,
             actions: Vec::new(),
@@ -524,6 +541,7 @@ impl Simulation {
         for o in std::mem::take(&mut self.mm.out) {
             match o {
                 Out::WakeKswapd { at } => self.wake(self.kswapd_task, at),
+                Out::WakeKcompactd { at } => self.wake(self.kcompactd_task, at),
                 Out::WakeFlusher { at } => self.wake(self.flusher_task, at),
                 Out::WakeKdamond { k, at } => self.wake(self.kdamond_tasks[k], at),
                 Out::WakeTask { task, at } => {
@@ -684,6 +702,35 @@ impl Simulation {
                         self.set_timer(task, t.max(progress_after(start, end)), true)
                     }
                     FlusherNext::SleepUntil(t) => self.set_timer(task, t.max(end), true),
+                }
+                end
+            }
+            TaskKind::Kcompactd => {
+                self.mm.current = Current::Kcompactd;
+                self.mm.current_workload = None;
+                self.mm.now = start;
+                self.mm.cpu_ns = 0;
+                self.mm.stall_ns = 0;
+                self.mm.blocked_until = None;
+                let next = self.mm.kcompactd_run();
+                // Even a look at the scores takes time.
+                let end = start + self.mm.cpu_ns.max(1);
+                self.tasks[task].system_ns += end - start;
+                let stalled = self.mm.stall_ns > 0;
+                self.psi.interval(
+                    start,
+                    end,
+                    cpu,
+                    0,
+                    if stalled {
+                        PsiDelta::STALL_RUN
+                    } else {
+                        PsiDelta::RUN
+                    },
+                );
+                match next {
+                    KcompactdNext::SleepUntil(t) => self.set_timer(task, t.max(end), true),
+                    KcompactdNext::Sleep => {}
                 }
                 end
             }
