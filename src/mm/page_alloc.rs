@@ -548,6 +548,16 @@ impl Mm {
         Some(pfn)
     }
 
+    /// Gives back a block [`Mm::alloc_kernel_pages`] handed out.
+    pub fn free_kernel_pages(&mut self, pfn: Pfn, order: usize) {
+        for f in &mut self.frames[pfn as usize..pfn as usize + (1 << order)] {
+            debug_assert_eq!(f.list, on::KERNEL);
+            f.list = on::NONE;
+        }
+        self.kernel_pages -= 1 << order;
+        self.free_pages(pfn, order);
+    }
+
     pub fn alloc_pages(&mut self, gfp: Gfp, order: usize) -> Option<Pfn> {
         let flags = AllocFlags {
             high: gfp.high,

@@ -608,7 +608,7 @@ fn raw(v: f64) -> f64 {
     }
 }
 
-fn csv_field(s: &str) -> String {
+pub(crate) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -946,6 +946,8 @@ pub fn compare_sweep(dir: &Path, by: &str, format: Format) -> Result<String, Loa
                 merged.duration_ns = 0;
                 merged.reclaim.kswapd_cpu_ns = 0;
                 merged.reclaim.direct_reclaim_cpu_ns = 0;
+                merged.reclaim.kswapd_awake_ns = 0;
+                merged.reclaim.kcompactd_awake_ns = 0;
                 merge_point(&mut merged, r, &label.join("-"));
                 columns.push((column, merged));
             }
@@ -956,6 +958,15 @@ pub fn compare_sweep(dir: &Path, by: &str, format: Format) -> Result<String, Loa
             dir,
             format!("`{by}` has one value in this sweep: nothing to compare"),
         ));
+    }
+    if super::highalloc_table::applies(&loaded) {
+        let table = super::highalloc_table::build(by, &loaded).map_err(|e| err(dir, e))?;
+        let mut out = super::highalloc_table::render(&table, format);
+        if matches!(format, Format::Text | Format::Md) {
+            out.push('\n');
+            out.push_str(&render_with_throttling(&columns, format));
+        }
+        return Ok(out);
     }
     if super::damon_table::applies(by, &loaded) {
         // The seed's table first; CSV and JSON carry only it (one table per file).
@@ -1001,6 +1012,8 @@ fn merge_point(merged: &mut Results, r: Results, label: &str) {
     merged.duration_ns += r.duration_ns;
     merged.reclaim.kswapd_cpu_ns += r.reclaim.kswapd_cpu_ns;
     merged.reclaim.direct_reclaim_cpu_ns += r.reclaim.direct_reclaim_cpu_ns;
+    merged.reclaim.kswapd_awake_ns += r.reclaim.kswapd_awake_ns;
+    merged.reclaim.kcompactd_awake_ns += r.reclaim.kcompactd_awake_ns;
 }
 
 #[cfg(test)]

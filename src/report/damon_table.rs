@@ -5,7 +5,7 @@
 //! DAMON_RECLAIM and others with it: that value is the baseline, and the other swept
 //! keys name the programs (each compared with its own baseline point).
 
-use super::compare::Format;
+use super::compare::{csv_field, Format};
 use super::results::Results;
 use std::fmt::Write;
 
@@ -216,14 +216,6 @@ pub fn render(rows: &[Row], baseline: &str, format: Format) -> String {
     out
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 fn table(out: &mut String, rows: &[&Row], with_program: bool, format: Format) {
     let mut header = vec!["config"];
     if with_program {
@@ -301,29 +293,11 @@ mod tests {
     use super::*;
 
     fn results(mean_used: u64, runtime_ns: u64, cpu_ns: u64, duration_ns: u64) -> Results {
-        let mut r: Results = serde_json::from_value(serde_json::json!({
-            "schema_version": 1, "reclaimsim_version": "t", "seed": 1,
-            "duration_ns": duration_ns, "vmstat": {}, "workloads": {}, "tasks": {},
-            "reclaim": {"kswapd_cpu_ns": 0, "direct_reclaim_cpu_ns": 0,
-                        "kswapd_wakeups": 0, "kswapd_failures": 0},
-            "psi": {"memory": {
-                "some": {"avg10": 0.0, "avg60": 0.0, "avg300": 0.0, "total": 0},
-                "full": {"avg10": 0.0, "avg60": 0.0, "avg300": 0.0, "total": 0}}},
-            "swap": {"kind": "zram", "total_pages": 0, "used_pages": 0, "orig_data_size": 0,
-                     "compr_data_size": 0, "mem_used_total": 0},
-            "zones": {}, "cgroups": {}, "events": [], "actions": [],
-            "provenance": {"scenario_file": "", "scenario_text": "", "sets": [], "seed": 1,
-                           "reclaimsim_version": "t", "scenario_hash": ""}
-        }))
-        .expect("a minimal results.json");
+        let mut r = crate::report::results::minimal_results(duration_ns);
         r.memory.mean_used_bytes = mean_used;
         r.workloads.insert(
             "prog".into(),
-            serde_json::from_value(serde_json::json!({
-                "ops": 0, "throughput": 0.0, "bytes_per_sec": 0.0, "runtime_ns": runtime_ns,
-                "latency_ns": {"mean": 0.0, "stddev": 0.0, "min": 0, "p50": 0, "p90": 0, "p99": 0, "max": 0}
-            }))
-            .expect("a workload result"),
+            crate::report::results::minimal_workload(0, Some(runtime_ns)),
         );
         if cpu_ns > 0 {
             r.damon = Some(

@@ -5,6 +5,7 @@ pub mod compare;
 pub mod damon_record;
 pub mod damon_table;
 pub mod heatmap;
+pub mod highalloc_table;
 pub mod natural;
 pub mod outdir;
 pub mod plot;

@@ -125,6 +125,16 @@ pub struct ReclaimResult {
     pub direct_reclaim_cpu_ns: u64,
     pub kswapd_wakeups: u64,
     pub kswapd_failures: u32,
+    /// Time kswapd spent awake: from a wake-up to its next nap or sleep (running, or
+    /// blocked inside reclaim).
+    #[serde(default)]
+    pub kswapd_awake_ns: u64,
+    /// Time kcompactd spent awake (its runs: compaction and the proactive checks).
+    #[serde(default)]
+    pub kcompactd_awake_ns: u64,
+    /// kcompactd's wake-ups with work (`compact_daemon_wake`).
+    #[serde(default)]
+    pub kcompactd_wakeups: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -503,6 +513,9 @@ impl Results {
                 direct_reclaim_cpu_ns: mm.direct_reclaim_ns,
                 kswapd_wakeups: mm.kswapd.wakeups,
                 kswapd_failures: mm.kswapd.failures,
+                kswapd_awake_ns: sim.kswapd_awake_ns(),
+                kcompactd_awake_ns: sim.kcompactd_awake_ns,
+                kcompactd_wakeups: mm.kcompactd.wakeups,
             },
             psi: PsiResult {
                 memory: resource(sim.pressure(0)),
@@ -726,4 +739,34 @@ fn damon_result(sim: &Simulation) -> Option<DamonResult> {
         kdamonds,
         damon_reclaim,
     })
+}
+
+/// A results.json with nothing in it, for the report modules' tests.
+#[cfg(test)]
+pub(crate) fn minimal_results(duration_ns: u64) -> Results {
+    serde_json::from_value(serde_json::json!({
+        "schema_version": 1, "reclaimsim_version": "t", "seed": 1,
+        "duration_ns": duration_ns, "vmstat": {}, "workloads": {}, "tasks": {},
+        "reclaim": {"kswapd_cpu_ns": 0, "direct_reclaim_cpu_ns": 0,
+                    "kswapd_wakeups": 0, "kswapd_failures": 0},
+        "psi": {"memory": {
+            "some": {"avg10": 0.0, "avg60": 0.0, "avg300": 0.0, "total": 0},
+            "full": {"avg10": 0.0, "avg60": 0.0, "avg300": 0.0, "total": 0}}},
+        "swap": {"kind": "zram", "total_pages": 0, "used_pages": 0, "orig_data_size": 0,
+                 "compr_data_size": 0, "mem_used_total": 0},
+        "zones": {}, "cgroups": {}, "events": [], "actions": [],
+        "provenance": {"scenario_file": "", "scenario_text": "", "sets": [], "seed": 1,
+                       "reclaimsim_version": "t", "scenario_hash": ""}
+    }))
+    .expect("a minimal results.json")
+}
+
+/// A workload's results with `ops` and a runtime, the rest zero.
+#[cfg(test)]
+pub(crate) fn minimal_workload(ops: u64, runtime_ns: Option<u64>) -> WorkloadResult {
+    serde_json::from_value(serde_json::json!({
+        "ops": ops, "throughput": 0.0, "bytes_per_sec": 0.0, "runtime_ns": runtime_ns,
+        "latency_ns": {"mean": 0.0, "stddev": 0.0, "min": 0, "p50": 0, "p90": 0, "p99": 0, "max": 0}
+    }))
+    .expect("a workload result")
 }

@@ -118,6 +118,11 @@ pub struct Simulation {
     io_poll_at: Option<u64>,
     kswapd_task: usize,
     kcompactd_task: usize,
+    /// kswapd awake (in balance_pgdat, running or blocked in it) since this time.
+    kswapd_awake_since: Option<u64>,
+    /// Time kswapd and kcompactd spent awake, for results.
+    pub kswapd_awake_ns: u64,
+    pub kcompactd_awake_ns: u64,
     flusher_task: usize,
     /// The task of each kdamond.
     kdamond_tasks: Vec<usize>,
@@ -274,6 +279,9 @@ impl Simulation {
             io_poll_at: None,
             kswapd_task,
             kcompactd_task,
+            kswapd_awake_since: None,
+            kswapd_awake_ns: 0,
+            kcompactd_awake_ns: 0,
             flusher_task,
             kdamond_tasks,
             actions: Vec::new(),
@@ -675,6 +683,11 @@ impl Simulation {
                 self.mm.stall_ns = 0;
                 let next = self.mm.kswapd_run(slice);
                 let end = start + self.mm.cpu_ns;
+                let since = *self.kswapd_awake_since.get_or_insert(start);
+                if matches!(next, KswapdNext::NapUntil(_) | KswapdNext::Sleep) {
+                    self.kswapd_awake_ns += end - since;
+                    self.kswapd_awake_since = None;
+                }
                 self.tasks[task].system_ns += self.mm.cpu_ns;
                 self.psi.interval(start, end, cpu, 0, PsiDelta::STALL_RUN);
                 match next {
@@ -716,6 +729,7 @@ impl Simulation {
                 // Even a look at the scores takes time.
                 let end = start + self.mm.cpu_ns.max(1);
                 self.tasks[task].system_ns += end - start;
+                self.kcompactd_awake_ns += end - start;
                 let stalled = self.mm.stall_ns > 0;
                 self.psi.interval(
                     start,
@@ -854,6 +868,14 @@ impl Simulation {
 
     /// /proc/pressure/memory (`memcg` 0) or a cgroup's memory.pressure, as read at the
     /// end of the run.
+    /// kswapd's time awake up to `now` (a balance_pgdat still going counts to now).
+    pub fn kswapd_awake_ns(&self) -> u64 {
+        self.kswapd_awake_ns
+            + self
+                .kswapd_awake_since
+                .map_or(0, |t| self.now.saturating_sub(t))
+    }
+
     pub fn pressure(&self, memcg: usize) -> Pressure {
         self.pressure.get(memcg).copied().unwrap_or_default()
     }

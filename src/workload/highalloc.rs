@@ -1,7 +1,9 @@
 //! `highalloc`: high-order allocation attempts as mmtests' stress-highalloc makes
 //! them (a kernel module allocating huge pages with given GFP flags): `rate` attempts
-//! per second per thread, up to `count` each, every success kept to the end. Each
-//! attempt is an operation; the successes are reported beside them.
+//! per second per thread, up to `count` each. Every block obtained is held until the
+//! thread's last attempt, then all are freed, as the module frees its pages at the
+//! end of each pass. Each attempt is an operation; the successes are reported beside
+//! them.
 
 use super::{Ctx, Step, Thread, WorkloadStats};
 use crate::mm::memory::FaultResult;
@@ -12,6 +14,8 @@ pub struct Highalloc {
     gfp: Gfp,
     order: usize,
     count: Option<u64>,
+    /// The blocks obtained so far (all threads'), freed when a thread's count is done.
+    held: Vec<crate::mm::page::Pfn>,
 }
 
 impl Highalloc {
@@ -20,6 +24,7 @@ impl Highalloc {
             gfp: parse_gfp(cfg.gfp.as_deref().expect("validated")).expect("validated"),
             order: cfg.order.expect("validated") as usize,
             count: cfg.count,
+            held: Vec::new(),
         }
     }
 
@@ -31,14 +36,27 @@ impl Highalloc {
         origin: u64,
     ) -> Step {
         if self.count.is_some_and(|n| t.ops >= n) {
+            let order = self.order;
+            let held = std::mem::take(&mut self.held);
+            if !held.is_empty() {
+                cx.kernel(|mm| {
+                    for pfn in held {
+                        mm.charge(mm.cfg.costs.syscall_ns);
+                        mm.free_kernel_pages(pfn, order);
+                    }
+                    FaultResult::Done
+                });
+            }
             return Step::Finished;
         }
         t.retry = Some((0, false, origin));
         let (gfp, order) = (self.gfp, self.order);
         let mut ok = false;
+        let mut got = None;
         let r = cx.kernel(|mm| match mm.alloc_kernel_pages(gfp, order) {
-            Some(_) => {
+            Some(pfn) => {
                 ok = true;
+                got = Some(pfn);
                 FaultResult::Done
             }
             // Slept in reclaim: the attempt goes on after the sleep. Otherwise it
@@ -51,6 +69,7 @@ impl Highalloc {
         if ok {
             stats.alloc_success += 1;
         }
+        self.held.extend(got);
         Step::Op(r, 4096 << order)
     }
 }
