@@ -184,3 +184,61 @@ fn kcompactd_compacts_where_v4_5_kswapd_never_did() {
     assert!(new.vmstat["compact_stall"] < old.vmstat["compact_stall"]);
     assert!(new.vmstat["compact_migrate_scanned"] > new.vmstat["compact_daemon_migrate_scanned"]);
 }
+
+/// The compaction tracepoints against the counters the same paths bump.
+#[test]
+fn compaction_tracepoints_agree_with_vmstat() {
+    use reclaimsim::sim::{RunOptions, Simulation};
+    use reclaimsim::stats::trace::Tracer;
+    let text = std::fs::read_to_string("scenarios/stress-highalloc-direct.toml")
+        .unwrap()
+        .replace("memory = \"2G\"", "memory = \"512M\"")
+        .replace("file_size = \"128M\"", "file_size = \"32M\"")
+        .replace("count = 921", "count = 100");
+    let sc = reclaimsim::scenario::parse_str(&text, "t.toml", &[]).unwrap();
+    let mut sim = Simulation::new(sc);
+    sim.enable_trace(Tracer::parse("all", 10_000_000).unwrap());
+    let run = sim.run_with_series(RunOptions::default()).unwrap();
+    let (r, t) = (&run.results, run.trace.unwrap());
+    let lines = |e: &str| -> Vec<&str> {
+        t.lines()
+            .filter(|l| l.contains(&format!(": {e}: ")))
+            .collect()
+    };
+    let sum = |e: &str, f: &str| -> u64 {
+        lines(e)
+            .iter()
+            .map(|l| {
+                let v = l.split(&format!("{f}=")).nth(1).expect("field");
+                v.split(' ').next().unwrap().parse::<u64>().unwrap()
+            })
+            .sum()
+    };
+    assert!(r.vm("compact_stall") > 0 && r.vm("compact_daemon_wake") > 0);
+    assert_eq!(
+        lines("mm_compaction_begin").len(),
+        lines("mm_compaction_end").len()
+    );
+    assert_eq!(
+        sum("mm_compaction_isolate_freepages", "nr_scanned"),
+        r.vm("compact_free_scanned")
+    );
+    assert_eq!(
+        sum("mm_compaction_isolate_migratepages", "nr_taken")
+            + sum("mm_compaction_isolate_freepages", "nr_taken"),
+        r.vm("compact_isolated")
+    );
+    assert_eq!(
+        lines("mm_compaction_kcompactd_wake").len() as u64,
+        r.vm("compact_daemon_wake")
+    );
+    assert!(
+        lines("mm_compaction_wakeup_kcompactd").len()
+            >= lines("mm_compaction_kcompactd_wake").len()
+    );
+    assert!(!lines("mm_compaction_defer_compaction").is_empty());
+    assert!(!lines("mm_compaction_try_to_compact_pages").is_empty());
+    assert!(lines("mm_compaction_end")
+        .iter()
+        .all(|l| l.contains(" status=")));
+}
