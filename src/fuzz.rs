@@ -132,6 +132,8 @@ const EXTRA_PATHS: &[&str] = &[
     "kernel.vm.compaction_proactiveness",
     "kernel.vm.compact_unevictable_allowed",
     "kernel.kswapd_compaction",
+    "kernel.transparent_hugepage.enabled",
+    "kernel.transparent_hugepage.defrag",
     "kernel.lru",
     "kernel.lru_gen.enabled",
     "kernel.lru_gen.min_ttl_ms",

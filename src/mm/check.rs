@@ -241,6 +241,27 @@ impl Mm {
             slab[usize::from(c.migratetype == MIGRATE_RECLAIMABLE)] += 1 << c.order;
             pfn += 1 << c.order;
         }
+        // THPs: 512 aligned frames, all members, mapping consecutive pages of one
+        // space.
+        for p in self.initialised_pfns() {
+            let f = &self.frames[p as usize];
+            if !self.page_is_thp(p) {
+                continue;
+            }
+            let nr = super::huge_memory::HPAGE_PMD_NR;
+            let base = p & !(nr - 1);
+            let h = &self.frames[base as usize];
+            if !self.page_is_thp(base)
+                || f.mapping != h.mapping
+                || f.index != h.index + (p - base)
+                || !h.index.is_multiple_of(nr)
+            {
+                return Err(format!(
+                    "THP member {p} (space {} index {}) does not match its head {base} (space {} index {})",
+                    f.mapping, f.index, h.mapping, h.index
+                ));
+            }
+        }
         let mut kernel = 0u64;
         for p in 0..n {
             if self.frames[p].list == on::KERNEL {

@@ -759,6 +759,21 @@ impl Mm {
                 continue;
             }
             low_pfn += 1;
+            if self.page_is_thp(p) {
+                // A THP: not moved here; step over the rest of it (isolate_fail).
+                let end_of_thp = (p | (super::huge_memory::HPAGE_PMD_NR - 1)) + 1;
+                nr_scanned += (end_of_thp - low_pfn) as u64;
+                low_pfn = end_of_thp.min(end_pfn);
+                if skip_on_failure {
+                    for q in cc.migratepages.drain(chunk_start..) {
+                        self.frames[q as usize].list = on::NONE;
+                        self.lruvec_add_folio(q);
+                        nr_isolated -= 1;
+                    }
+                    low_pfn = next_skip_pfn.min(end_pfn).max(low_pfn);
+                }
+                continue;
+            }
             let on_lru = f.test(pg::LRU)
                 && (f.list < lru::NR_LRU_LISTS as u8 || f.list & 0xf0 == on::LRU_GEN);
             let movable = on_lru

@@ -68,7 +68,10 @@ impl Mm {
             }
             pte::SWAP => self.do_swap_page(space, vpn, pte::slot(e), write),
             _ => {
-                // do_anonymous_page: zero-fill.
+                // A THP where allowed and possible, else do_anonymous_page: zero-fill.
+                if let Some(r) = self.do_huge_pmd_anonymous_page(space, vpn, write) {
+                    return r;
+                }
                 self.charge(self.cfg.costs.minor_fault_ns);
                 let Some(pfn) = self.new_anon_page(space, vpn) else {
                     return self.alloc_failure();

@@ -10,6 +10,7 @@ pub mod check;
 pub mod compaction;
 pub mod damon;
 pub mod filemap;
+pub mod huge_memory;
 pub mod kcompactd;
 pub mod kswapd;
 pub mod list;
@@ -74,6 +75,11 @@ pub struct Config {
     /// `kernel.kswapd_compaction`: v4.5's kswapd compacts by itself (true) or v4.6+'s
     /// kcompactd does.
     pub kswapd_compacts: bool,
+    /// `transparent_hugepage.enabled` / `.defrag`, and which workloads madvised
+    /// MADV_HUGEPAGE.
+    pub thp_enabled: crate::scenario::ThpEnabled,
+    pub thp_defrag: crate::scenario::ThpDefrag,
+    pub thp_madvised: Vec<bool>,
 }
 
 impl Config {
@@ -116,6 +122,13 @@ impl Config {
             compact_unevictable_allowed: vm.compact_unevictable_allowed != 0,
             kswapd_compacts: sc.kernel.kswapd_compaction
                 == crate::scenario::KswapdCompaction::Kswapd,
+            thp_enabled: sc.kernel.transparent_hugepage.enabled,
+            thp_defrag: sc.kernel.transparent_hugepage.defrag,
+            thp_madvised: sc
+                .workloads
+                .iter()
+                .map(|w| w.madvise_hugepage.unwrap_or(false))
+                .collect(),
             // At least 1ns each: validation rejects 0, and should a path bypass it no
             // work may take zero virtual time (a task would loop at one instant).
             costs: Costs {
@@ -248,6 +261,15 @@ impl Space {
     pub fn install_accessed(&mut self, idx: u32, e: Pte) {
         *self.pte_mut(idx) = e;
         mark_pmd_young(&mut self.pmd_young, idx);
+    }
+
+    /// Whether the page-table page covering `idx` exists (the PMD entry is not none):
+    /// some entry in its 512 was ever written.
+    pub fn pmd_populated(&self, idx: u32) -> bool {
+        let p = idx / lru_gen::PTRS_PER_PTE;
+        self.pmd_map
+            .get((p / 64) as usize)
+            .is_some_and(|w| w >> (p % 64) & 1 != 0)
     }
 
     /// `pmdp_test_and_clear_young` on the PMD entry of page-table page `pmd`.

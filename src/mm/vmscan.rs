@@ -9,7 +9,7 @@
 use super::page::{lru, on, pg, pte, Pfn};
 use super::page_alloc::Gfp;
 use super::throttle::Sleep;
-use super::zone::{int_sqrt, WMARK_HIGH};
+use super::zone::{int_sqrt, zone_watermark_ok, AllocFlags, WMARK_HIGH, WMARK_MIN};
 use super::{Current, Mm, SpaceKind};
 use crate::scenario::ReclaimThrottle;
 use crate::stats::trace::{reclaim_flags, Tp};
@@ -783,6 +783,9 @@ impl Mm {
         let kswapd = self.is_kswapd();
         for pfn in list {
             sc.nr_scanned += 1;
+            if self.page_is_thp(pfn) {
+                self.split_huge_page(pfn);
+            }
             let fate =
                 self.reclaim_one(pfn, sc, target_memcg, ignore_references, kswapd, &mut stat);
             match fate {
@@ -1103,10 +1106,93 @@ impl Mm {
         }
     }
 
-    /// `shrink_node` run to completion (direct reclaim).
+    /// `shrink_node` run to completion (direct reclaim), pass after pass while
+    /// `should_continue_reclaim` (the classic LRU; MGLRU's global reclaim returns
+    /// after one, as `lru_gen_shrink_node` does).
     pub fn shrink_node(&mut self, sc: &mut ScanControl) {
-        let mut ns = self.shrink_node_begin(sc);
-        self.shrink_node_step(&mut ns, sc, u64::MAX);
+        loop {
+            let before = sc.nr_reclaimed;
+            let mut ns = self.shrink_node_begin(sc);
+            self.shrink_node_step(&mut ns, sc, u64::MAX);
+            if self.blocked_until.is_some()
+                || (self.lru_gen_enabled() && sc.target == 0)
+                || !self.should_continue_reclaim(sc.nr_reclaimed - before, sc)
+            {
+                break;
+            }
+        }
+    }
+
+    /// `in_reclaim_compaction`: reclaim for a high order that compaction will finish.
+    fn in_reclaim_compaction(sc: &ScanControl) -> bool {
+        sc.order > 0
+            && (sc.order > super::page_alloc::PAGE_ALLOC_COSTLY_ORDER
+                || sc.priority < DEF_PRIORITY - 2)
+    }
+
+    /// `should_continue_reclaim` (kernel-reference §2.16): in reclaim/compaction mode,
+    /// keep reclaiming while the pass freed something, no zone could allocate the
+    /// order or be compacted for it yet, and the inactive lists hold more than
+    /// `compact_gap`.
+    fn should_continue_reclaim(&self, nr_reclaimed: u64, sc: &ScanControl) -> bool {
+        if !Self::in_reclaim_compaction(sc) || nr_reclaimed == 0 {
+            return false;
+        }
+        for zi in 0..=sc.reclaim_idx {
+            let z = &self.zones[zi];
+            if !z.is_managed() {
+                continue;
+            }
+            if zone_watermark_ok(
+                z,
+                sc.order,
+                z.wmark(WMARK_MIN),
+                sc.reclaim_idx,
+                AllocFlags::default(),
+                z.nr_free_pages,
+            ) || super::compaction::compaction_suitable(
+                z,
+                sc.order,
+                sc.reclaim_idx,
+                self.cfg.extfrag_threshold,
+            ) {
+                return false;
+            }
+        }
+        let mut inactive = self.node_lru_pages(lru::INACTIVE_FILE);
+        if self.can_reclaim_anon() {
+            inactive += self.node_lru_pages(lru::INACTIVE_ANON);
+        }
+        inactive > super::compaction::compact_gap(sc.order)
+    }
+
+    /// `compaction_ready` (shrink_zones, costly orders): a zone where compaction can
+    /// go ahead with room to spare, so direct reclaim need not.
+    fn compaction_ready(&self, sc: &ScanControl) -> bool {
+        (0..=sc.reclaim_idx).any(|zi| {
+            let z = &self.zones[zi];
+            z.is_managed()
+                && (zone_watermark_ok(
+                    z,
+                    sc.order,
+                    z.wmark(WMARK_MIN),
+                    sc.reclaim_idx,
+                    AllocFlags::default(),
+                    z.nr_free_pages,
+                ) || (super::compaction::compaction_suitable(
+                    z,
+                    sc.order,
+                    sc.reclaim_idx,
+                    self.cfg.extfrag_threshold,
+                ) && zone_watermark_ok(
+                    z,
+                    0,
+                    z.wmark(WMARK_HIGH) + super::compaction::compact_gap(sc.order),
+                    sc.reclaim_idx,
+                    AllocFlags::default(),
+                    z.nr_free_pages,
+                )))
+        })
     }
 
     /// `do_try_to_free_pages` (kernel-reference §2.3): the priority loop, then the
@@ -1127,6 +1213,15 @@ impl Mm {
             }
             loop {
                 sc.nr_scanned = 0;
+                // shrink_zones: a costly request whose compaction is ready needs no
+                // reclaim; do_try_to_free_pages reports progress (1).
+                if sc.target == 0
+                    && sc.order > super::page_alloc::PAGE_ALLOC_COSTLY_ORDER
+                    && self.compaction_ready(sc)
+                {
+                    self.snapshot_refaults(0);
+                    return sc.nr_reclaimed.max(1);
+                }
                 self.shrink_node(sc);
                 if self.blocked_until.is_none() {
                     self.consider_reclaim_throttle(sc);

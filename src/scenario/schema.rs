@@ -305,6 +305,47 @@ pub struct Kernel {
     /// (v4.6+, "mm, kswapd: replace kswapd compaction with waking up kcompactd": kswapd
     /// balances order-0 watermarks, then wakes kcompactd; the default).
     pub kswapd_compaction: KswapdCompaction,
+    /// /sys/kernel/mm/transparent_hugepage/{enabled,defrag}.
+    pub transparent_hugepage: TransparentHugepage,
+}
+
+/// Transparent huge pages for anonymous memory (kernel-reference §1, §7.9).
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct TransparentHugepage {
+    /// "always", "madvise" (only `madvise_hugepage` workloads) or "never". Default
+    /// "never", the simulator's behaviour before THP (the kernel's Kconfig default is
+    /// always; many distributions ship madvise).
+    pub enabled: ThpEnabled,
+    /// How a THP fault that finds no free 2 MiB block tries: "always" (direct reclaim
+    /// and compaction), "defer" (wake kswapd and kcompactd, fall back at once),
+    /// "defer+madvise", "madvise" (the default: direct for madvised memory, else fall
+    /// back) or "never".
+    pub defrag: ThpDefrag,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ThpEnabled {
+    Always,
+    Madvise,
+    #[default]
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+pub enum ThpDefrag {
+    #[serde(rename = "always")]
+    Always,
+    #[serde(rename = "defer")]
+    Defer,
+    #[serde(rename = "defer+madvise")]
+    DeferMadvise,
+    #[default]
+    #[serde(rename = "madvise")]
+    Madvise,
+    #[serde(rename = "never")]
+    Never,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
@@ -768,6 +809,11 @@ pub struct Workload {
     /// Fraction of anon accesses that write.
     #[serde(default)]
     pub write_ratio: Option<f64>,
+    /// `madvise(MADV_HUGEPAGE)` on the workload's anonymous memory: transparent huge
+    /// pages under `transparent_hugepage.enabled = "madvise"`, and the `madvise`
+    /// defrag modes' direct compaction.
+    #[serde(default)]
+    pub madvise_hugepage: Option<bool>,
     /// Operations per second per thread (paced); default: as fast as possible.
     #[serde(default)]
     pub rate: Option<f64>,

@@ -981,7 +981,7 @@ const PATTERN_KEYS: [&str; 5] = [
 fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
     let with_pattern = |extra: &[&'static str]| PATTERN_KEYS.iter().chain(extra).copied().collect();
     match k {
-        WorkloadKind::Anon => with_pattern(&["size", "write_ratio"]),
+        WorkloadKind::Anon => with_pattern(&["size", "write_ratio", "madvise_hugepage"]),
         WorkloadKind::FileRead => with_pattern(&["nr_files", "file_size", "io_size", "mmap"]),
         WorkloadKind::FileWrite => with_pattern(&["nr_files", "file_size", "io_size"]),
         WorkloadKind::Kv => with_pattern(&[
@@ -992,6 +992,7 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
             "request_time",
             "fill",
             "ramp_time",
+            "madvise_hugepage",
         ]),
         WorkloadKind::Fio => vec![
             "rw",
@@ -1003,10 +1004,23 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
             "ramp_time",
             "rwmixread",
         ],
-        WorkloadKind::MmapLatency => vec!["size"],
-        WorkloadKind::AnonHog => vec!["size", "grow_by", "grow_every", "max_size", "write_ratio"],
-        WorkloadKind::Phases => vec!["phase", "repeat", "repeat_from", "config"],
-        WorkloadKind::Masim => vec!["config"],
+        WorkloadKind::MmapLatency => vec!["size", "madvise_hugepage"],
+        WorkloadKind::AnonHog => vec![
+            "size",
+            "grow_by",
+            "grow_every",
+            "max_size",
+            "write_ratio",
+            "madvise_hugepage",
+        ],
+        WorkloadKind::Phases => vec![
+            "phase",
+            "repeat",
+            "repeat_from",
+            "config",
+            "madvise_hugepage",
+        ],
+        WorkloadKind::Masim => vec!["config", "madvise_hugepage"],
         WorkloadKind::Slab => vec!["object_size", "lifetime", "lifetime_dist", "slab_type"],
         WorkloadKind::Highalloc => vec!["order", "gfp", "count"],
     }
@@ -1025,6 +1039,7 @@ fn given_keys(w: &Workload) -> Vec<&'static str> {
         hot_probability,
         phase_change,
         write_ratio,
+        madvise_hugepage,
         size,
         nr_files,
         file_size,

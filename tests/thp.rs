@@ -1,0 +1,115 @@
+//! Transparent huge pages: the THP fault, its fallback by defrag mode, and the split
+//! when reclaim takes one.
+
+mod common;
+
+const HEAP: &str = r#"
+[run]
+duration = "1s"
+[machine]
+memory = "1G"
+[kernel]
+transparent_hugepage.enabled = "always"
+[[workload]]
+name = "heap"
+kind = "anon"
+size = "64M"
+pattern = "sequential"
+"#;
+
+/// 64 MiB touched in order on a fresh machine: with THP each 2 MiB range faults once
+/// and maps 512 pages (32 faults); without, 16,384 faults. A 65 MiB heap has a last
+/// partial range of 256 pages, which base pages fill: 32 + 256 faults.
+#[test]
+fn a_thp_fault_maps_512_pages() {
+    let r = common::run_checked(HEAP, &[]);
+    assert_eq!(r.vm("thp_fault_alloc"), 32);
+    assert_eq!(r.vm("pgfault"), 32);
+    assert_eq!(r.vm("nr_inactive_anon") + r.vm("nr_active_anon"), 16_384);
+    let r = common::run_checked(HEAP, &["kernel.transparent_hugepage.enabled=\"never\""]);
+    assert_eq!((r.vm("thp_fault_alloc"), r.vm("pgfault")), (0, 16_384));
+    // madvise: only memory that asked for it.
+    let madvise = ["kernel.transparent_hugepage.enabled=\"madvise\""];
+    assert_eq!(common::run_checked(HEAP, &madvise).vm("pgfault"), 16_384);
+    let r = common::run_checked(HEAP, &[madvise[0], "workload.0.madvise_hugepage=true"]);
+    assert_eq!(r.vm("thp_fault_alloc"), 32);
+    let r = common::run_checked(&HEAP.replace("64M", "65M"), &[]);
+    assert_eq!((r.vm("thp_fault_alloc"), r.vm("pgfault")), (32, 32 + 256));
+}
+
+/// Memory full of page cache when a 128 MiB heap starts: no free 2 MiB block. The
+/// defrag mode decides: `never` and (for memory not madvised) `madvise` fall back
+/// to base pages at once; `defer` wakes kswapd and kcompactd and gets some THPs
+/// later; for madvised memory `madvise` reclaims (and compacts) directly and gets
+/// every one. Non-madvised memory under `always` carries __GFP_NORETRY: with
+/// compaction skipped for lack of free memory it gives up without reclaim.
+#[test]
+fn the_defrag_mode_decides_how_hard_a_thp_fault_tries() {
+    let text = r#"
+[run]
+duration = "4s"
+[machine]
+memory = "512M"
+[kernel]
+transparent_hugepage.enabled = "always"
+[[workload]]
+name = "cache"
+kind = "file-read"
+nr_files = 2
+file_size = "400M"
+pattern = "sequential"
+stop = "2s"
+[[workload]]
+name = "heap"
+kind = "anon"
+size = "128M"
+pattern = "sequential"
+start = "2500ms"
+"#;
+    let run = |defrag: &str, madvised: bool| {
+        let d = format!("kernel.transparent_hugepage.defrag=\"{defrag}\"");
+        let m = format!("workload.1.madvise_hugepage={madvised}");
+        common::run_checked(text, &[&d, &m])
+    };
+    for (defrag, madvised) in [("never", true), ("madvise", false), ("always", false)] {
+        let r = run(defrag, madvised);
+        assert_eq!(r.vm("thp_fault_alloc"), 0, "{defrag}");
+        assert_eq!(r.vm("thp_fault_fallback"), 64, "{defrag}");
+        assert_eq!(r.vm("pgsteal_direct"), 0, "{defrag}: no direct reclaim");
+    }
+    let r = run("defer", false);
+    assert!(r.vm("thp_fault_alloc") > 0 && r.vm("thp_fault_fallback") > 0);
+    assert!(r.vm("compact_daemon_wake") > 0);
+    assert_eq!(r.vm("pgsteal_direct"), 0);
+    let r = run("madvise", true);
+    assert_eq!(r.vm("thp_fault_alloc"), 64);
+    assert!(r.vm("pgsteal_direct") > 0);
+    assert!(r.vm("allocstall_dma32") + r.vm("allocstall_normal") > 0);
+}
+
+/// A heap larger than memory with zram: reclaim takes pages of THPs and splits them
+/// first (thp_split_page), then swaps the pages out one by one. The invariant checker
+/// checks every THP's 512 frames at each sample.
+#[test]
+fn reclaim_splits_a_thp_before_swapping_it() {
+    let text = r#"
+[run]
+duration = "3s"
+[machine]
+memory = "512M"
+[machine.swap]
+type = "zram"
+size = "1G"
+[kernel]
+transparent_hugepage.enabled = "always"
+[[workload]]
+name = "heap"
+kind = "anon"
+size = "700M"
+pattern = "uniform"
+"#;
+    let r = common::run_checked(text, &[]);
+    let (alloc, split) = (r.vm("thp_fault_alloc"), r.vm("thp_split_page"));
+    assert!(alloc > 0 && split > 0 && split <= alloc, "{alloc} {split}");
+    assert!(r.vm("pswpout") > 0);
+}
