@@ -48,6 +48,30 @@ impl Mm {
         Some(pfn)
     }
 
+    /// `pte_alloc`/`pte_alloc_one` (or the table a THP fault deposits): a fault in a
+    /// 2 MiB range with no page table yet allocates one, an unmovable kernel page, if
+    /// the space's workload accounts its page tables. Freed when the space is zapped.
+    fn pte_alloc(&mut self, space: u32, vpn: u32) -> Result<(), FaultResult> {
+        let s = &self.spaces[space as usize];
+        let accounted = s
+            .owner
+            .is_some_and(|w| self.cfg.page_tables.get(w).copied().unwrap_or(false));
+        if !accounted || !s.needs_pte_table(vpn) {
+            return Ok(());
+        }
+        let gfp = super::page_alloc::Gfp {
+            migratetype: super::zone::MIGRATE_UNMOVABLE,
+            ..GFP_HIGHUSER_MOVABLE
+        };
+        match self.alloc_kernel_pages(gfp, 0) {
+            Some(pfn) => {
+                self.spaces[space as usize].pt_pages.push(pfn);
+                Ok(())
+            }
+            None => Err(self.alloc_failure()),
+        }
+    }
+
     /// `handle_mm_fault` on an anonymous mapping: the access to `space[vpn]` found no
     /// present page.
     pub fn handle_anon_fault(&mut self, space: u32, vpn: u32, write: bool) -> FaultResult {
@@ -68,6 +92,9 @@ impl Mm {
             }
             pte::SWAP => self.do_swap_page(space, vpn, pte::slot(e), write),
             _ => {
+                if let Err(r) = self.pte_alloc(space, vpn) {
+                    return r;
+                }
                 // A THP where allowed and possible, else do_anonymous_page: zero-fill.
                 if let Some(r) = self.do_huge_pmd_anonymous_page(space, vpn, write) {
                     return r;

@@ -42,6 +42,9 @@ use list::ListHead;
 use page::{Frame, Pfn, Pte};
 use zone::{Zone, MAX_NR_ZONES, ZONE_DMA32, ZONE_NORMAL};
 
+/// `THREAD_SIZE_ORDER` on x86-64: 16 KiB kernel stacks.
+pub const THREAD_SIZE_ORDER: usize = 2;
+
 /// Settings read on the reclaim paths, resolved from the scenario (sysctls may change
 /// at run time through timed actions; [`Mm::apply_kernel_settings`] re-reads them).
 #[derive(Debug, Clone)]
@@ -80,6 +83,8 @@ pub struct Config {
     pub thp_enabled: crate::scenario::ThpEnabled,
     pub thp_defrag: crate::scenario::ThpDefrag,
     pub thp_madvised: Vec<bool>,
+    /// Per workload: its page tables are accounted (`page_tables`).
+    pub page_tables: Vec<bool>,
 }
 
 impl Config {
@@ -128,6 +133,11 @@ impl Config {
                 .workloads
                 .iter()
                 .map(|w| w.madvise_hugepage.unwrap_or(false))
+                .collect(),
+            page_tables: sc
+                .workloads
+                .iter()
+                .map(|w| w.page_tables.unwrap_or(false))
                 .collect(),
             // At least 1ns each: validation rejects 0, and should a path bypass it no
             // work may take zero virtual time (a task would loop at one instant).
@@ -206,6 +216,8 @@ pub struct Space {
     pmd_young: Vec<bool>,
     /// The workload that owns it (anon spaces only; files outlive their users).
     pub owner: Option<usize>,
+    /// Page-table pages allocated for it (a workload's `page_tables`), freed at zap.
+    pub pt_pages: Vec<Pfn>,
     /// Pages present (resident) and swapped out, for OOM badness.
     pub nr_present: u64,
     pub nr_swap: u64,
@@ -316,6 +328,11 @@ impl Space {
     }
 
     /// Takes the written entries and leaves the space with no table (every entry none).
+    /// Whether a fault at `idx` needs a new page-table page (`pte_alloc`).
+    pub fn needs_pte_table(&self, idx: u32) -> bool {
+        !self.pmd_populated(idx)
+    }
+
     pub fn take_table(&mut self) -> Vec<Pte> {
         let mut t = std::mem::take(&mut self.entries);
         t.truncate(self.hi as usize);
@@ -403,6 +420,9 @@ pub struct Mm {
     pub wb: writeback::Writeback,
     pub kswapd: kswapd::Kswapd,
     pub kcompactd: kcompactd::Kcompactd,
+    /// Per workload: its threads' kernel stacks (order-2 blocks), freed if it is
+    /// killed.
+    pub kernel_stacks: Vec<Vec<Pfn>>,
     pub workingset: workingset::Workingset,
     pub zram_pool: ListHead,
     /// Kernel object caches (`slab` workloads), and their pages: [unreclaimable,
@@ -513,6 +533,7 @@ impl Mm {
             wb: writeback::Writeback::default(),
             kswapd: kswapd::Kswapd::default(),
             kcompactd: kcompactd::Kcompactd::default(),
+            kernel_stacks: Vec::new(),
             workingset: workingset::Workingset::new(total_pages),
             zram_pool: ListHead::default(),
             kmem_caches: Vec::new(),
@@ -709,11 +730,44 @@ impl Mm {
             pmd_map: Vec::new(),
             pmd_young: Vec::new(),
             owner,
+            pt_pages: Vec::new(),
             nr_present: 0,
             nr_swap: 0,
             dead: false,
         });
         (self.spaces.len() - 1) as u32
+    }
+
+    /// NR_PAGETABLE: the page-table pages of the workloads that account them.
+    pub fn nr_page_table_pages(&self) -> u64 {
+        self.spaces.iter().map(|s| s.pt_pages.len() as u64).sum()
+    }
+
+    /// NR_KERNEL_STACK_KB / 4: the kernel stacks' pages.
+    pub fn nr_kernel_stack_pages(&self) -> u64 {
+        self.kernel_stacks
+            .iter()
+            .map(|v| v.len() as u64 * (1 << THREAD_SIZE_ORDER))
+            .sum()
+    }
+
+    /// `alloc_thread_stack_node` for `nr_threads` threads of workload `w`: a
+    /// THREAD_SIZE (16 KiB) unmovable block each. Returns how many it got.
+    pub fn alloc_kernel_stacks(&mut self, w: usize, nr_threads: usize) -> usize {
+        if self.kernel_stacks.len() <= w {
+            self.kernel_stacks.resize(w + 1, Vec::new());
+        }
+        let gfp = page_alloc::Gfp {
+            migratetype: zone::MIGRATE_UNMOVABLE,
+            ..page_alloc::GFP_HIGHUSER_MOVABLE
+        };
+        for _ in 0..nr_threads {
+            match self.alloc_kernel_pages(gfp, THREAD_SIZE_ORDER) {
+                Some(pfn) => self.kernel_stacks[w].push(pfn),
+                None => break,
+            }
+        }
+        self.kernel_stacks[w].len()
     }
 
     pub fn managed_pages(&self) -> u64 {

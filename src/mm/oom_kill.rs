@@ -84,6 +84,11 @@ impl Mm {
             self.zap_space(si as u32);
             self.spaces[si].dead = true;
         }
+        if let Some(stacks) = self.kernel_stacks.get_mut(w) {
+            for pfn in std::mem::take(stacks) {
+                self.free_kernel_pages(pfn, super::THREAD_SIZE_ORDER);
+            }
+        }
     }
 
     /// `zap_page_range` over a whole anonymous mapping (munmap, exit): every page and
@@ -107,6 +112,10 @@ impl Mm {
             freed += 1;
         }
         self.charge(freed * self.cfg.costs.reclaim_page_ns);
+        // free_pgtables.
+        for pfn in std::mem::take(&mut self.spaces[si as usize].pt_pages) {
+            self.free_kernel_pages(pfn, 0);
+        }
         let s = &mut self.spaces[si as usize];
         s.nr_present = 0;
         s.nr_swap = 0;

@@ -264,7 +264,7 @@ pub struct ActionRecord {
 }
 
 /// State counters reported in `vmstat` besides the event counters.
-pub const STATE_COUNTERS: [&str; 13] = [
+pub const STATE_COUNTERS: [&str; 15] = [
     "nr_inactive_anon",
     "nr_active_anon",
     "nr_inactive_file",
@@ -274,6 +274,8 @@ pub const STATE_COUNTERS: [&str; 13] = [
     "nr_file_pages",
     "nr_slab_reclaimable",
     "nr_slab_unreclaimable",
+    "nr_page_table_pages",
+    "nr_kernel_stack",
     "nr_dirty",
     "nr_writeback",
     "nr_dirty_background_threshold",
@@ -311,6 +313,9 @@ impl Results {
         vmstat.insert("nr_free_pages".into(), mm.nr_free_pages());
         vmstat.insert("nr_slab_reclaimable".into(), mm.slab_pages[1]);
         vmstat.insert("nr_slab_unreclaimable".into(), mm.slab_pages[0]);
+        vmstat.insert("nr_page_table_pages".into(), mm.nr_page_table_pages());
+        // In KiB, as the kernel reports it.
+        vmstat.insert("nr_kernel_stack".into(), mm.nr_kernel_stack_pages() * 4);
         vmstat.insert(
             "nr_file_pages".into(),
             mm.node_lru_pages(lru::INACTIVE_FILE) + mm.node_lru_pages(lru::ACTIVE_FILE),

@@ -814,6 +814,15 @@ pub struct Workload {
     /// defrag modes' direct compaction.
     #[serde(default)]
     pub madvise_hugepage: Option<bool>,
+    /// Account the workload's page tables: a page-table page (unmovable kernel memory)
+    /// for each 2 MiB of anonymous memory it touches, freed when the memory is
+    /// unmapped. Off by default (the simulator's behaviour before).
+    #[serde(default)]
+    pub page_tables: Option<bool>,
+    /// A 16 KiB kernel stack (an order-2 unmovable block) per thread, from the start of
+    /// the run.
+    #[serde(default)]
+    pub kernel_stacks: Option<bool>,
     /// Operations per second per thread (paced); default: as fast as possible.
     #[serde(default)]
     pub rate: Option<f64>,

@@ -981,7 +981,9 @@ const PATTERN_KEYS: [&str; 5] = [
 fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
     let with_pattern = |extra: &[&'static str]| PATTERN_KEYS.iter().chain(extra).copied().collect();
     match k {
-        WorkloadKind::Anon => with_pattern(&["size", "write_ratio", "madvise_hugepage"]),
+        WorkloadKind::Anon => {
+            with_pattern(&["size", "write_ratio", "madvise_hugepage", "page_tables"])
+        }
         WorkloadKind::FileRead => with_pattern(&["nr_files", "file_size", "io_size", "mmap"]),
         WorkloadKind::FileWrite => with_pattern(&["nr_files", "file_size", "io_size"]),
         WorkloadKind::Kv => with_pattern(&[
@@ -993,6 +995,7 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
             "fill",
             "ramp_time",
             "madvise_hugepage",
+            "page_tables",
         ]),
         WorkloadKind::Fio => vec![
             "rw",
@@ -1004,7 +1007,7 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
             "ramp_time",
             "rwmixread",
         ],
-        WorkloadKind::MmapLatency => vec!["size", "madvise_hugepage"],
+        WorkloadKind::MmapLatency => vec!["size", "madvise_hugepage", "page_tables"],
         WorkloadKind::AnonHog => vec![
             "size",
             "grow_by",
@@ -1012,6 +1015,7 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
             "max_size",
             "write_ratio",
             "madvise_hugepage",
+            "page_tables",
         ],
         WorkloadKind::Phases => vec![
             "phase",
@@ -1019,8 +1023,9 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
             "repeat_from",
             "config",
             "madvise_hugepage",
+            "page_tables",
         ],
-        WorkloadKind::Masim => vec!["config", "madvise_hugepage"],
+        WorkloadKind::Masim => vec!["config", "madvise_hugepage", "page_tables"],
         WorkloadKind::Slab => vec!["object_size", "lifetime", "lifetime_dist", "slab_type"],
         WorkloadKind::Highalloc => vec!["order", "gfp", "count"],
     }
@@ -1040,6 +1045,8 @@ fn given_keys(w: &Workload) -> Vec<&'static str> {
         phase_change,
         write_ratio,
         madvise_hugepage,
+        page_tables,
+        kernel_stacks,
         size,
         nr_files,
         file_size,
@@ -1185,7 +1192,8 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
         let kind = kind_name(w.kind);
         let for_kind = format!("for kind \"{kind}\"");
         // Keys that do not apply to this kind are errors, not silently ignored.
-        let allowed = kind_keys(w.kind);
+        let mut allowed = kind_keys(w.kind);
+        allowed.push("kernel_stacks"); // every kind's threads have one
         for field in given_keys(w) {
             if !allowed.contains(&field) {
                 c.forbid(k(field), true, &for_kind);

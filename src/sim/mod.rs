@@ -185,6 +185,12 @@ impl Simulation {
         // within memory).
         let short = mm.brd_populate_files();
         debug_assert_eq!(short, 0, "ramdisk files exceed memory");
+        // The threads' kernel stacks, for the workloads that account them.
+        for (w, cfg) in scenario.workloads.iter().enumerate() {
+            if cfg.kernel_stacks == Some(true) {
+                mm.alloc_kernel_stacks(w, cfg.threads.max(1) as usize);
+            }
+        }
         let kernel_task = |name: &str, kind| Task {
             name: name.to_string(),
             kind,
