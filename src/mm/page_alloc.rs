@@ -1145,3 +1145,60 @@ mod tests {
         assert_eq!(free_pages_of(&z, MIGRATE_UNMOVABLE), 10);
     }
 }
+
+#[cfg(test)]
+mod compact_retry_tests {
+    use super::*;
+    use crate::mm::compaction::{COMPACT_PRIO_ASYNC, COMPACT_PRIO_SYNC_LIGHT};
+    use crate::mm::test_util::task_mm;
+
+    fn mm() -> Mm {
+        task_mm("[machine]\nmemory = \"256M\"\n[[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n")
+    }
+
+    #[test]
+    fn should_compact_retry_raises_the_priority_then_gives_up() {
+        let mut mm = mm();
+        let gfp = GFP_HIGHUSER_MOVABLE;
+        let (mut prio, mut retries) = (DEF_COMPACT_PRIORITY, 0);
+        // Order 2 failed at sync-light (Complete): retry at sync-full, counter reset.
+        assert!(mm.should_compact_retry(gfp, 2, CompactResult::Complete, &mut prio, &mut retries));
+        assert_eq!((prio, retries), (MIN_COMPACT_PRIORITY, 0));
+        // Failed at the highest priority: give up.
+        assert!(!mm.should_compact_retry(gfp, 2, CompactResult::Complete, &mut prio, &mut retries));
+        // Withdrawn (deferred) at async: a higher priority next.
+        let mut prio = COMPACT_PRIO_ASYNC;
+        assert!(mm.should_compact_retry(gfp, 2, CompactResult::Deferred, &mut prio, &mut retries));
+        assert_eq!(prio, COMPACT_PRIO_SYNC_LIGHT);
+        // Progress (Success) without the page: up to 16 retries for order 2, then the
+        // priority goes up; for a costly order 16 / 4 = 4, and the floor is sync-light.
+        let (mut prio, mut retries) = (DEF_COMPACT_PRIORITY, 0);
+        for n in 1..=16 {
+            assert!(mm.should_compact_retry(
+                gfp,
+                2,
+                CompactResult::Success,
+                &mut prio,
+                &mut retries
+            ));
+            assert_eq!((prio, retries), (DEF_COMPACT_PRIORITY, n));
+        }
+        assert!(mm.should_compact_retry(gfp, 2, CompactResult::Success, &mut prio, &mut retries));
+        assert_eq!((prio, retries), (MIN_COMPACT_PRIORITY, 0));
+        let (mut prio, mut retries) = (DEF_COMPACT_PRIORITY, 0);
+        for _ in 1..=4 {
+            assert!(mm.should_compact_retry(
+                gfp,
+                9,
+                CompactResult::Success,
+                &mut prio,
+                &mut retries
+            ));
+        }
+        assert!(!mm.should_compact_retry(gfp, 9, CompactResult::Success, &mut prio, &mut retries));
+        assert!(!mm.should_compact_retry(gfp, 0, CompactResult::Complete, &mut prio, &mut retries));
+        // Skipped for lack of free memory: retry while reclaim could make the zone
+        // suitable. A fresh 256 MiB machine has plenty free: yes.
+        assert!(mm.should_compact_retry(gfp, 2, CompactResult::Skipped, &mut prio, &mut retries));
+    }
+}
