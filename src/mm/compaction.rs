@@ -765,11 +765,7 @@ impl Mm {
                 nr_scanned += (end_of_thp - low_pfn) as u64;
                 low_pfn = end_of_thp.min(end_pfn);
                 if skip_on_failure {
-                    for q in cc.migratepages.drain(chunk_start..) {
-                        self.frames[q as usize].list = on::NONE;
-                        self.lruvec_add_folio(q);
-                        nr_isolated -= 1;
-                    }
+                    nr_isolated -= self.putback_chunk(cc, chunk_start);
                     low_pfn = next_skip_pfn.min(end_pfn).max(low_pfn);
                 }
                 continue;
@@ -782,11 +778,7 @@ impl Mm {
             if !movable {
                 if skip_on_failure {
                     // isolate_fail: give the chunk's pages back, skip to its end.
-                    for q in cc.migratepages.drain(chunk_start..) {
-                        self.frames[q as usize].list = on::NONE;
-                        self.lruvec_add_folio(q);
-                        nr_isolated -= 1;
-                    }
+                    nr_isolated -= self.putback_chunk(cc, chunk_start);
                     low_pfn = next_skip_pfn.min(end_pfn).max(low_pfn);
                 }
                 continue;
@@ -816,6 +808,18 @@ impl Mm {
             ),
         );
         Some(low_pfn)
+    }
+
+    /// Async direct compaction's `isolate_fail`: the pages isolated from the current
+    /// order-aligned chunk (from index `from` of the list) go back to their LRU.
+    /// Returns how many.
+    fn putback_chunk(&mut self, cc: &mut CompactControl, from: usize) -> u64 {
+        let back: Vec<Pfn> = cc.migratepages.drain(from..).collect();
+        for &q in &back {
+            self.frames[q as usize].list = on::NONE;
+            self.lruvec_add_folio(q);
+        }
+        back.len() as u64
     }
 
     /// `migrate_pages` with `compaction_alloc`: each isolated page moves to a free
@@ -1116,7 +1120,7 @@ impl Mm {
 mod tests {
     use super::*;
     use crate::mm::test_util::{checkerboard, pin_every_pageblock};
-    use crate::mm::zone::{ZONE_DMA32, ZONE_NORMAL};
+    use crate::mm::zone::ZONE_NORMAL;
 
     /// A zone of 8192 pages with watermarks MIN 100, LOW 125, HIGH 150 and the given
     /// free blocks (nr_free per order).
@@ -1294,25 +1298,11 @@ mod tests {
 
     #[test]
     fn compaction_moves_multi_gen_lru_pages() {
-        use crate::mm::test_util::{add_pages, task_mm};
-        let mut mm = task_mm(
-            "[machine]\nmemory = \"256M\"\n[kernel]\nlru = \"mglru\"\n\
-             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n",
-        );
+        let (mut mm, zi, space, pfns) =
+            crate::mm::test_util::checkerboard_with("[kernel]\nlru = \"mglru\"\n");
         assert!(mm.lru_gen_enabled());
-        let zi = ZONE_DMA32;
-        mm.zones[zi].watermark = [0; 3];
-        let n = mm.nr_free_pages() as u32;
-        let (space, pfns) = add_pages(&mut mm, crate::mm::SpaceKind::File, n, 0);
-        for (idx, &p) in pfns.iter().enumerate() {
-            if p % 2 == 0 {
-                mm.lruvec_del_folio(p);
-                *mm.spaces[space as usize].pte_mut(idx as u32) = crate::mm::page::pte::NONE;
-                mm.spaces[space as usize].nr_present -= 1;
-                mm.frames[p as usize].flags = 0;
-                mm.frames[p as usize].list = on::NONE;
-                mm.free_pages(p, 0);
-            } else if p % 8 == 1 {
+        for &p in &pfns {
+            if p % 8 == 1 {
                 mm.folio_mark_accessed(p); // a reference in the folio's tier bits
             }
         }

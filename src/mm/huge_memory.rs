@@ -12,7 +12,6 @@
 
 use super::page::{pg, pte, Frame, Pfn};
 use super::page_alloc::Gfp;
-use super::zone::{MIGRATE_MOVABLE, ZONE_NORMAL};
 use super::Mm;
 use crate::scenario::{ThpDefrag, ThpEnabled};
 use crate::stats::vmstat::Ev;
@@ -27,10 +26,7 @@ pub fn vma_thp_gfp_mask(defrag: ThpDefrag, madvised: bool) -> Gfp {
     let light = Gfp {
         direct_reclaim: false,
         kswapd_reclaim: false,
-        highest_zoneidx: ZONE_NORMAL,
-        migratetype: MIGRATE_MOVABLE,
-        high: false,
-        noretry: false,
+        ..super::page_alloc::GFP_HIGHUSER_MOVABLE
     };
     match defrag {
         // GFP_TRANSHUGE, and __GFP_NORETRY unless madvised.

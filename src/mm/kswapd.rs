@@ -159,6 +159,17 @@ impl Mm {
         self.out.push(Out::WakeKswapd { at: self.clock() });
     }
 
+    /// `age_active_anon` (classic LRU): keep the anon inactive list topped up.
+    fn age_active_anon(&mut self, sc: &mut ScanControl) {
+        use super::page::lru;
+        if !self.can_reclaim_anon() || !self.lruvec_inactive_is_low(0, lru::INACTIVE_ANON) {
+            return;
+        }
+        for memcg in self.memcg.subtree(0) {
+            self.shrink_active_list(SWAP_CLUSTER_MAX, lru::ACTIVE_ANON, memcg, sc);
+        }
+    }
+
     /// `pgdat_watermark_boosted`: a zone up to `highest_zoneidx` has a boost pending.
     fn pgdat_watermark_boosted(&self, highest_zoneidx: usize) -> bool {
         self.zones[..=highest_zoneidx]
@@ -403,17 +414,8 @@ impl Mm {
             // lru_gen_age_node).
             if self.lru_gen_enabled() {
                 self.lru_gen_age_node(sc);
-            } else if self.can_reclaim_anon()
-                && self.lruvec_inactive_is_low(0, super::page::lru::INACTIVE_ANON)
-            {
-                for memcg in self.memcg.subtree(0) {
-                    self.shrink_active_list(
-                        SWAP_CLUSTER_MAX,
-                        super::page::lru::ACTIVE_ANON,
-                        memcg,
-                        sc,
-                    );
-                }
+            } else {
+                self.age_active_anon(sc);
             }
             if sc.priority < DEF_PRIORITY - 2 {
                 sc.may_writepage = true;
@@ -587,18 +589,7 @@ impl Mm {
             if sc.priority < DEF_PRIORITY - 2 {
                 sc.may_writepage = true;
             }
-            if self.can_reclaim_anon()
-                && self.lruvec_inactive_is_low(0, super::page::lru::INACTIVE_ANON)
-            {
-                for memcg in self.memcg.subtree(0) {
-                    self.shrink_active_list(
-                        SWAP_CLUSTER_MAX,
-                        super::page::lru::ACTIVE_ANON,
-                        memcg,
-                        sc,
-                    );
-                }
-            }
+            self.age_active_anon(sc);
             sc.nr_scanned = 0;
             let before = sc.nr_reclaimed;
             if nr_to_reclaim == 0 {

@@ -55,19 +55,26 @@ pub fn add_pages_of(
 /// A 256 MiB machine filled with clean file pages, then every page at an even PFN
 /// dropped: 32768 free pages, none with a free buddy.
 pub fn checkerboard() -> (Mm, usize) {
-    let mut mm = task_mm(
-        "[machine]\nmemory = \"256M\"\n\
-             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n",
-    );
+    let (mm, zi, _, _) = checkerboard_with("");
+    (mm, zi)
+}
+
+/// [`checkerboard`] with more scenario text (a `[kernel]` table); also returns the
+/// file space and its pages (index order).
+pub fn checkerboard_with(extra: &str) -> (Mm, usize, u32, Vec<Pfn>) {
+    let mut mm = task_mm(&format!(
+        "[machine]\nmemory = \"256M\"\n{extra}\
+         [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n"
+    ));
     let zi = ZONE_DMA32;
     mm.zones[zi].watermark = [0; 3];
     let n = mm.nr_free_pages() as u32;
-    let (space, pfns) = add_pages(&mut mm, crate::mm::SpaceKind::File, n, 0);
+    let (space, pfns) = add_pages(&mut mm, SpaceKind::File, n, 0);
     assert_eq!(mm.nr_free_pages(), 0);
     for (idx, &p) in pfns.iter().enumerate() {
         if p % 2 == 0 {
             mm.lruvec_del_folio(p);
-            *mm.spaces[space as usize].pte_mut(idx as u32) = crate::mm::page::pte::NONE;
+            *mm.spaces[space as usize].pte_mut(idx as u32) = pte::NONE;
             mm.spaces[space as usize].nr_present -= 1;
             mm.frames[p as usize].flags = 0;
             mm.frames[p as usize].list = on::NONE;
@@ -76,7 +83,7 @@ pub fn checkerboard() -> (Mm, usize) {
     }
     assert_eq!(mm.nr_free_pages(), n as u64 / 2);
     assert!(!mm.zone_has_free_block(zi, 1));
-    (mm, zi)
+    (mm, zi, space, pfns)
 }
 
 /// Pins each pageblock of the checkerboard with a kernel page (its first free
