@@ -139,9 +139,13 @@ enum Cmd {
         /// A run directory (results.json, timeseries.csv) or a sweep directory.
         dir: PathBuf,
     },
-    /// Internal: fill a 64 GiB machine and report peak RSS (run by `bench`).
+    /// Internal: fill a 64 GiB machine (or, with --idle-1t, run a 1 GiB workload on a
+    /// 1 TiB machine) and report peak RSS (run by `bench`).
     #[command(hide = true)]
-    BenchRss,
+    BenchRss {
+        #[arg(long)]
+        idle_1t: bool,
+    },
     /// Compare runs mmtests-style, the first as the baseline: latency, throughput, CPU
     /// time and reclaim counters, with % gains and Welch's t-test significance.
     Compare {
@@ -531,8 +535,12 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Cmd::BenchRss => {
-            let rss = reclaimsim::bench::fill_64g_and_measure();
+        Cmd::BenchRss { idle_1t } => {
+            let rss = if idle_1t {
+                reclaimsim::bench::idle_1t_and_measure()
+            } else {
+                reclaimsim::bench::fill_64g_and_measure()
+            };
             println!("{rss}");
             ExitCode::SUCCESS
         }
