@@ -98,6 +98,15 @@ impl Mm {
             self.count(Ev::ThpFaultFallback, 1);
             return None;
         };
+        // The page table deposited with the THP (pgtable_trans_huge_deposit), for its
+        // split; without it the fault fails (VM_FAULT_OOM).
+        let deposited = match self.pte_alloc_one(space) {
+            Ok(d) => d,
+            Err(r) => {
+                self.free_pages(head, HPAGE_PMD_ORDER);
+                return Some(r);
+            }
+        };
         let zone = self.frames[head as usize].zone;
         for i in 0..HPAGE_PMD_NR {
             let f = &mut self.frames[(head + i) as usize];
@@ -120,6 +129,10 @@ impl Mm {
                     self.frames[(head + j) as usize].order = 0;
                 }
                 self.free_pages(head, HPAGE_PMD_ORDER);
+                // The deposited table becomes the base pages' page table.
+                if deposited {
+                    self.spaces[space as usize].populate_pmd(vpn);
+                }
                 self.count(Ev::ThpFaultFallbackCharge, 1);
                 self.count(Ev::ThpFaultFallback, 1);
                 return None;

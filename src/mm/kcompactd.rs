@@ -31,8 +31,6 @@ pub struct Kcompactd {
     /// The next wait's timeout: 500 ms, or 32 s after a proactive round that did not
     /// lower the fragmentation score.
     pub timeout_ns: u64,
-    /// Wake-ups with work (`compact_daemon_wake` counts them too).
-    pub wakeups: u64,
 }
 
 /// What kcompactd does after a slice.
@@ -100,8 +98,8 @@ impl Mm {
     /// work (as a memory stall), else the proactive check. Returns how it waits next.
     pub fn kcompactd_run(&mut self) -> KcompactdNext {
         let default = self.kcompactd_default_timeout_ns();
-        let requested = self.kcompactd.max_order > 0 || self.kcompactd.proactive_trigger;
-        if requested && !self.kcompactd.proactive_trigger {
+        // kcompactd_work_requested, but a proactive trigger goes to the check below.
+        if self.kcompactd.max_order > 0 && !self.kcompactd.proactive_trigger {
             let cpu_before = self.cpu_ns;
             self.kcompactd_do_work();
             self.stall_ns += self.cpu_ns - cpu_before;
@@ -137,7 +135,6 @@ impl Mm {
             format_args!("nid=0 order={order} highest_zoneidx={name:<8}"),
         );
         self.count(Ev::CompactDaemonWake, 1);
-        self.kcompactd.wakeups += 1;
         for zi in 0..=idx {
             if !self.zones[zi].is_managed() {
                 continue;

@@ -48,16 +48,15 @@ impl Mm {
         Some(pfn)
     }
 
-    /// `pte_alloc`/`pte_alloc_one` (or the table a THP fault deposits): a fault in a
-    /// 2 MiB range with no page table yet allocates one, an unmovable kernel page, if
-    /// the space's workload accounts its page tables. Freed when the space is zapped.
-    fn pte_alloc(&mut self, space: u32, vpn: u32) -> Result<(), FaultResult> {
-        let s = &self.spaces[space as usize];
-        let accounted = s
+    /// `pte_alloc_one` for `space`, if its workload accounts its page tables: an
+    /// unmovable kernel page, kept with the space and freed when it is zapped.
+    /// `Ok(false)`: not accounted, nothing allocated.
+    pub(super) fn pte_alloc_one(&mut self, space: u32) -> Result<bool, FaultResult> {
+        let accounted = self.spaces[space as usize]
             .owner
             .is_some_and(|w| self.cfg.page_tables.get(w).copied().unwrap_or(false));
-        if !accounted || !s.needs_pte_table(vpn) {
-            return Ok(());
+        if !accounted {
+            return Ok(false);
         }
         let gfp = super::page_alloc::Gfp {
             migratetype: super::zone::MIGRATE_UNMOVABLE,
@@ -66,10 +65,23 @@ impl Mm {
         match self.alloc_kernel_pages(gfp, 0) {
             Some(pfn) => {
                 self.spaces[space as usize].pt_pages.push(pfn);
-                Ok(())
+                Ok(true)
             }
             None => Err(self.alloc_failure()),
         }
+    }
+
+    /// `pte_alloc`: a fault in a 2 MiB range whose PMD is empty gets its page table
+    /// (`pte_alloc_one`), and the PMD points at it from then on, even if the page
+    /// allocation that follows fails and the fault is retried.
+    fn pte_alloc(&mut self, space: u32, vpn: u32) -> Result<(), FaultResult> {
+        if self.spaces[space as usize].pmd_populated(vpn) {
+            return Ok(());
+        }
+        if self.pte_alloc_one(space)? {
+            self.spaces[space as usize].populate_pmd(vpn);
+        }
+        Ok(())
     }
 
     /// `handle_mm_fault` on an anonymous mapping: the access to `space[vpn]` found no
@@ -92,11 +104,12 @@ impl Mm {
             }
             pte::SWAP => self.do_swap_page(space, vpn, pte::slot(e), write),
             _ => {
-                if let Err(r) = self.pte_alloc(space, vpn) {
+                // A THP where allowed and the PMD is empty, else a page table and
+                // do_anonymous_page: zero-fill.
+                if let Some(r) = self.do_huge_pmd_anonymous_page(space, vpn, write) {
                     return r;
                 }
-                // A THP where allowed and possible, else do_anonymous_page: zero-fill.
-                if let Some(r) = self.do_huge_pmd_anonymous_page(space, vpn, write) {
+                if let Err(r) = self.pte_alloc(space, vpn) {
                     return r;
                 }
                 self.charge(self.cfg.costs.minor_fault_ns);

@@ -246,14 +246,7 @@ impl Space {
     #[inline]
     pub fn pte_mut(&mut self, idx: u32) -> &mut Pte {
         self.hi = self.hi.max(idx + 1);
-        let (w, b) = (
-            (idx / lru_gen::PTRS_PER_PTE / 64) as usize,
-            idx / lru_gen::PTRS_PER_PTE % 64,
-        );
-        if w >= self.pmd_map.len() {
-            self.pmd_map.resize(w + 1, 0);
-        }
-        self.pmd_map[w] |= 1 << b;
+        self.populate_pmd(idx);
         &mut self.table_mut()[idx as usize]
     }
 
@@ -282,6 +275,16 @@ impl Space {
         self.pmd_map
             .get((p / 64) as usize)
             .is_some_and(|w| w >> (p % 64) & 1 != 0)
+    }
+
+    /// `pmd_populate`: the PMD entry over `idx` points at a (still empty) page table.
+    pub fn populate_pmd(&mut self, idx: u32) {
+        let p = idx / lru_gen::PTRS_PER_PTE;
+        let w = (p / 64) as usize;
+        if w >= self.pmd_map.len() {
+            self.pmd_map.resize(w + 1, 0);
+        }
+        self.pmd_map[w] |= 1 << (p % 64);
     }
 
     /// `pmdp_test_and_clear_young` on the PMD entry of page-table page `pmd`.
@@ -328,11 +331,6 @@ impl Space {
     }
 
     /// Takes the written entries and leaves the space with no table (every entry none).
-    /// Whether a fault at `idx` needs a new page-table page (`pte_alloc`).
-    pub fn needs_pte_table(&self, idx: u32) -> bool {
-        !self.pmd_populated(idx)
-    }
-
     pub fn take_table(&mut self) -> Vec<Pte> {
         let mut t = std::mem::take(&mut self.entries);
         t.truncate(self.hi as usize);

@@ -824,11 +824,10 @@ impl Mm {
         if result == CompactResult::Success {
             *retries += 1;
         }
-        let check_priority = if result.failed() || result.withdrawn() {
-            true
-        } else if result.needs_reclaim() {
+        if result.needs_reclaim() {
             return self.compaction_zonelist_suitable(gfp, order);
-        } else {
+        }
+        if !result.failed() && !result.withdrawn() {
             let max_retries = if order > PAGE_ALLOC_COSTLY_ORDER {
                 MAX_COMPACT_RETRIES / 4
             } else {
@@ -837,14 +836,14 @@ impl Mm {
             if *retries <= max_retries {
                 return true;
             }
-            true
-        };
+        }
+        // check_priority: failed, withdrawn or out of retries; try harder if allowed.
         let min_priority = if order > PAGE_ALLOC_COSTLY_ORDER {
             MIN_COMPACT_COSTLY_PRIORITY
         } else {
             MIN_COMPACT_PRIORITY
         };
-        if check_priority && *priority > min_priority {
+        if *priority > min_priority {
             *priority -= 1;
             *retries = 0;
             return true;

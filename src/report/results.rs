@@ -520,7 +520,7 @@ impl Results {
                 kswapd_failures: mm.kswapd.failures,
                 kswapd_awake_ns: sim.kswapd_awake_ns(),
                 kcompactd_awake_ns: sim.kcompactd_awake_ns,
-                kcompactd_wakeups: mm.kcompactd.wakeups,
+                kcompactd_wakeups: mm.vmstat.get(crate::stats::vmstat::Ev::CompactDaemonWake),
             },
             psi: PsiResult {
                 memory: resource(sim.pressure(0)),

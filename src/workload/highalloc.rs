@@ -14,8 +14,8 @@ pub struct Highalloc {
     gfp: Gfp,
     order: usize,
     count: Option<u64>,
-    /// The blocks obtained so far (all threads'), freed when a thread's count is done.
-    held: Vec<crate::mm::page::Pfn>,
+    /// Per thread, the blocks it obtained so far, freed when its count is done.
+    held: Vec<Vec<crate::mm::page::Pfn>>,
 }
 
 impl Highalloc {
@@ -37,7 +37,11 @@ impl Highalloc {
     ) -> Step {
         if self.count.is_some_and(|n| t.ops >= n) {
             let order = self.order;
-            let held = std::mem::take(&mut self.held);
+            let held = self
+                .held
+                .get_mut(t.index)
+                .map(std::mem::take)
+                .unwrap_or_default();
             if !held.is_empty() {
                 cx.kernel(|mm| {
                     for pfn in held {
@@ -69,7 +73,12 @@ impl Highalloc {
         if ok {
             stats.alloc_success += 1;
         }
-        self.held.extend(got);
+        if let Some(pfn) = got {
+            if self.held.len() <= t.index {
+                self.held.resize(t.index + 1, Vec::new());
+            }
+            self.held[t.index].push(pfn);
+        }
         Step::Op(r, 4096 << order)
     }
 }
