@@ -223,6 +223,10 @@ pub struct Space {
     pub nr_swap: u64,
     /// Set when the owner was OOM-killed: the space no longer exists.
     pub dead: bool,
+    /// Back the table with the host's huge pages (it spans no more pages than the
+    /// machine has, so the host memory this can commit beyond what is written is at
+    /// most 8 bytes per simulated page; a sparse 1 TiB mapping keeps 4 KiB pages).
+    huge_table: bool,
 }
 
 impl Space {
@@ -302,6 +306,9 @@ impl Space {
             // vec![0; n] is a zeroed allocation: the host commits its pages as they
             // are written.
             self.entries = vec![page::pte::NONE; self.nr_pages as usize];
+            if self.huge_table {
+                crate::host_memory::advise_huge_pages(&self.entries);
+            }
             let pmds = self.nr_pages.div_ceil(lru_gen::PTRS_PER_PTE);
             self.pmd_young = vec![false; pmds as usize];
         }
@@ -500,6 +507,7 @@ impl Mm {
         ];
         // Zeroed, so the host commits the table only as blocks are initialised.
         let mut frames: Vec<Frame> = bytemuck::zeroed_vec(total_pages as usize);
+        crate::host_memory::advise_huge_pages(&frames);
         let lowmem_pages: u64 = zones.iter().map(|z| z.managed_pages).sum();
         let cfg = Config::from_scenario(sc, lowmem_pages);
         for z in zones.iter_mut() {
@@ -732,6 +740,7 @@ impl Mm {
             nr_present: 0,
             nr_swap: 0,
             dead: false,
+            huge_table: nr_pages <= self.frames.len() as u64,
         });
         (self.spaces.len() - 1) as u32
     }

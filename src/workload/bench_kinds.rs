@@ -8,8 +8,8 @@
 
 use super::pattern::{self, Sampler, Zipf};
 use super::{
-    after_hits, fault_in, hit_limit, hit_loop, prob_u32, Ctx, Step, Thread, WorkloadStats,
-    DEFAULT_RA_PAGES,
+    after_hits, fault_in, hit_limit, hit_loop, hit_loop_ahead, prob_u32, Ctx, Step, Thread,
+    WorkloadStats, DEFAULT_RA_PAGES,
 };
 use crate::mm::memory::FaultResult;
 use crate::mm::page::pte;
@@ -414,14 +414,19 @@ impl Phases {
         let (rng, cursor) = (&mut t.rng, &mut t.cursor);
         let base = step.base;
         let (hits, miss) = match &step.sampler {
-            Sampler::Zipf(z) => {
-                hit_loop(entries, limit, step.write_u32, rng, |r| base + z.sample(r))
-            }
+            Sampler::Zipf(z) => hit_loop_ahead(
+                entries,
+                limit,
+                step.write_u32,
+                rng,
+                |r| z.draw(r),
+                |d| z.prefetch(d),
+                |d| base + z.resolve(d),
+            ),
             Sampler::Uniform { n } => {
                 let n = *n;
-                hit_loop(entries, limit, step.write_u32, rng, |r| {
-                    base + pattern::below(r.next_u64(), n)
-                })
+                let pick = |r: &mut rand_pcg::Pcg64Mcg| base + pattern::below(r.next_u64(), n);
+                hit_loop_ahead(entries, limit, step.write_u32, rng, pick, |_| (), |v| v)
             }
             other => hit_loop(entries, limit, step.write_u32, rng, |r| {
                 base + other.next(r, cursor, clock)

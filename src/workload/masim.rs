@@ -3,7 +3,9 @@
 //! workload's; each phase runs for its time, picking an access line by probability
 //! and doing a batch of [`MASIM_BATCH`] accesses as it says.
 
-use super::{after_hits, fault_in, hit_limit, hit_loop, Ctx, Step, Thread, WorkloadStats};
+use super::{
+    after_hits, fault_in, hit_limit, hit_loop, hit_loop_ahead, Ctx, Step, Thread, WorkloadStats,
+};
 use crate::mm::memory::FaultResult;
 use crate::mm::{Mm, SpaceKind};
 use crate::scenario::masim::{MasimConfig, RwMode, MASIM_BATCH};
@@ -92,9 +94,8 @@ impl Masim {
         };
         let entries = cx.mm.spaces[space as usize].hw_table_mut();
         let (hits, miss) = if acc.random {
-            hit_loop(entries, limit, write_u32, &mut t.rng, |r| {
-                (r.next_u64() % region_bytes) / 4096
-            })
+            let pick = |r: &mut rand_pcg::Pcg64Mcg| (r.next_u64() % region_bytes) / 4096;
+            hit_loop_ahead(entries, limit, write_u32, &mut t.rng, pick, |_| (), |v| v)
         } else {
             let offset = &mut t.masim_offsets[t.masim_pattern];
             let stride = acc.stride;

@@ -623,10 +623,19 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
             let (rng, cursor) = (&mut t.rng, &mut t.cursor);
             let (hits, miss) = match sampler {
                 // Monomorphised per pattern: no dispatch inside the loop.
-                Sampler::Zipf(z) => hit_loop(entries, limit, wr, rng, |r| z.sample(r)),
+                Sampler::Zipf(z) => hit_loop_ahead(
+                    entries,
+                    limit,
+                    wr,
+                    rng,
+                    |r| z.draw(r),
+                    |d| z.prefetch(d),
+                    |d| z.resolve(d),
+                ),
                 Sampler::Uniform { n } => {
                     let n = *n;
-                    hit_loop(entries, limit, wr, rng, |r| pattern::below(r.next_u64(), n))
+                    let pick = |r: &mut Pcg64Mcg| pattern::below(r.next_u64(), n);
+                    hit_loop_ahead(entries, limit, wr, rng, pick, |_| (), |v| v)
                 }
                 other => hit_loop(entries, limit, wr, rng, |r| other.next(r, cursor, clock)),
             };
@@ -755,6 +764,74 @@ fn mmap_read(cx: &mut Ctx, space: u32, first: u32, n: u32, ra: u32) -> FaultResu
     FaultResult::Done
 }
 
+/// How far [`hit_loop_ahead`] runs ahead of the access it applies: it draws an access
+/// `2 * LOOKAHEAD` ahead (prefetching a zipf sample's alias bucket) and looks up its
+/// page `LOOKAHEAD` ahead (prefetching the page-table entry).
+const LOOKAHEAD: u64 = 8;
+const RING: usize = 2 * LOOKAHEAD as usize;
+
+/// [`hit_loop`] for pickers that depend on the random stream alone (`Fn`: no cursor to
+/// advance), with the host's memory-level parallelism: the cache misses of upcoming
+/// accesses (alias bucket, page-table entry) overlap instead of coming one after
+/// another. `draw` makes an access's random draws, `resolve` turns them into its page
+/// (reading the table `prefetch` started loading). Accesses are still applied one at
+/// a time, in order, each reading its entry only after the ones before it wrote
+/// theirs, so the outcome is [`hit_loop`]'s exactly: when an access misses, the random
+/// stream is put back to just after that access's draws, and the accesses drawn
+/// beyond it are drawn again by the next call. The distance ahead grows with the run
+/// of hits (one more per hit), so a loop that faults often draws little twice.
+#[inline(always)]
+pub(crate) fn hit_loop_ahead<D: Copy>(
+    (entries, pmd_young): (&mut [crate::mm::page::Pte], &mut [bool]),
+    limit: u64,
+    write_u32: u32,
+    rng: &mut Pcg64Mcg,
+    draw: impl Fn(&mut Pcg64Mcg) -> D,
+    prefetch: impl Fn(D),
+    resolve: impl Fn(D) -> u64,
+) -> (u64, Option<(u32, bool)>) {
+    // Per slot: the draw, its page once resolved, whether it writes, and the random
+    // stream just after its draws (where a miss on it leaves the stream).
+    let first = draw(&mut rng.clone());
+    let mut ring: [(D, u32, bool, Pcg64Mcg); RING] =
+        std::array::from_fn(|_| (first, 0, false, rng.clone()));
+    let (mut drawn, mut resolved, mut hits) = (0u64, 0u64, 0u64);
+    loop {
+        let depth = (hits + 1).min(RING as u64);
+        while drawn < limit && drawn - hits < depth {
+            let d = draw(rng);
+            let write =
+                write_u32 == u32::MAX || (write_u32 != 0 && (rng.next_u64() as u32) < write_u32);
+            prefetch(d);
+            ring[drawn as usize % RING] = (d, 0, write, rng.clone());
+            drawn += 1;
+        }
+        // Resolve what is LOOKAHEAD ahead, everything once no more will be drawn, and
+        // at least the access applied next.
+        while resolved < drawn
+            && (drawn - resolved > LOOKAHEAD || drawn == limit || resolved == hits)
+        {
+            let slot = &mut ring[resolved as usize % RING];
+            slot.1 = resolve(slot.0) as u32;
+            pattern::prefetch(&entries[slot.1 as usize]);
+            resolved += 1;
+        }
+        if hits == drawn {
+            return (hits, None);
+        }
+        let (_, vpn, write, ref after) = ring[hits as usize % RING];
+        let e = entries[vpn as usize];
+        if pte::is_present(e) {
+            entries[vpn as usize] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
+            crate::mm::mark_pmd_young(pmd_young, vpn);
+            hits += 1;
+        } else {
+            *rng = after.clone();
+            return (hits, Some((vpn, write)));
+        }
+    }
+}
+
 /// Touches pages picked by `pick` until `limit` accesses or the first non-present page.
 /// Returns the number of hits and the missing (page, write) if one stopped the loop.
 #[inline(always)]
@@ -780,4 +857,88 @@ pub(crate) fn hit_loop(
         }
     }
     (hits, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::rng::task_rng;
+
+    /// The pipelined loop is the plain loop: over tables with holes of every density,
+    /// limits long and short, zipf (with a tail) and uniform pickers, both give the same
+    /// hits, the same miss, the same table and PMD bits, and leave the random stream at
+    /// the same place, call after call (each call starting where the last one stopped,
+    /// the missing page then made present as a fault would).
+    #[test]
+    fn hit_loop_ahead_is_hit_loop() {
+        let n = 1u64 << 14;
+        // A small alias table so the tail (rejection-inversion) is exercised too.
+        let zipf = Zipf::with_table_ranks(n, 0.9, 1 << 10);
+        for hole_per_mille in [0u64, 1, 30, 500, 990] {
+            for limit in [1u64, 3, 17, 1000, 100_000] {
+                for (write_u32, uniform) in [(0u32, false), (u32::MAX / 3, true), (u32::MAX, false)]
+                {
+                    let mut fill = task_rng(hole_per_mille, "fill");
+                    let table: Vec<crate::mm::page::Pte> = (0..n)
+                        .map(|i| {
+                            if (fill.next_u64() % 1000) < hole_per_mille {
+                                pte::NONE
+                            } else {
+                                pte::present(i as u32)
+                            }
+                        })
+                        .collect();
+                    let (mut ta, mut tb) = (table.clone(), table);
+                    let pmds = (n / 512) as usize;
+                    let (mut pa, mut pb) = (vec![false; pmds], vec![false; pmds]);
+                    let (mut ra, mut rb) = (task_rng(1, "a"), task_rng(1, "a"));
+                    let mut total = 0;
+                    for _ in 0..200 {
+                        let (a, b) = if uniform {
+                            let pick = |r: &mut Pcg64Mcg| pattern::below(r.next_u64(), n);
+                            (
+                                hit_loop((&mut ta, &mut pa), limit, write_u32, &mut ra, pick),
+                                hit_loop_ahead(
+                                    (&mut tb, &mut pb),
+                                    limit,
+                                    write_u32,
+                                    &mut rb,
+                                    pick,
+                                    |_| (),
+                                    |v| v,
+                                ),
+                            )
+                        } else {
+                            (
+                                hit_loop((&mut ta, &mut pa), limit, write_u32, &mut ra, |r| {
+                                    zipf.sample(r)
+                                }),
+                                hit_loop_ahead(
+                                    (&mut tb, &mut pb),
+                                    limit,
+                                    write_u32,
+                                    &mut rb,
+                                    |r| zipf.draw(r),
+                                    |d| zipf.prefetch(d),
+                                    |d| zipf.resolve(d),
+                                ),
+                            )
+                        };
+                        assert_eq!(a, b, "holes {hole_per_mille}‰ limit {limit}");
+                        total += a.0;
+                        if let Some((vpn, _)) = a.1 {
+                            ta[vpn as usize] = pte::present(vpn);
+                            tb[vpn as usize] = pte::present(vpn);
+                        }
+                        if total > 200_000 {
+                            break;
+                        }
+                    }
+                    assert!(ta == tb && pa == pb);
+                    assert_eq!(ra.next_u64(), rb.next_u64());
+                    assert!(total > 0 || hole_per_mille > 900);
+                }
+            }
+        }
+    }
 }

@@ -52,16 +52,24 @@ impl AliasTable {
                 small.push(l);
             }
         }
-        let buckets = (0..n)
-            .map(|i| {
-                [
-                    prob[i],
-                    label(i as u64) as u32,
-                    label(alias[i] as u64) as u32,
-                ]
-            })
-            .collect();
+        // Zeroed and advised before it is written, so the host can back it with huge
+        // pages from the first write: the hit loop reads it at random.
+        let mut buckets = vec![[0u32; 3]; n];
+        crate::host_memory::advise_huge_pages(&buckets);
+        for (i, b) in buckets.iter_mut().enumerate() {
+            *b = [
+                prob[i],
+                label(i as u64) as u32,
+                label(alias[i] as u64) as u32,
+            ];
+        }
         AliasTable { buckets }
+    }
+
+    /// Starts loading the bucket [`AliasTable::sample`] will read for `word`.
+    #[inline(always)]
+    pub fn prefetch(&self, word: u64) {
+        prefetch(&self.buckets[below(word, self.buckets.len() as u64) as usize]);
     }
 
     /// One sample from one random word: the high bits pick the bucket, the low 32
@@ -133,20 +141,67 @@ impl Zipf {
 
     #[inline]
     pub fn sample(&self, rng: &mut impl RngCore) -> u64 {
+        self.resolve(self.draw(rng))
+    }
+
+    /// A sample's random draws, in [`Zipf::sample`]'s order, without its table read:
+    /// the pipelined hit loop draws ahead, prefetches the bucket ([`Zipf::prefetch`])
+    /// and reads it later ([`Zipf::resolve`]).
+    #[inline]
+    pub fn draw(&self, rng: &mut impl RngCore) -> Draw {
         let w = rng.next_u64();
         match &self.tail {
-            None => self.table.sample(w),
-            Some(tail) => self.sample_head_or_tail(w, tail, rng),
+            None => Draw::Alias(w),
+            Some(tail) => self.draw_head_or_tail(w, tail, rng),
         }
     }
 
-    fn sample_head_or_tail(&self, w: u64, tail: &ZipfTail, rng: &mut impl RngCore) -> u64 {
+    fn draw_head_or_tail(&self, w: u64, tail: &ZipfTail, rng: &mut impl RngCore) -> Draw {
         if w < self.head_threshold {
-            self.table.sample(rng.next_u64())
+            Draw::Alias(rng.next_u64())
         } else {
-            self.item_of_rank(tail.sample(rng) - 1)
+            Draw::Item(self.item_of_rank(tail.sample(rng) - 1))
         }
     }
+
+    /// Starts loading the alias bucket a draw will read.
+    #[inline(always)]
+    pub fn prefetch(&self, d: Draw) {
+        if let Draw::Alias(w) = d {
+            self.table.prefetch(w);
+        }
+    }
+
+    /// The item a draw stands for.
+    #[inline(always)]
+    pub fn resolve(&self, d: Draw) -> u64 {
+        match d {
+            Draw::Item(i) => i,
+            Draw::Alias(w) => self.table.sample(w),
+        }
+    }
+}
+
+/// A sample drawn but maybe not yet looked up: an item, or the random word an alias
+/// table turns into one.
+#[derive(Debug, Clone, Copy)]
+pub enum Draw {
+    Item(u64),
+    Alias(u64),
+}
+
+/// Asks the host CPU to start loading the cache line of `p`. A hint only: it never
+/// faults and changes no state the simulation can see.
+#[inline(always)]
+pub fn prefetch<T>(p: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch of any address is harmless; this one is a live reference.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p as *const T as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// Zipf over the ranks `first..=last` (weights k^-s) by rejection-inversion
@@ -167,7 +222,18 @@ pub struct ZipfTail {
     /// The range of u: (F(first + ½) − h(first), F(last + ½)].
     u_lo: f64,
     u_hi: f64,
+    /// Hörmann and Derflinger's squeeze: a rank k > first with k − x at most this is
+    /// accepted without evaluating F(k + ½) − h(k) (three of a sample's five libm
+    /// calls). See [`ZipfTail::new`].
+    squeeze: f64,
 }
+
+/// How far inside the squeeze's bound a sample must fall to skip the full test: far
+/// more than the floating-point error of x or of the test, so the squeeze accepts only
+/// samples the full test accepts too, and the samples are those of the full test alone.
+const SQUEEZE_MARGIN: f64 = 1e-3;
+/// Where F(k) / h(k) passes this, the squeeze is off (see [`ZipfTail::new`]).
+const MAX_F_OVER_H: f64 = 1e9;
 
 impl ZipfTail {
     pub fn new(first: u64, last: u64, s: f64) -> ZipfTail {
@@ -179,10 +245,29 @@ impl ZipfTail {
             scale: first_f.powf(1.0 - s),
             u_lo: 0.0,
             u_hi: 0.0,
+            squeeze: f64::NEG_INFINITY,
         };
         t.u_lo = t.f(first_f + 0.5) - t.h(first_f);
         t.u_hi = t.f(last as f64 + 0.5);
+        // Rank k is accepted exactly when x ≥ k + ½ − d(k), d(k) being the width of the
+        // interval below k + ½ over which h integrates to h(k). For h(x) = x^-s, d grows
+        // with k (towards 1: h flattens), so d(first + 1) − ½ bounds k − x for every
+        // later rank (`tail_squeeze_width_grows` checks it numerically). Only where the
+        // full test is well conditioned: its rounding error (F's, about F · 2^-50) must be
+        // far below the margin's share of u (SQUEEZE_MARGIN · h), and F/h is largest at
+        // the last rank.
+        let lastf = last as f64;
+        if last > first && t.f(lastf + 0.5) / t.h(lastf) < MAX_F_OVER_H {
+            let k0 = first_f + 1.0;
+            t.squeeze = k0 - t.f_inv(t.f(k0 + 0.5) - t.h(k0)) - SQUEEZE_MARGIN;
+        }
         t
+    }
+
+    /// d(k) − ½ as [`ZipfTail::new`] defines it: the largest k − x that accepts rank k.
+    #[cfg(test)]
+    fn accept_width(&self, k: f64) -> f64 {
+        k - self.f_inv(self.f(k + 0.5) - self.h(k))
     }
 
     fn h(&self, x: f64) -> f64 {
@@ -205,6 +290,19 @@ impl ZipfTail {
 
     /// One rank in `first..=last`.
     pub fn sample(&self, rng: &mut impl RngCore) -> u64 {
+        loop {
+            let u = self.u_hi + unit_f64(rng.next_u64()) * (self.u_lo - self.u_hi);
+            let x = self.f_inv(u);
+            let k = (x + 0.5).floor().clamp(self.first, self.last);
+            if (k > self.first && k - x <= self.squeeze) || u >= self.f(k + 0.5) - self.h(k) {
+                return k as u64;
+            }
+        }
+    }
+
+    /// [`ZipfTail::sample`] without the squeeze: the full test for every sample.
+    #[cfg(test)]
+    fn sample_full_test(&self, rng: &mut impl RngCore) -> u64 {
         loop {
             let u = self.u_hi + unit_f64(rng.next_u64()) * (self.u_lo - self.u_hi);
             let x = self.f_inv(u);
@@ -358,6 +456,46 @@ impl Sampler {
 mod tests {
     use super::*;
     use crate::sim::rng::task_rng;
+
+    /// The squeeze's premise: the accepting width d(k) − ½ never shrinks as k grows
+    /// checked where h bends most (small first ranks) and for the exponents scenarios use.
+    #[test]
+    fn tail_squeeze_width_grows() {
+        for s in [0.1, 0.5, 0.8, 0.99, 1.0, 1.01, 1.2, 2.0, 3.0] {
+            for first in [2u64, 3, 10, 1000, 1 << 20] {
+                let t = ZipfTail::new(first, first + 1_000_000, s);
+                let mut prev = t.accept_width(first as f64 + 1.0);
+                for i in 2..2000u64 {
+                    let k = (first + i * i / 4) as f64;
+                    if t.f(k + 0.5) / t.h(k) >= MAX_F_OVER_H {
+                        break; // too ill-conditioned to evaluate; the squeeze is off
+                    }
+                    let w = t.accept_width(k);
+                    // Within the evaluation's rounding (far below SQUEEZE_MARGIN).
+                    assert!(w >= prev - 1e-6, "s {s} first {first} k {k}: {w} < {prev}");
+                    prev = w;
+                }
+            }
+        }
+    }
+
+    /// With the squeeze the tail gives, draw for draw, the ranks of the full test alone
+    /// (and leaves the random stream where the full test leaves it).
+    #[test]
+    fn tail_squeeze_changes_no_sample() {
+        for s in [0.5, 0.8, 0.99, 1.0, 1.2, 2.0] {
+            for (first, last) in [(2u64, 100u64), (11, 1 << 16), ((1 << 20) + 1, 12_582_912)] {
+                let t = ZipfTail::new(first, last, s);
+                let (mut a, mut b) = (task_rng(7, "squeeze"), task_rng(7, "squeeze"));
+                for _ in 0..200_000 {
+                    assert_eq!(t.sample(&mut a), t.sample_full_test(&mut b), "s {s}");
+                }
+                assert_eq!(a.next_u64(), b.next_u64());
+            }
+        }
+        // The case the squeeze is for (a 48 GiB set at 0.8) has it on.
+        assert!(ZipfTail::new((1 << 20) + 1, 12_582_912, 0.8).squeeze > 0.0);
+    }
 
     #[test]
     fn alias_table_matches_weights() {
