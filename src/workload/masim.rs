@@ -3,8 +3,10 @@
 //! workload's; each phase runs for its time, picking an access line by probability
 //! and doing a batch of [`MASIM_BATCH`] accesses as it says.
 
+use super::pattern::Draw;
 use super::{
-    after_hits, fault_in, hit_limit, hit_loop, hit_loop_ahead, Ctx, Step, Thread, WorkloadStats,
+    after_hits, fault_in, hit_limit, hit_loop, hit_loop_ahead, resolve_item, Ctx, Step, Thread,
+    WorkloadStats,
 };
 use crate::mm::memory::FaultResult;
 use crate::mm::{Mm, SpaceKind};
@@ -94,8 +96,21 @@ impl Masim {
         };
         let entries = cx.mm.spaces[space as usize].hw_table_mut();
         let (hits, miss) = if acc.random {
-            let pick = |r: &mut rand_pcg::Pcg64Mcg| (r.next_u64() % region_bytes) / 4096;
-            hit_loop_ahead(entries, limit, write_u32, &mut t.rng, pick, |_| (), |v| v)
+            let pick =
+                |r: &mut rand_pcg::Pcg64Mcg| Draw::Item((r.next_u64() % region_bytes) / 4096);
+            let key = [region_bytes, 2, (space as u64) << 32 | write_u32 as u64];
+            let (rng, ahead) = (&mut t.rng, &mut t.ahead);
+            hit_loop_ahead(
+                entries,
+                limit,
+                write_u32,
+                rng,
+                ahead,
+                key,
+                pick,
+                |_| (),
+                resolve_item,
+            )
         } else {
             let offset = &mut t.masim_offsets[t.masim_pattern];
             let stride = acc.stride;

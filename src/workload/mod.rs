@@ -21,7 +21,7 @@ use crate::mm::page::{pg, pte};
 use crate::mm::{Mm, SpaceKind};
 use crate::scenario::{Pattern, Scenario, Workload as WorkloadCfg, WorkloadKind};
 use hdrhistogram::Histogram;
-use pattern::{Sampler, Zipf};
+use pattern::{Draw, Sampler, Zipf};
 use rand::RngCore;
 use rand_pcg::Pcg64Mcg;
 use std::sync::Arc;
@@ -148,6 +148,8 @@ pub struct Thread {
     pub loops_done: u32,
     /// slab: the thread's live objects, (time to free it, its slab), soonest first.
     pub slab_objects: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>>,
+    /// Accesses drawn ahead by [`hit_loop_ahead`].
+    pub ahead: Option<Box<Ahead>>,
 }
 
 impl Thread {
@@ -173,6 +175,7 @@ impl Thread {
             masim_offsets: Vec::new(),
             loops_done: 0,
             slab_objects: Default::default(),
+            ahead: None,
         }
     }
 }
@@ -620,7 +623,8 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
             let (wr, clock) = (*write_u32, cx.clock);
             let limit = hit_limit(cx, access_ns, u64::MAX);
             let entries = cx.mm.spaces[space as usize].hw_table_mut();
-            let (rng, cursor) = (&mut t.rng, &mut t.cursor);
+            let (rng, cursor, ahead) = (&mut t.rng, &mut t.cursor, &mut t.ahead);
+            let key_rest = (space as u64) << 32 | wr as u64;
             let (hits, miss) = match sampler {
                 // Monomorphised per pattern: no dispatch inside the loop.
                 Sampler::Zipf(z) => hit_loop_ahead(
@@ -628,14 +632,27 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
                     limit,
                     wr,
                     rng,
+                    ahead,
+                    [Arc::as_ptr(z) as u64, 0, key_rest],
                     |r| z.draw(r),
                     |d| z.prefetch(d),
                     |d| z.resolve(d),
                 ),
                 Sampler::Uniform { n } => {
                     let n = *n;
-                    let pick = |r: &mut Pcg64Mcg| pattern::below(r.next_u64(), n);
-                    hit_loop_ahead(entries, limit, wr, rng, pick, |_| (), |v| v)
+                    let pick = |r: &mut Pcg64Mcg| Draw::Item(pattern::below(r.next_u64(), n));
+                    let key = [n, 1, key_rest];
+                    hit_loop_ahead(
+                        entries,
+                        limit,
+                        wr,
+                        rng,
+                        ahead,
+                        key,
+                        pick,
+                        |_| (),
+                        resolve_item,
+                    )
                 }
                 other => hit_loop(entries, limit, wr, rng, |r| other.next(r, cursor, clock)),
             };
@@ -770,65 +787,124 @@ fn mmap_read(cx: &mut Ctx, space: u32, first: u32, n: u32, ra: u32) -> FaultResu
 const LOOKAHEAD: u64 = 8;
 const RING: usize = 2 * LOOKAHEAD as usize;
 
+/// What identifies a thread's draws: the picker (a zipf table's address or a range),
+/// the page offset it adds, the space and the write probability. Accesses drawn ahead
+/// are used only by a call with the same key.
+pub(crate) type AheadKey = [u64; 3];
+
+/// A thread's accesses drawn ahead by [`hit_loop_ahead`], kept from one call to the
+/// next: a paced thread makes one access per operation, and its next accesses are
+/// already drawn (and their cache lines loading) when it runs again.
+pub struct Ahead {
+    key: AheadKey,
+    /// The thread's random stream as the ring expects to find it: just after the last
+    /// access applied. If anything else drew from the stream, the ring is stale.
+    base: Pcg64Mcg,
+    /// The stream after the last access drawn.
+    cursor: Pcg64Mcg,
+    /// Per slot: the draw, its page once resolved, whether it writes, and the stream
+    /// just after its draws.
+    ring: [(Draw, u32, bool, Pcg64Mcg); RING],
+    /// Accesses applied, resolved and drawn since the ring was made (slot = count %
+    /// RING); applied <= resolved <= drawn <= applied + RING.
+    applied: u64,
+    resolved: u64,
+    drawn: u64,
+    /// Hits since the last miss: how far ahead it is worth drawing.
+    streak: u64,
+}
+
+impl Ahead {
+    fn new(key: AheadKey, rng: &Pcg64Mcg) -> Box<Ahead> {
+        Box::new(Ahead {
+            key,
+            base: rng.clone(),
+            cursor: rng.clone(),
+            ring: std::array::from_fn(|_| (Draw::Item(0), 0, false, rng.clone())),
+            applied: 0,
+            resolved: 0,
+            drawn: 0,
+            streak: 0,
+        })
+    }
+}
+
 /// [`hit_loop`] for pickers that depend on the random stream alone (`Fn`: no cursor to
 /// advance), with the host's memory-level parallelism: the cache misses of upcoming
 /// accesses (alias bucket, page-table entry) overlap instead of coming one after
 /// another. `draw` makes an access's random draws, `resolve` turns them into its page
 /// (reading the table `prefetch` started loading). Accesses are still applied one at
 /// a time, in order, each reading its entry only after the ones before it wrote
-/// theirs, so the outcome is [`hit_loop`]'s exactly: when an access misses, the random
-/// stream is put back to just after that access's draws, and the accesses drawn
-/// beyond it are drawn again by the next call. The distance ahead grows with the run
-/// of hits (one more per hit), so a loop that faults often draws little twice.
+/// theirs, so the outcome is [`hit_loop`]'s exactly: the thread's stream `rng` is left
+/// just after the draws of the last access applied (hit or miss), and the accesses
+/// drawn beyond it wait in `ahead` for the next call, which uses them only if `rng`
+/// and `key` are still what they were (else it draws afresh). The distance ahead grows
+/// with the run of hits, so a thread that faults often draws little in vain.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(crate) fn hit_loop_ahead<D: Copy>(
+pub(crate) fn hit_loop_ahead(
     (entries, pmd_young): (&mut [crate::mm::page::Pte], &mut [bool]),
     limit: u64,
     write_u32: u32,
     rng: &mut Pcg64Mcg,
-    draw: impl Fn(&mut Pcg64Mcg) -> D,
-    prefetch: impl Fn(D),
-    resolve: impl Fn(D) -> u64,
+    ahead: &mut Option<Box<Ahead>>,
+    key: AheadKey,
+    draw: impl Fn(&mut Pcg64Mcg) -> Draw,
+    prefetch: impl Fn(Draw),
+    resolve: impl Fn(Draw) -> u64,
 ) -> (u64, Option<(u32, bool)>) {
-    // Per slot: the draw, its page once resolved, whether it writes, and the random
-    // stream just after its draws (where a miss on it leaves the stream).
-    let first = draw(&mut rng.clone());
-    let mut ring: [(D, u32, bool, Pcg64Mcg); RING] =
-        std::array::from_fn(|_| (first, 0, false, rng.clone()));
-    let (mut drawn, mut resolved, mut hits) = (0u64, 0u64, 0u64);
-    loop {
-        let depth = (hits + 1).min(RING as u64);
-        while drawn < limit && drawn - hits < depth {
-            let d = draw(rng);
-            let write =
-                write_u32 == u32::MAX || (write_u32 != 0 && (rng.next_u64() as u32) < write_u32);
-            prefetch(d);
-            ring[drawn as usize % RING] = (d, 0, write, rng.clone());
-            drawn += 1;
+    let a = match ahead {
+        Some(a) if a.key == key && a.base == *rng => a,
+        _ => ahead.insert(Ahead::new(key, rng)),
+    };
+    let distance = LOOKAHEAD;
+    let mut hits = 0u64;
+    let miss = loop {
+        if hits == limit {
+            break None;
         }
-        // Resolve what is LOOKAHEAD ahead, everything once no more will be drawn, and
-        // at least the access applied next.
-        while resolved < drawn
-            && (drawn - resolved > LOOKAHEAD || drawn == limit || resolved == hits)
-        {
-            let slot = &mut ring[resolved as usize % RING];
+        let depth = (a.streak + 1).min(2 * distance);
+        while a.drawn - a.applied < depth {
+            let d = draw(&mut a.cursor);
+            let write = write_u32 == u32::MAX
+                || (write_u32 != 0 && (a.cursor.next_u64() as u32) < write_u32);
+            prefetch(d);
+            a.ring[a.drawn as usize % RING] = (d, 0, write, a.cursor.clone());
+            a.drawn += 1;
+        }
+        // Resolve what is `distance` ahead, and at least the access applied next.
+        while a.resolved < a.drawn && (a.drawn - a.resolved > distance || a.resolved == a.applied) {
+            let slot = &mut a.ring[a.resolved as usize % RING];
             slot.1 = resolve(slot.0) as u32;
             pattern::prefetch(&entries[slot.1 as usize]);
-            resolved += 1;
+            a.resolved += 1;
         }
-        if hits == drawn {
-            return (hits, None);
-        }
-        let (_, vpn, write, ref after) = ring[hits as usize % RING];
+        let (_, vpn, write, _) = a.ring[a.applied as usize % RING];
+        a.applied += 1;
         let e = entries[vpn as usize];
         if pte::is_present(e) {
             entries[vpn as usize] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
             crate::mm::mark_pmd_young(pmd_young, vpn);
             hits += 1;
+            a.streak += 1;
         } else {
-            *rng = after.clone();
-            return (hits, Some((vpn, write)));
+            a.streak = 0;
+            break Some((vpn, write));
         }
+    };
+    if a.applied > 0 {
+        *rng = a.ring[(a.applied - 1) as usize % RING].3.clone();
+        a.base = rng.clone();
+    }
+    (hits, miss)
+}
+
+/// The page of a draw that is its page already (no table to read).
+#[inline(always)]
+pub(crate) fn resolve_item(d: Draw) -> u64 {
+    match d {
+        Draw::Item(i) => i,
+        Draw::Alias(_) => unreachable!("a picker without a table draws items"),
     }
 }
 
@@ -868,7 +944,9 @@ mod tests {
     /// limits long and short, zipf (with a tail) and uniform pickers, both give the same
     /// hits, the same miss, the same table and PMD bits, and leave the random stream at
     /// the same place, call after call (each call starting where the last one stopped,
-    /// the missing page then made present as a fault would).
+    /// the missing page then made present as a fault would; now and then something
+    /// else draws from the stream between calls, or the key changes, which must make
+    /// the accesses drawn ahead stale).
     #[test]
     fn hit_loop_ahead_is_hit_loop() {
         let n = 1u64 << 14;
@@ -892,10 +970,18 @@ mod tests {
                     let pmds = (n / 512) as usize;
                     let (mut pa, mut pb) = (vec![false; pmds], vec![false; pmds]);
                     let (mut ra, mut rb) = (task_rng(1, "a"), task_rng(1, "a"));
+                    let mut ahead = None;
                     let mut total = 0;
-                    for _ in 0..200 {
+                    for call in 0..200u64 {
+                        if call % 7 == 3 {
+                            assert_eq!(ra.next_u64(), rb.next_u64());
+                        }
+                        // Two phases' worth of keys: the same picker at two offsets.
+                        let base = if call % 11 < 6 { 0 } else { 1 };
+                        let key = [uniform as u64, base, write_u32 as u64];
                         let (a, b) = if uniform {
-                            let pick = |r: &mut Pcg64Mcg| pattern::below(r.next_u64(), n);
+                            let m = n - base;
+                            let pick = |r: &mut Pcg64Mcg| base + pattern::below(r.next_u64(), m);
                             (
                                 hit_loop((&mut ta, &mut pa), limit, write_u32, &mut ra, pick),
                                 hit_loop_ahead(
@@ -903,28 +989,31 @@ mod tests {
                                     limit,
                                     write_u32,
                                     &mut rb,
-                                    pick,
+                                    &mut ahead,
+                                    key,
+                                    |r| Draw::Item(pick(r)),
                                     |_| (),
-                                    |v| v,
+                                    resolve_item,
                                 ),
                             )
                         } else {
+                            let pick = |r: &mut Pcg64Mcg| (base + zipf.sample(r)) % n;
                             (
-                                hit_loop((&mut ta, &mut pa), limit, write_u32, &mut ra, |r| {
-                                    zipf.sample(r)
-                                }),
+                                hit_loop((&mut ta, &mut pa), limit, write_u32, &mut ra, pick),
                                 hit_loop_ahead(
                                     (&mut tb, &mut pb),
                                     limit,
                                     write_u32,
                                     &mut rb,
+                                    &mut ahead,
+                                    key,
                                     |r| zipf.draw(r),
                                     |d| zipf.prefetch(d),
-                                    |d| zipf.resolve(d),
+                                    |d| (base + zipf.resolve(d)) % n,
                                 ),
                             )
                         };
-                        assert_eq!(a, b, "holes {hole_per_mille}‰ limit {limit}");
+                        assert_eq!(a, b, "holes {hole_per_mille}‰ limit {limit} call {call}");
                         total += a.0;
                         if let Some((vpn, _)) = a.1 {
                             ta[vpn as usize] = pte::present(vpn);
