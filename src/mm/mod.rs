@@ -246,6 +246,15 @@ impl Space {
             .unwrap_or(page::pte::NONE)
     }
 
+    /// Starts loading the cache line of the entry at `idx` (nothing if the table was
+    /// never allocated).
+    #[inline]
+    pub fn prefetch_entry(&self, idx: u32) {
+        if let Some(e) = self.entries.get(idx as usize) {
+            crate::host_memory::prefetch(e);
+        }
+    }
+
     /// The entry at `idx` to write, allocating the table on first use.
     #[inline]
     pub fn pte_mut(&mut self, idx: u32) -> &mut Pte {

@@ -8,11 +8,11 @@
 
 use super::pattern::{self, Draw, Sampler, Zipf};
 use super::{
-    after_hits, fault_in, hit_limit, hit_loop, hit_loop_ahead, prob_u32, resolve_item, Ctx, Step,
-    Thread, WorkloadStats, DEFAULT_RA_PAGES,
+    after_hits, fault_in, hit_limit, hit_loop, hit_loop_ahead, next_ahead, prob_u32, resolve_item,
+    Ctx, Step, Thread, WorkloadStats, DEFAULT_RA_PAGES,
 };
 use crate::mm::memory::FaultResult;
-use crate::mm::page::pte;
+use crate::mm::page::{pte, Frame};
 use crate::mm::{Mm, SpaceKind};
 use crate::scenario::{FioRw, Pattern, Workload as WorkloadCfg};
 use rand::RngCore;
@@ -79,8 +79,45 @@ impl Kv {
             }
             (None, None) => {
                 t.unrecorded = false;
-                let key = self.sampler.next(&mut t.rng, &mut t.cursor, cx.clock);
-                let set = self.set_u32 != 0 && (t.rng.next_u64() as u32) < self.set_u32;
+                let set_u32 = self.set_u32;
+                let set =
+                    |r: &mut rand_pcg::Pcg64Mcg| set_u32 != 0 && (r.next_u64() as u32) < set_u32;
+                // Keys come from accesses drawn ahead, whose values' first page-table
+                // entries are already loading (the same keys, in the same order).
+                let space = &cx.mm.spaces[self.space as usize];
+                let value_size = self.value_size;
+                let prefetch_key = |k: u64| space.prefetch_entry((k * value_size / 4096) as u32);
+                let key_rest = (self.space as u64) << 32 | set_u32 as u64;
+                let (rng, ahead) = (&mut t.rng, &mut t.ahead);
+                let (key, set) = match &self.sampler {
+                    Sampler::Zipf(z) => next_ahead(
+                        rng,
+                        ahead,
+                        [Arc::as_ptr(z) as u64, 3, key_rest],
+                        |r| z.draw(r),
+                        set,
+                        |d| z.prefetch(d),
+                        |d| z.resolve(d),
+                        prefetch_key,
+                    ),
+                    Sampler::Uniform { n } => {
+                        let n = *n;
+                        next_ahead(
+                            rng,
+                            ahead,
+                            [n, 4, key_rest],
+                            |r| Draw::Item(pattern::below(r.next_u64(), n)),
+                            set,
+                            |_| (),
+                            resolve_item,
+                            prefetch_key,
+                        )
+                    }
+                    other => {
+                        let key = other.next(rng, &mut t.cursor, cx.clock);
+                        (key, set(rng))
+                    }
+                };
                 cx.user(self.request_ns);
                 (key, set)
             }
@@ -136,15 +173,46 @@ impl Fio {
         }
     }
 
-    /// The `i`-th block of the job's sequence: in order, or a per-pass permutation.
-    fn block(&self, i: u64, random: bool, seed: u64) -> u64 {
+    /// The `i`-th block of the job's sequence: in order, or a per-pass permutation
+    /// (whose offset and stride `t.fio_pass` keeps for the pass in progress).
+    fn block(&self, t: &mut Thread, i: u64, random: bool) -> u64 {
         if !random {
             return i % self.blocks;
         }
         let pass = i / self.blocks;
-        let h = crate::sim::rng::fnv1a64(&format!("{seed}/{pass}"));
-        let stride = coprime_stride(self.blocks, h);
+        let (h, stride) = match t.fio_pass {
+            Some((p, h, stride)) if p == pass => (h, stride),
+            _ => {
+                let h = crate::sim::rng::fnv1a64(&format!("{}/{pass}", t.index));
+                let stride = coprime_stride(self.blocks, h);
+                t.fio_pass = Some((pass, h, stride));
+                (h, stride)
+            }
+        };
         (h % self.blocks + (i % self.blocks) * stride) % self.blocks
+    }
+
+    /// Starts loading what a random job's coming I/Os will read: the page-cache entry
+    /// of the block `2 * FIO_AHEAD` on, the frame of the one `FIO_AHEAD` on (its entry
+    /// loaded by an earlier call). The sequence is fixed, so this changes nothing but
+    /// the host's caches; it stays within the pass in progress.
+    fn prefetch_ahead(&self, t: &Thread, space: &crate::mm::Space, frames: &[Frame]) {
+        let Some((pass, h, stride)) = t.fio_pass else {
+            return;
+        };
+        let block = |i: u64| {
+            (i / self.blocks == pass)
+                .then(|| (h % self.blocks + (i % self.blocks) * stride) % self.blocks)
+        };
+        if let Some(b) = block(t.cursor + 2 * FIO_AHEAD) {
+            space.prefetch_entry((b * self.bs_pages as u64) as u32);
+        }
+        if let Some(b) = block(t.cursor + FIO_AHEAD) {
+            let e = space.pte((b * self.bs_pages as u64) as u32);
+            if pte::is_present(e) {
+                crate::host_memory::prefetch(&frames[pte::pfn(e) as usize]);
+            }
+        }
     }
 
     pub(crate) fn op(&mut self, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
@@ -159,8 +227,11 @@ impl Fio {
                     FioRw::Randwrite => (true, true),
                     FioRw::Randrw => (true, (t.rng.next_u64() as u32) >= self.read_u32),
                 };
-                let b = self.block(t.cursor, random, t.index as u64);
+                let b = self.block(t, t.cursor, random);
                 t.cursor += 1;
+                if random {
+                    self.prefetch_ahead(t, &cx.mm.spaces[space as usize], &cx.mm.frames);
+                }
                 (b, write)
             }
         };
@@ -177,6 +248,9 @@ impl Fio {
         Step::Op(r, n as u64 * 4096)
     }
 }
+
+/// How many I/Os ahead a random fio job prefetches (see [`Fio::prefetch_ahead`]).
+const FIO_AHEAD: u64 = 4;
 
 /// A stride in 1..n coprime with n, picked by `h`.
 fn coprime_stride(n: u64, h: u64) -> u64 {

@@ -150,6 +150,8 @@ pub struct Thread {
     pub slab_objects: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>>,
     /// Accesses drawn ahead by [`hit_loop_ahead`].
     pub ahead: Option<Box<Ahead>>,
+    /// fio: the random pass in progress (pass, offset hash, stride).
+    pub fio_pass: Option<(u64, u64, u64)>,
 }
 
 impl Thread {
@@ -176,6 +178,7 @@ impl Thread {
             loops_done: 0,
             slab_objects: Default::default(),
             ahead: None,
+            fio_pass: None,
         }
     }
 }
@@ -804,7 +807,7 @@ pub struct Ahead {
     cursor: Pcg64Mcg,
     /// Per slot: the draw, its page once resolved, whether it writes, and the stream
     /// just after its draws.
-    ring: [(Draw, u32, bool, Pcg64Mcg); RING],
+    ring: [(Draw, u64, bool, Pcg64Mcg); RING],
     /// Accesses applied, resolved and drawn since the ring was made (slot = count %
     /// RING); applied <= resolved <= drawn <= applied + RING.
     applied: u64,
@@ -826,6 +829,65 @@ impl Ahead {
             drawn: 0,
             streak: 0,
         })
+    }
+
+    /// The thread's ring if it was drawn from `rng` as it is now, with `key`; else a
+    /// fresh one.
+    fn get<'a>(ahead: &'a mut Option<Box<Ahead>>, key: AheadKey, rng: &Pcg64Mcg) -> &'a mut Ahead {
+        if !ahead
+            .as_ref()
+            .is_some_and(|a| a.key == key && a.base == *rng)
+        {
+            *ahead = Some(Ahead::new(key, rng));
+        }
+        ahead.as_mut().expect("just made")
+    }
+
+    /// Draws until `depth` accesses wait (`draw`, then `write`'s draws; `prefetch`
+    /// starts loading what resolving will read), then resolves those `LOOKAHEAD` ahead
+    /// and at least the next one (`prefetch_item` starts loading what applying it
+    /// will read).
+    #[inline(always)]
+    fn fill(
+        &mut self,
+        depth: u64,
+        draw: impl Fn(&mut Pcg64Mcg) -> Draw,
+        write: impl Fn(&mut Pcg64Mcg) -> bool,
+        prefetch: impl Fn(Draw),
+        resolve: impl Fn(Draw) -> u64,
+        prefetch_item: impl Fn(u64),
+    ) {
+        while self.drawn - self.applied < depth {
+            let d = draw(&mut self.cursor);
+            let w = write(&mut self.cursor);
+            prefetch(d);
+            self.ring[self.drawn as usize % RING] = (d, 0, w, self.cursor.clone());
+            self.drawn += 1;
+        }
+        while self.resolved < self.drawn
+            && (self.drawn - self.resolved > LOOKAHEAD || self.resolved == self.applied)
+        {
+            let slot = &mut self.ring[self.resolved as usize % RING];
+            slot.1 = resolve(slot.0);
+            prefetch_item(slot.1);
+            self.resolved += 1;
+        }
+    }
+
+    /// The next access, (item, write): resolved by [`Ahead::fill`].
+    #[inline(always)]
+    fn take(&mut self) -> (u64, bool) {
+        let (_, item, write, _) = self.ring[self.applied as usize % RING];
+        self.applied += 1;
+        (item, write)
+    }
+
+    /// Leaves `rng` just after the draws of the last access taken.
+    fn settle(&mut self, rng: &mut Pcg64Mcg) {
+        if self.applied > 0 {
+            *rng = self.ring[(self.applied - 1) as usize % RING].3.clone();
+            self.base = rng.clone();
+        }
     }
 }
 
@@ -853,50 +915,55 @@ pub(crate) fn hit_loop_ahead(
     prefetch: impl Fn(Draw),
     resolve: impl Fn(Draw) -> u64,
 ) -> (u64, Option<(u32, bool)>) {
-    let a = match ahead {
-        Some(a) if a.key == key && a.base == *rng => a,
-        _ => ahead.insert(Ahead::new(key, rng)),
+    let a = Ahead::get(ahead, key, rng);
+    let write = |r: &mut Pcg64Mcg| {
+        write_u32 == u32::MAX || (write_u32 != 0 && (r.next_u64() as u32) < write_u32)
     };
-    let distance = LOOKAHEAD;
     let mut hits = 0u64;
     let miss = loop {
         if hits == limit {
             break None;
         }
-        let depth = (a.streak + 1).min(2 * distance);
-        while a.drawn - a.applied < depth {
-            let d = draw(&mut a.cursor);
-            let write = write_u32 == u32::MAX
-                || (write_u32 != 0 && (a.cursor.next_u64() as u32) < write_u32);
-            prefetch(d);
-            a.ring[a.drawn as usize % RING] = (d, 0, write, a.cursor.clone());
-            a.drawn += 1;
-        }
-        // Resolve what is `distance` ahead, and at least the access applied next.
-        while a.resolved < a.drawn && (a.drawn - a.resolved > distance || a.resolved == a.applied) {
-            let slot = &mut a.ring[a.resolved as usize % RING];
-            slot.1 = resolve(slot.0) as u32;
-            pattern::prefetch(&entries[slot.1 as usize]);
-            a.resolved += 1;
-        }
-        let (_, vpn, write, _) = a.ring[a.applied as usize % RING];
-        a.applied += 1;
+        let depth = (a.streak + 1).min(RING as u64);
+        let prefetch_entry = |vpn: u64| pattern::prefetch(&entries[vpn as usize]);
+        a.fill(depth, &draw, write, &prefetch, &resolve, prefetch_entry);
+        let (vpn, write) = a.take();
         let e = entries[vpn as usize];
         if pte::is_present(e) {
             entries[vpn as usize] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
-            crate::mm::mark_pmd_young(pmd_young, vpn);
+            crate::mm::mark_pmd_young(pmd_young, vpn as u32);
             hits += 1;
             a.streak += 1;
         } else {
             a.streak = 0;
-            break Some((vpn, write));
+            break Some((vpn as u32, write));
         }
     };
-    if a.applied > 0 {
-        *rng = a.ring[(a.applied - 1) as usize % RING].3.clone();
-        a.base = rng.clone();
-    }
+    a.settle(rng);
     (hits, miss)
+}
+
+/// The next (item, write) of a thread's random stream, for an operation that does
+/// more than touch one page (a kv request): taken from the accesses `ahead`, drawn
+/// [`RING`] ahead so that `prefetch_item` has started loading what the operation will
+/// read. `rng` is left where drawing the two directly would have left it.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn next_ahead(
+    rng: &mut Pcg64Mcg,
+    ahead: &mut Option<Box<Ahead>>,
+    key: AheadKey,
+    draw: impl Fn(&mut Pcg64Mcg) -> Draw,
+    write: impl Fn(&mut Pcg64Mcg) -> bool,
+    prefetch: impl Fn(Draw),
+    resolve: impl Fn(Draw) -> u64,
+    prefetch_item: impl Fn(u64),
+) -> (u64, bool) {
+    let a = Ahead::get(ahead, key, rng);
+    a.fill(RING as u64, draw, write, prefetch, resolve, prefetch_item);
+    let next = a.take();
+    a.settle(rng);
+    next
 }
 
 /// The page of a draw that is its page already (no table to read).
@@ -939,6 +1006,57 @@ pub(crate) fn hit_loop(
 mod tests {
     use super::*;
     use crate::sim::rng::task_rng;
+
+    /// Requests drawn ahead are the requests drawn one at a time: the same (key, set)
+    /// sequence and the same stream after each, also when something else draws from
+    /// the stream between requests or the picker changes.
+    #[test]
+    fn next_ahead_is_drawing_in_turn() {
+        let zipf = Zipf::with_table_ranks(1 << 12, 0.99, 1 << 8);
+        for set_u32 in [0u32, u32::MAX / 10, u32::MAX] {
+            let set = |r: &mut Pcg64Mcg| set_u32 != 0 && (r.next_u64() as u32) < set_u32;
+            let (mut ra, mut rb) = (task_rng(2, "kv"), task_rng(2, "kv"));
+            let mut ahead = None;
+            for i in 0..20_000u64 {
+                if i % 97 == 5 {
+                    assert_eq!(ra.next_u64(), rb.next_u64());
+                }
+                let uniform = i % 1000 >= 700;
+                let want = if uniform {
+                    let k = pattern::below(ra.next_u64(), 777);
+                    (k, set(&mut ra))
+                } else {
+                    let k = zipf.sample(&mut ra);
+                    (k, set(&mut ra))
+                };
+                let got = if uniform {
+                    next_ahead(
+                        &mut rb,
+                        &mut ahead,
+                        [777, 1, set_u32 as u64],
+                        |r| Draw::Item(pattern::below(r.next_u64(), 777)),
+                        set,
+                        |_| (),
+                        resolve_item,
+                        |_| (),
+                    )
+                } else {
+                    next_ahead(
+                        &mut rb,
+                        &mut ahead,
+                        [0, 0, set_u32 as u64],
+                        |r| zipf.draw(r),
+                        set,
+                        |d| zipf.prefetch(d),
+                        |d| zipf.resolve(d),
+                        |_| (),
+                    )
+                };
+                assert_eq!(want, got, "request {i}");
+                assert!(ra == rb, "stream after request {i}");
+            }
+        }
+    }
 
     /// The pipelined loop is the plain loop: over tables with holes of every density,
     /// limits long and short, zipf (with a tail) and uniform pickers, both give the same
