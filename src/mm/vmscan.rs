@@ -503,6 +503,12 @@ impl Mm {
                 break;
             }
             total_scan += 1;
+            // The walk is a chain of dependent loads; start the next page's now, so it
+            // overlaps this page's work (its page-table lookup among them).
+            let prev = self.frames[pfn as usize].prev;
+            if prev != super::page::NIL {
+                crate::host_memory::prefetch(&self.frames[prev as usize]);
+            }
             self.lruvec_del_folio(pfn);
             let f = &self.frames[pfn as usize];
             if f.zone as usize > sc.reclaim_idx {
