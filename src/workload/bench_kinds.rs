@@ -8,8 +8,8 @@
 
 use super::pattern::{self, Draw, Sampler, Zipf};
 use super::{
-    after_hits, fault_in, hit_limit, hit_loop, hit_loop_ahead, next_ahead, prob_u32, resolve_item,
-    Ctx, Step, Thread, WorkloadStats, DEFAULT_RA_PAGES,
+    after_hits, fault_in, hit_limit, hit_loop, next_ahead, prob_u32, resolve_item,
+    sampler_hit_loop, Ctx, Step, Thread, WorkloadStats, DEFAULT_RA_PAGES,
 };
 use crate::mm::memory::FaultResult;
 use crate::mm::page::{pte, Frame};
@@ -485,42 +485,9 @@ impl Phases {
         let limit = hit_limit(cx, access_ns, t.phase_left);
         let clock = cx.clock;
         let entries = cx.mm.spaces[self.space as usize].hw_table_mut();
-        let (rng, cursor, ahead) = (&mut t.rng, &mut t.cursor, &mut t.ahead);
-        let base = step.base;
-        let key_rest = (self.space as u64) << 32 | step.write_u32 as u64;
-        let (hits, miss) = match &step.sampler {
-            Sampler::Zipf(z) => hit_loop_ahead(
-                entries,
-                limit,
-                step.write_u32,
-                rng,
-                ahead,
-                [Arc::as_ptr(z) as u64, base << 1, key_rest],
-                |r| z.draw(r),
-                |d| z.prefetch(d),
-                |d| base + z.resolve(d),
-            ),
-            Sampler::Uniform { n } => {
-                let n = *n;
-                let pick =
-                    |r: &mut rand_pcg::Pcg64Mcg| Draw::Item(base + pattern::below(r.next_u64(), n));
-                let (wr, key) = (step.write_u32, [n, base << 1 | 1, key_rest]);
-                hit_loop_ahead(
-                    entries,
-                    limit,
-                    wr,
-                    rng,
-                    ahead,
-                    key,
-                    pick,
-                    |_| (),
-                    resolve_item,
-                )
-            }
-            other => hit_loop(entries, limit, step.write_u32, rng, |r| {
-                base + other.next(r, cursor, clock)
-            }),
-        };
+        let (wr, space, base) = (step.write_u32, self.space, step.base);
+        let (hits, miss) =
+            sampler_hit_loop(entries, limit, wr, t, &step.sampler, space, base, clock);
         step_done(t, hits);
         let s = after_hits(
             stats, stats_from, cx, t, self.space, hits, miss, access_ns, origin,

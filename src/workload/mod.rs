@@ -626,39 +626,7 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
             let (wr, clock) = (*write_u32, cx.clock);
             let limit = hit_limit(cx, access_ns, u64::MAX);
             let entries = cx.mm.spaces[space as usize].hw_table_mut();
-            let (rng, cursor, ahead) = (&mut t.rng, &mut t.cursor, &mut t.ahead);
-            let key_rest = (space as u64) << 32 | wr as u64;
-            let (hits, miss) = match sampler {
-                // Monomorphised per pattern: no dispatch inside the loop.
-                Sampler::Zipf(z) => hit_loop_ahead(
-                    entries,
-                    limit,
-                    wr,
-                    rng,
-                    ahead,
-                    [Arc::as_ptr(z) as u64, 0, key_rest],
-                    |r| z.draw(r),
-                    |d| z.prefetch(d),
-                    |d| z.resolve(d),
-                ),
-                Sampler::Uniform { n } => {
-                    let n = *n;
-                    let pick = |r: &mut Pcg64Mcg| Draw::Item(pattern::below(r.next_u64(), n));
-                    let key = [n, 1, key_rest];
-                    hit_loop_ahead(
-                        entries,
-                        limit,
-                        wr,
-                        rng,
-                        ahead,
-                        key,
-                        pick,
-                        |_| (),
-                        resolve_item,
-                    )
-                }
-                other => hit_loop(entries, limit, wr, rng, |r| other.next(r, cursor, clock)),
-            };
+            let (hits, miss) = sampler_hit_loop(entries, limit, wr, t, sampler, space, 0, clock);
             after_hits(
                 stats, stats_from, cx, t, space, hits, miss, access_ns, origin,
             )
@@ -964,6 +932,49 @@ pub(crate) fn next_ahead(
     let next = a.take();
     a.settle(rng);
     next
+}
+
+/// The hit loop for a workload's `sampler` over pages `base..` of `space`: pipelined
+/// ([`hit_loop_ahead`]) where the sampler depends on the random stream alone,
+/// [`hit_loop`] for the others (a sequential cursor, the hot/cold phase clock).
+/// Monomorphised per pattern: no dispatch inside the loop.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn sampler_hit_loop(
+    table: (&mut [crate::mm::page::Pte], &mut [bool]),
+    limit: u64,
+    write_u32: u32,
+    t: &mut Thread,
+    sampler: &Sampler,
+    space: u32,
+    base: u64,
+    clock: u64,
+) -> (u64, Option<(u32, bool)>) {
+    let (rng, cursor, ahead) = (&mut t.rng, &mut t.cursor, &mut t.ahead);
+    let key_rest = (space as u64) << 32 | write_u32 as u64;
+    match sampler {
+        Sampler::Zipf(z) => hit_loop_ahead(
+            table,
+            limit,
+            write_u32,
+            rng,
+            ahead,
+            [Arc::as_ptr(z) as u64, base << 1, key_rest],
+            |r| z.draw(r),
+            |d| z.prefetch(d),
+            |d| base + z.resolve(d),
+        ),
+        Sampler::Uniform { n } => {
+            let n = *n;
+            let pick = |r: &mut Pcg64Mcg| Draw::Item(base + pattern::below(r.next_u64(), n));
+            let key = [n, base << 1 | 1, key_rest];
+            let (wr, resolve) = (write_u32, resolve_item);
+            hit_loop_ahead(table, limit, wr, rng, ahead, key, pick, |_| (), resolve)
+        }
+        other => hit_loop(table, limit, write_u32, rng, |r| {
+            base + other.next(r, cursor, clock)
+        }),
+    }
 }
 
 /// The page of a draw that is its page already (no table to read).
