@@ -105,6 +105,8 @@ pub struct Zipf {
     head_threshold: u64,
     n: u64,
     stride: u64,
+    /// ⌊(2^64 − 1) / n⌋, for [`rem`].
+    rem_m: u64,
 }
 
 impl Zipf {
@@ -131,12 +133,13 @@ impl Zipf {
             head_threshold,
             n,
             stride,
+            rem_m: u64::MAX / n.max(1),
         }
     }
 
     /// Item for rank index `r` (0 = most popular).
     pub fn item_of_rank(&self, r: u64) -> u64 {
-        scatter(r, self.stride, self.n)
+        scatter_m(r, self.stride, self.n, self.rem_m)
     }
 
     #[inline]
@@ -214,6 +217,85 @@ pub struct ZipfTail {
     /// accepted without evaluating F(k + ½) − h(k) (three of a sample's five libm
     /// calls). See [`ZipfTail::new`].
     squeeze: f64,
+    /// F⁻¹ from a table, used where its answer cannot differ from `f_inv`'s.
+    fast: Option<FastInverse>,
+}
+
+/// F⁻¹ on the tail's range of u by cubic Hermite interpolation between nodes, with a
+/// bound on its error: x(u) = (A + B·u)^p (A = first^(1−s), B = 1 − s, p = 1/(1 − s)),
+/// so |x⁗| on a segment is |p(p−1)(p−2)(p−3)|·|B|⁴·(A + B·u)^(p−4) at one of its ends,
+/// and the interpolation error is at most step⁴/384 of that. A sample whose rank or
+/// squeeze decision lies within `delta` (that bound plus room for both ways' rounding)
+/// of changing is done the exact way, so the ranks are `f_inv`'s, draw for draw; the
+/// table saves the log1p and exp of the others.
+#[derive(Debug)]
+struct FastInverse {
+    u0: f64,
+    inv_step: f64,
+    /// Per node: x, and dx/du (= x^s) times the step.
+    nodes: Vec<[f64; 2]>,
+    delta: f64,
+}
+
+/// Room for rounding in the table's and `f_inv`'s x (each a few ulps of x times the
+/// exponent p; the fast path is off where that could come near this).
+const FAST_ROUNDING_ROOM: f64 = 1e-4;
+/// The largest interpolation error the table may have, and its most nodes.
+const FAST_MAX_INTERP_ERROR: f64 = 1e-6;
+const FAST_MAX_NODES: usize = 1 << 16;
+
+impl FastInverse {
+    fn new(t: &ZipfTail) -> Option<FastInverse> {
+        let b = 1.0 - t.s;
+        let p = 1.0 / b;
+        // Conditioning: the table's x rounds by about |p| ulps (a power p of a rounded
+        // base), f_inv's by a few; both must stay far below FAST_ROUNDING_ROOM.
+        if b.abs() < 1e-3 || p.abs() * t.last * 1e-15 > FAST_ROUNDING_ROOM / 10.0 {
+            return None;
+        }
+        let a = t.scale;
+        let (lo, hi) = (t.u_lo, t.u_hi);
+        let c4 = (p * (p - 1.0) * (p - 2.0) * (p - 3.0)).abs() * b.powi(4);
+        let mut n = 256usize;
+        while n <= FAST_MAX_NODES {
+            let step = (hi - lo) / n as f64;
+            let base = |u: f64| (a + b * u).max(0.0);
+            let worst = (0..n)
+                .map(|i| {
+                    let (ua, ub) = (lo + i as f64 * step, lo + (i + 1) as f64 * step);
+                    c4 * base(ua).powf(p - 4.0).max(base(ub).powf(p - 4.0))
+                })
+                .fold(0.0f64, f64::max);
+            let bound = step.powi(4) / 384.0 * worst;
+            if bound.is_finite() && bound <= FAST_MAX_INTERP_ERROR {
+                let nodes = (0..=n)
+                    .map(|i| {
+                        let x = base(lo + i as f64 * step).powf(p);
+                        [x, x.powf(t.s) * step]
+                    })
+                    .collect();
+                return Some(FastInverse {
+                    u0: lo,
+                    inv_step: 1.0 / step,
+                    nodes,
+                    delta: FAST_ROUNDING_ROOM + bound,
+                });
+            }
+            n *= 2;
+        }
+        None
+    }
+
+    #[inline]
+    fn x(&self, u: f64) -> f64 {
+        let v = (u - self.u0) * self.inv_step;
+        let i = (v.max(0.0) as usize).min(self.nodes.len() - 2);
+        let tau = v - i as f64;
+        let ([x0, m0], [x1, m1]) = (self.nodes[i], self.nodes[i + 1]);
+        let c2 = 3.0 * (x1 - x0) - 2.0 * m0 - m1;
+        let c3 = 2.0 * (x0 - x1) + m0 + m1;
+        x0 + tau * (m0 + tau * (c2 + tau * c3))
+    }
 }
 
 /// How far inside the squeeze's bound a sample must fall to skip the full test: far
@@ -234,6 +316,7 @@ impl ZipfTail {
             u_lo: 0.0,
             u_hi: 0.0,
             squeeze: f64::NEG_INFINITY,
+            fast: None,
         };
         t.u_lo = t.f(first_f + 0.5) - t.h(first_f);
         t.u_hi = t.f(last as f64 + 0.5);
@@ -248,6 +331,7 @@ impl ZipfTail {
         if last > first && t.f(lastf + 0.5) / t.h(lastf) < MAX_F_OVER_H {
             let k0 = first_f + 1.0;
             t.squeeze = k0 - t.f_inv(t.f(k0 + 0.5) - t.h(k0)) - SQUEEZE_MARGIN;
+            t.fast = FastInverse::new(&t);
         }
         t
     }
@@ -280,6 +364,26 @@ impl ZipfTail {
     pub fn sample(&self, rng: &mut impl RngCore) -> u64 {
         loop {
             let u = self.u_hi + unit_f64(rng.next_u64()) * (self.u_lo - self.u_hi);
+            if let Some(fast) = &self.fast {
+                // The table's x decides when the rank and the squeeze's verdict stay
+                // the same anywhere within `delta` of it.
+                let xa = fast.x(u);
+                let k = floor_nonneg(xa + 0.5);
+                let frac = xa + 0.5 - k;
+                if frac > fast.delta && frac < 1.0 - fast.delta && k > self.first && k <= self.last
+                {
+                    let gap = k - xa;
+                    if gap <= self.squeeze - fast.delta {
+                        return k as u64;
+                    }
+                    if gap > self.squeeze + fast.delta {
+                        if u >= self.f(k + 0.5) - self.h(k) {
+                            return k as u64;
+                        }
+                        continue;
+                    }
+                }
+            }
             let x = self.f_inv(u);
             let k = floor_nonneg(x + 0.5).clamp(self.first, self.last);
             if (k > self.first && k - x <= self.squeeze) || u >= self.f(k + 0.5) - self.h(k) {
@@ -368,12 +472,32 @@ fn euler_maclaurin_power_sum(a: u64, b: u64, s: f64) -> f64 {
 }
 
 fn scatter(r: u64, stride: u64, n: u64) -> u64 {
+    scatter_m(r, stride, n, u64::MAX / n)
+}
+
+/// [`scatter`] with `m` = ⌊(2^64 − 1) / n⌋ given (see [`rem`]).
+#[inline]
+fn scatter_m(r: u64, stride: u64, n: u64, m: u64) -> u64 {
     // The same value in 64 bits when the product fits (always, for sets below 2^32
     // items): a 128-bit remainder is a library call on the tail's path.
     match r.checked_mul(stride) {
-        Some(p) => p % n,
+        Some(p) => rem(p, n, m),
         None => (r as u128 * stride as u128 % n as u128) as u64,
     }
+}
+
+/// `a % n` by Barrett reduction with `m` = ⌊(2^64 − 1) / n⌋: the quotient estimate
+/// ⌊a·m / 2^64⌋ is at most two below the true one, so at most two subtractions correct
+/// the remainder. A multiply instead of a 64-bit division (tens of cycles) on the
+/// zipf tail's path; `m` is kept per set (`Zipf::rem_m`).
+#[inline]
+fn rem(a: u64, n: u64, m: u64) -> u64 {
+    let q = ((a as u128 * m as u128) >> 64) as u64;
+    let mut r = a - q * n;
+    while r >= n {
+        r -= n;
+    }
+    r
 }
 
 /// A stride near n·φ that is coprime with n: r ↦ r·stride mod n is a permutation.
@@ -461,6 +585,33 @@ mod tests {
     use super::*;
     use crate::sim::rng::task_rng;
 
+    /// Barrett's remainder is the remainder, at the edges and at random.
+    #[test]
+    fn rem_is_the_remainder() {
+        let mut rng = task_rng(4, "rem");
+        let edges = [
+            1u64,
+            2,
+            3,
+            7,
+            1 << 32,
+            (1 << 32) + 1,
+            u64::MAX / 3,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
+        for &n in &edges {
+            for &a in &edges {
+                assert_eq!(rem(a, n, u64::MAX / n), a % n, "{a} % {n}");
+            }
+        }
+        for _ in 0..1_000_000 {
+            let n = (rng.next_u64() >> (rng.next_u64() % 64)).max(1);
+            let a = rng.next_u64() >> (rng.next_u64() % 64);
+            assert_eq!(rem(a, n, u64::MAX / n), a % n, "{a} % {n}");
+        }
+    }
+
     /// The 64-bit scatter is the 128-bit one, where the product fits and where not.
     #[test]
     fn scatter_is_the_wide_remainder() {
@@ -499,8 +650,13 @@ mod tests {
     /// (and leaves the random stream where the full test leaves it).
     #[test]
     fn tail_squeeze_changes_no_sample() {
-        for s in [0.5, 0.8, 0.99, 1.0, 1.2, 2.0] {
-            for (first, last) in [(2u64, 100u64), (11, 1 << 16), ((1 << 20) + 1, 12_582_912)] {
+        for s in [0.5, 0.8, 0.9, 0.99, 1.0, 1.01, 1.2, 2.0] {
+            for (first, last) in [
+                (2u64, 100u64),
+                (11, 1 << 16),
+                ((1 << 20) + 1, 12_582_912),
+                ((1 << 20) + 1, 100_000_000),
+            ] {
                 let t = ZipfTail::new(first, last, s);
                 let (mut a, mut b) = (task_rng(7, "squeeze"), task_rng(7, "squeeze"));
                 for _ in 0..200_000 {
@@ -511,6 +667,37 @@ mod tests {
         }
         // The case the squeeze is for (a 48 GiB set at 0.8) has it on.
         assert!(ZipfTail::new((1 << 20) + 1, 12_582_912, 0.8).squeeze > 0.0);
+    }
+
+    /// The interpolated inverse is on where the hit path needs it, within its bound of
+    /// the exact one, and decides nearly every sample (few fall back).
+    #[test]
+    fn tail_fast_inverse_is_close_and_used() {
+        for (first, last, s) in [
+            ((1u64 << 20) + 1, 12_582_912u64, 0.8),
+            ((1 << 20) + 1, 12_582_912, 0.99),
+            ((1 << 20) + 1, 12_582_912, 1.2),
+            (11, 1 << 16, 0.5),
+        ] {
+            let t = ZipfTail::new(first, last, s);
+            let fast = t
+                .fast
+                .as_ref()
+                .unwrap_or_else(|| panic!("fast inverse off for s {s}"));
+            let mut rng = task_rng(5, "fast");
+            let mut worst = 0f64;
+            for _ in 0..100_000 {
+                let u = t.u_hi + unit_f64(rng.next_u64()) * (t.u_lo - t.u_hi);
+                worst = worst.max((fast.x(u) - t.f_inv(u)).abs());
+            }
+            assert!(
+                worst < fast.delta / 10.0,
+                "s {s}: off by {worst}, delta {}",
+                fast.delta
+            );
+        }
+        // Too ill-conditioned (or s = 1): off.
+        assert!(ZipfTail::new(2, 1 << 30, 1.0).fast.is_none());
     }
 
     #[test]
