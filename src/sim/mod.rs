@@ -5,6 +5,7 @@
 //! slice is charged to that task (direct reclaim to the allocating task, background
 //! reclaim to kswapd). The engine itself is single-threaded: parallelism is across runs.
 
+pub mod cpus;
 pub mod device;
 pub mod event;
 pub mod rng;
@@ -103,7 +104,7 @@ pub struct Simulation {
     pub tasks: Vec<Task>,
     pub workloads: Vec<Workload>,
     threads: Vec<Thread>,
-    cpus_free_at: Vec<u64>,
+    cpus_free_at: cpus::CpuFreeAt,
     /// Runnable tasks waiting for a CPU, in the order they became runnable.
     runqueue: std::collections::VecDeque<(usize, u32)>,
     queue: EventQueue,
@@ -275,7 +276,7 @@ impl Simulation {
             tasks,
             workloads,
             threads,
-            cpus_free_at: vec![0; nr_cpus],
+            cpus_free_at: cpus::CpuFreeAt::new(nr_cpus),
             runqueue: std::collections::VecDeque::new(),
             queue,
             psi: Psi::new(nr_cpus, scenario.kernel.hz.0 as u64, &memcg_parents),
@@ -642,13 +643,7 @@ impl Simulation {
         self.end_sleep(task, self.now);
         // The earliest-free CPU, lowest index on ties; if none is free (or others are
         // already waiting), join the run queue.
-        let (cpu, free_at) = self
-            .cpus_free_at
-            .iter()
-            .copied()
-            .enumerate()
-            .min_by_key(|&(i, f)| (f, i))
-            .expect("nr_cpus >= 1");
+        let (cpu, free_at) = self.cpus_free_at.earliest();
         if free_at > self.now || !self.runqueue.is_empty() {
             self.runqueue.push_back((task, gen));
             return;
@@ -658,7 +653,7 @@ impl Simulation {
 
     /// A CPU finished a slice: the longest-waiting runnable task gets it.
     fn on_cpu_free(&mut self, cpu: usize) {
-        if self.cpus_free_at[cpu] > self.now {
+        if self.cpus_free_at.get(cpu) > self.now {
             return; // taken by a task that became runnable at this very time
         }
         while let Some((task, gen)) = self.runqueue.pop_front() {
@@ -777,7 +772,7 @@ impl Simulation {
             }
         };
         self.tasks[task].slice_end = end;
-        self.cpus_free_at[cpu] = end;
+        self.cpus_free_at.set(cpu, end);
         self.queue.push(end, Event::CpuFree(cpu as u32));
     }
 
