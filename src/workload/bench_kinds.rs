@@ -8,8 +8,8 @@
 
 use super::pattern::{self, Draw, Sampler, Zipf};
 use super::{
-    after_hits, fault_in, hit_limit, hit_loop, next_ahead, prob_u32, resolve_item,
-    sampler_hit_loop, Ctx, Step, Thread, WorkloadStats, DEFAULT_RA_PAGES,
+    after_hits, ahead_key, fault_in, hit_limit, hit_loop, next_ahead, prob_u32, resolve_item,
+    sampler_hit_loop, Ctx, Picker, Step, Thread, WorkloadStats, DEFAULT_RA_PAGES,
 };
 use crate::mm::memory::FaultResult;
 use crate::mm::page::{pte, Frame};
@@ -87,13 +87,13 @@ impl Kv {
                 let space = &cx.mm.spaces[self.space as usize];
                 let value_size = self.value_size;
                 let prefetch_key = |k: u64| space.prefetch_entry((k * value_size / 4096) as u32);
-                let key_rest = (self.space as u64) << 32 | set_u32 as u64;
+                let kv_key = |picker, p| ahead_key(picker, p, 0, self.space, set_u32);
                 let (rng, ahead) = (&mut t.rng, &mut t.ahead);
                 let (key, set) = match &self.sampler {
                     Sampler::Zipf(z) => next_ahead(
                         rng,
                         ahead,
-                        [Arc::as_ptr(z) as u64, 3, key_rest],
+                        kv_key(Picker::KvZipf, z.identity()),
                         |r| z.draw(r),
                         set,
                         |d| z.prefetch(d),
@@ -105,7 +105,7 @@ impl Kv {
                         next_ahead(
                             rng,
                             ahead,
-                            [n, 4, key_rest],
+                            kv_key(Picker::KvUniform, [n, 0, 0]),
                             |r| Draw::Item(pattern::below(r.next_u64(), n)),
                             set,
                             |_| (),

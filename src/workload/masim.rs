@@ -5,8 +5,8 @@
 
 use super::pattern::Draw;
 use super::{
-    after_hits, fault_in, hit_limit, hit_loop, hit_loop_ahead, resolve_item, Ctx, Step, Thread,
-    WorkloadStats,
+    after_hits, ahead_key, fault_in, hit_limit, hit_loop, hit_loop_ahead, resolve_item, Ctx,
+    Picker, Step, Thread, WorkloadStats,
 };
 use crate::mm::memory::FaultResult;
 use crate::mm::{Mm, SpaceKind};
@@ -98,7 +98,13 @@ impl Masim {
         let (hits, miss) = if acc.random {
             let pick =
                 |r: &mut rand_pcg::Pcg64Mcg| Draw::Item((r.next_u64() % region_bytes) / 4096);
-            let key = [region_bytes, 2, (space as u64) << 32 | write_u32 as u64];
+            let key = ahead_key(
+                Picker::MasimRandom,
+                [region_bytes, 0, 0],
+                0,
+                space,
+                write_u32,
+            );
             let (rng, ahead) = (&mut t.rng, &mut t.ahead);
             hit_loop_ahead(
                 entries,

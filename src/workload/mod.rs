@@ -758,10 +758,42 @@ fn mmap_read(cx: &mut Ctx, space: u32, first: u32, n: u32, ra: u32) -> FaultResu
 const LOOKAHEAD: u64 = 8;
 const RING: usize = 2 * LOOKAHEAD as usize;
 
-/// What identifies a thread's draws: the picker (a zipf table's address or a range),
-/// the page offset it adds, the space and the write probability. Accesses drawn ahead
-/// are used only by a call with the same key.
-pub(crate) type AheadKey = [u64; 3];
+/// What identifies a thread's draws: the picker ([`Picker`] and its parameters: a
+/// zipf's identity, a range), the item offset it adds, the space and the write
+/// probability. Accesses drawn ahead are used only by a call with the same key: a key
+/// says everything the draws depend on, so no freed and reused object can alias one.
+pub(crate) type AheadKey = [u64; 6];
+
+/// The kinds of picker a ring serves (an [`AheadKey`]'s first word). The kv ones draw
+/// their set decision even at probability 1, unlike the hit loops' write decision.
+#[derive(Clone, Copy)]
+#[repr(u64)]
+pub(crate) enum Picker {
+    Zipf = 1,
+    Uniform = 2,
+    MasimRandom = 3,
+    KvZipf = 4,
+    KvUniform = 5,
+}
+
+/// The key of a ring for `picker` with parameters `p`, offset `base`, in `space`, with
+/// write (or set) probability `write_u32`.
+pub(crate) fn ahead_key(
+    picker: Picker,
+    p: [u64; 3],
+    base: u64,
+    space: u32,
+    write_u32: u32,
+) -> AheadKey {
+    [
+        picker as u64,
+        p[0],
+        p[1],
+        p[2],
+        base,
+        (space as u64) << 32 | write_u32 as u64,
+    ]
+}
 
 /// A thread's accesses drawn ahead by [`hit_loop_ahead`], kept from one call to the
 /// next: a paced thread makes one access per operation, and its next accesses are
@@ -951,7 +983,6 @@ pub(crate) fn sampler_hit_loop(
     clock: u64,
 ) -> (u64, Option<(u32, bool)>) {
     let (rng, cursor, ahead) = (&mut t.rng, &mut t.cursor, &mut t.ahead);
-    let key_rest = (space as u64) << 32 | write_u32 as u64;
     match sampler {
         Sampler::Zipf(z) => hit_loop_ahead(
             table,
@@ -959,7 +990,7 @@ pub(crate) fn sampler_hit_loop(
             write_u32,
             rng,
             ahead,
-            [Arc::as_ptr(z) as u64, base << 1, key_rest],
+            ahead_key(Picker::Zipf, z.identity(), base, space, write_u32),
             |r| z.draw(r),
             |d| z.prefetch(d),
             |d| base + z.resolve(d),
@@ -967,7 +998,7 @@ pub(crate) fn sampler_hit_loop(
         Sampler::Uniform { n } => {
             let n = *n;
             let pick = |r: &mut Pcg64Mcg| Draw::Item(base + pattern::below(r.next_u64(), n));
-            let key = [n, base << 1 | 1, key_rest];
+            let key = ahead_key(Picker::Uniform, [n, 0, 0], base, space, write_u32);
             let (wr, resolve) = (write_u32, resolve_item);
             hit_loop_ahead(table, limit, wr, rng, ahead, key, pick, |_| (), resolve)
         }
@@ -1044,7 +1075,7 @@ mod tests {
                     next_ahead(
                         &mut rb,
                         &mut ahead,
-                        [777, 1, set_u32 as u64],
+                        ahead_key(Picker::KvUniform, [777, 0, 0], 0, 0, set_u32),
                         |r| Draw::Item(pattern::below(r.next_u64(), 777)),
                         set,
                         |_| (),
@@ -1055,7 +1086,7 @@ mod tests {
                     next_ahead(
                         &mut rb,
                         &mut ahead,
-                        [0, 0, set_u32 as u64],
+                        ahead_key(Picker::KvZipf, zipf.identity(), 0, 0, set_u32),
                         |r| zipf.draw(r),
                         set,
                         |d| zipf.prefetch(d),
@@ -1107,7 +1138,12 @@ mod tests {
                         }
                         // Two phases' worth of keys: the same picker at two offsets.
                         let base = if call % 11 < 6 { 0 } else { 1 };
-                        let key = [uniform as u64, base, write_u32 as u64];
+                        let picker = if uniform {
+                            Picker::Uniform
+                        } else {
+                            Picker::Zipf
+                        };
+                        let key = ahead_key(picker, [0, 0, 0], base, 0, write_u32);
                         let (a, b) = if uniform {
                             let m = n - base;
                             let pick = |r: &mut Pcg64Mcg| base + pattern::below(r.next_u64(), m);

@@ -104,6 +104,7 @@ pub struct Zipf {
     /// With a tail: P(head) as a threshold on a random u64.
     head_threshold: u64,
     n: u64,
+    s: f64,
     stride: u64,
     /// ⌊(2^64 − 1) / n⌋, for [`rem`].
     rem_m: u64,
@@ -132,9 +133,17 @@ impl Zipf {
             tail,
             head_threshold,
             n,
+            s,
             stride,
             rem_m: u64::MAX / n.max(1),
         }
+    }
+
+    /// What determines the samples this sampler draws from a stream: the number of
+    /// items, the exponent and the alias table's size (its construction is
+    /// deterministic). Two samplers with the same identity draw the same items.
+    pub fn identity(&self) -> [u64; 3] {
+        [self.n, self.s.to_bits(), self.table.buckets.len() as u64]
     }
 
     /// Item for rank index `r` (0 = most popular).
