@@ -181,11 +181,11 @@ impl Fio {
         }
         let pass = i / self.blocks;
         let (h, stride) = match t.fio_pass {
-            Some((p, h, stride)) if p == pass => (h, stride),
+            Some((blocks, p, h, stride)) if (blocks, p) == (self.blocks, pass) => (h, stride),
             _ => {
                 let h = crate::sim::rng::fnv1a64(&format!("{}/{pass}", t.index));
                 let stride = coprime_stride(self.blocks, h);
-                t.fio_pass = Some((pass, h, stride));
+                t.fio_pass = Some((self.blocks, pass, h, stride));
                 (h, stride)
             }
         };
@@ -197,9 +197,12 @@ impl Fio {
     /// loaded by an earlier call). The sequence is fixed, so this changes nothing but
     /// the host's caches; it stays within the pass in progress.
     fn prefetch_ahead(&self, t: &Thread, space: &crate::mm::Space, frames: &[Frame]) {
-        let Some((pass, h, stride)) = t.fio_pass else {
+        let Some((blocks, pass, h, stride)) = t.fio_pass else {
             return;
         };
+        if blocks != self.blocks {
+            return;
+        }
         let block = |i: u64| {
             (i / self.blocks == pass)
                 .then(|| (h % self.blocks + (i % self.blocks) * stride) % self.blocks)

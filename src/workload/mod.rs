@@ -150,8 +150,8 @@ pub struct Thread {
     pub slab_objects: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>>,
     /// Accesses drawn ahead by [`hit_loop_ahead`].
     pub ahead: Option<Box<Ahead>>,
-    /// fio: the random pass in progress (pass, offset hash, stride).
-    pub fio_pass: Option<(u64, u64, u64)>,
+    /// fio: the random pass in progress (the job's blocks, pass, offset hash, stride).
+    pub fio_pass: Option<(u64, u64, u64, u64)>,
 }
 
 impl Thread {
