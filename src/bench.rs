@@ -411,7 +411,11 @@ fn scale_speed(text: &str, name: &str, secs: u64) -> f64 {
         .iter()
         .find(|(t, _)| *t >= reclaiming)
         .expect("a stamp at or after the first reclaim");
-    let to = stamps.last().expect("the end's stamp");
+    sim_per_wall(*from, *stamps.last().expect("the end's stamp"))
+}
+
+/// Simulated seconds per wall second between two (virtual ns, wall instant) stamps.
+fn sim_per_wall(from: (u64, Instant), to: (u64, Instant)) -> f64 {
     (to.0 - from.0) as f64 / 1e9 / to.1.duration_since(from.1).as_secs_f64().max(1e-9)
 }
 
@@ -428,8 +432,7 @@ fn stutterp16_speed(quick: bool) -> f64 {
         format!("run.duration=\"{secs}s\""),
     ];
     let (_, stamps) = run_stamped(text, "stutterp.toml", &sets);
-    let (first, last) = (stamps[0], stamps[stamps.len() - 1]);
-    (last.0 - first.0) as f64 / 1e9 / last.1.duration_since(first.1).as_secs_f64().max(1e-9)
+    sim_per_wall(stamps[0], stamps[stamps.len() - 1])
 }
 
 /// `hit_accesses_per_sec_48g`: a `phases` program faults in 48 GiB sequentially (one

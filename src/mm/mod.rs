@@ -663,6 +663,17 @@ impl Mm {
         r
     }
 
+    /// A kernel thread's slice begins at `now`: it is current, on no workload's behalf,
+    /// with no CPU time, stall or sleep carried over from whoever ran before.
+    pub fn enter_kthread(&mut self, who: Current, now: u64) {
+        self.current = who;
+        self.current_workload = None;
+        self.now = now;
+        self.cpu_ns = 0;
+        self.stall_ns = 0;
+        self.blocked_until = None;
+    }
+
     /// Asks `current` to sleep until `t` (the earliest request wins).
     pub fn block_until(&mut self, t: u64) {
         self.blocked_until = Some(self.blocked_until.map_or(t, |b| b.min(t)));

@@ -677,11 +677,7 @@ impl Simulation {
                 self.run_worker(task, workload, thread, cpu, start, slice)
             }
             TaskKind::Kswapd => {
-                self.mm.current = Current::Kswapd;
-                self.mm.current_workload = None;
-                self.mm.now = start;
-                self.mm.cpu_ns = 0;
-                self.mm.stall_ns = 0;
+                self.mm.enter_kthread(Current::Kswapd, start);
                 let next = self.mm.kswapd_run(slice);
                 let end = start + self.mm.cpu_ns;
                 let since = *self.kswapd_awake_since.get_or_insert(start);
@@ -703,10 +699,7 @@ impl Simulation {
                 end
             }
             TaskKind::Flusher => {
-                self.mm.current = Current::Flusher;
-                self.mm.current_workload = None;
-                self.mm.now = start;
-                self.mm.cpu_ns = 0;
+                self.mm.enter_kthread(Current::Flusher, start);
                 let next = self.mm.wb_writeback();
                 let end = start + self.mm.cpu_ns;
                 self.tasks[task].system_ns += self.mm.cpu_ns;
@@ -720,12 +713,7 @@ impl Simulation {
                 end
             }
             TaskKind::Kcompactd => {
-                self.mm.current = Current::Kcompactd;
-                self.mm.current_workload = None;
-                self.mm.now = start;
-                self.mm.cpu_ns = 0;
-                self.mm.stall_ns = 0;
-                self.mm.blocked_until = None;
+                self.mm.enter_kthread(Current::Kcompactd, start);
                 let next = self.mm.kcompactd_run();
                 // Even a look at the scores takes time.
                 let end = start + self.mm.cpu_ns.max(1);
@@ -750,12 +738,7 @@ impl Simulation {
                 end
             }
             TaskKind::Kdamond(k) => {
-                self.mm.current = Current::Kdamond(k);
-                self.mm.current_workload = None;
-                self.mm.now = start;
-                self.mm.cpu_ns = 0;
-                self.mm.stall_ns = 0;
-                self.mm.blocked_until = None;
+                self.mm.enter_kthread(Current::Kdamond(k), start);
                 self.mm.damon.psi_some_total_us = self.psi.avgs_total_us(0)[0];
                 let next = self.mm.kdamond_run(k);
                 let end = start + self.mm.cpu_ns;

@@ -1144,40 +1144,40 @@ mod tests {
                             Picker::Zipf
                         };
                         let key = ahead_key(picker, [0, 0, 0], base, 0, write_u32);
-                        let (a, b) = if uniform {
-                            let m = n - base;
-                            let pick = |r: &mut Pcg64Mcg| base + pattern::below(r.next_u64(), m);
-                            (
-                                hit_loop((&mut ta, &mut pa), limit, write_u32, &mut ra, pick),
-                                hit_loop_ahead(
-                                    (&mut tb, &mut pb),
-                                    limit,
-                                    write_u32,
-                                    &mut rb,
-                                    &mut ahead,
-                                    key,
-                                    |r| Draw::Item(pick(r)),
-                                    |_| (),
-                                    resolve_item,
-                                ),
-                            )
-                        } else {
-                            let pick = |r: &mut Pcg64Mcg| (base + zipf.sample(r)) % n;
-                            (
-                                hit_loop((&mut ta, &mut pa), limit, write_u32, &mut ra, pick),
-                                hit_loop_ahead(
-                                    (&mut tb, &mut pb),
-                                    limit,
-                                    write_u32,
-                                    &mut rb,
-                                    &mut ahead,
-                                    key,
-                                    |r| zipf.draw(r),
-                                    |d| zipf.prefetch(d),
-                                    |d| (base + zipf.resolve(d)) % n,
-                                ),
-                            )
-                        };
+                        let m = n - base;
+                        let uniform_pick =
+                            |r: &mut Pcg64Mcg| base + pattern::below(r.next_u64(), m);
+                        let zipf_pick = |r: &mut Pcg64Mcg| (base + zipf.sample(r)) % n;
+                        let uniform_draw = |r: &mut Pcg64Mcg| Draw::Item(uniform_pick(r));
+                        let zipf_resolve = |d| (base + zipf.resolve(d)) % n;
+                        // (plain picker; draw, prefetch, resolve) of the same picker.
+                        type Pick<'a> = &'a dyn Fn(&mut Pcg64Mcg) -> u64;
+                        type DrawFn<'a> = &'a dyn Fn(&mut Pcg64Mcg) -> Draw;
+                        type PrefetchFn<'a> = &'a dyn Fn(Draw);
+                        type ResolveFn<'a> = &'a dyn Fn(Draw) -> u64;
+                        let (pick, draw, prefetch, resolve): (Pick, DrawFn, PrefetchFn, ResolveFn) =
+                            if uniform {
+                                (&uniform_pick, &uniform_draw, &|_| (), &resolve_item)
+                            } else {
+                                (
+                                    &zipf_pick,
+                                    &|r| zipf.draw(r),
+                                    &|d| zipf.prefetch(d),
+                                    &zipf_resolve,
+                                )
+                            };
+                        let a = hit_loop((&mut ta, &mut pa), limit, write_u32, &mut ra, pick);
+                        let b = hit_loop_ahead(
+                            (&mut tb, &mut pb),
+                            limit,
+                            write_u32,
+                            &mut rb,
+                            &mut ahead,
+                            key,
+                            draw,
+                            prefetch,
+                            resolve,
+                        );
                         assert_eq!(a, b, "holes {hole_per_mille}‰ limit {limit} call {call}");
                         total += a.0;
                         if let Some((vpn, _)) = a.1 {

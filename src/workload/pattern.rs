@@ -433,7 +433,6 @@ fn ln1p_over_x(x: f64) -> f64 {
     }
 }
 
-/// A uniform double in [0, 1) from the top 53 bits of a word.
 /// `v.floor()` without the library call (x86-64's baseline has no rounding
 /// instruction): for 0 <= v < 2^52 truncation is the floor, exactly.
 #[inline]
@@ -445,6 +444,7 @@ fn floor_nonneg(v: f64) -> f64 {
     }
 }
 
+/// A uniform double in [0, 1) from the top 53 bits of a word.
 fn unit_f64(word: u64) -> f64 {
     (word >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)
 }
