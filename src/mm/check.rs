@@ -112,8 +112,9 @@ impl Mm {
                         v.lists[l].len
                     ));
                 }
+                v.lists[l].check(&self.frames)?;
                 let mut len = 0;
-                for pfn in v.lists[l].iter(&self.frames) {
+                for pfn in v.lists[l].iter() {
                     let f = &self.frames[pfn as usize];
                     claim(pfn as usize, 2)?;
                     if f.list as usize != l || !f.test(pg::LRU) || f.memcg as usize != memcg {
@@ -368,7 +369,7 @@ impl Mm {
                 .lruvecs
                 .iter()
                 .flat_map(|v| v.lists.iter())
-                .flat_map(|l| l.iter(&self.frames))
+                .flat_map(|l| l.iter())
                 .filter(|&p| {
                     let f = &self.frames[p as usize];
                     f.test(pg::SWAPCACHE) && !self.spaces[f.mapping as usize].dead && {
@@ -382,7 +383,7 @@ impl Mm {
                 .lruvecs
                 .iter()
                 .flat_map(|v| v.lists.iter())
-                .flat_map(|l| l.iter(&self.frames))
+                .flat_map(|l| l.iter())
                 .filter(|&p| {
                     let f = &self.frames[p as usize];
                     f.test(pg::ORPHAN) && f.test(pg::SWAPCACHE)
@@ -540,8 +541,9 @@ impl Mm {
             for t in 0..2 {
                 for zi in 0..MAX_NR_ZONES {
                     let list = &g.folios[gen][t][zi];
+                    list.check(&self.frames)?;
                     let mut len = 0;
-                    for pfn in list.iter(&self.frames) {
+                    for pfn in list.iter() {
                         claim(pfn as usize, 2)?;
                         len += 1;
                         let f = &self.frames[pfn as usize];

@@ -1,6 +1,13 @@
-//! Intrusive doubly-linked lists of frames (`include/linux/list.h` over the frame table).
+//! Lists of frames (`include/linux/list.h` over the frame table), in two layouts.
 //!
 //! The head end is the youngest (where `list_add` puts pages); reclaim takes from the tail.
+//! [`ListHead`] links frames through `Frame::{prev, next}` (the buddy free lists and the
+//! swap pools). [`LruList`] keeps the LRU lists as a ring of page numbers instead: the
+//! same operations in the same order, but a walk from the tail reads consecutive entries,
+//! so the frames a reclaim batch will visit are known, and fetched, ahead of the visit.
+//! Reclaim's isolation walk over linked frames was a chain of dependent cache misses.
+
+use std::collections::VecDeque;
 
 use super::page::{Frame, Pfn, NIL};
 
@@ -105,6 +112,124 @@ impl ListHead {
     }
 }
 
+/// An LRU list (`lruvec->lists[lru]`, a generation's `folios[gen][type][zone]`) as a
+/// ring of page numbers, head at the front. A page's place in the ring is in its
+/// `Frame::prev` (a position that wraps; the ring's front has position `front_pos`).
+/// `list_del` from the middle leaves a hole (NIL) that the ends skip and that
+/// compaction removes once holes outnumber pages, so each operation stays O(1)
+/// amortised and the order of pages is exactly the linked list's.
+#[derive(Debug, Clone, Default)]
+pub struct LruList {
+    ring: VecDeque<Pfn>,
+    front_pos: u32,
+    pub len: u64,
+}
+
+/// Holes a ring may hold beyond its page count before it is compacted.
+const LRU_SLACK_ENTRIES: usize = 64;
+
+impl LruList {
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The oldest page (next to be reclaimed), or NIL.
+    #[inline]
+    pub fn tail(&self) -> Pfn {
+        self.ring.back().copied().unwrap_or(NIL)
+    }
+
+    /// The entry `k` places from the tail, holes included (NIL for a hole or past the
+    /// head): what a walk from the tail will reach soon, to prefetch.
+    #[inline]
+    pub fn peek_from_tail(&self, k: usize) -> Pfn {
+        self.ring
+            .len()
+            .checked_sub(k + 1)
+            .map_or(NIL, |i| self.ring[i])
+    }
+
+    /// `list_add`: insert at the head (youngest end).
+    #[inline]
+    pub fn add_head(&mut self, frames: &mut [Frame], pfn: Pfn) {
+        self.front_pos = self.front_pos.wrapping_sub(1);
+        self.ring.push_front(pfn);
+        frames[pfn as usize].prev = self.front_pos;
+        self.len += 1;
+    }
+
+    /// `list_add_tail`: insert at the tail (next to be reclaimed).
+    #[inline]
+    pub fn add_tail(&mut self, frames: &mut [Frame], pfn: Pfn) {
+        frames[pfn as usize].prev = self.front_pos.wrapping_add(self.ring.len() as u32);
+        self.ring.push_back(pfn);
+        self.len += 1;
+    }
+
+    /// `list_del`. The caller guarantees `pfn` is on this list.
+    #[inline]
+    pub fn del(&mut self, frames: &mut [Frame], pfn: Pfn) {
+        let i = frames[pfn as usize].prev.wrapping_sub(self.front_pos) as usize;
+        debug_assert_eq!(self.ring.get(i), Some(&pfn), "pfn {pfn} not at its place");
+        self.ring[i] = NIL;
+        self.len -= 1;
+        while self.ring.back() == Some(&NIL) {
+            self.ring.pop_back();
+        }
+        while self.ring.front() == Some(&NIL) {
+            self.ring.pop_front();
+            self.front_pos = self.front_pos.wrapping_add(1);
+        }
+        if self.ring.len() > 2 * self.len as usize + LRU_SLACK_ENTRIES {
+            self.compact(frames);
+        }
+    }
+
+    /// Drops the holes and renumbers the pages; gives back memory a shrunken list no
+    /// longer needs.
+    fn compact(&mut self, frames: &mut [Frame]) {
+        self.ring.retain(|&p| p != NIL);
+        self.front_pos = 0;
+        for (i, &p) in self.ring.iter().enumerate() {
+            frames[p as usize].prev = i as u32;
+        }
+        if self.ring.capacity() > 4 * self.ring.len() + LRU_SLACK_ENTRIES {
+            self.ring.shrink_to(2 * self.ring.len());
+        }
+    }
+
+    /// From head to tail (for the invariant checker and tests).
+    pub fn iter(&self) -> impl Iterator<Item = Pfn> + '_ {
+        self.ring.iter().copied().filter(|&p| p != NIL)
+    }
+
+    /// The ring's own invariants: ends are pages, `len` counts the pages, and each
+    /// page's recorded place is where it is.
+    pub fn check(&self, frames: &[Frame]) -> Result<(), String> {
+        if self.ring.front() == Some(&NIL) || self.ring.back() == Some(&NIL) {
+            return Err("an LRU ring ends in a hole".into());
+        }
+        let mut n = 0u64;
+        for (i, &p) in self.ring.iter().enumerate() {
+            if p == NIL {
+                continue;
+            }
+            n += 1;
+            let at = frames[p as usize].prev.wrapping_sub(self.front_pos) as usize;
+            if at != i {
+                return Err(format!("frame {p} is at ring place {i} but records {at}"));
+            }
+        }
+        if n != self.len {
+            return Err(format!(
+                "an LRU ring holds {n} pages but counts {}",
+                self.len
+            ));
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,5 +249,57 @@ mod tests {
         l.del(&mut frames, 2);
         assert!(l.is_empty());
         assert_eq!((l.head, l.tail), (NIL, NIL));
+    }
+
+    /// The ring is the linked list: the same order after any sequence of adds at
+    /// either end and deletions anywhere, through compactions and position wrap-around.
+    #[test]
+    fn lru_ring_is_the_linked_list() {
+        use rand::{Rng, SeedableRng};
+        let n = 300usize;
+        let mut fa = vec![Frame::EMPTY; n];
+        let mut fb = vec![Frame::EMPTY; n];
+        let mut on = vec![false; n];
+        let mut linked = ListHead::default();
+        // Positions wrap during the test.
+        let mut ring = LruList {
+            front_pos: u32::MAX - 40,
+            ..LruList::default()
+        };
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+        for step in 0..200_000 {
+            let pfn = rng.gen_range(0..n);
+            if on[pfn] {
+                linked.del(&mut fa, pfn as Pfn);
+                ring.del(&mut fb, pfn as Pfn);
+            } else if rng.gen_bool(0.5) {
+                linked.add_head(&mut fa, pfn as Pfn);
+                ring.add_head(&mut fb, pfn as Pfn);
+            } else {
+                linked.add_tail(&mut fa, pfn as Pfn);
+                ring.add_tail(&mut fb, pfn as Pfn);
+            }
+            on[pfn] = !on[pfn];
+            assert_eq!(ring.tail(), linked.tail, "step {step}");
+            assert_eq!(ring.len, linked.len);
+            if step % 997 == 0 {
+                let want: Vec<Pfn> = linked.iter(&fa).collect();
+                assert_eq!(ring.iter().collect::<Vec<_>>(), want, "step {step}");
+                ring.check(&fb).unwrap();
+                assert!(ring.ring.len() <= 2 * ring.len as usize + LRU_SLACK_ENTRIES);
+            }
+        }
+        // Drain from the tail as reclaim does; the peeked entries are the next tails.
+        while linked.tail != NIL {
+            let ahead = ring.peek_from_tail(1);
+            let t = ring.tail();
+            assert_eq!(t, linked.tail);
+            linked.del(&mut fa, t);
+            ring.del(&mut fb, t);
+            if ahead != NIL {
+                assert_eq!(ring.tail(), ahead);
+            }
+        }
+        assert!(ring.is_empty() && ring.ring.is_empty());
     }
 }

@@ -1,7 +1,7 @@
 //! The classic LRU lists of an lruvec and how pages enter and move on them
 //! (include/linux/mm_inline.h, mm/swap.c; kernel-reference §2.1, §2.12).
 
-use super::list::ListHead;
+use super::list::LruList;
 use super::page::{lru, on, pg, Pfn};
 use super::zone::MAX_NR_ZONES;
 use super::Mm;
@@ -11,7 +11,7 @@ use crate::stats::vmstat::Ev;
 /// reclaim costs and the workingset clock.
 #[derive(Debug, Clone, Default)]
 pub struct Lruvec {
-    pub lists: [ListHead; lru::NR_LRU_LISTS],
+    pub lists: [LruList; lru::NR_LRU_LISTS],
     /// Pages of each list in each zone (`lruvec_lru_size` sums zones up to reclaim_idx).
     pub zone_size: [[u64; MAX_NR_ZONES]; lru::NR_LRU_LISTS],
     /// Pages of each list in this memcg and its descendants (`lruvec_page_state`).

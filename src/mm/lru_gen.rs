@@ -20,7 +20,7 @@
 //! placement of new folios and its walk promotion (every young folio moves); the rest
 //! (tiers, refs, eviction) follows the base version in all three.
 
-use super::list::ListHead;
+use super::list::LruList;
 use super::page::{lru, on, pg, pte, Pfn, Pte, NIL};
 use super::vmscan::{ScanControl, DEF_PRIORITY};
 use super::zone::{zone_watermark_ok, AllocFlags, MAX_NR_ZONES, WMARK_HIGH, WMARK_LOW};
@@ -138,7 +138,7 @@ pub struct LruGenFolio {
     pub min_seq: [u64; 2],
     /// Jiffies at which each generation was born.
     pub timestamps: [u64; MAX_NR_GENS as usize],
-    pub folios: [[[ListHead; MAX_NR_ZONES]; 2]; MAX_NR_GENS as usize],
+    pub folios: [[[LruList; MAX_NR_ZONES]; 2]; MAX_NR_GENS as usize],
     /// Pages per generation by their `Frame::gen` (promoted-in-place folios count in
     /// their new generation, as the kernel's batched walk updates do).
     pub nr_pages: [[[i64; MAX_NR_ZONES]; 2]; MAX_NR_GENS as usize],
@@ -684,7 +684,7 @@ impl Mm {
             let mut moved = 0u64;
             for zi in 0..MAX_NR_ZONES {
                 loop {
-                    let pfn = self.lruvecs[memcg].lrugen.folios[old_gen][t][zi].tail;
+                    let pfn = self.lruvecs[memcg].lrugen.folios[old_gen][t][zi].tail();
                     if pfn == NIL {
                         break;
                     }
@@ -1078,7 +1078,7 @@ impl Mm {
         for i in (1..=MAX_NR_ZONES).rev() {
             let zi = (sc.reclaim_idx + i) % MAX_NR_ZONES;
             loop {
-                let pfn = self.lruvecs[memcg].lrugen.folios[gen][t][zi].tail;
+                let pfn = self.lruvecs[memcg].lrugen.folios[gen][t][zi].tail();
                 if pfn == NIL {
                     break;
                 }
@@ -1822,7 +1822,7 @@ impl Mm {
             if enable {
                 for l in lru::EVICTABLE {
                     loop {
-                        let pfn = self.lruvecs[memcg].lists[l].tail;
+                        let pfn = self.lruvecs[memcg].lists[l].tail();
                         if pfn == NIL {
                             break;
                         }
@@ -1835,7 +1835,7 @@ impl Mm {
                     for t in [ANON, FILE] {
                         for zi in 0..MAX_NR_ZONES {
                             loop {
-                                let pfn = self.lruvecs[memcg].lrugen.folios[gen][t][zi].tail;
+                                let pfn = self.lruvecs[memcg].lrugen.folios[gen][t][zi].tail();
                                 if pfn == NIL {
                                     break;
                                 }
