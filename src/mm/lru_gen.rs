@@ -1083,6 +1083,7 @@ impl Mm {
                     break;
                 }
                 scanned += 1;
+                self.lruvecs[memcg].lrugen.folios[gen][t][zi].prefetch_walk(&self.frames);
                 if self.sort_folio(pfn, sc, tier) {
                     sorted += 1;
                 } else {

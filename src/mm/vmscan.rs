@@ -289,10 +289,6 @@ pub(super) struct ReclaimStat {
     pub nr_ref_keep: u64,
 }
 
-/// How far ahead of the tail `isolate_lru_folios` fetches frames: enough to cover a
-/// memory latency at a few nanoseconds of work per page.
-const ISOLATE_PREFETCH_AHEAD: usize = 8;
-
 impl Mm {
     /// `lruvec_lru_size` for each evictable list.
     fn lru_sizes(&self, memcg: usize, reclaim_idx: usize) -> [u64; 4] {
@@ -507,12 +503,7 @@ impl Mm {
                 break;
             }
             total_scan += 1;
-            // The pages the walk reaches next are known from the ring: fetch their
-            // frames ahead, so the misses overlap instead of following one another.
-            let ahead = self.lruvecs[memcg].lists[l].peek_from_tail(ISOLATE_PREFETCH_AHEAD);
-            if ahead != super::page::NIL {
-                crate::host_memory::prefetch(&self.frames[ahead as usize]);
-            }
+            self.lruvecs[memcg].lists[l].prefetch_walk(&self.frames);
             self.lruvec_del_folio(pfn);
             let f = &self.frames[pfn as usize];
             if f.zone as usize > sc.reclaim_idx {
