@@ -26,7 +26,7 @@ pub mod page_counter;
 pub mod slab;
 pub mod swap;
 #[cfg(test)]
-mod test_util;
+pub(crate) mod test_util;
 pub mod throttle;
 pub mod vmscan;
 pub mod vmstat;
@@ -227,9 +227,68 @@ pub struct Space {
     /// machine has, so the host memory this can commit beyond what is written is at
     /// most 8 bytes per simulated page; a sparse 1 TiB mapping keeps 4 KiB pages).
     huge_table: bool,
+    /// Entries possibly written since logging began (a PMD entry's accessed bit cleared
+    /// is logged as [`PMD_CHANGE`] | its index), for the hit loops that skip accesses
+    /// which would change nothing (`workload::skip`): they must hear of every entry
+    /// that may have turned old, clean or not present. Positions count from the
+    /// first entry ever logged; `change_log[0]` is position `log_start`.
+    change_log: Vec<u64>,
+    log_start: u64,
+    logging: bool,
 }
 
+/// Marks a logged change as a PMD entry's (all 512 entries under it).
+pub const PMD_CHANGE: u64 = 1 << 63;
+
 impl Space {
+    /// Starts logging changes (once a skipping hit loop reads this space); returns
+    /// the log's end.
+    pub fn watch_changes(&mut self) -> u64 {
+        self.logging = true;
+        self.log_end()
+    }
+
+    /// Position after the last logged change.
+    pub fn log_end(&self) -> u64 {
+        self.log_start + self.change_log.len() as u64
+    }
+
+    /// The changes logged from position `from` on, or None if some were dropped
+    /// (the reader must look at every entry again).
+    pub fn changes_since(&self, from: u64) -> Option<&[u64]> {
+        let i = from.checked_sub(self.log_start)?;
+        self.change_log.get(i as usize..)
+    }
+
+    #[inline]
+    fn log_change(&mut self, c: u64) {
+        if self.logging {
+            // Readers catch up at their next slice; past this many changes a reader
+            // rereads the table (O(pages)) instead, at most once per this many.
+            let cap = (self.nr_pages as usize / 16).max(4096);
+            if self.change_log.len() >= cap {
+                self.drop_changes();
+            }
+            self.change_log.push(c);
+        }
+    }
+
+    /// Forgets the logged changes: every reader rereads the table.
+    fn drop_changes(&mut self) {
+        // One position beyond the end, so a reader at the end also rereads.
+        self.log_start += self.change_log.len() as u64 + 1;
+        self.change_log.clear();
+    }
+
+    /// Whether the PMD entry over `idx` is young (false without a table).
+    #[inline]
+    pub fn pmd_young(&self, idx: u32) -> bool {
+        self.pmd_young
+            .get((idx / lru_gen::PTRS_PER_PTE) as usize)
+            .copied()
+            .unwrap_or(false)
+    }
+
     /// Pages the space spans (its mapping's or file's size).
     #[inline]
     pub fn nr_pages(&self) -> u32 {
@@ -258,6 +317,7 @@ impl Space {
     /// The entry at `idx` to write, allocating the table on first use.
     #[inline]
     pub fn pte_mut(&mut self, idx: u32) -> &mut Pte {
+        self.log_change(idx as u64);
         self.hi = self.hi.max(idx + 1);
         self.populate_pmd(idx);
         &mut self.table_mut()[idx as usize]
@@ -302,9 +362,14 @@ impl Space {
 
     /// `pmdp_test_and_clear_young` on the PMD entry of page-table page `pmd`.
     pub fn pmd_test_and_clear_young(&mut self, pmd: u32) -> bool {
-        self.pmd_young
+        let young = self
+            .pmd_young
             .get_mut(pmd as usize)
-            .is_some_and(std::mem::take)
+            .is_some_and(std::mem::take);
+        if young {
+            self.log_change(PMD_CHANGE | pmd as u64);
+        }
+        young
     }
 
     /// The whole table, allocated if it was not; for the workloads' hit loops, which
@@ -348,6 +413,7 @@ impl Space {
 
     /// Takes the written entries and leaves the space with no table (every entry none).
     pub fn take_table(&mut self) -> Vec<Pte> {
+        self.drop_changes();
         let mut t = std::mem::take(&mut self.entries);
         t.truncate(self.hi as usize);
         self.hi = 0;
@@ -755,6 +821,9 @@ impl Mm {
             hi: 0,
             pmd_map: Vec::new(),
             pmd_young: Vec::new(),
+            change_log: Vec::new(),
+            log_start: 0,
+            logging: false,
             owner,
             pt_pages: Vec::new(),
             nr_present: 0,

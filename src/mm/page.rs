@@ -145,7 +145,7 @@ pub mod pte {
     use super::{Pfn, Pte};
 
     const TYPE_SHIFT: u32 = 62;
-    const TYPE_MASK: u64 = 3 << TYPE_SHIFT;
+    pub const TYPE_MASK: u64 = 3 << TYPE_SHIFT;
     pub const NONE: u64 = 0;
     pub const PRESENT: u64 = 1 << TYPE_SHIFT;
     pub const SWAP: u64 = 2 << TYPE_SHIFT;

@@ -132,6 +132,30 @@ pub struct Run {
     /// steps, fio's runtime, a `stop`) or was killed, instead of at `duration` (then
     /// the longest a run takes).
     pub stop_when_done: bool,
+    /// How unpaced workloads' accesses are simulated (see [`AccessSampling`]). Left
+    /// out of the resolved scenario when `each`, so scenarios that never set it keep
+    /// their scenario_hash.
+    #[serde(skip_serializing_if = "AccessSampling::is_each")]
+    pub access_sampling: AccessSampling,
+}
+
+/// `run.access_sampling`: `each` simulates every access; `skip` draws how many
+/// accesses in a row would change nothing (a present, young, dirty page) and simulates
+/// only those that would, for uniform, zipf and sequential patterns. The same random
+/// process (results equal in distribution, not byte for byte), many times faster
+/// where most accesses hit settled pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum AccessSampling {
+    #[default]
+    Each,
+    Skip,
+}
+
+impl AccessSampling {
+    fn is_each(&self) -> bool {
+        *self == AccessSampling::Each
+    }
 }
 
 impl Default for Run {
@@ -142,6 +166,7 @@ impl Default for Run {
             sample_interval: Nanos(1_000_000_000),
             slice: Nanos(100_000),
             stop_when_done: false,
+            access_sampling: AccessSampling::Each,
         }
     }
 }

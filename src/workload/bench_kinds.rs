@@ -9,7 +9,7 @@
 use super::pattern::{self, Draw, Sampler, Zipf};
 use super::{
     after_hits, ahead_key, fault_in, hit_limit, hit_loop, next_ahead, prob_u32, resolve_item,
-    sampler_hit_loop, Ctx, Picker, Step, Thread, WorkloadStats, DEFAULT_RA_PAGES,
+    run_hit_loop, Ctx, Picker, Step, Thread, WorkloadStats, DEFAULT_RA_PAGES,
 };
 use crate::mm::memory::FaultResult;
 use crate::mm::page::{pte, Frame};
@@ -486,11 +486,8 @@ impl Phases {
         }
         let access_ns = cx.mm.cfg.costs.access_ns;
         let limit = hit_limit(cx, access_ns, t.phase_left);
-        let clock = cx.clock;
-        let entries = cx.mm.spaces[self.space as usize].hw_table_mut();
         let (wr, space, base) = (step.write_u32, self.space, step.base);
-        let (hits, miss) =
-            sampler_hit_loop(entries, limit, wr, t, &step.sampler, space, base, clock);
+        let (hits, miss) = run_hit_loop(cx, t, &step.sampler, space, base, limit, wr);
         step_done(t, hits);
         let s = after_hits(
             stats, stats_from, cx, t, self.space, hits, miss, access_ns, origin,

@@ -14,6 +14,7 @@ pub mod bench_kinds;
 pub mod highalloc;
 pub mod masim;
 pub mod pattern;
+pub mod skip;
 pub mod slab;
 
 use crate::mm::memory::FaultResult;
@@ -65,6 +66,8 @@ pub struct Workload {
     /// Minimum time between batch starts (from `rate`), and idle time after each batch.
     pub interval_ns: u64,
     pub think_ns: u64,
+    /// `run.access_sampling = "skip"`: hit loops skip accesses that change nothing.
+    pub skip_hits: bool,
     pub start_ns: u64,
     pub stop_ns: u64,
     /// Operations before this time are not counted (fio's ramp_time).
@@ -150,6 +153,8 @@ pub struct Thread {
     pub slab_objects: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>>,
     /// Accesses drawn ahead by [`hit_loop_ahead`].
     pub ahead: Option<Box<Ahead>>,
+    /// The pages an access may change, for `run.access_sampling = "skip"`.
+    pub skip: Option<Box<skip::SkipSet>>,
     /// fio: the random pass in progress (the job's blocks, pass, offset hash, stride).
     pub fio_pass: Option<(u64, u64, u64, u64)>,
 }
@@ -178,6 +183,7 @@ impl Thread {
             loops_done: 0,
             slab_objects: Default::default(),
             ahead: None,
+            skip: None,
             fio_pass: None,
         }
     }
@@ -338,6 +344,7 @@ impl Workload {
             batch,
             interval_ns,
             think_ns: cfg.think_time.map_or(0, |t| t.0),
+            skip_hits: sc.run.access_sampling == crate::scenario::AccessSampling::Skip,
             start_ns: cfg.start.0,
             stop_ns,
             stats_from_ns,
@@ -400,6 +407,8 @@ pub(crate) struct Ctx<'a> {
     pub retry: Option<(u64, bool)>,
     /// Whether the loop may run many accesses in one step (no pacing between them).
     pub unpaced: bool,
+    /// Hit loops skip accesses that change nothing (`run.access_sampling = "skip"`).
+    pub skip_hits: bool,
     /// Time the thread spends after the operation it reports (mmap-latency's munmap).
     pub deferred_ns: u64,
 }
@@ -525,6 +534,7 @@ pub fn run_slice(
             rep: &mut *rep,
             retry: retry.map(|(i, wr, _)| (i, wr)),
             unpaced: w.interval_ns == 0 && w.think_ns == 0,
+            skip_hits: w.skip_hits,
             deferred_ns: 0,
         };
         let step = run_op(w, t, &mut cx, origin);
@@ -623,10 +633,8 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
             if let Some((vpn, write)) = cx.retry {
                 return fault_in(cx, t, space, vpn as u32, write, origin);
             }
-            let (wr, clock) = (*write_u32, cx.clock);
             let limit = hit_limit(cx, access_ns, u64::MAX);
-            let entries = cx.mm.spaces[space as usize].hw_table_mut();
-            let (hits, miss) = sampler_hit_loop(entries, limit, wr, t, sampler, space, 0, clock);
+            let (hits, miss) = run_hit_loop(cx, t, sampler, space, 0, limit, *write_u32);
             after_hits(
                 stats, stats_from, cx, t, space, hits, miss, access_ns, origin,
             )
@@ -964,6 +972,40 @@ pub(crate) fn next_ahead(
     let next = a.take();
     a.settle(rng);
     next
+}
+
+/// Up to `limit` accesses by `sampler` over the space from `base`: the skipping loop
+/// under `run.access_sampling = "skip"` where it handles the sampler, else
+/// [`sampler_hit_loop`].
+pub(crate) fn run_hit_loop(
+    cx: &mut Ctx,
+    t: &mut Thread,
+    sampler: &Sampler,
+    space: u32,
+    base: u64,
+    limit: u64,
+    write_u32: u32,
+) -> (u64, Option<(u32, bool)>) {
+    let clock = cx.clock;
+    let s = &mut cx.mm.spaces[space as usize];
+    if cx.skip_hits {
+        let (rng, cursor, set) = (&mut t.rng, &mut t.cursor, &mut t.skip);
+        if let Some(r) =
+            skip::skip_hit_loop(s, limit, write_u32, rng, cursor, set, sampler, space, base)
+        {
+            return r;
+        }
+    }
+    sampler_hit_loop(
+        s.hw_table_mut(),
+        limit,
+        write_u32,
+        t,
+        sampler,
+        space,
+        base,
+        clock,
+    )
 }
 
 /// The hit loop for a workload's `sampler` over pages `base..` of `space`: pipelined

@@ -146,6 +146,12 @@ impl Zipf {
         [self.n, self.s.to_bits(), self.table.buckets.len() as u64]
     }
 
+    /// (n, s, stride): item = rank × stride mod n, for samplers that weigh ranks
+    /// themselves (`workload::skip`).
+    pub fn skip_params(&self) -> (u64, f64, u64) {
+        (self.n, self.s, self.stride)
+    }
+
     /// Item for rank index `r` (0 = most popular).
     pub fn item_of_rank(&self, r: u64) -> u64 {
         scatter_m(r, self.stride, self.n, self.rem_m)
