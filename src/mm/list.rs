@@ -164,6 +164,19 @@ impl LruList {
         }
     }
 
+    /// A walk of about `count` pages from the tail is about to start: fetch their
+    /// frames now (passing over holes, at most 4 × `count` entries), so its misses
+    /// overlap from the first page on.
+    pub fn prefetch_tail(&self, frames: &[Frame], count: usize) {
+        self.ring
+            .iter()
+            .rev()
+            .take(4 * count)
+            .filter(|&&p| p != NIL)
+            .take(count)
+            .for_each(|&p| crate::host_memory::prefetch(&frames[p as usize]));
+    }
+
     /// `list_add`: insert at the head (youngest end).
     #[inline]
     pub fn add_head(&mut self, frames: &mut [Frame], pfn: Pfn) {

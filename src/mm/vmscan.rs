@@ -497,6 +497,7 @@ impl Mm {
         let mut rotate: Vec<Pfn> = Vec::new();
         let mut scan = 0u64;
         let mut total_scan = 0u64;
+        self.lruvecs[memcg].lists[l].prefetch_tail(&self.frames, nr_to_scan.min(64) as usize);
         while scan < nr_to_scan && (skipped.len() as u64) < SWAP_CLUSTER_MAX_SKIPPED {
             let pfn = self.lruvecs[memcg].lists[l].tail();
             if pfn == super::page::NIL {
