@@ -164,17 +164,17 @@ impl LruList {
         }
     }
 
-    /// A walk of about `count` pages from the tail is about to start: fetch their
-    /// frames now (passing over holes, at most 4 × `count` entries), so its misses
-    /// overlap from the first page on.
+    /// A walk of about `count` pages from the tail is about to start: fetch the frames
+    /// of the last 2 × `count` entries (holes among them) now, so its misses overlap
+    /// from the first page on.
     pub fn prefetch_tail(&self, frames: &[Frame], count: usize) {
-        self.ring
-            .iter()
-            .rev()
-            .take(4 * count)
-            .filter(|&&p| p != NIL)
-            .take(count)
-            .for_each(|&p| crate::host_memory::prefetch(&frames[p as usize]));
+        let n = self.ring.len();
+        for i in (n.saturating_sub(2 * count)..n).rev() {
+            let p = self.ring[i];
+            if p != NIL {
+                crate::host_memory::prefetch(&frames[p as usize]);
+            }
+        }
     }
 
     /// `list_add`: insert at the head (youngest end).
