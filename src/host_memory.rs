@@ -18,6 +18,13 @@ const PAGE_SIZE: u64 = 4096;
 const FRAME_BYTES: u64 = 32;
 /// A page-table (or page-cache) entry.
 const PTE_BYTES: u64 = 8;
+/// A page's entry in an LRU ring (`mm::list::LruList`: 4 bytes, at most twice as many
+/// entries as pages, in a buffer up to twice its length).
+const LRU_RING_BYTES: u64 = 16;
+/// Per page of its range, a thread's set under `run.access_sampling = "skip"`
+/// (`workload::skip`): a membership bit and, uniform, a list entry and a place (8) or,
+/// zipf, a Fenwick node and the weight built into it (16).
+const SKIP_SET_BYTES: u64 = 17;
 /// A swap slot: its entry (8), its memcg (2), its place on the freed-slot stack (4).
 const SWAP_SLOT_BYTES: u64 = 14;
 /// Building a zipf alias table: weights, scaled weights, probabilities, aliases and the
@@ -238,7 +245,24 @@ pub fn estimate(sc: &Scenario) -> Estimate {
             });
         }
     }
-    parts.push(frame_table(sc, &maps));
+    if sc.run.access_sampling == crate::scenario::AccessSampling::Skip {
+        for (m, w) in maps.iter().zip(&sc.workloads) {
+            if matches!(w.kind, WorkloadKind::Anon | WorkloadKind::Phases) {
+                parts.push(Part {
+                    what: "access sampling sets",
+                    bytes: w.threads as u64 * m.pages * SKIP_SET_BYTES,
+                    key: m.key.clone(),
+                });
+            }
+        }
+    }
+    let frames = frame_table(sc, &maps);
+    parts.push(Part {
+        what: "LRU lists",
+        bytes: frames.bytes / FRAME_BYTES * LRU_RING_BYTES,
+        key: frames.key.clone(),
+    });
+    parts.push(frames);
     if let Some(p) = swap_map(sc, &maps) {
         parts.push(p);
     }
@@ -406,10 +430,23 @@ mod tests {
         assert_eq!(frames.key, "workload[0].size");
         let pt = e.parts.iter().find(|p| p.what == "page tables").unwrap();
         assert_eq!(pt.bytes, 262_144 * 8);
-        // One mapping: one address space.
+        // Those frames' LRU ring entries at 16 B; one mapping: one address space.
+        let lru = e.parts.iter().find(|p| p.what == "LRU lists").unwrap();
+        assert_eq!(lru.bytes, 266_240 * 16);
         assert_eq!(
             e.total_bytes(),
-            (32 << 20) + (266_240 * 32) + 262_144 * 8 + 256
+            (32 << 20) + (266_240 * (32 + 16)) + 262_144 * 8 + 256
+        );
+        // Skipping accesses adds each thread's set over its range, 17 B a page.
+        let e = estimate(&sc("threads = 2\n[run]\naccess_sampling = \"skip\"\n"));
+        let sets = e
+            .parts
+            .iter()
+            .find(|p| p.what == "access sampling sets")
+            .unwrap();
+        assert_eq!(
+            (sets.bytes, sets.key.as_str()),
+            (2 * 262_144 * 17, "workload[0].size")
         );
     }
 
