@@ -241,6 +241,7 @@ fn point_json(p: &Point, sc: &Scenario) -> String {
         "seed": sc.run.seed,
         "reclaimsim_version": env!("CARGO_PKG_VERSION"),
         "scenario_hash": scenario::resolved_hash(sc),
+        "build": build_id(),
     });
     let mut s = serde_json::to_string_pretty(&json).expect("point serialises");
     s.push('\n');
@@ -258,9 +259,34 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SweepError + '_ {
     }
 }
 
+/// What identifies the program that runs points: its executable's size and
+/// modification time (a rebuild changes them; None if they cannot be read, and then no
+/// earlier point is reused). Not in results.json, which stays the same for the same
+/// behaviour; in point.json.
+pub fn build_id() -> Option<String> {
+    static ID: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let m = std::fs::metadata(std::env::current_exe().ok()?).ok()?;
+        let t = m
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?;
+        Some(format!("{}-{}", m.len(), t.as_nanos()))
+    })
+    .clone()
+}
+
 /// A point's results, if its results.json reads back whole and was produced by the
-/// scenario the point resolves to now (same hash): anything else is run again.
+/// scenario the point resolves to now (same hash) and by this build of the program
+/// (point.json's `build`): anything else is run again.
 fn complete_results(dir: &Path, hash: &str) -> Option<Results> {
+    let point: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("point.json")).ok()?).ok()?;
+    let build = build_id()?;
+    if point["provenance"]["build"].as_str() != Some(build.as_str()) {
+        return None;
+    }
     let text = std::fs::read_to_string(dir.join("results.json")).ok()?;
     let r: Results = serde_json::from_str(&text).ok()?;
     (r.provenance.scenario_hash == hash && !r.interrupted).then_some(r)

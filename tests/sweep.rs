@@ -349,6 +349,27 @@ fn a_changed_file_or_set_reruns_the_points_it_changes() {
     assert!((14_000.0..=16_000.0).contains(&ops), "{ops}");
 }
 
+/// Results of another build of the program are not reused: the point's recorded
+/// build differs (as after a rebuild), so it runs again.
+#[test]
+fn a_point_run_by_another_build_is_rerun() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sw");
+    let sc = scenario::parse_str(SMALL, "small.toml", &[]).unwrap();
+    run_sweep(&sc, &out, 1).unwrap();
+    let path = out.join("point-001/point.json");
+    let mut point: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        point["provenance"]["build"].as_str().map(str::to_string),
+        reclaimsim::sweep::build_id()
+    );
+    point["provenance"]["build"] = "another build".into();
+    std::fs::write(&path, point.to_string()).unwrap();
+    let o = run_sweep(&sc, &out, 1).unwrap();
+    assert_eq!((o.ran, o.skipped), (1, 1));
+}
+
 #[test]
 fn a_truncated_point_result_is_rerun_not_fatal() {
     let dir = tempfile::tempdir().unwrap();
