@@ -975,7 +975,8 @@ pub(crate) fn next_ahead(
 }
 
 /// Up to `limit` accesses by `sampler` over the space from `base`: the skipping loop
-/// under `run.access_sampling = "skip"` where it handles the sampler, else
+/// under `run.access_sampling = "skip"` for an unpaced workload whose sampler it
+/// handles (a paced one makes one access a call: nothing to skip), else
 /// [`sampler_hit_loop`].
 pub(crate) fn run_hit_loop(
     cx: &mut Ctx,
@@ -988,7 +989,7 @@ pub(crate) fn run_hit_loop(
 ) -> (u64, Option<(u32, bool)>) {
     let clock = cx.clock;
     let s = &mut cx.mm.spaces[space as usize];
-    if cx.skip_hits {
+    if cx.skip_hits && cx.unpaced {
         let (rng, cursor, set) = (&mut t.rng, &mut t.cursor, &mut t.skip);
         if let Some(r) =
             skip::skip_hit_loop(s, limit, write_u32, rng, cursor, set, sampler, space, base)
