@@ -772,6 +772,13 @@ const RING: usize = 2 * LOOKAHEAD as usize;
 /// says everything the draws depend on, so no freed and reused object can alias one.
 pub(crate) type AheadKey = [u64; 6];
 
+/// `a == b` without the library call the array comparison becomes: a paced thread
+/// compares its ring's key once per access.
+#[inline(always)]
+fn same_key(a: &AheadKey, b: &AheadKey) -> bool {
+    a.iter().zip(b).fold(true, |same, (x, y)| same & (x == y))
+}
+
 /// The kinds of picker a ring serves (an [`AheadKey`]'s first word). The kv ones draw
 /// their set decision even at probability 1, unlike the hit loops' write decision.
 #[derive(Clone, Copy)]
@@ -844,7 +851,7 @@ impl Ahead {
     fn get<'a>(ahead: &'a mut Option<Box<Ahead>>, key: AheadKey, rng: &Pcg64Mcg) -> &'a mut Ahead {
         if !ahead
             .as_ref()
-            .is_some_and(|a| a.key == key && a.base == *rng)
+            .is_some_and(|a| same_key(&a.key, &key) && a.base == *rng)
         {
             *ahead = Some(Ahead::new(key, rng));
         }
