@@ -164,28 +164,28 @@ impl SkipSet {
     /// Every unsettled page of the range, read from the table: O(pages), with the
     /// Fenwick tree built in place rather than page by page.
     fn rebuild(&mut self, space: &Space) {
-        self.member.iter_mut().for_each(|w| *w = 0);
         let (base, n, wr) = (self.key.base, self.key.n, self.key.write_u32);
-        let member = &mut self.member;
-        let mut unsettled = (0..n).filter(|&o| {
-            let idx = (base + o) as u32;
-            let out = !settled(space.pte(idx), space.pmd_young(idx), wr);
-            if out {
-                member[(o / 64) as usize] |= 1 << (o % 64);
-            }
-            out
-        });
+        let unsettled: Vec<u64> = (0..n)
+            .filter(|&o| {
+                let idx = (base + o) as u32;
+                !settled(space.pte(idx), space.pmd_young(idx), wr)
+            })
+            .collect();
+        self.member.iter_mut().for_each(|w| *w = 0);
+        for &o in &unsettled {
+            self.member[(o / 64) as usize] |= 1 << (o % 64);
+        }
         match &mut self.picks {
             Picks::Uniform { list, place } => {
                 list.clear();
-                for o in unsettled {
+                for &o in &unsettled {
                     place[o as usize] = list.len() as u32;
                     list.push(o as u32);
                 }
             }
             Picks::Zipf(z) => {
                 let mut weights = vec![0u64; n as usize];
-                for o in unsettled.by_ref() {
+                for &o in &unsettled {
                     let r = z.rank(o);
                     weights[r as usize] = z.weight(r);
                 }
@@ -245,7 +245,8 @@ impl ZipfWeights {
         let raw_total: f64 = (0..n).map(|r| ((r + 1) as f64).powf(-s)).sum();
         let scale = (1u64 << 62) as f64 / raw_total;
         let mut w = ZipfWeights {
-            fen: Fenwick::new(n as usize),
+            // Filled by the set's first rebuild.
+            fen: Fenwick::from_weights(&[]),
             all_weight: 0,
             scale,
             s,
@@ -305,13 +306,6 @@ struct Fenwick {
 }
 
 impl Fenwick {
-    fn new(n: usize) -> Fenwick {
-        Fenwick {
-            tree: vec![0; n + 1],
-            total: 0,
-        }
-    }
-
     /// The tree of `w` in O(n): each node adds itself into its parent.
     fn from_weights(w: &[u64]) -> Fenwick {
         let mut tree = vec![0u64; w.len() + 1];
@@ -725,7 +719,7 @@ mod tests {
 
     #[test]
     fn fenwick_finds_by_weight_and_inverse_is_inverse() {
-        let mut f = Fenwick::new(10);
+        let mut f = Fenwick::from_weights(&[0; 10]);
         for (i, w) in [(0, 3i64), (4, 5), (9, 2)] {
             f.add(i, w);
         }
@@ -734,18 +728,19 @@ mod tests {
         f.add(4, -5);
         assert_eq!((f.total(), f.find(3)), (5, 9));
         let w: Vec<u64> = (0..37u64).map(|i| i * i % 11).collect();
-        let mut g = Fenwick::new(w.len());
+        let mut g = Fenwick::from_weights(&vec![0; w.len()]);
         for (i, &x) in w.iter().enumerate() {
             g.add(i, x as i64);
         }
         let h = Fenwick::from_weights(&w);
         assert_eq!((&g.tree, g.total), (&h.tree, h.total));
-        for n in [1u64, 2, 7, 1000, 393_216] {
-            let a = if n > 2 { (618_033 % n) | 1 } else { 1 };
-            if (1..=a.min(n)).all(|d| d == 1 || a % d != 0 || n % d != 0) {
-                let x = inverse_mod(a, n);
-                assert_eq!(a as u128 * x as u128 % n as u128, (n > 1) as u128);
-            }
+        // The strides zipf samplers use: a·x ≡ 1 (mod n), and the rank of each item is
+        // the rank it was scattered from.
+        for n in [2u64, 7, 1000, 393_216, 12_582_912] {
+            let (_, _, a) = Zipf::with_table_ranks(n, 0.9, 16).skip_params();
+            let x = inverse_mod(a, n);
+            assert_eq!(a as u128 * x as u128 % n as u128, 1, "n {n}");
         }
+        assert_eq!(inverse_mod(1, 1), 0);
     }
 }
