@@ -40,8 +40,9 @@ fn a_thp_fault_maps_512_pages() {
 /// Memory full of page cache when a 128 MiB heap starts: no free 2 MiB block. The
 /// defrag mode decides: `never` and (for memory not madvised) `madvise` fall back
 /// to base pages at once; `defer` wakes kswapd and kcompactd and gets some THPs
-/// later; for madvised memory `madvise` reclaims (and compacts) directly and gets
-/// every one. Non-madvised memory under `always` carries __GFP_NORETRY: with
+/// later; for madvised memory `madvise` reclaims and compacts directly and gets some
+/// (how many depends on how the cache lies in memory: with readahead's runs, direct
+/// compaction soon fails and is deferred). Non-madvised memory under `always` carries __GFP_NORETRY: with
 /// compaction skipped for lack of free memory it gives up without reclaim.
 #[test]
 fn the_defrag_mode_decides_how_hard_a_thp_fault_tries() {
@@ -82,7 +83,8 @@ start = "2500ms"
     assert!(r.vm("compact_daemon_wake") > 0);
     assert_eq!(r.vm("pgsteal_direct"), 0);
     let r = run("madvise", true);
-    assert_eq!(r.vm("thp_fault_alloc"), 64);
+    assert!(r.vm("thp_fault_alloc") > 0);
+    assert!(r.vm("compact_stall") > 0, "direct compaction");
     assert!(r.vm("pgsteal_direct") > 0);
     assert!(r.vm("allocstall_dma32") + r.vm("allocstall_normal") > 0);
 }

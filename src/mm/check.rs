@@ -17,6 +17,16 @@ impl Mm {
     /// Checks every invariant; the first violation is returned as a message.
     #[allow(clippy::needless_range_loop)] // the list index is the LRU id, not just a position
     pub fn check_invariants(&self) -> Result<(), String> {
+        // Readahead's runs of locked pages are submitted before the kernel call
+        // returns: none is left open (it would lock its pages for good).
+        for (si, s) in self.spaces.iter().enumerate() {
+            if let Some(r) = s.reads.iter().find(|r| r.done_ns == u64::MAX) {
+                return Err(format!(
+                    "space {si} ({}): a readahead run [{}, {}) never submitted",
+                    s.name, r.first, r.end
+                ));
+            }
+        }
         let n = self.frames.len();
         let mut owner = vec![0u8; n]; // 0: none, 1: buddy, 2: LRU, 3: zram, 4: slab
         let mut claim = |pfn: usize, what: u8| -> Result<(), String> {

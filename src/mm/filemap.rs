@@ -1,23 +1,28 @@
 //! The page cache: buffered read() and write(), and mmap faults on files
-//! (mm/filemap.c `filemap_read`, `filemap_fault`, `generic_perform_write`,
-//! `filemap_add_folio`; kernel-reference §2.1, §2.13).
+//! (mm/filemap.c `filemap_read`, `filemap_fault`, `filemap_map_pages`,
+//! `generic_perform_write`, `filemap_add_folio`; mm/memory.c `do_read_fault` and
+//! `do_fault_around`; kernel-reference §2.1, §2.13). Readahead is mm/readahead.rs.
 
 use super::memory::FaultResult;
 use super::page::{pg, pte, Pfn};
-use super::page_alloc::GFP_HIGHUSER_MOVABLE;
-use super::Mm;
+use super::page_alloc::{Gfp, GFP_HIGHUSER_MOVABLE};
+use super::readahead::MMAP_LOTSAMISS;
+use super::{Advice, Mm};
+use crate::stats::trace::Tp;
 use crate::stats::vmstat::Ev;
 
 impl Mm {
-    /// `filemap_add_folio`: a new page for `space[index]`, on the inactive file list
-    /// (or the active one when its shadow says it is a recent refault).
-    fn filemap_add_folio(&mut self, space: u32, index: u32) -> Option<Pfn> {
+    /// `filemap_add_folio`: a new page for `space[index]`, allocated with `gfp` and
+    /// charged, on the inactive file list (or the active one when its shadow says it
+    /// is a recent refault: readahead's pages count as refaults when they are added,
+    /// used or not). `None` on allocation or charge failure.
+    pub(super) fn filemap_add_folio(&mut self, space: u32, index: u32, gfp: Gfp) -> Option<Pfn> {
         let old = self.spaces[space as usize].pte(index);
-        let pfn = self.alloc_pages(GFP_HIGHUSER_MOVABLE, 0)?;
+        let pfn = self.alloc_pages(gfp, 0)?;
         let f = &mut self.frames[pfn as usize];
         f.mapping = space;
         f.index = index;
-        if !self.mem_cgroup_charge(pfn) {
+        if !self.mem_cgroup_charge_gfp(pfn, gfp.noretry) {
             self.free_pages(pfn, 0);
             return None;
         }
@@ -33,115 +38,242 @@ impl Mm {
         Some(pfn)
     }
 
-    /// Brings pages `[first, first + n)` plus up to `ra_pages` of readahead beyond them
-    /// into the page cache with one device read. Returns the read's completion time
-    /// and whether it refaulted working-set pages, or `None` on allocation failure.
-    fn page_cache_read(
-        &mut self,
-        space: u32,
-        first: u32,
-        n: u32,
-        ra_pages: u32,
-    ) -> Result<Option<(u64, bool)>, FaultResult> {
-        let len = self.spaces[space as usize].nr_pages();
-        let end = (first + n + ra_pages).min(len);
-        let mut nr_read = 0u64;
-        let mut memstall = false;
-        for idx in first..end {
-            let e = self.spaces[space as usize].pte(idx);
-            if pte::is_present(e) {
-                // Readahead stops at the first cached page beyond the request.
-                if idx >= first + n {
-                    break;
-                }
-                continue;
-            }
-            let Some(pfn) = self.filemap_add_folio(space, idx) else {
-                // Out of memory part-way: read what was added, then report the failure
-                // (a retry after a sleep finds those pages cached).
-                let failure = self.alloc_failure();
-                if nr_read > 0 {
-                    let done = self.storage.submit(self.now, nr_read, false);
-                    if let FaultResult::Retry { until_ns } = failure {
-                        return Err(FaultResult::Retry {
-                            until_ns: until_ns.max(done),
-                        });
-                    }
-                }
-                return Err(failure);
-            };
-            memstall |= self.frames[pfn as usize].test(pg::WORKINGSET);
-            nr_read += 1;
+    /// `filemap_create_folio` → `filemap_read_folio`: readahead left `space[index]`
+    /// missing (off, or out of memory); add it with the caller's rights and read it
+    /// alone.
+    fn filemap_create_folio(&mut self, space: u32, index: u32) -> Result<(), FaultResult> {
+        if self
+            .filemap_add_folio(space, index, GFP_HIGHUSER_MOVABLE)
+            .is_none()
+        {
+            return Err(self.alloc_failure());
         }
-        if nr_read == 0 {
-            return Ok(None);
-        }
-        self.count(Ev::PgpgIn, nr_read * 4);
-        // brd completes the read in the submitter's context: a memory copy of CPU time,
-        // no sleep (a refault's copy is a memory stall).
-        if let Some(copy_ns) = self.storage.synchronous_ns(nr_read, false) {
-            self.charge(copy_ns);
-            if memstall {
-                self.stall_ns += copy_ns;
-            }
-            return Ok(None);
-        }
-        let done = self.storage.submit(self.now, nr_read, false);
-        Ok(Some((done, memstall)))
+        self.read_pages(space, index as u64, 1);
+        Ok(())
     }
 
-    /// `filemap_read`: read() of pages `[first, first + n)`. Cached pages are marked
-    /// accessed (twice makes them active); missing ones are read with readahead.
-    pub fn filemap_read(&mut self, space: u32, first: u32, n: u32, ra_pages: u32) -> FaultResult {
+    /// Whether page cache page `pfn` is locked by a read still in flight.
+    pub fn folio_locked_for_read(&mut self, pfn: Pfn) -> bool {
+        let f = self.frames[pfn as usize];
+        !self.spaces[f.mapping as usize].reads.is_empty()
+            && self.read_pending_until(f.mapping, f.index).is_some()
+    }
+
+    /// How long a reader of `space[first..end)` waits for reads in flight, and whether
+    /// a page it waits for was in the working set (a refault: the wait is a memory
+    /// stall, `folio_wait_bit_common`'s thrashing accounting).
+    fn wait_on_reads(&mut self, space: u32, first: u32, end: u32) -> FaultResult {
+        if self.spaces[space as usize].reads.is_empty() {
+            return FaultResult::Done;
+        }
+        let mut until_ns = 0;
+        let mut memstall = false;
+        for idx in first..end {
+            if let Some(done) = self.read_pending_until(space, idx) {
+                until_ns = until_ns.max(done);
+                let e = self.spaces[space as usize].pte(idx);
+                memstall |=
+                    pte::is_present(e) && self.frames[pte::pfn(e) as usize].test(pg::WORKINGSET);
+            }
+        }
+        if until_ns > self.now {
+            FaultResult::Blocked { until_ns, memstall }
+        } else {
+            FaultResult::Done
+        }
+    }
+
+    /// `filemap_read`: read() of pages `[first, first + n)`. Per run of pages
+    /// (`filemap_get_pages`): a missing page starts synchronous readahead (and is
+    /// read alone if readahead did not bring it), a page marked PG_readahead starts
+    /// the next asynchronous window. The read waits for the pages still in flight;
+    /// its pages are marked accessed, except a first page the previous read ended in.
+    /// Every wait happens at the call's instant: a later window is submitted before
+    /// an earlier one completes, where the kernel submits it after the wait.
+    pub fn filemap_read(&mut self, space: u32, first: u32, n: u32) -> FaultResult {
         self.charge(self.cfg.costs.syscall_ns + n as u64 * self.cfg.costs.copy_page_ns);
-        let io = match self.page_cache_read(space, first, n, ra_pages) {
-            Err(failure) => return failure,
-            Ok(io) => io,
-        };
-        for idx in first..first + n {
+        let last = first as u64 + n as u64;
+        let last_pos = self.spaces[space as usize].ra.prev_pos;
+        let mut index = first as u64;
+        while index < last {
+            if !self.page_cache_present(space, index) {
+                if let Err(r) = self.page_cache_sync_ra(space, index, last - index) {
+                    return r;
+                }
+                if !self.page_cache_present(space, index) {
+                    if let Err(r) = self.filemap_create_folio(space, index as u32) {
+                        return r;
+                    }
+                }
+            }
+            // filemap_get_read_batch: the cached run from index, up to a marked page.
+            while index < last && self.page_cache_present(space, index) {
+                let pfn = pte::pfn(self.spaces[space as usize].pte(index as u32));
+                index += 1;
+                if self.frames[pfn as usize].test(pg::READAHEAD) {
+                    let at = index - 1;
+                    if let Err(r) = self.page_cache_async_ra(space, pfn, at, last - at) {
+                        return r;
+                    }
+                    break;
+                }
+            }
+        }
+        let wait = self.wait_on_reads(space, first, last as u32);
+        let skip_first = last_pos > 0 && (last_pos - 1) >> 12 == first as i64;
+        for idx in first..last as u32 {
             let e = self.spaces[space as usize].pte(idx);
-            if pte::is_present(e) {
+            if pte::is_present(e) && !(skip_first && idx == first) {
                 self.folio_mark_accessed(pte::pfn(e));
             }
         }
-        match io {
-            None => FaultResult::Done,
-            Some((until_ns, memstall)) => FaultResult::Blocked { until_ns, memstall },
-        }
+        self.spaces[space as usize].ra.prev_pos = (last * 4096) as i64;
+        wait
     }
 
-    /// `filemap_fault`: an mmap load found the page absent from the page table. A
-    /// cached page is mapped (minor fault); otherwise it is read with read-around.
-    pub fn filemap_fault(&mut self, space: u32, index: u32, ra_pages: u32) -> FaultResult {
+    /// `do_read_fault`: an mmap load of `space[index]` found no page-table entry.
+    /// Fault-around first maps the cached pages of the aligned window around it; if
+    /// that mapped the page, the fault is done, else `filemap_fault`.
+    pub fn do_read_fault(&mut self, space: u32, index: u32) -> FaultResult {
         self.in_lru_fault = true;
-        let r = self.do_filemap_fault(space, index, ra_pages);
+        self.count_memcg(self.current_memcg(), Ev::Pgfault, 1);
+        let r = if self.cfg.fault_around_pages > 1 && self.do_fault_around(space, index) {
+            self.charge(self.cfg.costs.minor_fault_ns);
+            FaultResult::Done
+        } else {
+            self.filemap_fault(space, index)
+        };
         self.in_lru_fault = false;
         r
     }
 
-    fn do_filemap_fault(&mut self, space: u32, index: u32, ra_pages: u32) -> FaultResult {
-        self.count_memcg(self.current_memcg(), Ev::Pgfault, 1);
+    /// `do_fault_around`: `filemap_map_pages` over the `fault_around_pages`-aligned
+    /// window holding `index` (within the file; the window never crosses a page
+    /// table). True if `index` got mapped.
+    fn do_fault_around(&mut self, space: u32, index: u32) -> bool {
+        let nr = self.cfg.fault_around_pages;
+        let from = index / nr * nr;
+        let to = (from + nr).min(self.spaces[space as usize].nr_pages());
+        self.filemap_map_pages(space, from, to, index)
+    }
+
+    /// `filemap_map_pages`: map the cached, uptodate pages of `[from, to)` not marked
+    /// PG_readahead (their fault must reach the async readahead) and not mapped yet;
+    /// the entries are young, as x86 prefaults them. Each such page not in the working
+    /// set counts as an mmap hit against `mmap_miss`. True if `target` got mapped.
+    fn filemap_map_pages(&mut self, space: u32, from: u32, to: u32, target: u32) -> bool {
+        self.trace(
+            Tp::FilemapMapPages,
+            format_args!("ino={space:x} ofs={from} max_ofs={}", to - 1),
+        );
+        let mut hits = 0u32;
+        let mut mapped_target = false;
+        for idx in from..to {
+            let e = self.spaces[space as usize].pte(idx);
+            if !pte::is_present(e) || self.read_pending_until(space, idx).is_some() {
+                continue;
+            }
+            let pfn = pte::pfn(e);
+            let f = self.frames[pfn as usize];
+            if f.test(pg::READAHEAD) {
+                continue;
+            }
+            if !f.test(pg::WORKINGSET) {
+                hits += 1;
+            }
+            if f.test(pg::MAPPED) {
+                continue;
+            }
+            self.frames[pfn as usize].set(pg::MAPPED);
+            self.spaces[space as usize].set_bits(idx, pte::YOUNG);
+            mapped_target |= idx == target;
+        }
+        let ra = &mut self.spaces[space as usize].ra;
+        ra.mmap_miss = ra.mmap_miss.saturating_sub(hits);
+        mapped_target
+    }
+
+    /// `filemap_fault`: the page is cached (a minor fault; `do_async_mmap_readahead`
+    /// may push the window on from a marked page) or not (a major fault;
+    /// `do_sync_mmap_readahead`: the sequential window under MADV_SEQUENTIAL, none
+    /// under MADV_RANDOM, else read-around centred on the fault unless the file's
+    /// mmap misses outnumber its hits by MMAP_LOTSAMISS). The fault waits for the
+    /// page's read, then maps it.
+    pub fn filemap_fault(&mut self, space: u32, index: u32) -> FaultResult {
+        self.trace(Tp::FilemapFault, format_args!("ino={space:x} ofs={index}"));
+        let advice = self.spaces[space as usize].advice;
+        let ra_pages = self.spaces[space as usize].ra.ra_pages;
+        let readahead = advice != Advice::Random && ra_pages > 0;
         let e = self.spaces[space as usize].pte(index);
         if pte::is_present(e) {
             self.charge(self.cfg.costs.minor_fault_ns);
+            // The fault holds a reference to the page: reclaim during the async
+            // window's allocations cannot free it. Here: mapped first.
+            let wait = self.wait_on_reads(space, index, index + 1);
             let pfn = pte::pfn(e);
-            self.frames[pfn as usize].set(pg::MAPPED);
-            self.spaces[space as usize].set_bits(index, pte::YOUNG);
-            return FaultResult::Done;
+            self.map_file_page(space, index, pfn);
+            if readahead {
+                let ra = &mut self.spaces[space as usize].ra;
+                ra.mmap_miss = ra.mmap_miss.saturating_sub(1);
+                if self.frames[pfn as usize].test(pg::READAHEAD) {
+                    if let Err(r) = self.page_cache_async_ra(space, pfn, index as u64, ra_pages) {
+                        return r;
+                    }
+                }
+            }
+            return wait;
         }
         self.charge(self.cfg.costs.major_fault_ns);
         self.count_memcg(self.current_memcg(), Ev::Pgmajfault, 1);
-        let io = match self.page_cache_read(space, index, 1, ra_pages) {
-            Err(failure) => return failure,
-            Ok(io) => io,
-        };
-        let e = self.spaces[space as usize].pte(index);
-        self.frames[pte::pfn(e) as usize].set(pg::MAPPED);
-        self.spaces[space as usize].set_bits(index, pte::YOUNG);
-        match io {
-            None => FaultResult::Done,
-            Some((until_ns, memstall)) => FaultResult::Blocked { until_ns, memstall },
+        if readahead {
+            if let Err(r) = self.do_sync_mmap_readahead(space, index, advice) {
+                return r;
+            }
         }
+        // Readahead adds its pages locked: the page is there unless readahead was off
+        // or could not allocate it.
+        if !self.page_cache_present(space, index as u64) {
+            if let Err(r) = self.filemap_create_folio(space, index) {
+                return r;
+            }
+        }
+        let wait = self.wait_on_reads(space, index, index + 1);
+        let pfn = pte::pfn(self.spaces[space as usize].pte(index));
+        self.map_file_page(space, index, pfn);
+        wait
+    }
+
+    /// The fault's page-table entry for `space[index]` (young: the access follows).
+    fn map_file_page(&mut self, space: u32, index: u32, pfn: Pfn) {
+        self.frames[pfn as usize].set(pg::MAPPED);
+        self.spaces[space as usize].set_bits(index, pte::YOUNG);
+    }
+
+    /// `do_sync_mmap_readahead` for a mapping with readahead on (not MADV_RANDOM).
+    fn do_sync_mmap_readahead(
+        &mut self,
+        space: u32,
+        index: u32,
+        advice: Advice,
+    ) -> Result<(), FaultResult> {
+        let ra = &mut self.spaces[space as usize].ra;
+        let ra_pages = ra.ra_pages;
+        if advice == Advice::Sequential {
+            return self.page_cache_sync_ra(space, index as u64, ra_pages);
+        }
+        if ra.mmap_miss < MMAP_LOTSAMISS * 10 {
+            ra.mmap_miss += 1;
+        }
+        if ra.mmap_miss > MMAP_LOTSAMISS {
+            return Ok(());
+        }
+        // Read-around: the window centred on the fault, its last quarter asynchronous.
+        ra.start = (index as u64).saturating_sub(ra_pages / 2);
+        ra.size = ra_pages;
+        ra.async_size = ra_pages / 4;
+        ra.order = 0;
+        let (start, size, async_size) = (ra.start, ra.size, ra.async_size);
+        self.do_page_cache_ra(space, start, size, async_size)
     }
 
     /// `generic_perform_write`: write() of whole pages `[first, first + n)`. Missing
@@ -155,7 +287,7 @@ impl Mm {
             let pfn = if pte::is_present(e) {
                 pte::pfn(e)
             } else {
-                match self.filemap_add_folio(space, idx) {
+                match self.filemap_add_folio(space, idx, GFP_HIGHUSER_MOVABLE) {
                     Some(p) => p,
                     None => return self.alloc_failure(),
                 }

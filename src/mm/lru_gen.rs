@@ -851,7 +851,9 @@ impl Mm {
     /// with `force_scan`, and a young one is cleared (`walk_pmd_range_locked`).
     fn walk_space(&mut self, memcg: usize, si: u32, seq: u64, swappiness: u64, force_scan: bool) {
         let s = &self.spaces[si as usize];
+        // should_skip_vma: a mapping without recency is not walked.
         if s.dead
+            || !s.vma_has_recency()
             || (s.kind == SpaceKind::Anon && swappiness == 0)
             || (s.kind == SpaceKind::File && swappiness == SWAPPINESS_ANON_ONLY)
         {

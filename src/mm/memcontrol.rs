@@ -159,6 +159,13 @@ impl Mm {
     /// memcg OOM killer. False: the charge failed (the caller frees the page); check
     /// `blocked_until` (reclaim has to sleep) and whether the task was killed.
     pub fn mem_cgroup_charge(&mut self, pfn: Pfn) -> bool {
+        self.mem_cgroup_charge_gfp(pfn, false)
+    }
+
+    /// [`Self::mem_cgroup_charge`] for a caller whose GFP mask may carry
+    /// __GFP_NORETRY: then one round of limit reclaim that leaves no room fails the
+    /// charge (no retries, no OOM kill), as `try_charge_memcg` goes to `nomem`.
+    pub fn mem_cgroup_charge_gfp(&mut self, pfn: Pfn, noretry: bool) -> bool {
         let memcg = self.current_memcg();
         let mut retries = super::page_alloc::MAX_RECLAIM_RETRIES;
         loop {
@@ -188,8 +195,14 @@ impl Mm {
                 return false;
             }
             let c = &self.memcg.counters.c[over];
-            if c.usage < c.max || reclaimed > 0 {
-                continue; // room now, or progress: try again
+            if c.usage < c.max {
+                continue; // room now: try again
+            }
+            if noretry {
+                return false;
+            }
+            if reclaimed > 0 {
+                continue; // progress: try again
             }
             if retries > 0 {
                 retries -= 1;

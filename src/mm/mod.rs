@@ -16,6 +16,7 @@ pub mod kswapd;
 pub mod list;
 pub mod lru;
 pub mod lru_gen;
+pub mod madvise;
 pub mod memcontrol;
 pub mod memory;
 pub mod migrate;
@@ -23,6 +24,7 @@ pub mod oom_kill;
 pub mod page;
 pub mod page_alloc;
 pub mod page_counter;
+pub mod readahead;
 pub mod slab;
 pub mod swap;
 #[cfg(test)]
@@ -85,6 +87,13 @@ pub struct Config {
     pub thp_madvised: Vec<bool>,
     /// Per workload: its page tables are accounted (`page_tables`).
     pub page_tables: Vec<bool>,
+    /// The storage device's `read_ahead_kb` and `max_sectors_kb` in pages (the bdi's
+    /// `ra_pages` and `io_pages`).
+    pub ra_pages: u32,
+    pub io_pages: u32,
+    /// `fault_around_pages`: `fault_around_bytes` rounded down to a power of two, in
+    /// pages (1: fault-around off).
+    pub fault_around_pages: u32,
 }
 
 impl Config {
@@ -139,6 +148,12 @@ impl Config {
                 .iter()
                 .map(|w| w.page_tables.unwrap_or(false))
                 .collect(),
+            ra_pages: (sc.machine.storage.read_ahead_kb / 4) as u32,
+            io_pages: (sc.machine.storage.max_sectors_kb / 4).max(1) as u32,
+            fault_around_pages: {
+                let pages = (sc.kernel.fault_around_bytes.0 / 4096).max(1);
+                1 << pages.ilog2()
+            },
             // At least 1ns each: validation rejects 0, and should a path bypass it no
             // work may take zero virtual time (a task would loop at one instant).
             costs: Costs {
@@ -235,6 +250,46 @@ pub struct Space {
     change_log: Vec<u64>,
     log_start: u64,
     logging: bool,
+    /// madvise/fadvise advice on the mapping or file.
+    pub advice: Advice,
+    /// A file's `struct file_ra_state` (one open file per space, shared by the threads
+    /// of the workload that reads it).
+    pub ra: readahead::FileRaState,
+    /// Reads in flight into this file's page cache: pages `[first, end)` are locked
+    /// and not uptodate until `done_ns` (what a reader of them waits for).
+    pub reads: Vec<readahead::PendingRead>,
+}
+
+/// Access advice on a mapping or file (madvise/fadvise): `Random` is VM_RAND_READ or
+/// FMODE_RANDOM, `Sequential` VM_SEQ_READ (and a doubled readahead window for
+/// read()), `NoReuse` FMODE_NOREUSE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Advice {
+    #[default]
+    Normal,
+    Random,
+    Sequential,
+    NoReuse,
+}
+
+impl Space {
+    /// `vma_has_recency`: whether reclaim heeds the accessed bits of this mapping's
+    /// page table (a file's mmap here). MADV_RANDOM and MADV_SEQUENTIAL mappings and
+    /// FMODE_NOREUSE files have none: their pages age first-in first-out.
+    pub fn vma_has_recency(&self) -> bool {
+        self.advice == Advice::Normal
+    }
+}
+
+impl Advice {
+    pub fn from_scenario(a: crate::scenario::Advice) -> Advice {
+        match a {
+            crate::scenario::Advice::Normal => Advice::Normal,
+            crate::scenario::Advice::Random => Advice::Random,
+            crate::scenario::Advice::Sequential => Advice::Sequential,
+            crate::scenario::Advice::Noreuse => Advice::NoReuse,
+        }
+    }
 }
 
 /// Marks a logged change as a PMD entry's (all 512 entries under it).
@@ -824,6 +879,9 @@ impl Mm {
             change_log: Vec::new(),
             log_start: 0,
             logging: false,
+            advice: Advice::Normal,
+            ra: readahead::FileRaState::new(self.cfg.ra_pages),
+            reads: Vec::new(),
             owner,
             pt_pages: Vec::new(),
             nr_present: 0,

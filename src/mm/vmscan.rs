@@ -554,7 +554,11 @@ impl Mm {
     /// and counts PG_young, the access DAMON took the PTE's bit of.
     fn folio_referenced(&mut self, pfn: Pfn) -> u32 {
         let f = self.frames[pfn as usize];
-        if self.spaces[f.mapping as usize].dead || !self.folio_mapped(pfn) {
+        let s = &self.spaces[f.mapping as usize];
+        // invalid_folio_referenced_vma: a mapping without recency (MADV_RANDOM,
+        // MADV_SEQUENTIAL, FMODE_NOREUSE; v6.3+) is skipped, its accessed bits
+        // neither read nor cleared.
+        if s.dead || !s.vma_has_recency() || !self.folio_mapped(pfn) {
             return 0;
         }
         self.charge(self.cfg.costs.rmap_walk_ns);
@@ -842,6 +846,10 @@ impl Mm {
     ) -> Fate {
         let f = self.frames[pfn as usize];
         if f.test(pg::ORPHAN) {
+            return Fate::Keep;
+        }
+        // folio_trylock fails on a page cache page still being read in.
+        if !f.test(pg::SWAPBACKED) && self.folio_locked_for_read(pfn) {
             return Fate::Keep;
         }
         if f.test(pg::UNEVICTABLE) {
@@ -1525,5 +1533,55 @@ mod tests {
         assert_eq!((freed_lo, freed_hi), (2 * n as u64, 2 * n as u64));
         assert_eq!(anon_hi - anon_lo, 2 * 1_000 * n as u64);
         assert_eq!(file_hi, file_lo);
+    }
+
+    /// Reclaims the oldest `take` of `n` mapped file pages, every one of them accessed
+    /// (young PTE), with the mapping advised `advice`: (pages freed, their indices,
+    /// young PTEs left).
+    fn reclaim_accessed_mapped(
+        advice: crate::mm::Advice,
+        n: u32,
+        take: u32,
+    ) -> (u64, Vec<u32>, u32) {
+        let mut mm = classic_mm(1);
+        let (space, pfns) = add_pages(&mut mm, SpaceKind::File, n, pg::MAPPED);
+        mm.madvise(space, advice);
+        for i in 0..n {
+            mm.spaces[space as usize].set_bits(i, pte::YOUNG);
+        }
+        let mut sc = ScanControl::new(u64::MAX, 1, 0);
+        let (taken, _) = mm.isolate_lru_folios(take as u64, lru::INACTIVE_FILE, 0, &sc);
+        let (freed, _, _kept) = mm.shrink_folio_list(taken, &mut sc, 0, false);
+        let gone = (0..n)
+            .filter(|&i| !pte::is_present(mm.spaces[space as usize].pte(i)))
+            .collect();
+        let young = pfns
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| {
+                let e = mm.spaces[space as usize].pte(i as u32);
+                pte::is_present(e) && e & pte::YOUNG != 0
+            })
+            .count() as u32;
+        (freed, gone, young)
+    }
+
+    #[test]
+    fn mappings_without_recency_are_reclaimed_first_in_first_out() {
+        // kernel-reference §2.10 with v6.3's vma_has_recency: folio_referenced skips
+        // MADV_RANDOM / MADV_SEQUENTIAL / FMODE_NOREUSE mappings, so a young PTE does
+        // not save a page; the inactive list's tail (the oldest pages: add_pages put
+        // 0 first) goes, and nobody clears the young bits.
+        use crate::mm::Advice;
+        for advice in [Advice::Random, Advice::Sequential, Advice::NoReuse] {
+            let (freed, gone, young) = reclaim_accessed_mapped(advice, 16, 4);
+            assert_eq!(freed, 4, "{advice:?}");
+            assert_eq!(gone, vec![0, 1, 2, 3], "{advice:?}");
+            assert_eq!(young, 12, "{advice:?}: the survivors keep their young bits");
+        }
+        // With recency the same pages are all referenced once: kept (PG_referenced set,
+        // young bits cleared), none freed.
+        let (freed, gone, young) = reclaim_accessed_mapped(Advice::Normal, 16, 4);
+        assert_eq!((freed, gone, young), (0, vec![], 12));
     }
 }

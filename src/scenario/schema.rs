@@ -260,6 +260,15 @@ pub struct Device {
     pub write_bandwidth: Bytes,
     #[serde(default = "Device::default_queue_depth")]
     pub queue_depth: u32,
+    /// /sys/block/DEV/queue/read_ahead_kb: the readahead window's maximum (the bdi's
+    /// `ra_pages`). 128 KiB, the kernel's VM_READAHEAD_PAGES.
+    #[serde(default = "Device::default_read_ahead_kb")]
+    pub read_ahead_kb: u64,
+    /// /sys/block/DEV/queue/max_sectors_kb: the largest request (the bdi's `io_pages`),
+    /// how far a read bigger than read_ahead_kb may read ahead. 1280 KiB, the block
+    /// layer's BLK_DEF_MAX_SECTORS_CAP.
+    #[serde(default = "Device::default_max_sectors_kb")]
+    pub max_sectors_kb: u64,
 }
 
 impl Device {
@@ -272,6 +281,8 @@ impl Device {
             read_bandwidth: Self::default_bandwidth(),
             write_bandwidth: Self::default_bandwidth(),
             queue_depth: Self::default_queue_depth(),
+            read_ahead_kb: Self::default_read_ahead_kb(),
+            max_sectors_kb: Self::default_max_sectors_kb(),
         }
     }
     fn default_read_latency() -> Nanos {
@@ -285,6 +296,12 @@ impl Device {
     }
     fn default_queue_depth() -> u32 {
         32
+    }
+    fn default_read_ahead_kb() -> u64 {
+        128
+    }
+    fn default_max_sectors_kb() -> u64 {
+        1280
     }
 }
 
@@ -332,6 +349,33 @@ pub struct Kernel {
     pub kswapd_compaction: KswapdCompaction,
     /// /sys/kernel/mm/transparent_hugepage/{enabled,defrag}.
     pub transparent_hugepage: TransparentHugepage,
+    /// /sys/kernel/debug/fault_around_bytes: a read fault on a file mapping maps the
+    /// cached pages of this aligned window around it (`do_fault_around`); 4096 turns
+    /// fault-around off.
+    pub fault_around_bytes: FaultAroundBytes,
+}
+
+/// `fault_around_bytes` (default 65536, the kernel's).
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(transparent)]
+pub struct FaultAroundBytes(pub u64);
+impl Default for FaultAroundBytes {
+    fn default() -> Self {
+        FaultAroundBytes(65536)
+    }
+}
+
+/// Access advice, as madvise(2) gives it for a mapping (MADV_NORMAL, MADV_RANDOM,
+/// MADV_SEQUENTIAL) and posix_fadvise(2) for a file (POSIX_FADV_NORMAL, _RANDOM,
+/// _SEQUENTIAL, _NOREUSE).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Advice {
+    #[default]
+    Normal,
+    Random,
+    Sequential,
+    Noreuse,
 }
 
 /// Transparent huge pages for anonymous memory (kernel-reference §1, §7.9).
@@ -839,6 +883,12 @@ pub struct Workload {
     /// defrag modes' direct compaction.
     #[serde(default)]
     pub madvise_hugepage: Option<bool>,
+    /// Access advice: "normal", "random" or "sequential" for an anonymous mapping
+    /// (madvise) and a file's (madvise on an mmap, else fadvise), plus "noreuse" for
+    /// files. fio's default is its `fadvise_hint=1`: random for random I/O,
+    /// sequential otherwise.
+    #[serde(default)]
+    pub advice: Option<Advice>,
     /// Account the workload's page tables: a page-table page (unmovable kernel memory)
     /// for each 2 MiB of anonymous memory it touches, freed when the memory is
     /// unmapped. Off by default (the simulator's behaviour before).

@@ -338,6 +338,27 @@ fn semantic_errors_point_at_their_key() {
             "did you mean `swappiness`",
         ),
         (
+            "skew = 0.9",
+            "advice = \"noreuse\"",
+            20,
+            "workload[0].advice",
+            "file advice",
+        ),
+        (
+            "skew = 0.9",
+            "advice = \"sometimes\"",
+            20,
+            "workload[0].advice",
+            "sometimes",
+        ),
+        (
+            "HZ = 250",
+            "fault_around_bytes = 4194304",
+            13,
+            "kernel.fault_around_bytes",
+            "0..=2097152",
+        ),
+        (
             "value = 100",
             "value = 201",
             32,

@@ -831,10 +831,21 @@ fn check_device(at: &str, d: &Device, c: &mut Checker) {
     c.positive(format!("{at}.read_bandwidth"), d.read_bandwidth.0);
     c.positive(format!("{at}.write_bandwidth"), d.write_bandwidth.0);
     c.positive(format!("{at}.queue_depth"), d.queue_depth.into());
+    // The block layer's limits: read_ahead_kb up to what a u32 page count holds (0
+    // turns readahead off), max_sectors_kb at least a page.
+    c.range(format!("{at}.read_ahead_kb"), d.read_ahead_kb, 0, 1 << 30);
+    c.range(format!("{at}.max_sectors_kb"), d.max_sectors_kb, 4, 1 << 30);
 }
 
 fn check_kernel(k: &Kernel, m: &Machine, c: &mut Checker) {
     let vm = &k.vm;
+    // fault_around_bytes_set refuses more than a page table's span (PTRS_PER_PTE pages).
+    c.range(
+        "kernel.fault_around_bytes",
+        k.fault_around_bytes.0,
+        0,
+        512 * PAGE_SIZE,
+    );
     c.range("kernel.vm.swappiness", vm.swappiness, 0, 200);
     // A day: longer would protect every generation of any run.
     c.range(
@@ -981,11 +992,17 @@ const PATTERN_KEYS: [&str; 5] = [
 fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
     let with_pattern = |extra: &[&'static str]| PATTERN_KEYS.iter().chain(extra).copied().collect();
     match k {
-        WorkloadKind::Anon => {
-            with_pattern(&["size", "write_ratio", "madvise_hugepage", "page_tables"])
+        WorkloadKind::Anon => with_pattern(&[
+            "size",
+            "write_ratio",
+            "madvise_hugepage",
+            "page_tables",
+            "advice",
+        ]),
+        WorkloadKind::FileRead => {
+            with_pattern(&["nr_files", "file_size", "io_size", "mmap", "advice"])
         }
-        WorkloadKind::FileRead => with_pattern(&["nr_files", "file_size", "io_size", "mmap"]),
-        WorkloadKind::FileWrite => with_pattern(&["nr_files", "file_size", "io_size"]),
+        WorkloadKind::FileWrite => with_pattern(&["nr_files", "file_size", "io_size", "advice"]),
         WorkloadKind::Kv => with_pattern(&[
             "keys",
             "value_size",
@@ -1006,6 +1023,7 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
             "runtime",
             "ramp_time",
             "rwmixread",
+            "advice",
         ],
         WorkloadKind::MmapLatency => vec!["size", "madvise_hugepage", "page_tables"],
         WorkloadKind::AnonHog => vec![
@@ -1045,6 +1063,7 @@ fn given_keys(w: &Workload) -> Vec<&'static str> {
         phase_change,
         write_ratio,
         madvise_hugepage,
+        advice,
         page_tables,
         kernel_stacks,
         size,
@@ -1203,6 +1222,12 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
             None => c.err(k(field), format!("required {for_kind}")),
             Some(b) => check_size(c, k(field), b),
         };
+        if w.kind == WorkloadKind::Anon && w.advice == Some(Advice::Noreuse) {
+            c.err(
+                k("advice"),
+                "\"noreuse\" is file advice (POSIX_FADV_NOREUSE); an anonymous mapping takes \"normal\", \"random\" or \"sequential\"",
+            );
+        }
         match w.kind {
             WorkloadKind::Anon | WorkloadKind::MmapLatency => need_size(c, "size", w.size),
             WorkloadKind::FileRead | WorkloadKind::FileWrite => {

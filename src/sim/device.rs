@@ -150,7 +150,7 @@ mod tests {
             read_bandwidth: Bytes(4096 * 1_000_000), // 1 us per page
             write_bandwidth: Bytes(4096 * 500_000),  // 2 us per page
             queue_depth: depth,
-            kind: Default::default(),
+            ..DeviceCfg::nvme()
         })
     }
 

@@ -45,6 +45,11 @@ trace_events! {
     CompactionWakeupKcompactd => "mm_compaction_wakeup_kcompactd",
     CompactionKcompactdWake => "mm_compaction_kcompactd_wake",
     CompactionKcompactdSleep => "mm_compaction_kcompactd_sleep",
+    PageCacheSyncRa => "page_cache_sync_ra",
+    PageCacheAsyncRa => "page_cache_async_ra",
+    PageCacheRaUnbounded => "page_cache_ra_unbounded",
+    FilemapFault => "mm_filemap_fault",
+    FilemapMapPages => "mm_filemap_map_pages",
 }
 
 /// Default cap on trace lines.

@@ -9,11 +9,11 @@
 use super::pattern::{self, Draw, Sampler, Zipf};
 use super::{
     after_hits, ahead_key, fault_in, hit_limit, hit_loop, next_ahead, prob_u32, resolve_item,
-    run_hit_loop, Ctx, Picker, Step, Thread, WorkloadStats, DEFAULT_RA_PAGES,
+    run_hit_loop, Ctx, Picker, Step, Thread, WorkloadStats,
 };
 use crate::mm::memory::FaultResult;
 use crate::mm::page::{pte, Frame};
-use crate::mm::{Mm, SpaceKind};
+use crate::mm::{Advice, Mm, SpaceKind};
 use crate::scenario::{FioRw, Pattern, Workload as WorkloadCfg};
 use rand::RngCore;
 use std::sync::Arc;
@@ -161,9 +161,24 @@ impl Fio {
     pub fn new(cfg: &WorkloadCfg, mm: &mut Mm) -> Fio {
         let pages = cfg.size.expect("validated").pages();
         let bs_pages = cfg.bs.map_or(1, |b| b.pages()) as u32;
-        let spaces = (0..cfg.numjobs.unwrap_or(1))
+        let spaces: Vec<u32> = (0..cfg.numjobs.unwrap_or(1))
             .map(|j| mm.add_space(SpaceKind::File, format!("{}/job{j}", cfg.name), pages, None))
             .collect();
+        // fio's fadvise_hint=1 (its default): FADV_RANDOM for random I/O, else
+        // FADV_SEQUENTIAL; `advice` overrides it ("normal" is fadvise_hint=0).
+        let rw = cfg.rw.expect("validated");
+        let random = matches!(rw, FioRw::Randread | FioRw::Randwrite | FioRw::Randrw);
+        let advice = cfg.advice.map_or(
+            if random {
+                Advice::Random
+            } else {
+                Advice::Sequential
+            },
+            Advice::from_scenario,
+        );
+        for &s in &spaces {
+            mm.generic_fadvise(s, advice);
+        }
         Fio {
             rw: cfg.rw.expect("validated"),
             spaces,
@@ -241,12 +256,10 @@ impl Fio {
         t.retry = Some((block, write, origin));
         let first = (block * self.bs_pages as u64) as u32;
         let n = self.bs_pages;
-        let sequential_read = self.rw == FioRw::Read;
-        let ra = if sequential_read { DEFAULT_RA_PAGES } else { 0 };
         let r = if write {
             cx.kernel(|mm| mm.filemap_write(space, first, n))
         } else {
-            cx.kernel(|mm| mm.filemap_read(space, first, n, ra))
+            cx.kernel(|mm| mm.filemap_read(space, first, n))
         };
         Step::Op(r, n as u64 * 4096)
     }

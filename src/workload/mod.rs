@@ -27,9 +27,6 @@ use rand::RngCore;
 use rand_pcg::Pcg64Mcg;
 use std::sync::Arc;
 
-/// Sequential file reads get the default readahead window (read_ahead_kb = 128).
-pub const DEFAULT_RA_PAGES: u32 = 32;
-
 /// What a workload's operations touch, per kind.
 pub enum Spec {
     Anon {
@@ -44,7 +41,6 @@ pub enum Spec {
         pages_per_file: u64,
         io_pages: u32,
         sampler: Sampler,
-        ra_pages: u32,
     },
     Kv(bench_kinds::Kv),
     Fio(bench_kinds::Fio),
@@ -263,6 +259,9 @@ impl Workload {
             WorkloadKind::Anon => {
                 let pages = cfg.size.expect("validated").pages().max(1);
                 let space = mm.add_space(SpaceKind::Anon, cfg.name.clone(), pages, Some(idx));
+                if let Some(a) = cfg.advice {
+                    mm.madvise(space, crate::mm::Advice::from_scenario(a));
+                }
                 Spec::Anon {
                     space,
                     sampler: sampler_for(pattern, pages, cfg),
@@ -283,10 +282,21 @@ impl Workload {
                     })
                     .collect();
                 let items = spaces.len() as u64 * (per_file / io_pages as u64).max(1);
+                let advice = crate::mm::Advice::from_scenario(cfg.advice.unwrap_or_default());
                 if cfg.mmap.unwrap_or(false) {
                     // The files are mapped into this workload's mm: MGLRU's aging
-                    // walks their PTEs.
+                    // walks their PTEs. Advice is madvise on the mapping, but noreuse
+                    // is the file's (fadvise), which the mapping inherits.
                     mm.mm_spaces[idx].extend(&spaces);
+                    if advice != crate::mm::Advice::Normal {
+                        for &s in &spaces {
+                            mm.madvise(s, advice);
+                        }
+                    }
+                } else if advice != crate::mm::Advice::Normal {
+                    for &s in &spaces {
+                        mm.generic_fadvise(s, advice);
+                    }
                 }
                 Spec::File {
                     write: cfg.kind == WorkloadKind::FileWrite,
@@ -295,11 +305,6 @@ impl Workload {
                     pages_per_file: per_file,
                     io_pages,
                     sampler: sampler_for(pattern, items, cfg),
-                    ra_pages: if pattern == Pattern::Sequential {
-                        DEFAULT_RA_PAGES
-                    } else {
-                        0
-                    },
                 }
             }
             WorkloadKind::Kv => {
@@ -646,7 +651,6 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
             pages_per_file,
             io_pages,
             sampler,
-            ra_pages,
         } => {
             let item = cx.retry.map_or_else(
                 || sampler.next(&mut t.rng, &mut t.cursor, cx.clock),
@@ -657,13 +661,13 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
             let per_file_items = (*pages_per_file / *io_pages as u64).max(1);
             let space = spaces[(item / per_file_items) as usize];
             let first = ((item % per_file_items) * *io_pages as u64) as u32;
-            let (n, ra, mmap) = (*io_pages, *ra_pages, *mmap);
+            let (n, mmap) = (*io_pages, *mmap);
             let r = if write {
                 cx.kernel(|mm| mm.filemap_write(space, first, n))
             } else if mmap {
-                mmap_read(cx, space, first, n, ra)
+                mmap_read(cx, space, first, n)
             } else {
-                cx.kernel(|mm| mm.filemap_read(space, first, n, ra))
+                cx.kernel(|mm| mm.filemap_read(space, first, n))
             };
             Step::Op(r, n as u64 * 4096)
         }
@@ -743,7 +747,7 @@ pub(crate) fn fault_in(
 }
 
 /// Loads through an mmap of a file: mapped pages are plain accesses, others fault.
-fn mmap_read(cx: &mut Ctx, space: u32, first: u32, n: u32, ra: u32) -> FaultResult {
+fn mmap_read(cx: &mut Ctx, space: u32, first: u32, n: u32) -> FaultResult {
     let access_ns = cx.mm.cfg.costs.access_ns;
     for idx in first..first + n {
         let e = cx.mm.spaces[space as usize].pte(idx);
@@ -752,7 +756,7 @@ fn mmap_read(cx: &mut Ctx, space: u32, first: u32, n: u32, ra: u32) -> FaultResu
             cx.user(access_ns);
             continue;
         }
-        let r = cx.kernel(|mm| mm.filemap_fault(space, idx, ra));
+        let r = cx.kernel(|mm| mm.do_read_fault(space, idx));
         if r != FaultResult::Done {
             return r;
         }

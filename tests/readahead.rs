@@ -1,0 +1,106 @@
+//! Readahead and access advice end to end: mmap reads of a file bigger than its
+//! memcg's limit, with the kernel's windows and without them.
+
+mod common;
+
+/// A reader cgroup limited to 64 MiB mapping a 128 MiB file (32768 pages) and
+/// reading it page by page in order, over and over, with read_ahead_kb = 8192
+/// (2048-page windows), for `duration`.
+fn mmap_twice_the_limit(advice: &str, duration: &str) -> reclaimsim::report::results::Results {
+    let text = format!(
+        r#"
+[run]
+duration = "{duration}"
+[machine]
+memory = "1G"
+nr_cpus = 2
+[machine.storage]
+read_ahead_kb = 8192
+[[cgroup]]
+path = "reader"
+memory.max = "64M"
+[[workload]]
+name = "reader"
+kind = "file-read"
+cgroup = "reader"
+nr_files = 1
+file_size = "128M"
+mmap = true
+pattern = "sequential"
+advice = "{advice}"
+"#
+    );
+    common::run_checked(&text, &[])
+}
+
+const FILE_PAGES: u64 = 32768;
+
+/// With readahead the stream's pages are in the page cache (or on their way) before
+/// the reader gets there: a pass takes a major fault where nothing is cached, at
+/// page 0 (the first pass's empty cache; later passes find page 0 evicted, the file
+/// being twice the limit), and read-around plus the asynchronous windows behind each
+/// PG_readahead marker keep ahead of it from there. Fault-around maps 16 cached
+/// pages per fault. Under MADV_RANDOM there is no readahead: every page is a major
+/// fault of its own, every one a device read.
+#[test]
+fn an_mmap_stream_takes_a_few_major_faults_and_random_one_per_page() {
+    let r = mmap_twice_the_limit("normal", "200ms");
+    let pages = r.workloads["reader"].ops;
+    let majflt = r.vm("pgmajfault");
+    assert!(
+        pages >= 2 * FILE_PAGES,
+        "two passes at least: {pages} pages"
+    );
+    let passes = pages.div_ceil(FILE_PAGES);
+    assert!(
+        majflt >= passes,
+        "one per pass at page 0: {majflt} in {passes} passes"
+    );
+    assert!(
+        majflt <= 36,
+        "a few dozen at most: {majflt} in {passes} passes"
+    );
+    // Fault-around: a fault per 16 pages (the first of a window waits, the rest are
+    // mapped around it), give or take the markers a fault must reach itself.
+    let faults = r.vm("pgfault");
+    assert!(
+        faults >= pages / 16 && faults <= pages / 8,
+        "{faults} faults for {pages} pages"
+    );
+    // Later passes' pages were evicted by the limit: refaults, as readahead adds them.
+    assert!(r.vm("workingset_refault_file") >= pages - FILE_PAGES - 2048);
+
+    let r = mmap_twice_the_limit("random", "200ms");
+    let pages = r.workloads["reader"].ops;
+    assert!(pages > 1000);
+    // The last fault may still be waiting for its page when the run ends.
+    let majflt = r.vm("pgmajfault");
+    assert!(
+        majflt == pages || majflt == pages + 1,
+        "{majflt} for {pages} pages"
+    );
+    assert_eq!(r.vm("pgfault"), majflt, "fault-around finds nothing cached");
+    assert_eq!(r.vm("pgpgin"), 4 * majflt, "one page per read");
+}
+
+/// MADV_SEQUENTIAL: the stream is read by page_cache_sync_ra's windows, and the
+/// mapping has no recency (its pages are evicted first in, first out); as few major
+/// faults as without advice.
+#[test]
+fn madv_sequential_streams_too() {
+    let r = mmap_twice_the_limit("sequential", "200ms");
+    let pages = r.workloads["reader"].ops;
+    assert!(pages >= 2 * FILE_PAGES);
+    assert!(r.vm("pgmajfault") <= 36, "{}", r.vm("pgmajfault"));
+}
+
+/// Same scenario and seed, same results, with the readahead state and reads in flight.
+#[test]
+fn readahead_runs_are_deterministic() {
+    let a = mmap_twice_the_limit("normal", "100ms");
+    let b = mmap_twice_the_limit("normal", "100ms");
+    assert_eq!(
+        serde_json::to_string(&a.vmstat).unwrap(),
+        serde_json::to_string(&b.vmstat).unwrap()
+    );
+}
