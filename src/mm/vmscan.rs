@@ -1229,7 +1229,7 @@ impl Mm {
                     && sc.order > super::page_alloc::PAGE_ALLOC_COSTLY_ORDER
                     && self.compaction_ready(sc)
                 {
-                    self.snapshot_refaults(0);
+                    self.snapshot_refaults(sc.target);
                     return sc.nr_reclaimed.max(1);
                 }
                 self.shrink_node(sc);
@@ -1239,7 +1239,7 @@ impl Mm {
                 if self.blocked_until.is_some() {
                     // Sleeping (the allocation is retried after it): report what the
                     // pass got so far.
-                    self.snapshot_refaults(0);
+                    self.snapshot_refaults(sc.target);
                     if sc.target != 0 {
                         self.lruvecs[sc.target].cgroup_congested = false;
                     }
@@ -1256,7 +1256,7 @@ impl Mm {
                     break;
                 }
             }
-            self.snapshot_refaults(0);
+            self.snapshot_refaults(sc.target);
             if sc.target != 0 {
                 self.lruvecs[sc.target].cgroup_congested = false;
             }
@@ -1344,7 +1344,7 @@ pub enum PageOut {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::test_util::{add_pages, task_mm};
+    use crate::mm::test_util::{add_pages, add_pages_of, task_mm};
 
     fn input(swappiness: u64, priority: i32, sizes: [u64; 4]) -> ScanCountInput {
         ScanCountInput {
@@ -1583,5 +1583,34 @@ mod tests {
         // young bits cleared), none freed.
         let (freed, gone, young) = reclaim_accessed_mapped(Advice::Normal, 16, 4);
         assert_eq!((freed, gone, young), (0, vec![], 12));
+    }
+
+    #[test]
+    fn memcg_limit_reclaim_snapshots_its_own_refaults() {
+        // do_try_to_free_pages ends with snapshot_refaults(sc->target_mem_cgroup):
+        // limit reclaim of memcg `app` records app's activation counts (hierarchical)
+        // for its next prepare_scan_control, and leaves the root's snapshot alone.
+        let mut mm = task_mm(
+            "[machine]\nmemory = \"64M\"\n[[cgroup]]\npath = \"app\"\n\
+             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\ncgroup = \"app\"\n",
+        );
+        let app = mm.workload_memcg[0];
+        assert_ne!(app, 0);
+        add_pages_of(&mut mm, SpaceKind::File, 256, 0, Some(0));
+        mm.lruvecs[app].workingset_activate = [3, 7];
+        mm.lruvecs[0].workingset_activate = [5, 11];
+        mm.try_to_free_mem_cgroup_pages(app, 32);
+        assert_eq!(mm.lruvecs[app].refaults, [3, 7]);
+        assert_eq!(mm.lruvecs[0].refaults, [0, 0]);
+        // A later limit reclaim with no new activations: nothing to deactivate for
+        // refaults' sake.
+        let mut sc = ScanControl::new(32, super::super::zone::ZONE_NORMAL, 0);
+        sc.target = app;
+        mm.prepare_scan_control(&mut sc);
+        assert_eq!(
+            sc.may_deactivate & DEACTIVATE_FILE,
+            0,
+            "file inactive list not low"
+        );
     }
 }
