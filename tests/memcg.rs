@@ -426,3 +426,33 @@ cgroup = "swapper"
     );
     assert!(r.vm("pswpout") > 0);
 }
+
+/// `kernel.memcg_stats_flush`: with "rstat" reclaim reads the statistics the last
+/// flush left, so a monitoring agent reading memory.stat (which flushes) changes what
+/// reclaim does; with "exact" it reads the live counters and the reads change nothing.
+/// Either way results.json reports the exact counters (memory.stat of the root equals
+/// the node's LRU sizes).
+#[test]
+fn memory_stat_reads_flush_what_reclaim_sees() {
+    let text = std::fs::read_to_string("scenarios/quickstart.toml").unwrap();
+    let run = |flush: &str, poll: &str| {
+        common::run_checked(
+            &text,
+            &[
+                &format!("kernel.memcg_stats_flush=\"{flush}\""),
+                &format!("run.memory_stat_poll=\"{poll}\""),
+            ],
+        )
+    };
+    let key = |r: &Results| {
+        (
+            r.vm("pgscan_kswapd"),
+            r.vm("pgdeactivate"),
+            r.vm("workingset_activate_file"),
+        )
+    };
+    let (quiet, polled) = (run("rstat", "0s"), run("rstat", "100ms"));
+    assert_ne!(key(&quiet), key(&polled), "reads flush under rstat");
+    let (quiet, polled) = (run("exact", "0s"), run("exact", "100ms"));
+    assert_eq!(key(&quiet), key(&polled), "nothing to flush under exact");
+}

@@ -25,6 +25,12 @@ pub struct Lruvec {
     /// `snapshot_refaults` (index 0 anon, 1 file).
     pub workingset_activate: [u64; 2],
     pub refaults: [u64; 2],
+    /// The rstat-flushed copies of `hier` and `workingset_activate` (what
+    /// `lruvec_page_state` returns under `memcg_stats_flush = "rstat"`), and the
+    /// updates to this memcg's subtree since its last flush (`vmstats->stats_updates`).
+    pub hier_flushed: [u64; lru::NR_LRU_LISTS],
+    pub activate_flushed: [u64; 2],
+    pub stats_updates: u64,
     /// LRUVEC_NODE_CONGESTED (set by kswapd) and LRUVEC_CGROUP_CONGESTED (set by
     /// cgroup reclaim): every dirty page reclaim met was already under writeback and
     /// tagged for immediate reclaim.
@@ -72,7 +78,10 @@ impl Mm {
         add(&mut self.lruvecs[memcg].zone_size[l][zi]);
         let mut m = Some(memcg);
         while let Some(c) = m {
-            add(&mut self.lruvecs[c].hier[l]);
+            let v = &mut self.lruvecs[c];
+            add(&mut v.hier[l]);
+            // memcg_rstat_updated: the update is pending up the tree.
+            v.stats_updates += delta.unsigned_abs();
             m = self.memcg.cgs[c].parent;
         }
     }

@@ -130,6 +130,9 @@ impl MemcgTree {
     }
 }
 
+/// FLUSH_TIME (2 × HZ jiffies): the periodic flusher's interval.
+pub const MEMCG_FLUSH_TIME_NS: u64 = 2_000_000_000;
+
 impl Mm {
     /// Counts an event globally (/proc/vmstat) and in a memcg (memory.stat).
     #[inline]
@@ -260,10 +263,78 @@ impl Mm {
         (c.emin >= c.usage, c.elow >= c.usage)
     }
 
-    /// A memcg's pages on one LRU list, itself and its descendants
-    /// (`lruvec_page_state` of a memcg lruvec is hierarchical).
+    /// A memcg's pages on one LRU list, itself and its descendants, exact (what
+    /// memory.stat shows after its flush; results.json reports these).
     pub fn lruvec_size_hier(&self, memcg: usize, l: usize) -> u64 {
         self.lruvecs[memcg].hier[l]
+    }
+
+    /// `lruvec_page_state` for LRU list `l` as reclaim reads it: hierarchical, and
+    /// under `memcg_stats_flush = "rstat"` the copy the last rstat flush left.
+    pub fn lruvec_page_state(&self, memcg: usize, l: usize) -> u64 {
+        let v = &self.lruvecs[memcg];
+        if self.cfg.memcg_stats_rstat {
+            v.hier_flushed[l]
+        } else {
+            v.hier[l]
+        }
+    }
+
+    /// WORKINGSET_ACTIVATE_{ANON,FILE} as `lruvec_page_state` reads them.
+    pub fn lruvec_workingset_activate(&self, memcg: usize) -> [u64; 2] {
+        let v = &self.lruvecs[memcg];
+        if self.cfg.memcg_stats_rstat {
+            v.activate_flushed
+        } else {
+            v.workingset_activate
+        }
+    }
+
+    /// `do_flush_stats` → `cgroup_rstat_flush`: the subtree's per-CPU deltas are
+    /// folded in; its flushed copies become the exact counters and its pending
+    /// updates are cleared. A flush of the root is the periodic one's mark
+    /// (`flush_last_time`).
+    pub fn do_flush_stats(&mut self, memcg: usize) {
+        for c in self.memcg.subtree(memcg) {
+            let v = &mut self.lruvecs[c];
+            v.hier_flushed = v.hier;
+            v.activate_flushed = v.workingset_activate;
+            v.stats_updates = 0;
+        }
+        if memcg == 0 {
+            self.memcg_flush_last_ns = self.now;
+        }
+    }
+
+    /// `mem_cgroup_flush_stats`: flush if the subtree has more pending updates than
+    /// MEMCG_CHARGE_BATCH (64) per CPU (`memcg_vmstats_needs_flush`).
+    pub fn mem_cgroup_flush_stats(&mut self, memcg: usize) {
+        if self.cfg.memcg_stats_rstat
+            && self.lruvecs[memcg].stats_updates > MEMCG_CHARGE_BATCH * self.cfg.nr_cpus
+        {
+            self.do_flush_stats(memcg);
+        }
+    }
+
+    /// `mem_cgroup_flush_stats_ratelimited` (reclaim's and workingset's): only when
+    /// the periodic flusher is a full cycle late.
+    pub fn mem_cgroup_flush_stats_ratelimited(&mut self, memcg: usize) {
+        if self.cfg.memcg_stats_rstat
+            && self.now > self.memcg_flush_last_ns + 2 * MEMCG_FLUSH_TIME_NS
+        {
+            self.mem_cgroup_flush_stats(memcg);
+        }
+    }
+
+    /// `flush_memcg_stats_dwork`: every FLUSH_TIME, the whole tree, pending updates
+    /// or not.
+    pub fn flush_memcg_stats_dwork(&mut self) {
+        self.do_flush_stats(0);
+    }
+
+    /// A read of memcg `m`'s memory.stat (`memory_stat_show` flushes first).
+    pub fn memory_stat_read(&mut self, m: usize) {
+        self.mem_cgroup_flush_stats(m);
     }
 
     /// memory.stat of a memcg as the kernel prints it (bytes for sizes, counts for
@@ -302,7 +373,8 @@ impl Mm {
 }
 
 /// `MEMCG_CHARGE_BATCH`: charges are taken 64 pages at a time, and memory.high is
-/// settled once a batch has been charged over it.
+/// settled once a batch has been charged over it; also the per-CPU count of pending
+/// statistics updates that makes a flush worth it.
 pub const MEMCG_CHARGE_BATCH: u64 = 64;
 /// `MEMCG_MAX_HIGH_DELAY_JIFFIES` is 2·HZ; the shifts of the delay formula.
 const MEMCG_DELAY_PRECISION_SHIFT: u32 = 20;
@@ -487,6 +559,91 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mm::test_util::{add_pages_of, task_mm};
+    use crate::mm::SpaceKind;
+
+    /// A 2-CPU machine with memcg `app` (a child of the root) and `flush` as
+    /// `kernel.memcg_stats_flush`; the memcg's id.
+    fn stats_mm(flush: &str) -> (Mm, usize) {
+        let mm = task_mm(&format!(
+            "[machine]\nmemory = \"64M\"\nnr_cpus = 2\n[kernel]\nmemcg_stats_flush = \"{flush}\"\n\
+             [[cgroup]]\npath = \"app\"\n\
+             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\ncgroup = \"app\"\n"
+        ));
+        let app = mm.workload_memcg[0];
+        (mm, app)
+    }
+
+    #[test]
+    fn reclaim_reads_statistics_as_the_last_flush_left_them() {
+        let (mut mm, app) = stats_mm("rstat");
+        let inactive = |mm: &Mm, m: usize| mm.lruvec_page_state(m, lru::INACTIVE_FILE);
+        add_pages_of(&mut mm, SpaceKind::File, 100, 0, Some(0));
+        assert_eq!(mm.lruvec_size_hier(app, lru::INACTIVE_FILE), 100);
+        assert_eq!(inactive(&mm, app), 0, "nothing flushed yet");
+        // memory.stat flushes past MEMCG_CHARGE_BATCH × nr_cpus = 128 pending
+        // updates: 100 are not enough, 150 are; the flush covers app's subtree only.
+        mm.memory_stat_read(app);
+        assert_eq!(inactive(&mm, app), 0);
+        add_pages_of(&mut mm, SpaceKind::File, 50, 0, Some(0));
+        mm.memory_stat_read(app);
+        assert_eq!(inactive(&mm, app), 150);
+        assert_eq!(inactive(&mm, 0), 0, "the root was not read");
+        // The periodic flusher at 2 s: the whole tree, whatever is pending.
+        mm.now = MEMCG_FLUSH_TIME_NS;
+        add_pages_of(&mut mm, SpaceKind::File, 10, 0, Some(0));
+        mm.flush_memcg_stats_dwork();
+        assert_eq!((inactive(&mm, app), inactive(&mm, 0)), (160, 160));
+        // The ratelimited flush (reclaim's) waits for the flusher to be a whole
+        // cycle late: not at 5 s (3 s after it), at 6.1 s, given enough updates.
+        add_pages_of(&mut mm, SpaceKind::File, 200, 0, Some(0));
+        mm.now = 5_000_000_000;
+        mm.mem_cgroup_flush_stats_ratelimited(app);
+        assert_eq!(inactive(&mm, app), 160);
+        mm.now = 6_100_000_000;
+        mm.mem_cgroup_flush_stats_ratelimited(app);
+        assert_eq!(inactive(&mm, app), 360);
+        // Refault counters go the same way.
+        mm.lruvecs[app].workingset_activate = [0, 7];
+        assert_eq!(mm.lruvec_workingset_activate(app), [0, 0]);
+        mm.flush_memcg_stats_dwork();
+        assert_eq!(mm.lruvec_workingset_activate(app), [0, 7]);
+    }
+
+    #[test]
+    fn exact_statistics_need_no_flush() {
+        let (mut mm, app) = stats_mm("exact");
+        add_pages_of(&mut mm, SpaceKind::File, 100, 0, Some(0));
+        assert_eq!(mm.lruvec_page_state(app, lru::INACTIVE_FILE), 100);
+        mm.lruvecs[app].workingset_activate = [2, 3];
+        assert_eq!(mm.lruvec_workingset_activate(app), [2, 3]);
+    }
+
+    #[test]
+    fn flushed_statistics_lag_by_at_most_the_flush_period() {
+        // Pages added every 100 ms for 10 s, the flusher every 2 s as the engine
+        // runs it: at every step reclaim sees the count of the last multiple of 2 s.
+        let (mut mm, app) = stats_mm("rstat");
+        let step_ns = 100_000_000u64;
+        let mut exact_at = std::collections::BTreeMap::new();
+        for i in 1..=100u64 {
+            mm.now = i * step_ns;
+            add_pages_of(&mut mm, SpaceKind::File, 3, 0, Some(0));
+            if mm.now.is_multiple_of(MEMCG_FLUSH_TIME_NS) {
+                mm.flush_memcg_stats_dwork();
+            }
+            exact_at.insert(mm.now, mm.lruvec_size_hier(app, lru::INACTIVE_FILE));
+            mm.mem_cgroup_flush_stats_ratelimited(app); // never a cycle late here
+            let last_flush = mm.now / MEMCG_FLUSH_TIME_NS * MEMCG_FLUSH_TIME_NS;
+            let want = exact_at.get(&last_flush).copied().unwrap_or(0);
+            assert_eq!(
+                mm.lruvec_page_state(app, lru::INACTIVE_FILE),
+                want,
+                "at {}",
+                mm.now
+            );
+        }
+    }
 
     #[test]
     fn high_delay_table() {

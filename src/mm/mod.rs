@@ -94,6 +94,9 @@ pub struct Config {
     /// `fault_around_pages`: `fault_around_bytes` rounded down to a power of two, in
     /// pages (1: fault-around off).
     pub fault_around_pages: u32,
+    /// `kernel.memcg_stats_flush = "rstat"`: reclaim reads flushed memcg statistics.
+    pub memcg_stats_rstat: bool,
+    pub nr_cpus: u64,
 }
 
 impl Config {
@@ -150,6 +153,9 @@ impl Config {
                 .collect(),
             ra_pages: (sc.machine.storage.read_ahead_kb / 4) as u32,
             io_pages: (sc.machine.storage.max_sectors_kb / 4).max(1) as u32,
+            memcg_stats_rstat: sc.kernel.memcg_stats_flush
+                == crate::scenario::MemcgStatsFlush::Rstat,
+            nr_cpus: sc.machine.nr_cpus as u64,
             fault_around_pages: {
                 let pages = (sc.kernel.fault_around_bytes.0 / 4096).max(1);
                 1 << pages.ilog2()
@@ -620,6 +626,8 @@ pub struct Mm {
     pub damon: damon::Damon,
     /// Seeds each kdamond's sampling and splitting (`damon_rand`).
     pub damon_seed: u64,
+    /// When the root's statistics were last flushed (`flush_last_time`).
+    pub memcg_flush_last_ns: u64,
 }
 
 impl Mm {
@@ -698,6 +706,7 @@ impl Mm {
             lru_gen_rng: crate::sim::rng::task_rng(sc.run.seed, "memcg_lru"),
             damon: damon::Damon::default(),
             damon_seed: sc.run.seed ^ 0xda30_0000,
+            memcg_flush_last_ns: 0,
             mm_spaces: vec![Vec::new(); sc.workloads.len()],
             mm_ran: vec![true; sc.workloads.len()],
         };
@@ -727,7 +736,12 @@ impl Mm {
         let old_dirty = (self.cfg.dirty_ratio, self.cfg.dirty_bytes);
         let was_lru_gen = self.cfg.lru_gen.enabled;
         let old_proactiveness = self.cfg.compaction_proactiveness;
+        let was_rstat = self.cfg.memcg_stats_rstat;
         self.cfg = Config::from_scenario(sc, self.managed_pages());
+        // Switched to flushed statistics mid-run: they start from a flush.
+        if self.cfg_applied && !was_rstat && self.cfg.memcg_stats_rstat {
+            self.do_flush_stats(0);
+        }
         // compaction_proactiveness_sysctl_handler: a write of a non-zero value runs
         // kcompactd's proactive compaction now.
         let p = self.cfg.compaction_proactiveness;

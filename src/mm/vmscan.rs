@@ -298,25 +298,29 @@ impl Mm {
 
     /// `inactive_is_low(lruvec, inactive_lru)` on the lruvec's whole lists.
     pub fn lruvec_inactive_is_low(&self, memcg: usize, inactive_lru: usize) -> bool {
-        // lruvec_page_state: the memcg with its descendants.
-        let v = &self.lruvecs[memcg];
-        inactive_is_low(v.hier[inactive_lru], v.hier[inactive_lru + lru::ACTIVE])
+        inactive_is_low(
+            self.lruvec_page_state(memcg, inactive_lru),
+            self.lruvec_page_state(memcg, inactive_lru + lru::ACTIVE),
+        )
     }
 
     /// `prepare_scan_control` (kernel-reference §2.5).
     pub fn prepare_scan_control(&mut self, sc: &mut ScanControl) {
         let target = sc.target;
+        // The statistics need not be exact here: flushed at most a cycle late.
+        self.mem_cgroup_flush_stats_ratelimited(target);
+        let activate = self.lruvec_workingset_activate(target);
         let v = &self.lruvecs[target];
         sc.anon_cost = v.anon_cost;
         sc.file_cost = v.file_cost;
         if !sc.force_deactivate {
             let mut may = 0;
-            if v.workingset_activate[0] != v.refaults[0]
+            if activate[0] != v.refaults[0]
                 || self.lruvec_inactive_is_low(target, lru::INACTIVE_ANON)
             {
                 may |= DEACTIVATE_ANON;
             }
-            if v.workingset_activate[1] != v.refaults[1]
+            if activate[1] != v.refaults[1]
                 || self.lruvec_inactive_is_low(target, lru::INACTIVE_FILE)
             {
                 may |= DEACTIVATE_FILE;
@@ -325,7 +329,7 @@ impl Mm {
         } else {
             sc.may_deactivate = DEACTIVATE_ANON | DEACTIVATE_FILE;
         }
-        let inactive_file = self.lruvecs[target].hier[lru::INACTIVE_FILE];
+        let inactive_file = self.lruvec_page_state(target, lru::INACTIVE_FILE);
         sc.cache_trim_mode = (inactive_file >> sc.priority) > 0
             && sc.may_deactivate & DEACTIVATE_FILE == 0
             && !sc.no_cache_trim_mode;
@@ -348,8 +352,7 @@ impl Mm {
     /// `snapshot_refaults`: remember the activation counters for the next
     /// `prepare_scan_control`.
     pub fn snapshot_refaults(&mut self, memcg: usize) {
-        let v = &mut self.lruvecs[memcg];
-        v.refaults = v.workingset_activate;
+        self.lruvecs[memcg].refaults = self.lruvec_workingset_activate(memcg);
     }
 
     fn scan_count_for(&self, memcg: usize, sc: &mut ScanControl) -> [u64; 4] {

@@ -130,7 +130,8 @@ impl Mm {
             .refault_distance(ev_lruvec.nonresident_age, eviction);
         // `workingset_test_recent`: compare with what could have been evicted instead.
         let ev_memcg = memcg_id as usize;
-        let size = |l: usize| self.lruvec_size_hier(ev_memcg, l);
+        self.mem_cgroup_flush_stats_ratelimited(ev_memcg);
+        let size = |l: usize| self.lruvec_page_state(ev_memcg, l);
         let mut ws_size = size(lru::ACTIVE_FILE);
         if !file {
             ws_size += size(lru::INACTIVE_FILE);
@@ -148,7 +149,9 @@ impl Mm {
         self.workingset_age_nonresident(memcg, 1);
         let mut m = Some(memcg);
         while let Some(c) = m {
-            self.lruvecs[c].workingset_activate[t] += 1;
+            let v = &mut self.lruvecs[c];
+            v.workingset_activate[t] += 1;
+            v.stats_updates += 1;
             m = self.memcg.cgs[c].parent;
         }
         self.count_memcg_type(

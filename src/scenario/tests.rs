@@ -352,6 +352,20 @@ fn semantic_errors_point_at_their_key() {
             "sometimes",
         ),
         (
+            "seed = 7",
+            "memory_stat_poll = \"10us\"",
+            4,
+            "run.memory_stat_poll",
+            "at least 1ms",
+        ),
+        (
+            "HZ = 250",
+            "memcg_stats_flush = \"lazy\"",
+            13,
+            "kernel.memcg_stats_flush",
+            "lazy",
+        ),
+        (
             "HZ = 250",
             "fault_around_bytes = 4194304",
             13,

@@ -728,6 +728,17 @@ fn check_run(r: &Run, c: &mut Checker) {
             ),
         );
     }
+    // A read flushes at most every cgroup's statistics: below a millisecond it would
+    // only cost events.
+    if r.memory_stat_poll.0 != 0 && r.memory_stat_poll.0 < MIN_SAMPLE_INTERVAL_NS {
+        c.err(
+            "run.memory_stat_poll",
+            format!(
+                "must be 0 (no reads) or at least 1ms, got {}",
+                tm(r.memory_stat_poll)
+            ),
+        );
+    }
     if !(1_000..=10_000_000).contains(&r.slice.0) {
         c.err(
             "run.slice",

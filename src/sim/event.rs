@@ -19,6 +19,10 @@ pub enum Event {
     Sample,
     /// Apply timed action `i`.
     Action(u32),
+    /// The memcg statistics' periodic flush (`flush_memcg_stats_dwork`).
+    MemcgFlush,
+    /// A monitoring agent reads every cgroup's memory.stat (`run.memory_stat_poll`).
+    MemoryStatRead,
 }
 
 #[derive(Debug, Default)]

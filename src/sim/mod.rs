@@ -257,6 +257,14 @@ impl Simulation {
         for (i, a) in scenario.actions.iter().enumerate() {
             queue.push(a.at.0, Event::Action(i as u32));
         }
+        // Queued whatever kernel.memcg_stats_flush says: an action may switch it.
+        queue.push(
+            crate::mm::memcontrol::MEMCG_FLUSH_TIME_NS,
+            Event::MemcgFlush,
+        );
+        if scenario.run.memory_stat_poll.0 > 0 {
+            queue.push(scenario.run.memory_stat_poll.0, Event::MemoryStatRead);
+        }
         let nr_cpus = scenario.machine.nr_cpus as usize;
         mm.set_nr_tasks(tasks.len());
         let memcg_parents: Vec<Option<usize>> = mm.memcg.cgs.iter().map(|c| c.parent).collect();
@@ -369,6 +377,27 @@ impl Simulation {
                     }
                 }
                 Event::Action(i) => self.apply_action(i as usize, t)?,
+                Event::MemcgFlush => {
+                    // A kworker's work; as PSI's averaging, on no simulated CPU.
+                    self.mm.now = t;
+                    if self.mm.cfg.memcg_stats_rstat {
+                        self.mm.flush_memcg_stats_dwork();
+                    }
+                    self.queue.push(
+                        t + crate::mm::memcontrol::MEMCG_FLUSH_TIME_NS,
+                        Event::MemcgFlush,
+                    );
+                }
+                Event::MemoryStatRead => {
+                    self.mm.now = t;
+                    for m in 0..self.mm.memcg.cgs.len() {
+                        self.mm.memory_stat_read(m);
+                    }
+                    self.queue.push(
+                        t + self.scenario.run.memory_stat_poll.0,
+                        Event::MemoryStatRead,
+                    );
+                }
             }
             self.handle_out();
             self.arm_io_poll();
