@@ -160,6 +160,20 @@ impl Mm {
             .unwrap_or(index + max_scan)
     }
 
+    /// The `page_cache_sync_ra` / `page_cache_async_ra` tracepoints: the request and
+    /// the file's window as it stands.
+    fn trace_ra(&mut self, tp: Tp, space: u32, index: u64, req_count: u64) {
+        let ra = self.spaces[space as usize].ra;
+        self.trace(
+            tp,
+            format_args!(
+                "ino={space:x} index={index} req_count={req_count} order={} size={} \
+                 async_size={} ra_pages={} mmap_miss={} prev_pos={}",
+                ra.order, ra.size, ra.async_size, ra.ra_pages, ra.mmap_miss, ra.prev_pos
+            ),
+        );
+    }
+
     /// `ractl_max_pages`: a request bigger than the window may read up to the device's
     /// largest request.
     fn ractl_max_pages(&self, space: u32, req_size: u64) -> u64 {
@@ -185,14 +199,7 @@ impl Mm {
         let s = &self.spaces[space as usize];
         let mut forced = s.advice == Advice::Random;
         let ra = s.ra;
-        self.trace(
-            Tp::PageCacheSyncRa,
-            format_args!(
-                "ino={space:x} index={index} req_count={req_count} order={} size={} \
-                 async_size={} ra_pages={} mmap_miss={} prev_pos={}",
-                ra.order, ra.size, ra.async_size, ra.ra_pages, ra.mmap_miss, ra.prev_pos
-            ),
-        );
+        self.trace_ra(Tp::PageCacheSyncRa, space, index, req_count);
         if ra.ra_pages == 0 {
             req_count = 1;
             forced = true;
@@ -251,14 +258,7 @@ impl Mm {
         if self.frames[pfn as usize].test(pg::WRITEBACK) {
             return Ok(());
         }
-        self.trace(
-            Tp::PageCacheAsyncRa,
-            format_args!(
-                "ino={space:x} index={index} req_count={req_count} order={} size={} \
-                 async_size={} ra_pages={} mmap_miss={} prev_pos={}",
-                ra.order, ra.size, ra.async_size, ra.ra_pages, ra.mmap_miss, ra.prev_pos
-            ),
-        );
+        self.trace_ra(Tp::PageCacheAsyncRa, space, index, req_count);
         self.frames[pfn as usize].clear(pg::READAHEAD);
         let max_pages = self.ractl_max_pages(space, req_count);
         let (start, mut size) = if index == ra.start + ra.size - ra.async_size {
