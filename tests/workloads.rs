@@ -500,3 +500,50 @@ count = 600
         .to_string();
     assert!(e.contains(".gfp: unknown GFP flag `__GFP_THISNOT`"), "{e}");
 }
+
+/// `start_after`: a paced workload waiting for another starts when the other's threads
+/// are done. `first` issues until its `stop` at 1 s (its two threads exit at their next
+/// step after it); `second`, 1000 ops/s on one thread, then runs the last second of the
+/// 2 s run: 1000 operations (the first at 1 s, the last before 2 s) where on its own
+/// it would do 2000. `third` waits for `second`, which never finishes: it never starts.
+#[test]
+fn start_after_waits_for_the_other_workload_to_end() {
+    let text = r#"
+[run]
+duration = "2s"
+[machine]
+memory = "256M"
+[[workload]]
+name = "first"
+kind = "anon"
+size = "4M"
+threads = 2
+stop = "1s"
+[[workload]]
+name = "second"
+kind = "anon"
+size = "4M"
+rate = 1000
+start_after = "first"
+[[workload]]
+name = "third"
+kind = "anon"
+size = "4M"
+start_after = "second"
+"#;
+    let r = run(text);
+    let ops = r.workloads["second"].ops;
+    assert!((999..=1001).contains(&ops), "{ops}");
+    assert_eq!(r.workloads["third"].ops, 0);
+    let alone = run(&text.replace("start_after = \"first\"\n", ""));
+    assert!((1999..=2001).contains(&alone.workloads["second"].ops));
+    // Names that do not resolve, or wait in a circle, are refused at their key.
+    for (bad, part) in [
+        ("start_after = \"first\"", "start_after = \"nobody\""),
+        ("start_after = \"first\"", "start_after = \"third\""),
+    ] {
+        let sc = reclaimsim::scenario::parse_str(&text.replace(bad, part), "t.toml", &[]);
+        let e = sc.expect_err("refused").to_string();
+        assert!(e.contains("workload[1].start_after"), "{e}");
+    }
+}

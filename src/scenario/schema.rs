@@ -880,6 +880,11 @@ pub struct Workload {
     pub threads: u32,
     #[serde(default)]
     pub start: Nanos,
+    /// Start when workload `start_after` has finished (all its threads done: its
+    /// work finished, its `stop` passed, or OOM-killed), or at `start` if later. A
+    /// workload whose predecessor never finishes never starts.
+    #[serde(default)]
+    pub start_after: Option<String>,
     /// When the workload stops issuing operations (default: end of run).
     #[serde(default)]
     pub stop: Option<Nanos>,

@@ -1219,6 +1219,34 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
             );
         }
 
+        if let Some(after) = &w.start_after {
+            match sc.workloads.iter().position(|o| &o.name == after) {
+                None => c.err(k("start_after"), format!("no workload is named `{after}`")),
+                Some(j) if j == i => c.err(k("start_after"), "a workload cannot wait for itself"),
+                Some(_) => {
+                    // Follow the chain: it must end at a workload that starts.
+                    let mut seen = vec![i];
+                    let mut cur = w.start_after.clone();
+                    while let Some(name) = cur {
+                        let Some(j) = sc.workloads.iter().position(|o| o.name == name) else {
+                            break;
+                        };
+                        if seen.contains(&j) {
+                            c.err(
+                                k("start_after"),
+                                format!(
+                                    "`{after}` waits, directly or not, for `{}`: a cycle",
+                                    w.name
+                                ),
+                            );
+                            break;
+                        }
+                        seen.push(j);
+                        cur = sc.workloads[j].start_after.clone();
+                    }
+                }
+            }
+        }
         let kind = kind_name(w.kind);
         let for_kind = format!("for kind \"{kind}\"");
         // Keys that do not apply to this kind are errors, not silently ignored.

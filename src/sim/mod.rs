@@ -127,6 +127,9 @@ pub struct Simulation {
     flusher_task: usize,
     /// The task of each kdamond.
     kdamond_tasks: Vec<usize>,
+    /// Per workload: the workload whose end it waits for (`start_after`), until it
+    /// starts.
+    waiting_on: Vec<Option<usize>>,
     actions: Vec<ActionRecord>,
     now: u64,
     slices: u64,
@@ -148,9 +151,20 @@ impl Simulation {
         let mut workloads = Vec::new();
         let mut threads = Vec::new();
         let mut queue = EventQueue::default();
+        // start_after: the workload it waits for (validated: another one, no cycle).
+        let waiting_on: Vec<Option<usize>> = scenario
+            .workloads
+            .iter()
+            .map(|cfg| {
+                cfg.start_after
+                    .as_ref()
+                    .and_then(|name| scenario.workloads.iter().position(|o| &o.name == name))
+            })
+            .collect();
         for (i, cfg) in scenario.workloads.iter().enumerate() {
             let w = Workload::new(i, cfg, &scenario, &mut mm);
             let nr_threads = Workload::nr_threads(cfg) as usize;
+            let waits = waiting_on[i].is_some();
             for t in 0..nr_threads {
                 let name = format!("{}/{t}", cfg.name);
                 // Sequential threads start spread over the range.
@@ -164,7 +178,7 @@ impl Simulation {
                         thread: threads.len() - 1,
                     },
                     gen: 0,
-                    pending: Some((w.start_ns, true)),
+                    pending: (!waits).then_some((w.start_ns, true)),
                     exited: false,
                     cpu: 0,
                     sleep: None,
@@ -172,13 +186,15 @@ impl Simulation {
                     user_ns: 0,
                     system_ns: 0,
                 });
-                queue.push(
-                    w.start_ns,
-                    Event::Ready {
-                        task: (tasks.len() - 1) as u32,
-                        gen: 0,
-                    },
-                );
+                if !waits {
+                    queue.push(
+                        w.start_ns,
+                        Event::Ready {
+                            task: (tasks.len() - 1) as u32,
+                            gen: 0,
+                        },
+                    );
+                }
             }
             workloads.push(w);
         }
@@ -299,6 +315,7 @@ impl Simulation {
             kcompactd_awake_ns: 0,
             flusher_task,
             kdamond_tasks,
+            waiting_on,
             actions: Vec::new(),
             now: 0,
             slices: 0,
@@ -603,6 +620,7 @@ impl Simulation {
                             self.end_sleep(task, self.now);
                         }
                     }
+                    self.start_waiting_workloads(self.now);
                 }
             }
         }
@@ -839,16 +857,56 @@ impl Simulation {
                 let wakeable = self.mm.reclaim_wait.is_wakeable(task, until_ns);
                 self.set_timer(task, until_ns, wakeable)
             }
-            SliceEnd::Exit => self.tasks[task].exited = true,
+            SliceEnd::Exit => {
+                self.tasks[task].exited = true;
+                self.start_waiting_workloads(end);
+            }
             SliceEnd::AllocFailed => {
                 // The allocation failed and the OOM killer found nothing else to kill:
                 // the fault kills the faulting process (pagefault_out_of_memory).
                 self.mm.now = end;
                 self.mm.oom_kill_workload(wi);
                 self.tasks[task].exited = true;
+                self.start_waiting_workloads(end);
             }
         }
         end
+    }
+
+    /// `start_after`: every workload waiting for one whose threads have all exited
+    /// starts now (or at its `start`, if later).
+    fn start_waiting_workloads(&mut self, now: u64) {
+        for w in 0..self.waiting_on.len() {
+            let Some(before) = self.waiting_on[w] else {
+                continue;
+            };
+            let done = self.tasks.iter().all(|t| {
+                !matches!(t.kind, TaskKind::Worker { workload, .. } if workload == before)
+                    || t.exited
+            });
+            if !done {
+                continue;
+            }
+            self.waiting_on[w] = None;
+            let at = now.max(self.workloads[w].start_ns);
+            self.workloads[w].delay_start(at);
+            for task in 0..self.tasks.len() {
+                if let TaskKind::Worker { workload, thread } = self.tasks[task].kind {
+                    if workload == w {
+                        self.threads[thread].next_issue_ns = at;
+                        self.tasks[task].pending = Some((at, true));
+                        let gen = self.tasks[task].gen;
+                        self.queue.push(
+                            at,
+                            Event::Ready {
+                                task: task as u32,
+                                gen,
+                            },
+                        );
+                    }
+                }
+            }
+        }
     }
 
     pub fn now(&self) -> u64 {

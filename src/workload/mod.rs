@@ -68,6 +68,10 @@ pub struct Workload {
     pub stop_ns: u64,
     /// Operations before this time are not counted (fio's ramp_time).
     pub stats_from_ns: u64,
+    /// fio's `runtime` (stop_ns is at most stats_from_ns plus it) and the `stop`
+    /// key's time, for a start moved by `start_after`.
+    runtime_ns: Option<u64>,
+    stop_key_ns: u64,
     pub stats: WorkloadStats,
     pub killed_at: Option<u64>,
     /// phases: when every thread had finished its steps.
@@ -353,11 +357,30 @@ impl Workload {
             start_ns: cfg.start.0,
             stop_ns,
             stats_from_ns,
+            runtime_ns: (cfg.kind == WorkloadKind::Fio)
+                .then_some(cfg.runtime.map(|r| r.0))
+                .flatten(),
+            stop_key_ns: cfg
+                .stop
+                .map_or(sc.run.duration.0, |t| t.0)
+                .min(sc.run.duration.0),
             stats: WorkloadStats::default(),
             killed_at: None,
             finished_at: None,
             threads_running: Workload::nr_threads(cfg),
         }
+    }
+
+    /// `start_after`: the workload starts at `at` instead of its `start` (later): its
+    /// ramp and fio's runtime count from there; `stop` stays where it was.
+    pub fn delay_start(&mut self, at: u64) {
+        let shift = at.saturating_sub(self.start_ns);
+        self.start_ns += shift;
+        self.stats_from_ns += shift;
+        self.stop_ns = match self.runtime_ns {
+            Some(run) => self.stop_key_ns.min(self.stats_from_ns + run),
+            None => self.stop_key_ns,
+        };
     }
 
     /// Number of tasks this workload runs (fio: numjobs).
