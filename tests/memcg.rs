@@ -456,3 +456,49 @@ fn memory_stat_reads_flush_what_reclaim_sees() {
     let (quiet, polled) = (run("exact", "0s"), run("exact", "100ms"));
     assert_eq!(key(&quiet), key(&polled), "nothing to flush under exact");
 }
+
+/// A cgroup write computed from the cgroup's state when the action runs: a 64 MiB
+/// mapping touched in order (16384 pages, all resident by 1 s: each first touch is a
+/// 1 us fault) has memory.current = 64M, so "memory.current - 16M" writes 48M to
+/// memory.max, and limit reclaim brings usage under it. Expressions that do not
+/// parse are refused at the value's key.
+#[test]
+fn a_write_computed_from_memory_current() {
+    let text = r#"
+[run]
+duration = "2s"
+[machine]
+memory = "512M"
+[machine.swap]
+type = "zram"
+size = "512M"
+[[cgroup]]
+path = "app"
+[[workload]]
+name = "app"
+kind = "anon"
+size = "64M"
+pattern = "sequential"
+cgroup = "app"
+[[action]]
+at = "1s"
+cgroup = "app"
+write = "memory.max"
+value = "memory.current - 16M"
+"#;
+    let r = common::run_checked(text, &[]);
+    let m = &r.cgroups["app"]["memory"];
+    assert_eq!(m["max"].as_u64(), Some(48 << 20));
+    assert!(
+        m["current"].as_u64().unwrap() <= 48 << 20,
+        "{}",
+        m["current"]
+    );
+    assert_eq!(m["peak"].as_u64(), Some(64 << 20));
+    for bad in ["memory.current -", "memory.stat - 1M", "memory.current 16M"] {
+        let e = scenario::parse_str(&text.replace("memory.current - 16M", bad), "t.toml", &[])
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("action[0].value"), "{e}");
+    }
+}

@@ -12,6 +12,7 @@ pub mod damon;
 mod keypath;
 pub mod masim;
 pub mod schema;
+pub mod size_expr;
 pub mod units;
 pub mod validate;
 

@@ -1595,8 +1595,19 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
                         ),
                     );
                 }
+                if let Some(Err(why)) = a
+                    .value
+                    .as_str()
+                    .filter(|v| super::size_expr::is_expr(v))
+                    .map(super::size_expr::parse)
+                {
+                    c.err(format!("action[{i}].value"), why);
+                    continue;
+                }
                 let ok = match &a.value {
-                    toml::Value::String(v) => v == "max" || units::parse_size(v).is_ok(),
+                    toml::Value::String(v) => {
+                        v == "max" || units::parse_size(v).is_ok() || super::size_expr::is_expr(v)
+                    }
                     toml::Value::Integer(n) => *n >= 0,
                     _ => false,
                 };

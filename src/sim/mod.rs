@@ -568,6 +568,23 @@ impl Simulation {
                     toml::Value::String(v) if v == "max" => {
                         crate::mm::page_counter::PAGE_COUNTER_MAX
                     }
+                    toml::Value::String(v) if scenario::size_expr::is_expr(v) => {
+                        // Computed from the cgroup's files now, as a script would.
+                        let expr = scenario::size_expr::parse(v).map_err(err)?;
+                        let c = &self.mm.memcg.counters.c[memcg];
+                        let bytes = |p: u64| p.saturating_mul(4096);
+                        scenario::size_expr::eval(&expr, |f| {
+                            use scenario::size_expr::CgroupFile as F;
+                            bytes(match f {
+                                F::Current => c.usage,
+                                F::Peak => c.watermark,
+                                F::Min => c.min,
+                                F::Low => c.low,
+                                F::High => c.high,
+                                F::Max => c.max,
+                            })
+                        }) / 4096
+                    }
                     toml::Value::String(v) => scenario::units::parse_size(v).map_err(err)? / 4096,
                     toml::Value::Integer(n) => *n as u64 / 4096,
                     other => return Err(err(format!("`{other}` is not a size"))),
