@@ -914,6 +914,10 @@ pub struct Workload {
     /// sequential otherwise.
     #[serde(default)]
     pub advice: Option<Advice>,
+    /// anon: write every page once, in order, before the pattern starts (as most
+    /// benchmarks initialise their memory); threads split the range.
+    #[serde(default)]
+    pub init: Option<bool>,
     /// Account the workload's page tables: a page-table page (unmovable kernel memory)
     /// for each 2 MiB of anonymous memory it touches, freed when the memory is
     /// unmapped. Off by default (the simulator's behaviour before).

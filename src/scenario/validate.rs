@@ -1009,6 +1009,7 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
             "madvise_hugepage",
             "page_tables",
             "advice",
+            "init",
         ]),
         WorkloadKind::FileRead => {
             with_pattern(&["nr_files", "file_size", "io_size", "mmap", "advice"])
@@ -1075,6 +1076,7 @@ fn given_keys(w: &Workload) -> Vec<&'static str> {
         write_ratio,
         madvise_hugepage,
         advice,
+        init,
         page_tables,
         kernel_stacks,
         size,

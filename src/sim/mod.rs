@@ -170,7 +170,9 @@ impl Simulation {
                 // Sequential threads start spread over the range.
                 let cursor = (w.items() * t as u64) / nr_threads as u64;
                 let rng = rng::task_rng(scenario.run.seed, &name);
-                threads.push(Thread::new(i, t, rng, cursor, w.start_ns));
+                let mut thread = Thread::new(i, t, rng, cursor, w.start_ns);
+                thread.init_left = w.init_accesses(t, nr_threads);
+                threads.push(thread);
                 tasks.push(Task {
                     name,
                     kind: TaskKind::Worker {

@@ -33,6 +33,8 @@ pub enum Spec {
         space: u32,
         sampler: Sampler,
         write_u32: u32,
+        /// `init`: the in-order writes before the pattern (a thread's `init_left`).
+        init: Option<Sampler>,
     },
     File {
         write: bool,
@@ -122,6 +124,8 @@ pub struct Thread {
     pub cursor: u64,
     /// Earliest start of the next batch (pacing).
     pub next_issue_ns: u64,
+    /// anon `init`: in-order writes left before the pattern starts.
+    pub init_left: u64,
     /// An operation waiting for I/O: when it started. The I/O brought in every page
     /// the operation needed, so it completes when the thread runs again.
     pub pending_since: Option<u64>,
@@ -167,6 +171,7 @@ impl Thread {
             rng,
             cursor,
             next_issue_ns: start_ns,
+            init_left: 0,
             pending_since: None,
             retry: None,
             batch_start_ns: 0,
@@ -270,6 +275,10 @@ impl Workload {
                     space,
                     sampler: sampler_for(pattern, pages, cfg),
                     write_u32: prob_u32(cfg.write_ratio.unwrap_or(0.0)),
+                    init: cfg
+                        .init
+                        .unwrap_or(false)
+                        .then_some(Sampler::Sequential { n: pages }),
                 }
             }
             WorkloadKind::FileRead | WorkloadKind::FileWrite => {
@@ -381,6 +390,18 @@ impl Workload {
             Some(run) => self.stop_key_ns.min(self.stats_from_ns + run),
             None => self.stop_key_ns,
         };
+    }
+
+    /// `init`: how many in-order writes thread `index` of `nr` does before the
+    /// pattern (its share of the range, which its cursor starts at).
+    pub fn init_accesses(&self, index: usize, nr: usize) -> u64 {
+        match &self.spec {
+            Spec::Anon { init: Some(_), .. } => {
+                let n = self.items();
+                n * (index as u64 + 1) / nr as u64 - n * index as u64 / nr as u64
+            }
+            _ => 0,
+        }
     }
 
     /// Number of tasks this workload runs (fio: numjobs).
@@ -656,10 +677,20 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
             space,
             sampler,
             write_u32,
+            init,
         } => {
             let space = *space;
             if let Some((vpn, write)) = cx.retry {
                 return fault_in(cx, t, space, vpn as u32, write, origin);
+            }
+            if let (Some(init), true) = (init, t.init_left > 0) {
+                // The thread's share of the range, in order, every access a write.
+                let limit = hit_limit(cx, access_ns, t.init_left);
+                let (hits, miss) = run_hit_loop(cx, t, init, space, 0, limit, u32::MAX);
+                t.init_left -= (hits + miss.is_some() as u64).min(t.init_left);
+                return after_hits(
+                    stats, stats_from, cx, t, space, hits, miss, access_ns, origin,
+                );
             }
             let limit = hit_limit(cx, access_ns, u64::MAX);
             let (hits, miss) = run_hit_loop(cx, t, sampler, space, 0, limit, *write_u32);
