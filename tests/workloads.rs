@@ -584,3 +584,72 @@ init = true
         .to_string();
     assert!(e.contains("workload[0].init"), "{e}");
 }
+
+/// `ops = N`: exactly N operations over all threads, whatever the kind (a hit loop's
+/// accesses, reads, requests, I/Os), paced or not; then the workload has finished,
+/// which `stop_when_done` ends the run on.
+#[test]
+fn ops_stops_after_exactly_that_many() {
+    let text = r#"
+[run]
+duration = "3s"
+stop_when_done = true
+[machine]
+memory = "512M"
+[[workload]]
+name = "a"
+kind = "anon"
+size = "64M"
+pattern = "zipf"
+threads = 3
+ops = 1000003
+[[workload]]
+name = "paced"
+kind = "anon"
+size = "4M"
+rate = 10000
+threads = 2
+ops = 999
+[[workload]]
+name = "f"
+kind = "file-read"
+nr_files = 2
+file_size = "64M"
+io_size = "16K"
+pattern = "uniform"
+threads = 2
+ops = 777
+[[workload]]
+name = "kv"
+kind = "kv"
+keys = 10000
+value_size = "2000"
+pipeline = 8
+threads = 2
+ops = 12345
+[[workload]]
+name = "fio"
+kind = "fio"
+rw = "randread"
+size = "32M"
+numjobs = 2
+ops = 4321
+"#;
+    let r = run(text);
+    for (w, n) in [
+        ("a", 1000003),
+        ("paced", 999),
+        ("f", 777),
+        ("kv", 12345),
+        ("fio", 4321),
+    ] {
+        assert_eq!(r.workloads[w].ops, n, "{w}");
+    }
+    // The paced one is the last to finish: 999 ops at 2 × 10000/s take ~50 ms, so the
+    // run ends long before its 3 s.
+    assert!(r.duration_ns < 1_000_000_000, "{}", r.duration_ns);
+    let e = reclaimsim::scenario::parse_str(&text.replace("ops = 777", "ops = 0"), "t.toml", &[])
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains("workload[2].ops"), "{e}");
+}

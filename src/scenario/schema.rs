@@ -885,6 +885,10 @@ pub struct Workload {
     /// workload whose predecessor never finishes never starts.
     #[serde(default)]
     pub start_after: Option<String>,
+    /// Stop after exactly this many operations (all threads together; a hit loop's
+    /// accesses are operations), then the workload is finished.
+    #[serde(default)]
+    pub ops: Option<u64>,
     /// When the workload stops issuing operations (default: end of run).
     #[serde(default)]
     pub stop: Option<Nanos>,

@@ -1204,6 +1204,9 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
             names.insert(&w.name, i);
         }
         c.range(k("threads"), w.threads, 1, 1024);
+        if w.ops == Some(0) {
+            c.err(k("ops"), "must be at least 1 (leave it out for no limit)");
+        }
         if w.start >= end {
             c.err(
                 k("start"),

@@ -74,6 +74,8 @@ pub struct Workload {
     /// key's time, for a start moved by `start_after`.
     runtime_ns: Option<u64>,
     stop_key_ns: u64,
+    /// `ops = N`: operations left to issue (all threads together); None: no limit.
+    pub ops_left: Option<u64>,
     pub stats: WorkloadStats,
     pub killed_at: Option<u64>,
     /// phases: when every thread had finished its steps.
@@ -369,6 +371,7 @@ impl Workload {
             runtime_ns: (cfg.kind == WorkloadKind::Fio)
                 .then_some(cfg.runtime.map(|r| r.0))
                 .flatten(),
+            ops_left: cfg.ops,
             stop_key_ns: cfg
                 .stop
                 .map_or(sc.run.duration.0, |t| t.0)
@@ -454,6 +457,8 @@ pub(crate) struct Ctx<'a> {
     pub rep: &'a mut SliceReport,
     /// The operation is a retry of this (item, write) after a sleep.
     pub retry: Option<(u64, bool)>,
+    /// `ops = N`: how many operations (hit-loop accesses) this step may still issue.
+    pub ops_cap: u64,
     /// Whether the loop may run many accesses in one step (no pacing between them).
     pub unpaced: bool,
     /// Hit loops skip accesses that change nothing (`run.access_sampling = "skip"`).
@@ -558,6 +563,14 @@ pub fn run_slice(
             t.retry = retry;
             break SliceEnd::Preempted;
         }
+        // `ops = N` spent: the thread is done (a retried operation was issued).
+        if retry.is_none() && w.ops_left == Some(0) {
+            w.threads_running -= 1;
+            if w.threads_running == 0 {
+                w.finished_at = Some(clock);
+            }
+            break SliceEnd::Exit;
+        }
         if retry.is_none() && t.batch_left == 0 {
             t.batch_start_ns = clock;
             t.batch_left = w.batch;
@@ -582,11 +595,25 @@ pub fn run_slice(
             slice_end,
             rep: &mut *rep,
             retry: retry.map(|(i, wr, _)| (i, wr)),
+            ops_cap: w.ops_left.unwrap_or(u64::MAX),
             unpaced: w.interval_ns == 0 && w.think_ns == 0,
             skip_hits: w.skip_hits,
             deferred_ns: 0,
         };
+        let ops_before = t.ops;
         let step = run_op(w, t, &mut cx, origin);
+        if let Some(left) = w.ops_left.as_mut() {
+            // Issued: the hits counted, and the operation the step ends in (a retry
+            // was counted when first issued).
+            let op = matches!(
+                step,
+                Step::Op(
+                    FaultResult::Done | FaultResult::Blocked { .. } | FaultResult::Killed,
+                    _
+                )
+            ) && retry.is_none();
+            *left = left.saturating_sub(t.ops - ops_before + op as u64);
+        }
         let op_start_ns = clock;
         clock = cx.clock;
         let deferred_ns = cx.deferred_ns;
@@ -740,6 +767,7 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
 /// unpaced (capped by `cap`), else one (pacing applies per access).
 pub(crate) fn hit_limit(cx: &Ctx, access_ns: u64, cap: u64) -> u64 {
     if cx.unpaced {
+        let cap = cap.min(cx.ops_cap);
         ((cx.slice_end.saturating_sub(cx.clock)) / access_ns.max(1)).clamp(1, cap.max(1))
     } else {
         1
