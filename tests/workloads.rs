@@ -653,3 +653,41 @@ ops = 4321
         .to_string();
     assert!(e.contains("workload[2].ops"), "{e}");
 }
+
+/// hotcold inside `phases`, its phase change an access count into the step. 4 MiB
+/// (1024 pages), the first quarter hot (256 pages) taking 99.9 % of 40 000 accesses
+/// (4 ms at 100 ns): all 256 hot pages are touched (coupon collector: ~1 400 draws
+/// suffice), the cold 768 see ~40 accesses. With the change after 20 000 accesses the
+/// hot set moves to pages 512..768 and faults those 256 in too: 512 faults plus the
+/// few cold ones, against 256 plus the few without it.
+#[test]
+fn hotcold_in_phases_moves_its_hot_set_after_an_access_count() {
+    let text = r#"
+[run]
+duration = "1s"
+[machine]
+memory = "256M"
+[[workload]]
+name = "p"
+kind = "phases"
+[[workload.phase]]
+duration = "4ms"
+size = "4M"
+pattern = "hotcold"
+hot_fraction = 0.25
+hot_probability = 0.999
+phase_change = 20000
+"#;
+    let moved = run(text).vm("pgfault");
+    assert!((512..=580).contains(&moved), "{moved}");
+    let still = run(&text.replace("phase_change = 20000\n", "")).vm("pgfault");
+    assert!((256..=320).contains(&still), "{still}");
+    let e = reclaimsim::scenario::parse_str(
+        &text.replace("pattern = \"hotcold\"", "pattern = \"uniform\""),
+        "t.toml",
+        &[],
+    )
+    .expect_err("refused")
+    .to_string();
+    assert!(e.contains("phase[0].hot_fraction"), "{e}");
+}

@@ -836,6 +836,16 @@ pub struct Phase {
     pub skew: Option<f64>,
     #[serde(default)]
     pub write_ratio: Option<f64>,
+    /// hotcold: the share of the step's range that is hot (0.2) and the share of
+    /// accesses that go to it (0.8).
+    #[serde(default)]
+    pub hot_fraction: Option<f64>,
+    #[serde(default)]
+    pub hot_probability: Option<f64>,
+    /// hotcold: after this many of the step's accesses the hot set moves to the
+    /// middle of the range (default: never).
+    #[serde(default)]
+    pub phase_change: Option<u64>,
 }
 
 /// A `phases` program from a file (`config`): its steps, and how often the steps from

@@ -1160,8 +1160,23 @@ pub fn check_phases(
         if let Some(s) = p.skew.filter(|s| !(s.is_finite() && *s > 0.0)) {
             c.err(pk("skew"), format!("must be a finite number > 0, got {s}"));
         }
-        if p.pattern == Pattern::Hotcold {
-            c.err(pk("pattern"), "hotcold is not available in phases");
+        let hot = p.pattern == Pattern::Hotcold;
+        for (f, given) in [
+            ("hot_fraction", p.hot_fraction.is_some()),
+            ("hot_probability", p.hot_probability.is_some()),
+            ("phase_change", p.phase_change.is_some()),
+        ] {
+            if given && !hot {
+                c.err(pk(f), "does not apply unless pattern = \"hotcold\"");
+            }
+        }
+        for (f, v) in [
+            ("hot_fraction", p.hot_fraction),
+            ("hot_probability", p.hot_probability),
+        ] {
+            if let Some(x) = v.filter(|x| !(*x > 0.0 && *x < 1.0)) {
+                c.err(pk(f), format!("must be in (0, 1), got {x}"));
+            }
         }
         if let Some(r) = p.write_ratio.filter(|r| !(0.0..=1.0).contains(r)) {
             c.err(pk("write_ratio"), format!("must be in [0, 1], got {r}"));

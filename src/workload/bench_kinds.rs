@@ -433,24 +433,47 @@ impl Phases {
             .max()
             .unwrap_or(1)
             .max(1);
-        let steps = phases
-            .iter()
-            .map(|p| {
-                let n = p.size.pages().max(1);
-                PhaseStep {
-                    accesses: (p.duration.0 / access_ns).max(1),
-                    base: p.offset.0 / 4096,
-                    sampler: match p.pattern {
-                        Pattern::Sequential => Sampler::Sequential { n },
-                        Pattern::Zipf => {
-                            Sampler::Zipf(Arc::new(Zipf::new(n, p.skew.unwrap_or(0.99))))
+        // A hotcold step with a phase change is two steps here: the accesses before
+        // it with the hot set at the range's start, the rest with it in the middle.
+        let mut steps = Vec::new();
+        let mut first_step = Vec::new();
+        for p in phases {
+            first_step.push(steps.len());
+            let n = p.size.pages().max(1);
+            let accesses = (p.duration.0 / access_ns).max(1);
+            let step = |accesses: u64, sampler: Sampler| PhaseStep {
+                accesses,
+                base: p.offset.0 / 4096,
+                sampler,
+                write_u32: prob_u32(p.write_ratio.unwrap_or(0.0)),
+            };
+            match p.pattern {
+                Pattern::Sequential => steps.push(step(accesses, Sampler::Sequential { n })),
+                Pattern::Zipf => steps.push(step(
+                    accesses,
+                    Sampler::Zipf(Arc::new(Zipf::new(n, p.skew.unwrap_or(0.99)))),
+                )),
+                Pattern::Hotcold => {
+                    let hot = |moved: bool| Sampler::HotCold {
+                        n,
+                        hot_n: ((n as f64 * p.hot_fraction.unwrap_or(0.2)) as u64)
+                            .clamp(1, n.max(2) - 1),
+                        hot_prob_u32: prob_u32(p.hot_probability.unwrap_or(0.8)),
+                        // Time 0 has passed: moved from the start.
+                        phase_change_ns: moved.then_some(0),
+                    };
+                    match p.phase_change.filter(|&k| k > 0 && k < accesses) {
+                        Some(k) => {
+                            steps.push(step(k, hot(false)));
+                            steps.push(step(accesses - k, hot(true)));
                         }
-                        _ => Sampler::Uniform { n },
-                    },
-                    write_u32: prob_u32(p.write_ratio.unwrap_or(0.0)),
+                        None => steps.push(step(accesses, hot(p.phase_change == Some(0)))),
+                    }
                 }
-            })
-            .collect();
+                Pattern::Uniform => steps.push(step(accesses, Sampler::Uniform { n })),
+            }
+        }
+        let repeat_from = first_step.get(repeat_from as usize).copied().unwrap_or(0) as u32;
         Phases {
             space: mm.add_space(SpaceKind::Anon, cfg.name.clone(), max_pages, Some(idx)),
             steps,
