@@ -20,10 +20,10 @@ impl Mm {
         // Readahead's runs of locked pages are submitted before the kernel call
         // returns: none is left open (it would lock its pages for good).
         for (si, s) in self.spaces.iter().enumerate() {
-            if let Some(r) = s.reads.iter().find(|r| r.done_ns == u64::MAX) {
+            if let Some((first, end)) = s.adding {
                 return Err(format!(
-                    "space {si} ({}): a readahead run [{}, {}) never submitted",
-                    s.name, r.first, r.end
+                    "space {si} ({}): a readahead run [{first}, {end}) never submitted",
+                    s.name
                 ));
             }
         }

@@ -55,17 +55,13 @@ impl Mm {
     /// Whether page cache page `pfn` is locked by a read still in flight.
     pub fn folio_locked_for_read(&mut self, pfn: Pfn) -> bool {
         let f = self.frames[pfn as usize];
-        !self.spaces[f.mapping as usize].reads.is_empty()
-            && self.read_pending_until(f.mapping, f.index).is_some()
+        self.read_pending_until(f.mapping, f.index).is_some()
     }
 
     /// How long a reader of `space[first..end)` waits for reads in flight, and whether
     /// a page it waits for was in the working set (a refault: the wait is a memory
     /// stall, `folio_wait_bit_common`'s thrashing accounting).
     fn wait_on_reads(&mut self, space: u32, first: u32, end: u32) -> FaultResult {
-        if self.spaces[space as usize].reads.is_empty() {
-            return FaultResult::Done;
-        }
         let mut until_ns = 0;
         let mut memstall = false;
         for idx in first..end {

@@ -264,6 +264,9 @@ pub struct Space {
     /// Reads in flight into this file's page cache: pages `[first, end)` are locked
     /// and not uptodate until `done_ns` (what a reader of them waits for).
     pub reads: Vec<readahead::PendingRead>,
+    /// The run of pages readahead is adding (locked, not yet submitted): `[first,
+    /// end)`. Only inside `page_cache_ra_unbounded`.
+    pub adding: Option<(u32, u32)>,
 }
 
 /// Access advice on a mapping or file (madvise/fadvise): `Random` is VM_RAND_READ or
@@ -896,6 +899,7 @@ impl Mm {
             advice: Advice::Normal,
             ra: readahead::FileRaState::new(self.cfg.ra_pages),
             reads: Vec::new(),
+            adding: None,
             owner,
             pt_pages: Vec::new(),
             nr_present: 0,

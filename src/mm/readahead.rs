@@ -117,10 +117,17 @@ impl Mm {
     }
 
     /// When the read that brings `space[idx]` in completes, if it has not yet (the
-    /// folio is locked and not uptodate). Forgets reads that completed.
+    /// folio is locked and not uptodate; u64::MAX while readahead is still adding its
+    /// run). Forgets reads that completed.
     pub fn read_pending_until(&mut self, space: u32, idx: u32) -> Option<u64> {
         let now = self.now;
-        let reads = &mut self.spaces[space as usize].reads;
+        let s = &mut self.spaces[space as usize];
+        if s.adding
+            .is_some_and(|(first, end)| (first..end).contains(&idx))
+        {
+            return Some(u64::MAX);
+        }
+        let reads = &mut s.reads;
         if reads.is_empty() {
             return None;
         }
@@ -351,14 +358,14 @@ impl Mm {
         );
         let mark = (lookahead <= nr_to_read).then(|| nr_to_read - lookahead);
         let mut run_start = index;
+        let mut run_len = 0u64;
         let mut failure = None;
-        self.begin_run(space, run_start);
         for i in 0..nr_to_read {
             let idx = index + i;
             if self.page_cache_present(space, idx) {
-                self.read_pages(space, run_start, idx - run_start);
+                self.read_pages(space, run_start, run_len);
                 run_start = idx + 1;
-                self.begin_run(space, run_start);
+                run_len = 0;
                 continue;
             }
             let Some(pfn) = self.filemap_add_folio(space, idx as u32, READAHEAD_GFP) else {
@@ -368,58 +375,24 @@ impl Mm {
             if Some(i) == mark {
                 self.frames[pfn as usize].set(pg::READAHEAD);
             }
-            self.extend_run(space, run_start);
+            run_len += 1;
+            // filemap_add_folio adds the page locked: reclaim triggered by the next
+            // page's allocation cannot take the run's pages before they are read.
+            self.spaces[space as usize].adding = Some((run_start as u32, (idx + 1) as u32));
         }
-        let end = self.run_end(space, run_start);
-        self.read_pages(space, run_start, end - run_start);
+        self.read_pages(space, run_start, run_len);
         match failure {
             Some(until_ns) => Err(FaultResult::Retry { until_ns }),
             None => Ok(()),
         }
     }
 
-    /// A run of new pages from `first` is being added: they are locked from the moment
-    /// each joins the page cache (`filemap_add_folio` adds them locked), so reclaim
-    /// triggered by the next page's allocation cannot take them. The run is a
-    /// [`PendingRead`] with no completion time until `read_pages` submits it.
-    fn begin_run(&mut self, space: u32, first: u64) {
-        self.spaces[space as usize].reads.push(PendingRead {
-            first: first as u32,
-            end: first as u32,
-            done_ns: u64::MAX,
-        });
-    }
-
-    fn open_run(&mut self, space: u32, first: u64) -> Option<&mut PendingRead> {
-        self.spaces[space as usize]
-            .reads
-            .iter_mut()
-            .rev()
-            .find(|r| r.done_ns == u64::MAX && r.first as u64 == first)
-    }
-
-    fn extend_run(&mut self, space: u32, first: u64) {
-        if let Some(r) = self.open_run(space, first) {
-            r.end += 1;
-        }
-    }
-
-    fn run_end(&mut self, space: u32, first: u64) -> u64 {
-        self.open_run(space, first).map_or(first, |r| r.end as u64)
-    }
-
-    /// `read_pages`: one device read of the `n` pages from `first` (added locked: a
-    /// run [`Self::begin_run`] opened, or a single page); they stay locked until it
-    /// completes. On a ramdisk the copy is done at once, in the submitter's time (a
-    /// memory stall for pages of the working set), and they are uptodate on return.
+    /// `read_pages`: one device read of the `n` pages from `first` (added locked);
+    /// they stay locked until it completes. On a ramdisk the copy is done at once, in
+    /// the submitter's time (a memory stall for pages of the working set), and they
+    /// are uptodate on return.
     pub fn read_pages(&mut self, space: u32, first: u64, n: u64) {
-        let reads = &mut self.spaces[space as usize].reads;
-        let open = reads
-            .iter()
-            .rposition(|r| r.done_ns == u64::MAX && r.first as u64 == first);
-        if let Some(i) = open {
-            reads.remove(i);
-        }
+        self.spaces[space as usize].adding = None;
         if n == 0 {
             return;
         }

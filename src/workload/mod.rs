@@ -247,6 +247,12 @@ fn sampler_for(pattern: Pattern, n: u64, cfg: &WorkloadCfg) -> Sampler {
     }
 }
 
+/// When a workload stops: its `stop` (or the run's end), or sooner when fio's
+/// `runtime` after the ramp runs out.
+fn stop_at(stop_key_ns: u64, stats_from_ns: u64, runtime_ns: Option<u64>) -> u64 {
+    runtime_ns.map_or(stop_key_ns, |run| stop_key_ns.min(stats_from_ns + run))
+}
+
 /// A probability as a threshold on a random u32.
 pub fn prob_u32(p: f64) -> u32 {
     (p * 4_294_967_295.0) as u32
@@ -261,10 +267,11 @@ impl Workload {
     pub fn new(idx: usize, cfg: &WorkloadCfg, sc: &Scenario, mm: &mut Mm) -> Workload {
         let pattern = cfg.pattern.unwrap_or(Pattern::Uniform);
         let access_ns = sc.costs.access.0.max(1);
-        let mut stop_ns = cfg
+        let stop_key_ns = cfg
             .stop
             .map_or(sc.run.duration.0, |t| t.0)
             .min(sc.run.duration.0);
+        let mut runtime_ns = None;
         let mut stats_from_ns = cfg.start.0;
         let spec = match cfg.kind {
             WorkloadKind::Anon => {
@@ -335,9 +342,7 @@ impl Workload {
             WorkloadKind::Fio => {
                 let fio = bench_kinds::Fio::new(cfg, mm);
                 stats_from_ns = cfg.start.0 + cfg.ramp_time.map_or(0, |t| t.0);
-                if let Some(run) = cfg.runtime {
-                    stop_ns = stop_ns.min(stats_from_ns + run.0);
-                }
+                runtime_ns = cfg.runtime.map(|r| r.0);
                 Spec::Fio(fio)
             }
             WorkloadKind::MmapLatency => {
@@ -366,16 +371,11 @@ impl Workload {
             think_ns: cfg.think_time.map_or(0, |t| t.0),
             skip_hits: sc.run.access_sampling == crate::scenario::AccessSampling::Skip,
             start_ns: cfg.start.0,
-            stop_ns,
+            stop_ns: stop_at(stop_key_ns, stats_from_ns, runtime_ns),
             stats_from_ns,
-            runtime_ns: (cfg.kind == WorkloadKind::Fio)
-                .then_some(cfg.runtime.map(|r| r.0))
-                .flatten(),
+            runtime_ns,
             ops_left: cfg.ops,
-            stop_key_ns: cfg
-                .stop
-                .map_or(sc.run.duration.0, |t| t.0)
-                .min(sc.run.duration.0),
+            stop_key_ns,
             stats: WorkloadStats::default(),
             killed_at: None,
             finished_at: None,
@@ -389,10 +389,7 @@ impl Workload {
         let shift = at.saturating_sub(self.start_ns);
         self.start_ns += shift;
         self.stats_from_ns += shift;
-        self.stop_ns = match self.runtime_ns {
-            Some(run) => self.stop_key_ns.min(self.stats_from_ns + run),
-            None => self.stop_key_ns,
-        };
+        self.stop_ns = stop_at(self.stop_key_ns, self.stats_from_ns, self.runtime_ns);
     }
 
     /// `init`: how many in-order writes thread `index` of `nr` does before the
