@@ -37,6 +37,7 @@
 //! ```
 
 pub mod bench;
+pub mod fs;
 pub mod fuzz;
 pub mod host_memory;
 pub mod mm;

@@ -75,6 +75,10 @@ value = 1
 /// vm.drop_caches = 1 drops the clean, unmapped page cache: a reader that read two
 /// 32 MiB files whole (16384 pages) and stopped leaves them all cached; the drop
 /// frees every one of them. Dirty pages stay: a writer's unwritten data is kept.
+/// Both workloads exited at 1 s, closing their files: bit 1 frees the three unused
+/// dentries, then the two readers' inodes (their mappings now empty), 5 objects; the
+/// writer's inode stays with its dirty pages (`mapping_shrinkable`), alone in its
+/// slab of ext4 inodes (order 2 on one CPU: 13 of 1176 bytes).
 #[test]
 fn drop_caches_drops_the_clean_page_cache() {
     let text = r#"
@@ -107,10 +111,11 @@ value = 3
     let r = common::run_checked(text, &[]);
     assert_eq!(
         r.actions[0].outcome.as_deref(),
-        Some("16384 page cache pages dropped")
+        Some("16384 page cache pages dropped, 5 slab objects freed")
     );
     assert_eq!(r.vmstat["drop_pagecache"], 1);
     assert_eq!(r.vmstat["drop_slab"], 1);
+    assert_eq!(r.vmstat["nr_slab_reclaimable"], 4);
     // What is left in the page cache is the writer's dirty megabyte.
     assert_eq!(r.vmstat["nr_file_pages"], 256);
     assert_eq!(r.vmstat["nr_dirty"], 256);

@@ -141,7 +141,8 @@ fn set_overrides() {
          `lowmem_reserve_ratio`, \
          `dirty_background_ratio`, `dirty_ratio`, `dirty_bytes`, `dirty_background_bytes`, \
          `dirty_expire_centisecs`, `dirty_writeback_centisecs`, `page-cluster`, \
-         `extfrag_threshold`, `compaction_proactiveness`, `compact_unevictable_allowed`)"
+         `extfrag_threshold`, `compaction_proactiveness`, `compact_unevictable_allowed`, \
+         `vfs_cache_pressure`)"
     );
 }
 

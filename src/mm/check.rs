@@ -363,7 +363,11 @@ impl Mm {
                 pages[f.memcg as usize] += 1;
             }
         }
+        for (m, cg) in self.memcg.cgs.iter().enumerate() {
+            pages[m] += cg.kmem.kmem_pages;
+        }
         self.check_charges(pages, &self.memcg.counters, "usage")?;
+        self.check_kmem()?;
         if let Some(sw) = &self.swap {
             let mut slots = vec![0u64; self.memcg.cgs.len()];
             for s in 0..sw.slots_ever_used() {
@@ -493,6 +497,91 @@ impl Mm {
             .iter()
             .flat_map(|z| z.initialised_ranges())
             .flatten()
+    }
+
+    /// Kernel memory per memcg: page tables and stacks as the workloads hold them,
+    /// slab bytes as the objects charged (process objects, dentries, inodes), and
+    /// MEMCG_KMEM as those pages plus the objects' bytes and the stock in whole pages.
+    /// The superblock LRUs: each file on them once, flagged so, of the list's memcg.
+    fn check_kmem(&self) -> Result<(), String> {
+        let n = self.memcg.cgs.len();
+        let (mut pt, mut stack, mut slab) = (vec![0u64; n], vec![0u64; n], vec![[0u64; 2]; n]);
+        if self.cfg.memcg_kmem {
+            for s in &self.spaces {
+                if let Some(w) = s.owner {
+                    pt[self.workload_memcg[w]] += s.pt_pages.len() as u64;
+                }
+            }
+            for (w, st) in self.kernel_stacks.iter().enumerate() {
+                stack[self.workload_memcg[w]] += st.len() as u64 * (1 << super::THREAD_SIZE_ORDER);
+            }
+            let mut obj = |cache: u32, o: super::slab::Obj| {
+                let c = &self.kmem_caches[cache as usize];
+                let r = usize::from(c.migratetype == super::zone::MIGRATE_RECLAIMABLE);
+                slab[o.memcg as usize][r] += super::slab::obj_full_size(c.object_size);
+            };
+            for objs in &self.workload_objs {
+                for &(cache, o) in objs {
+                    obj(cache, o);
+                }
+            }
+            for f in &self.vfs.files {
+                if let Some(o) = f.dentry {
+                    obj(self.vfs.dentry_cache, o);
+                }
+                if let Some(o) = f.inode {
+                    obj(self.vfs.inode_cache, o);
+                }
+            }
+        }
+        for (m, cg) in self.memcg.cgs.iter().enumerate() {
+            let k = &cg.kmem;
+            let bytes = k.slab_bytes[0] + k.slab_bytes[1] + k.obj_stock_bytes;
+            if (k.pagetables_pages, k.kernel_stack_pages, k.slab_bytes)
+                != (pt[m], stack[m], slab[m])
+                || bytes % 4096 != 0
+                || k.kmem_pages != k.pagetables_pages + k.kernel_stack_pages + bytes / 4096
+            {
+                return Err(format!(
+                    "memcg {} kmem {k:?}, but page tables {}, stacks {}, slab bytes {:?}",
+                    cg.path, pt[m], stack[m], slab[m]
+                ));
+            }
+        }
+        let mut seen = vec![[false; 2]; self.vfs.files.len()];
+        for (m, l) in self.vfs.lru.iter().enumerate() {
+            for (kind, list) in [&l.dentries, &l.inodes].into_iter().enumerate() {
+                for &space in list {
+                    let f = self.vfs.files[space as usize];
+                    let (obj, flag) = if kind == 0 {
+                        (f.dentry, f.d_on_lru)
+                    } else {
+                        (f.inode, f.i_on_lru)
+                    };
+                    let memcg = obj.map(|o| {
+                        if self.cfg.memcg_kmem {
+                            o.memcg as usize
+                        } else {
+                            0
+                        }
+                    });
+                    if seen[space as usize][kind] || !flag || memcg != Some(m) {
+                        return Err(format!(
+                            "file {space} on superblock LRU {kind} of memcg {m}: {f:?}"
+                        ));
+                    }
+                    seen[space as usize][kind] = true;
+                }
+            }
+        }
+        for (space, f) in self.vfs.files.iter().enumerate() {
+            if f.d_on_lru != seen[space][0] || f.i_on_lru != seen[space][1] {
+                return Err(format!(
+                    "file {space} flagged on an LRU it is not on: {f:?}"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Rolls per-memcg counts up the tree (a parent's id is below its children's) and

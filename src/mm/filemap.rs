@@ -87,6 +87,9 @@ impl Mm {
     /// Every wait happens at the call's instant: a later window is submitted before
     /// an earlier one completes, where the kernel submits it after the wait.
     pub fn filemap_read(&mut self, space: u32, first: u32, n: u32) -> FaultResult {
+        if let Err(r) = self.vfs_open(space) {
+            return r;
+        }
         self.charge(self.cfg.costs.syscall_ns + n as u64 * self.cfg.costs.copy_page_ns);
         let last = first as u64 + n as u64;
         let last_pos = self.spaces[space as usize].ra.prev_pos;
@@ -131,6 +134,9 @@ impl Mm {
     /// Fault-around first maps the cached pages of the aligned window around it; if
     /// that mapped the page, the fault is done, else `filemap_fault`.
     pub fn do_read_fault(&mut self, space: u32, index: u32) -> FaultResult {
+        if let Err(r) = self.vfs_open(space) {
+            return r;
+        }
         self.in_lru_fault = true;
         self.count_memcg(self.current_memcg(), Ev::Pgfault, 1);
         let r = if self.cfg.fault_around_pages > 1 && self.do_fault_around(space, index) {
@@ -277,6 +283,9 @@ impl Mm {
     /// The write path does not mark pages accessed. A writer over the dirty limits is
     /// paused (`balance_dirty_pages`): the write completes when the pause ends.
     pub fn filemap_write(&mut self, space: u32, first: u32, n: u32) -> FaultResult {
+        if let Err(r) = self.vfs_open(space) {
+            return r;
+        }
         self.charge(self.cfg.costs.syscall_ns + n as u64 * self.cfg.costs.copy_page_ns);
         for idx in first..first + n {
             let e = self.spaces[space as usize].pte(idx);
@@ -333,6 +342,7 @@ impl Mm {
                 self.free_pages(pfn, 0);
                 dropped += 1;
             }
+            self.inode_mapping_shrunk(si as u32);
         }
         self.charge(dropped * self.cfg.costs.reclaim_page_ns);
         self.count(Ev::DropPagecache, 1);

@@ -1750,6 +1750,7 @@ impl Mm {
                         return false;
                     }
                     Some(success) => {
+                        self.shrink_slab_after_lruvec(w.memcg, sc);
                         gs.op = self.shrink_one_end(w.memcg, sc, success);
                         if self.should_abort_scan(sc) {
                             // The walk stopped early: rotate the last one and return.

@@ -29,6 +29,32 @@ pub struct Memcg {
     /// Events that happened in this memcg itself (memory.stat sums the subtree).
     pub stat: VmStat,
     pub events: MemcgEvents,
+    /// Kernel memory charged to this memcg itself.
+    pub kmem: MemcgKmem,
+}
+
+/// Kernel memory charged to one memcg (not its children): MEMCG_KMEM and the kernel
+/// items of memory.stat.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MemcgKmem {
+    /// MEMCG_KMEM: every kernel page charged (page tables, stacks, the pages the
+    /// objects' bytes were charged as).
+    pub kmem_pages: u64,
+    /// NR_PAGETABLE and NR_KERNEL_STACK_KB, in pages.
+    pub pagetables_pages: u64,
+    pub kernel_stack_pages: u64,
+    /// NR_SLAB_UNRECLAIMABLE_B, NR_SLAB_RECLAIMABLE_B: bytes of the objects charged.
+    pub slab_bytes: [u64; 2],
+    /// Bytes charged as whole pages but not yet used by objects: the obj_cgroup's
+    /// stock (`obj_stock.nr_bytes`, one stock per memcg here, not per CPU).
+    pub obj_stock_bytes: u64,
+}
+
+/// Which kernel page a charge is for (the memory.stat item it counts in).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KmemItem {
+    PageTables,
+    KernelStack,
 }
 
 #[derive(Debug, Clone)]
@@ -48,6 +74,7 @@ impl MemcgTree {
             children: Vec::new(),
             stat: VmStat::default(),
             events: MemcgEvents::default(),
+            kmem: MemcgKmem::default(),
         };
         let mut t = MemcgTree {
             cgs: vec![root],
@@ -68,6 +95,7 @@ impl MemcgTree {
                 children: Vec::new(),
                 stat: VmStat::default(),
                 events: MemcgEvents::default(),
+                kmem: MemcgKmem::default(),
             });
             t.cgs[parent].children.push(id);
             let m = &cg.memory;
@@ -113,6 +141,21 @@ impl MemcgTree {
             .iter()
             .map(|&c| self.cgs[c].stat.get(e))
             .sum()
+    }
+
+    /// Kernel memory charged in the subtree (memory.stat is hierarchical).
+    pub fn kmem_hier(&self, m: usize) -> MemcgKmem {
+        let mut k = MemcgKmem::default();
+        for c in self.subtree(m) {
+            let x = self.cgs[c].kmem;
+            k.kmem_pages += x.kmem_pages;
+            k.pagetables_pages += x.pagetables_pages;
+            k.kernel_stack_pages += x.kernel_stack_pages;
+            k.slab_bytes[0] += x.slab_bytes[0];
+            k.slab_bytes[1] += x.slab_bytes[1];
+            k.obj_stock_bytes += x.obj_stock_bytes;
+        }
+        k
     }
 
     /// memory.events counters summed over the subtree.
@@ -170,13 +213,25 @@ impl Mm {
     /// charge (no retries, no OOM kill), as `try_charge_memcg` goes to `nomem`.
     pub fn mem_cgroup_charge_gfp(&mut self, pfn: Pfn, noretry: bool) -> bool {
         let memcg = self.current_memcg();
+        if !self.try_charge_memcg(memcg, 1, noretry) {
+            return false;
+        }
+        let f = &mut self.frames[pfn as usize];
+        f.memcg = memcg as u16;
+        f.set(pg::CHARGED);
+        true
+    }
+
+    /// `try_charge_memcg`: `nr_pages` for `memcg`. Over a memory.max on the way up,
+    /// reclaim from that memcg (limit reclaim) and retry, up to MAX_RECLAIM_RETRIES
+    /// times without progress, then the memcg OOM killer. With `noretry` one round of
+    /// reclaim that leaves no room fails the charge. False: the charge failed; check
+    /// `blocked_until` (reclaim has to sleep) and whether the task was killed.
+    pub fn try_charge_memcg(&mut self, memcg: usize, nr_pages: u64, noretry: bool) -> bool {
         let mut retries = super::page_alloc::MAX_RECLAIM_RETRIES;
         loop {
-            let over = match self.memcg.counters.try_charge(memcg, 1) {
+            let over = match self.memcg.counters.try_charge(memcg, nr_pages) {
                 Ok(()) => {
-                    let f = &mut self.frames[pfn as usize];
-                    f.memcg = memcg as u16;
-                    f.set(pg::CHARGED);
                     // Over memory.high anywhere up the tree: owe reclaim and a delay,
                     // paid on the way back to user space.
                     let over = self.memcg.ancestors(memcg).any(|m| {
@@ -185,7 +240,7 @@ impl Mm {
                     });
                     if over {
                         if let super::Current::Task(t) = self.current {
-                            self.over_high[t] += 1;
+                            self.over_high[t] += nr_pages;
                         }
                     }
                     return true;
@@ -193,12 +248,12 @@ impl Mm {
                 Err(over) => over,
             };
             self.memcg.cgs[over].events.max += 1;
-            let reclaimed = self.try_to_free_mem_cgroup_pages(over, 1);
+            let reclaimed = self.try_to_free_mem_cgroup_pages(over, nr_pages);
             if self.blocked_until.is_some() {
                 return false;
             }
             let c = &self.memcg.counters.c[over];
-            if c.usage < c.max {
+            if c.usage + nr_pages <= c.max {
                 continue; // room now: try again
             }
             if noretry {
@@ -219,6 +274,104 @@ impl Mm {
                 return false;
             }
             retries = super::page_alloc::MAX_RECLAIM_RETRIES;
+        }
+    }
+
+    /// A kernel charge of `nr_pages` for `memcg`: `try_charge_memcg` from a task, or
+    /// unconditionally (`force`: a process set up before the run, as if forked then).
+    /// Nothing is charged under `kernel.memcg_kmem = false` (cgroup.memory=nokmem).
+    fn memcg_kmem_try_charge(&mut self, memcg: usize, nr_pages: u64, force: bool) -> bool {
+        if !self.cfg.memcg_kmem {
+            return true;
+        }
+        if force {
+            self.memcg.counters.charge(memcg, nr_pages);
+            return true;
+        }
+        self.try_charge_memcg(memcg, nr_pages, false)
+    }
+
+    /// `__memcg_kmem_charge_page` for a page table or kernel stack: MEMCG_KMEM and
+    /// the item's statistic. False: the charge failed (the caller frees the page).
+    pub fn memcg_kmem_charge_pages(
+        &mut self,
+        memcg: usize,
+        nr_pages: u64,
+        item: KmemItem,
+        force: bool,
+    ) -> bool {
+        if !self.memcg_kmem_try_charge(memcg, nr_pages, force) {
+            return false;
+        }
+        if self.cfg.memcg_kmem {
+            let k = &mut self.memcg.cgs[memcg].kmem;
+            k.kmem_pages += nr_pages;
+            match item {
+                KmemItem::PageTables => k.pagetables_pages += nr_pages,
+                KmemItem::KernelStack => k.kernel_stack_pages += nr_pages,
+            }
+        }
+        true
+    }
+
+    /// `__memcg_kmem_uncharge_page`.
+    pub fn memcg_kmem_uncharge_pages(&mut self, memcg: usize, nr_pages: u64, item: KmemItem) {
+        if !self.cfg.memcg_kmem {
+            return;
+        }
+        self.memcg.counters.uncharge(memcg, nr_pages);
+        let k = &mut self.memcg.cgs[memcg].kmem;
+        k.kmem_pages -= nr_pages;
+        match item {
+            KmemItem::PageTables => k.pagetables_pages -= nr_pages,
+            KmemItem::KernelStack => k.kernel_stack_pages -= nr_pages,
+        }
+    }
+
+    /// `obj_cgroup_charge` + `mod_objcg_state`: an object of `size_bytes` for
+    /// `memcg`, taken from the stock of bytes already charged, else as whole pages
+    /// (`obj_cgroup_charge_pages`, the last page's unused bytes going to the stock).
+    pub fn obj_cgroup_charge(
+        &mut self,
+        memcg: usize,
+        size_bytes: u64,
+        reclaimable: bool,
+        force: bool,
+    ) -> bool {
+        if !self.cfg.memcg_kmem {
+            return true;
+        }
+        let stock = self.memcg.cgs[memcg].kmem.obj_stock_bytes;
+        if stock >= size_bytes {
+            self.memcg.cgs[memcg].kmem.obj_stock_bytes -= size_bytes;
+        } else {
+            let nr_pages = size_bytes.div_ceil(4096);
+            if !self.memcg_kmem_try_charge(memcg, nr_pages, force) {
+                return false;
+            }
+            let k = &mut self.memcg.cgs[memcg].kmem;
+            k.kmem_pages += nr_pages;
+            k.obj_stock_bytes += nr_pages * 4096 - size_bytes;
+        }
+        self.memcg.cgs[memcg].kmem.slab_bytes[usize::from(reclaimable)] += size_bytes;
+        true
+    }
+
+    /// `obj_cgroup_uncharge`: the object's bytes go back to the stock
+    /// (`refill_obj_stock` with allow_uncharge), whose whole pages are uncharged once
+    /// it holds more than a page.
+    pub fn obj_cgroup_uncharge(&mut self, memcg: usize, size_bytes: u64, reclaimable: bool) {
+        if !self.cfg.memcg_kmem {
+            return;
+        }
+        let k = &mut self.memcg.cgs[memcg].kmem;
+        k.slab_bytes[usize::from(reclaimable)] -= size_bytes;
+        k.obj_stock_bytes += size_bytes;
+        if k.obj_stock_bytes > 4096 {
+            let nr_pages = k.obj_stock_bytes / 4096;
+            k.obj_stock_bytes %= 4096;
+            k.kmem_pages -= nr_pages;
+            self.memcg.counters.uncharge(memcg, nr_pages);
         }
     }
 
@@ -343,6 +496,7 @@ impl Mm {
         let size = |l: usize| self.lruvec_size_hier(m, l) * 4096;
         let t = &self.memcg;
         let ev = |e: Ev| t.stat_hier(m, e);
+        let k = t.kmem_hier(m);
         vec![
             ("anon", size(lru::INACTIVE_ANON) + size(lru::ACTIVE_ANON)),
             ("file", size(lru::INACTIVE_FILE) + size(lru::ACTIVE_FILE)),
@@ -351,6 +505,12 @@ impl Mm {
             ("inactive_file", size(lru::INACTIVE_FILE)),
             ("active_file", size(lru::ACTIVE_FILE)),
             ("unevictable", size(lru::UNEVICTABLE)),
+            ("kernel", k.kmem_pages * 4096),
+            ("kernel_stack", k.kernel_stack_pages * 4096),
+            ("pagetables", k.pagetables_pages * 4096),
+            ("slab_reclaimable", k.slab_bytes[1]),
+            ("slab_unreclaimable", k.slab_bytes[0]),
+            ("slab", k.slab_bytes[0] + k.slab_bytes[1]),
             ("pgscan", ev(Ev::PgscanKswapd) + ev(Ev::PgscanDirect)),
             ("pgsteal", ev(Ev::PgstealKswapd) + ev(Ev::PgstealDirect)),
             ("pgscan_kswapd", ev(Ev::PgscanKswapd)),

@@ -1,6 +1,7 @@
 //! Anonymous page faults (mm/memory.c `do_anonymous_page`, `do_swap_page`;
 //! kernel-reference §8.2).
 
+use super::memcontrol::KmemItem;
 use super::page::{pg, pte, Pfn};
 use super::page_alloc::GFP_HIGHUSER_MOVABLE;
 use super::Mm;
@@ -48,26 +49,39 @@ impl Mm {
         Some(pfn)
     }
 
-    /// `pte_alloc_one` for `space`, if its workload accounts its page tables: an
-    /// unmovable kernel page, kept with the space and freed when it is zapped.
-    /// `Ok(false)`: not accounted, nothing allocated.
+    /// `pte_alloc_one` for `space`, if its workload has page tables modelled: an
+    /// unmovable kernel page charged to the workload's memcg (GFP_PGTABLE_USER has
+    /// __GFP_ACCOUNT), kept with the space and freed when it is zapped. `Ok(false)`:
+    /// not modelled, nothing allocated.
     pub(super) fn pte_alloc_one(&mut self, space: u32) -> Result<bool, FaultResult> {
-        let accounted = self.spaces[space as usize]
+        let Some(owner) = self.spaces[space as usize]
             .owner
-            .is_some_and(|w| self.cfg.page_tables.get(w).copied().unwrap_or(false));
-        if !accounted {
+            .filter(|&w| self.cfg.page_tables.get(w).copied().unwrap_or(false))
+        else {
             return Ok(false);
-        }
+        };
         let gfp = super::page_alloc::Gfp {
             migratetype: super::zone::MIGRATE_UNMOVABLE,
             ..GFP_HIGHUSER_MOVABLE
         };
-        match self.alloc_kernel_pages(gfp, 0) {
-            Some(pfn) => {
-                self.spaces[space as usize].pt_pages.push(pfn);
-                Ok(true)
-            }
-            None => Err(self.alloc_failure()),
+        let Some(pfn) = self.alloc_kernel_pages(gfp, 0) else {
+            return Err(self.alloc_failure());
+        };
+        let memcg = self.workload_memcg[owner];
+        if !self.memcg_kmem_charge_pages(memcg, 1, KmemItem::PageTables, false) {
+            self.free_kernel_pages(pfn, 0);
+            return Err(self.alloc_failure());
+        }
+        self.spaces[space as usize].pt_pages.push(pfn);
+        Ok(true)
+    }
+
+    /// `pte_free` of one of `space`'s page-table pages, and its charge.
+    pub(super) fn pte_free(&mut self, space: u32, pfn: Pfn) {
+        self.free_kernel_pages(pfn, 0);
+        if let Some(w) = self.spaces[space as usize].owner {
+            let memcg = self.workload_memcg[w];
+            self.memcg_kmem_uncharge_pages(memcg, 1, KmemItem::PageTables);
         }
     }
 

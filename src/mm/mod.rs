@@ -10,6 +10,7 @@ pub mod check;
 pub mod compaction;
 pub mod damon;
 pub mod filemap;
+pub mod fork;
 pub mod huge_memory;
 pub mod kcompactd;
 pub mod kswapd;
@@ -25,6 +26,7 @@ pub mod page;
 pub mod page_alloc;
 pub mod page_counter;
 pub mod readahead;
+pub mod shrinker;
 pub mod slab;
 pub mod swap;
 #[cfg(test)]
@@ -96,6 +98,10 @@ pub struct Config {
     pub fault_around_pages: u32,
     /// `kernel.memcg_stats_flush = "rstat"`: reclaim reads flushed memcg statistics.
     pub memcg_stats_rstat: bool,
+    /// `kernel.memcg_kmem`: kernel memory is charged to memcgs.
+    pub memcg_kmem: bool,
+    /// `vm.vfs_cache_pressure`.
+    pub vfs_cache_pressure: u64,
     pub nr_cpus: u64,
 }
 
@@ -149,12 +155,14 @@ impl Config {
             page_tables: sc
                 .workloads
                 .iter()
-                .map(|w| w.page_tables.unwrap_or(false))
+                .map(|w| w.page_tables.unwrap_or(true))
                 .collect(),
             ra_pages: (sc.machine.storage.read_ahead_kb / 4) as u32,
             io_pages: (sc.machine.storage.max_sectors_kb / 4).max(1) as u32,
             memcg_stats_rstat: sc.kernel.memcg_stats_flush
                 == crate::scenario::MemcgStatsFlush::Rstat,
+            memcg_kmem: sc.kernel.memcg_kmem.0,
+            vfs_cache_pressure: vm.vfs_cache_pressure as u64,
             nr_cpus: sc.machine.nr_cpus as u64,
             fault_around_pages: {
                 let pages = (sc.kernel.fault_around_bytes.0 / 4096).max(1);
@@ -174,6 +182,7 @@ impl Config {
                 walk_pte_ns: sc.costs.walk_pte.0.max(1),
                 walk_young_ns: sc.costs.walk_young.0.max(1),
                 damon_check_ns: sc.costs.damon_check.0.max(1),
+                shrink_object_ns: sc.costs.shrink_object.0.max(1),
                 compress_ns: sc.machine.swap.compress_time.0,
                 decompress_ns: sc.machine.swap.decompress_time.0,
             },
@@ -200,6 +209,7 @@ pub struct Costs {
     pub walk_pte_ns: u64,
     pub walk_young_ns: u64,
     pub damon_check_ns: u64,
+    pub shrink_object_ns: u64,
     pub compress_ns: u64,
     pub decompress_ns: u64,
 }
@@ -573,6 +583,11 @@ pub struct Mm {
     /// reclaimable] (NR_SLAB_UNRECLAIMABLE, NR_SLAB_RECLAIMABLE).
     pub kmem_caches: Vec<slab::KmemCache>,
     pub slab_pages: [u64; 2],
+    /// The caches of fork's objects, and per workload the objects its process holds.
+    pub fork_caches: fork::ForkCaches,
+    pub workload_objs: Vec<Vec<(u32, slab::Obj)>>,
+    /// The dentries and inodes of files, the superblock's LRUs.
+    pub vfs: crate::fs::Vfs,
     /// Pages held by kernel callers outside any cache (`highalloc` blocks).
     pub kernel_pages: u64,
     /// The brd pages holding the files of a ramdisk `[machine.storage]`: RAM charged
@@ -581,7 +596,7 @@ pub struct Mm {
     pub vmstat: VmStat,
     pub out: Vec<Out>,
     pub oom_events: Vec<OomEvent>,
-    /// Workloads the OOM killer has killed.
+    /// Workloads whose process is gone: exited, or killed by the OOM killer.
     pub workload_dead: Vec<bool>,
     /// CPU time spent in direct reclaim, all tasks.
     pub direct_reclaim_ns: u64,
@@ -685,6 +700,9 @@ impl Mm {
             zram_pool: ListHead::default(),
             kmem_caches: Vec::new(),
             slab_pages: [0; 2],
+            fork_caches: fork::ForkCaches::default(),
+            workload_objs: Vec::new(),
+            vfs: crate::fs::Vfs::default(),
             kernel_pages: 0,
             vmstat: VmStat::default(),
             out: Vec::new(),
@@ -729,6 +747,7 @@ impl Mm {
             mm.lru_gen_online_memcg(memcg);
         }
         mm.apply_kernel_settings(sc);
+        mm.kmem_caches_init();
         mm
     }
 
@@ -921,25 +940,6 @@ impl Mm {
             .iter()
             .map(|v| v.len() as u64 * (1 << THREAD_SIZE_ORDER))
             .sum()
-    }
-
-    /// `alloc_thread_stack_node` for `nr_threads` threads of workload `w`: a
-    /// THREAD_SIZE (16 KiB) unmovable block each. Returns how many it got.
-    pub fn alloc_kernel_stacks(&mut self, w: usize, nr_threads: usize) -> usize {
-        if self.kernel_stacks.len() <= w {
-            self.kernel_stacks.resize(w + 1, Vec::new());
-        }
-        let gfp = page_alloc::Gfp {
-            migratetype: zone::MIGRATE_UNMOVABLE,
-            ..page_alloc::GFP_HIGHUSER_MOVABLE
-        };
-        for _ in 0..nr_threads {
-            match self.alloc_kernel_pages(gfp, THREAD_SIZE_ORDER) {
-                Some(pfn) => self.kernel_stacks[w].push(pfn),
-                None => break,
-            }
-        }
-        self.kernel_stacks[w].len()
     }
 
     pub fn managed_pages(&self) -> u64 {

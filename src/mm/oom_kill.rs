@@ -71,24 +71,12 @@ impl Mm {
             rss_pages: rss,
             swap_pages: swap,
         });
-        self.workload_dead[w] = true;
         let memcg = self.workload_memcg[w];
         self.memcg.cgs[memcg].events.oom_kill += 1;
         let pid = self.workload_task.get(w).map_or(0, |t| t + 1);
         self.trace(Tp::MarkVictim, format_args!("pid={pid}"));
         self.out.push(Out::OomKill { workload: w });
-        let owned: Vec<usize> = (0..self.spaces.len())
-            .filter(|&i| self.spaces[i].owner == Some(w) && !self.spaces[i].dead)
-            .collect();
-        for si in owned {
-            self.zap_space(si as u32);
-            self.spaces[si].dead = true;
-        }
-        if let Some(stacks) = self.kernel_stacks.get_mut(w) {
-            for pfn in std::mem::take(stacks) {
-                self.free_kernel_pages(pfn, super::THREAD_SIZE_ORDER);
-            }
-        }
+        self.exit_workload(w);
     }
 
     /// `zap_page_range` over a whole anonymous mapping (munmap, exit): every page and
@@ -114,7 +102,7 @@ impl Mm {
         self.charge(freed * self.cfg.costs.reclaim_page_ns);
         // free_pgtables.
         for pfn in std::mem::take(&mut self.spaces[si as usize].pt_pages) {
-            self.free_kernel_pages(pfn, 0);
+            self.pte_free(si, pfn);
         }
         let s = &mut self.spaces[si as usize];
         s.nr_present = 0;

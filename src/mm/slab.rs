@@ -82,7 +82,63 @@ fn mark_slab(frames: &mut [Frame], head: Pfn, order: usize, cache: u32) {
     frames[head as usize].order = order as u8;
 }
 
+/// An object of an accounted cache: its slab's head PFN and the memcg it is charged
+/// to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Obj {
+    pub slab: Pfn,
+    pub memcg: u16,
+}
+
+/// `obj_full_size`: what an accounted object charges, its size and the obj_cgroup
+/// pointer kept for it.
+pub fn obj_full_size(object_size: u64) -> u64 {
+    object_size + 8
+}
+
 impl Mm {
+    /// `kmem_cache_alloc` from an accounted cache (SLAB_ACCOUNT): the object's bytes are
+    /// charged to `memcg` first (`memcg_slab_pre_alloc_hook`), then the object is
+    /// taken; a failed allocation takes the charge back. `force`: charge regardless of
+    /// limits (a process set up before the run). None: the charge or the allocation
+    /// failed (see `blocked_until`).
+    pub fn kmem_cache_alloc_account(
+        &mut self,
+        cache: u32,
+        memcg: usize,
+        force: bool,
+    ) -> Option<Obj> {
+        let c = &self.kmem_caches[cache as usize];
+        let (size, reclaimable) = (
+            obj_full_size(c.object_size),
+            c.migratetype == MIGRATE_RECLAIMABLE,
+        );
+        if !self.obj_cgroup_charge(memcg, size, reclaimable, force) {
+            return None;
+        }
+        match self.kmem_cache_alloc(cache) {
+            Some(slab) => Some(Obj {
+                slab,
+                memcg: memcg as u16,
+            }),
+            None => {
+                self.obj_cgroup_uncharge(memcg, size, reclaimable);
+                None
+            }
+        }
+    }
+
+    /// `kmem_cache_free` of an accounted object, and its uncharge.
+    pub fn kmem_cache_free_account(&mut self, cache: u32, obj: Obj) {
+        let c = &self.kmem_caches[cache as usize];
+        let (size, reclaimable) = (
+            obj_full_size(c.object_size),
+            c.migratetype == MIGRATE_RECLAIMABLE,
+        );
+        self.kmem_cache_free(cache, obj.slab);
+        self.obj_cgroup_uncharge(obj.memcg as usize, size, reclaimable);
+    }
+
     /// Adds a cache; its index names it in [`Mm::kmem_cache_alloc`].
     pub fn kmem_cache_create(&mut self, cache: KmemCache) -> u32 {
         self.kmem_caches.push(cache);

@@ -970,6 +970,9 @@ impl Mm {
             let s = &mut self.spaces[f.mapping as usize];
             *s.pte_mut(f.index) = pte::shadow(shadow);
             s.nr_present -= 1;
+            if s.nr_present == 0 {
+                self.inode_mapping_shrunk(f.mapping);
+            }
         } else if let Some(sw) = self.swap.as_mut() {
             sw.set_shadow(f.swap, shadow);
         }
@@ -995,6 +998,7 @@ impl Mm {
                     ns.lruvec = Some(ls);
                     return false;
                 }
+                self.shrink_slab_after_lruvec(ls.memcg, sc);
             }
             if let Some(mut w) = ns.gen_lruvec.take() {
                 match self.lru_gen_lruvec_step(&mut w, sc, budget_ns) {
@@ -1008,6 +1012,7 @@ impl Mm {
                     }
                     Some(false) => {}
                 }
+                self.shrink_slab_after_lruvec(w.memcg, sc);
             }
             let Some(memcg) = ns.memcgs.pop() else {
                 break;

@@ -364,6 +364,20 @@ pub struct Kernel {
     /// default for now: from a cold start nothing is flushed for 2 s, and the
     /// shipped scenarios are not yet re-checked under rstat).
     pub memcg_stats_flush: MemcgStatsFlush,
+    /// Kernel memory charged to memcgs (page tables, kernel stacks, slab objects):
+    /// true, the kernel's default; false is the boot option `cgroup.memory=nokmem`
+    /// (the memory is still allocated, but charged to no memcg).
+    pub memcg_kmem: MemcgKmem,
+}
+
+/// `kernel.memcg_kmem` (default true).
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(transparent)]
+pub struct MemcgKmem(pub bool);
+impl Default for MemcgKmem {
+    fn default() -> Self {
+        MemcgKmem(true)
+    }
 }
 
 /// `kernel.memcg_stats_flush`.
@@ -668,6 +682,9 @@ pub struct Vm {
     pub compaction_proactiveness: u32,
     /// `vm.compact_unevictable_allowed` (0 or 1): compaction may move mlocked pages.
     pub compact_unevictable_allowed: u32,
+    /// `vm.vfs_cache_pressure`: how hard reclaim shrinks the dentry and inode caches
+    /// against the page cache (100: "fair"; 0: never; above 100: harder).
+    pub vfs_cache_pressure: u32,
 }
 
 impl Default for Vm {
@@ -688,6 +705,7 @@ impl Default for Vm {
             extfrag_threshold: 500,
             compaction_proactiveness: 20,
             compact_unevictable_allowed: 1,
+            vfs_cache_pressure: 100,
         }
     }
 }
@@ -733,6 +751,10 @@ pub struct Costs {
     /// reference and lock, two or three cache misses (~100 ns). A mapped page under
     /// paddr also costs an rmap walk (`rmap_walk`) each time.
     pub damon_check: Nanos,
+    /// A shrinker's work per object it scans (`list_lru_walk_one`'s isolate callback:
+    /// the dentry's or inode's lock and flags, a cache miss or two; freeing it):
+    /// ~100 ns.
+    pub shrink_object: Nanos,
 }
 
 impl Default for Costs {
@@ -749,6 +771,7 @@ impl Default for Costs {
             walk_pte: Nanos(10),
             walk_young: Nanos(50),
             damon_check: Nanos(100),
+            shrink_object: Nanos(100),
         }
     }
 }
@@ -932,13 +955,13 @@ pub struct Workload {
     /// benchmarks initialise their memory); threads split the range.
     #[serde(default)]
     pub init: Option<bool>,
-    /// Account the workload's page tables: a page-table page (unmovable kernel memory)
-    /// for each 2 MiB of anonymous memory it touches, freed when the memory is
-    /// unmapped. Off by default (the simulator's behaviour before).
+    /// Model the workload's page tables: a page-table page (unmovable kernel memory,
+    /// charged to its memcg) for each 2 MiB of anonymous memory it touches, freed when
+    /// the memory is unmapped. On by default, as the kernel has them.
     #[serde(default)]
     pub page_tables: Option<bool>,
-    /// A 16 KiB kernel stack (an order-2 unmovable block) per thread, from the start of
-    /// the run.
+    /// A 16 KiB kernel stack (an order-2 unmovable block, charged to its memcg) per
+    /// thread, from the start of the run. On by default.
     #[serde(default)]
     pub kernel_stacks: Option<bool>,
     /// Operations per second per thread (paced); default: as fast as possible.

@@ -576,6 +576,11 @@ fn check_costs(k: &Costs, c: &mut Checker) {
             "every young PTE an MGLRU walk finds",
         ),
         ("damon_check", k.damon_check, "every DAMON region sample"),
+        (
+            "shrink_object",
+            k.shrink_object,
+            "every object a slab shrinker scans",
+        ),
     ] {
         if v.0 == 0 {
             c.err(
@@ -883,6 +888,12 @@ fn check_kernel(k: &Kernel, m: &Machine, c: &mut Checker) {
         vm.compact_unevictable_allowed,
         0,
         1,
+    );
+    c.range(
+        "kernel.vm.vfs_cache_pressure",
+        vm.vfs_cache_pressure,
+        0,
+        i32::MAX as u32,
     );
     c.range(
         "kernel.vm.watermark_boost_factor",
@@ -1658,6 +1669,15 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
                 format!(
                     "`{set}` cannot be set at run time (only keys under `kernel.`, `damon.` and `damon_reclaim.`)"
                 ),
+            );
+            continue;
+        }
+        // A boot option: kernel memory charged under one setting would be uncharged
+        // under the other.
+        if set == "kernel.memcg_kmem" {
+            c.err(
+                format!("action[{i}].set"),
+                "`kernel.memcg_kmem` is a boot option (cgroup.memory=nokmem): it cannot be set at run time",
             );
             continue;
         }

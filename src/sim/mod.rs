@@ -204,11 +204,14 @@ impl Simulation {
         // within memory).
         let short = mm.brd_populate_files();
         debug_assert_eq!(short, 0, "ramdisk files exceed memory");
-        // The threads' kernel stacks, for the workloads that account them.
+        // Each workload's process, forked before the run: its kernel objects and (unless
+        // turned off) its threads' kernel stacks.
         for (w, cfg) in scenario.workloads.iter().enumerate() {
-            if cfg.kernel_stacks == Some(true) {
-                mm.alloc_kernel_stacks(w, cfg.threads.max(1) as usize);
-            }
+            mm.fork_workload(
+                w,
+                cfg.threads.max(1) as usize,
+                cfg.kernel_stacks != Some(false),
+            );
         }
         let kernel_task = |name: &str, kind| Task {
             name: name.to_string(),
@@ -519,7 +522,7 @@ impl Simulation {
         let (key, outcome) = match (&a.set, &a.cgroup, &a.write) {
             _ if a.sysctl.as_deref() == Some("vm.drop_caches") => {
                 // drop_caches_sysctl_handler: bit 0 the page cache, bit 1 the slab
-                // shrinkers (no shrinkable caches here).
+                // shrinkers.
                 self.mm.now = t;
                 self.mm.cpu_ns = 0;
                 let v = a.value.as_integer().unwrap_or(0);
@@ -528,12 +531,12 @@ impl Simulation {
                 } else {
                     0
                 };
-                if v & 2 != 0 {
-                    self.mm.count(crate::stats::vmstat::Ev::DropSlab, 1);
-                }
+                let objects = if v & 2 != 0 { self.mm.drop_slab() } else { 0 };
                 (
                     "vm.drop_caches".to_string(),
-                    Some(format!("{dropped} page cache pages dropped")),
+                    Some(format!(
+                        "{dropped} page cache pages dropped, {objects} slab objects freed"
+                    )),
                 )
             }
             _ if a.sysctl.is_some() => {
@@ -878,6 +881,16 @@ impl Simulation {
             }
             SliceEnd::Exit => {
                 self.tasks[task].exited = true;
+                // A workload done before the run's end exits; one stopped by the end
+                // of the run (its duration, or stop_when_done's last workload) is
+                // still there when the results are taken.
+                let run_ends = end >= self.scenario.run.duration.0
+                    || (self.scenario.run.stop_when_done
+                        && (0..self.workloads.len()).all(|w| self.workload_done(w)));
+                if !run_ends && self.workload_done(wi) {
+                    self.mm.now = end;
+                    self.mm.exit_workload(wi);
+                }
                 self.start_waiting_workloads(end);
             }
             SliceEnd::AllocFailed => {
@@ -892,6 +905,13 @@ impl Simulation {
         end
     }
 
+    /// Every thread of workload `w` has exited.
+    fn workload_done(&self, w: usize) -> bool {
+        self.tasks.iter().all(|t| {
+            !matches!(t.kind, TaskKind::Worker { workload, .. } if workload == w) || t.exited
+        })
+    }
+
     /// `start_after`: every workload waiting for one whose threads have all exited
     /// starts now (or at its `start`, if later).
     fn start_waiting_workloads(&mut self, now: u64) {
@@ -899,11 +919,7 @@ impl Simulation {
             let Some(before) = self.waiting_on[w] else {
                 continue;
             };
-            let done = self.tasks.iter().all(|t| {
-                !matches!(t.kind, TaskKind::Worker { workload, .. } if workload == before)
-                    || t.exited
-            });
-            if !done {
+            if !self.workload_done(before) {
                 continue;
             }
             self.waiting_on[w] = None;

@@ -50,6 +50,8 @@ trace_events! {
     PageCacheRaUnbounded => "page_cache_ra_unbounded",
     FilemapFault => "mm_filemap_fault",
     FilemapMapPages => "mm_filemap_map_pages",
+    ShrinkSlabStart => "mm_shrink_slab_start",
+    ShrinkSlabEnd => "mm_shrink_slab_end",
 }
 
 /// Default cap on trace lines.

@@ -58,6 +58,7 @@ vm_events! {
     ThpSplitPage => "thp_split_page",
     DropPagecache => "drop_pagecache",
     DropSlab => "drop_slab",
+    SlabsScanned => "slabs_scanned",
     WorkingsetRefaultAnon => "workingset_refault_anon",
     WorkingsetRefaultFile => "workingset_refault_file",
     WorkingsetActivateAnon => "workingset_activate_anon",
