@@ -89,10 +89,11 @@ fn tracepoints_agree_with_vmstat() {
         count("mm_vmscan_direct_reclaim_begin"),
         count("mm_vmscan_direct_reclaim_end")
     );
-    assert_eq!(
-        sum(&t, "mm_vmscan_direct_reclaim_end", "nr_reclaimed"),
-        r.vm("pgsteal_direct")
-    );
+    // (nr_reclaimed also counts the slab pages the shrinkers it ran gave back,
+    // reclaim_state's, which pgsteal does not.)
+    let ended = sum(&t, "mm_vmscan_direct_reclaim_end", "nr_reclaimed");
+    assert!(ended >= r.vm("pgsteal_direct"));
+    assert!(ended == r.vm("pgsteal_direct") || r.vm("slabs_scanned") > 0);
     assert_eq!(
         sum(&t, "mm_vmscan_lru_shrink_active", "nr_deactivated"),
         r.vm("pgdeactivate")

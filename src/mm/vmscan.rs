@@ -1607,6 +1607,8 @@ mod tests {
         add_pages_of(&mut mm, SpaceKind::File, 256, 0, Some(0));
         mm.lruvecs[app].workingset_activate = [3, 7];
         mm.lruvecs[0].workingset_activate = [5, 11];
+        // Flushed, as reclaim reads them.
+        mm.do_flush_stats(0);
         mm.try_to_free_mem_cgroup_pages(app, 32);
         assert_eq!(mm.lruvecs[app].refaults, [3, 7]);
         assert_eq!(mm.lruvecs[0].refaults, [0, 0]);

@@ -226,6 +226,8 @@ mod tests {
             .unwrap();
         mm.frames[pfn as usize].mapping = space;
         mm.frames[pfn as usize].index = 1000;
+        // After a periodic flush: workingset_test_recent reads the flushed sizes.
+        mm.do_flush_stats(0);
         (mm, pfn)
     }
 

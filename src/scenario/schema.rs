@@ -359,10 +359,11 @@ pub struct Kernel {
     /// fault-around off.
     pub fault_around_bytes: FaultAroundBytes,
     /// Where reclaim and workingset detection read a memcg's LRU sizes and refault
-    /// counters: "rstat" (the kernel's: copies flushed every 2 s, by memory.stat
-    /// reads and by the ratelimited flush) or "exact" (the live counters; the
-    /// default for now: from a cold start nothing is flushed for 2 s, and the
-    /// shipped scenarios are not yet re-checked under rstat).
+    /// counters: "rstat" (the kernel's since v6.12, "memcg: use ratelimited stats
+    /// flush in the reclaim": copies flushed every 2 s, by memory.stat reads and by
+    /// the ratelimited flush; the default) or "exact" (the live counters: close to
+    /// the synchronous, thresholded flush prepare_scan_control did before v6.12,
+    /// which under reclaim's stream of updates flushed nearly every time).
     pub memcg_stats_flush: MemcgStatsFlush,
     /// Kernel memory charged to memcgs (page tables, kernel stacks, slab objects):
     /// true, the kernel's default; false is the boot option `cgroup.memory=nokmem`
@@ -384,8 +385,8 @@ impl Default for MemcgKmem {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum MemcgStatsFlush {
-    Rstat,
     #[default]
+    Rstat,
     Exact,
 }
 
