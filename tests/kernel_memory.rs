@@ -259,3 +259,43 @@ value = "200M"
     let (hard, _) = run(1000);
     assert!(hard <= fair, "{hard} vs {fair}");
 }
+
+/// A file mapping's page tables are its mapper's: a 64 MiB file read through mmap once
+/// takes a page table per 2 MiB, 32, charged to the reader's memcg (its read faults
+/// allocate them, as `do_read_fault` does before fault-around). When the reader is done
+/// (its `ops`: one pass of 16384 pages) it exits: the mapping goes with its page
+/// tables, the pages stay in the page cache.
+#[test]
+fn a_file_mapping_has_page_tables_until_its_mapper_exits() {
+    let text = r#"
+[run]
+duration = "3s"
+[machine]
+memory = "1G"
+[[cgroup]]
+path = "reader"
+[[workload]]
+name = "reader"
+kind = "file-read"
+nr_files = 1
+file_size = "64M"
+io_size = "4K"
+mmap = true
+pattern = "sequential"
+cgroup = "reader"
+"#;
+    let r = common::run_checked(text, &[]);
+    let m = &r.cgroups["reader"]["memory"]["stat"];
+    assert_eq!(m["pagetables"].as_u64(), Some(32 * 4096));
+    assert_eq!(r.vm("nr_page_table_pages"), 32);
+    assert_eq!(m["file"].as_u64(), Some(64 << 20));
+    let r = common::run_checked(text, &["workload.0.ops=16384"]);
+    let m = &r.cgroups["reader"]["memory"]["stat"];
+    assert_eq!(r.workloads["reader"].ops, 16384);
+    assert_eq!(m["pagetables"].as_u64(), Some(0));
+    assert_eq!(r.vm("nr_page_table_pages"), 0);
+    assert_eq!(m["file"].as_u64(), Some(64 << 20), "the cache stays");
+    // page_tables = false: none.
+    let r = common::run_checked(text, &["workload.0.page_tables=false"]);
+    assert_eq!(r.vm("nr_page_table_pages"), 0);
+}

@@ -137,6 +137,9 @@ impl Mm {
         if let Err(r) = self.vfs_open(space) {
             return r;
         }
+        if let Err(r) = self.file_pte_alloc(space, index) {
+            return r;
+        }
         self.in_lru_fault = true;
         self.count_memcg(self.current_memcg(), Ev::Pgfault, 1);
         let r = if self.cfg.fault_around_pages > 1 && self.do_fault_around(space, index) {
@@ -147,6 +150,55 @@ impl Mm {
         };
         self.in_lru_fault = false;
         r
+    }
+
+    /// `pte_alloc` in `do_read_fault` (before fault-around, whose window lies within
+    /// one page table): the mapper's page table over `index`'s 2 MiB range.
+    fn file_pte_alloc(&mut self, space: u32, index: u32) -> Result<(), FaultResult> {
+        let range = (index / super::lru_gen::PTRS_PER_PTE) as usize;
+        let s = &self.spaces[space as usize];
+        if s.mapper.is_none()
+            || s.file_pt_map
+                .get(range / 64)
+                .is_some_and(|w| w >> (range % 64) & 1 != 0)
+        {
+            return Ok(());
+        }
+        if self.pte_alloc_one(space)? {
+            let map = &mut self.spaces[space as usize].file_pt_map;
+            if map.len() <= range / 64 {
+                map.resize(range / 64 + 1, 0);
+            }
+            map[range / 64] |= 1 << (range % 64);
+        }
+        Ok(())
+    }
+
+    /// `zap_page_range` over a file mapping as its mapper exits: its pages stay in
+    /// the page cache, unmapped (a dirty PTE dirties its folio), and its page tables
+    /// are freed.
+    pub fn unmap_file_mapping(&mut self, space: u32) {
+        for idx in 0..self.spaces[space as usize].written().len() as u32 {
+            let e = self.spaces[space as usize].pte(idx);
+            if !pte::is_present(e) {
+                continue;
+            }
+            let pfn = pte::pfn(e);
+            if !self.frames[pfn as usize].test(pg::MAPPED) {
+                continue;
+            }
+            self.frames[pfn as usize].clear(pg::MAPPED);
+            *self.spaces[space as usize].pte_mut(idx) = e & !(pte::YOUNG | pte::DIRTY);
+            if e & pte::DIRTY != 0 {
+                self.folio_mark_dirty(pfn);
+            }
+        }
+        for pfn in std::mem::take(&mut self.spaces[space as usize].pt_pages) {
+            self.pte_free(space, pfn);
+        }
+        let s = &mut self.spaces[space as usize];
+        s.file_pt_map.clear();
+        s.mapper = None;
     }
 
     /// `do_fault_around`: `filemap_map_pages` over the `fault_around_pages`-aligned

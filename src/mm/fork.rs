@@ -129,6 +129,12 @@ impl Mm {
             self.zap_space(si as u32);
             self.spaces[si].dead = true;
         }
+        let mapped: Vec<u32> = (0..self.spaces.len() as u32)
+            .filter(|&i| self.spaces[i as usize].mapper == Some(w))
+            .collect();
+        for si in mapped {
+            self.unmap_file_mapping(si);
+        }
         let memcg = self.workload_memcg[w];
         if let Some(stacks) = self.kernel_stacks.get_mut(w) {
             for pfn in std::mem::take(stacks) {

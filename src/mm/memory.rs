@@ -54,8 +54,10 @@ impl Mm {
     /// __GFP_ACCOUNT), kept with the space and freed when it is zapped. `Ok(false)`:
     /// not modelled, nothing allocated.
     pub(super) fn pte_alloc_one(&mut self, space: u32) -> Result<bool, FaultResult> {
-        let Some(owner) = self.spaces[space as usize]
+        let s = &self.spaces[space as usize];
+        let Some(owner) = s
             .owner
+            .or(s.mapper)
             .filter(|&w| self.cfg.page_tables.get(w).copied().unwrap_or(false))
         else {
             return Ok(false);
@@ -79,7 +81,8 @@ impl Mm {
     /// `pte_free` of one of `space`'s page-table pages, and its charge.
     pub(super) fn pte_free(&mut self, space: u32, pfn: Pfn) {
         self.free_kernel_pages(pfn, 0);
-        if let Some(w) = self.spaces[space as usize].owner {
+        let s = &self.spaces[space as usize];
+        if let Some(w) = s.owner.or(s.mapper) {
             let memcg = self.workload_memcg[w];
             self.memcg_kmem_uncharge_pages(memcg, 1, KmemItem::PageTables);
         }

@@ -247,8 +247,14 @@ pub struct Space {
     pmd_young: Vec<bool>,
     /// The workload that owns it (anon spaces only; files outlive their users).
     pub owner: Option<usize>,
+    /// A file's mapper: the workload that mmaps it (each file has one user), whose
+    /// page tables over it are `pt_pages`.
+    pub mapper: Option<usize>,
     /// Page-table pages allocated for it (a workload's `page_tables`), freed at zap.
     pub pt_pages: Vec<Pfn>,
+    /// A file mapping's page tables: a bit per 512-page range that has one (the
+    /// page cache's own `pmd_map` says which ranges hold pages, mapped or not).
+    pub file_pt_map: Vec<u64>,
     /// Pages present (resident) and swapped out, for OOM badness.
     pub nr_present: u64,
     pub nr_swap: u64,
@@ -920,7 +926,9 @@ impl Mm {
             reads: Vec::new(),
             adding: None,
             owner,
+            mapper: None,
             pt_pages: Vec::new(),
+            file_pt_map: Vec::new(),
             nr_present: 0,
             nr_swap: 0,
             dead: false,

@@ -1022,9 +1022,14 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
             "advice",
             "init",
         ]),
-        WorkloadKind::FileRead => {
-            with_pattern(&["nr_files", "file_size", "io_size", "mmap", "advice"])
-        }
+        WorkloadKind::FileRead => with_pattern(&[
+            "nr_files",
+            "file_size",
+            "io_size",
+            "mmap",
+            "advice",
+            "page_tables",
+        ]),
         WorkloadKind::FileWrite => with_pattern(&["nr_files", "file_size", "io_size", "advice"]),
         WorkloadKind::Kv => with_pattern(&[
             "keys",

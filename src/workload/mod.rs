@@ -310,6 +310,9 @@ impl Workload {
                     // walks their PTEs. Advice is madvise on the mapping, but noreuse
                     // is the file's (fadvise), which the mapping inherits.
                     mm.mm_spaces[idx].extend(&spaces);
+                    for &s in &spaces {
+                        mm.spaces[s as usize].mapper = Some(idx);
+                    }
                     if advice != crate::mm::Advice::Normal {
                         for &s in &spaces {
                             mm.madvise(s, advice);
