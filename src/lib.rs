@@ -37,6 +37,7 @@
 //! ```
 
 pub mod bench;
+pub mod cache;
 pub mod fs;
 pub mod fuzz;
 pub mod host_memory;
@@ -46,4 +47,5 @@ pub mod scenario;
 pub mod sim;
 pub mod stats;
 pub mod sweep;
+pub mod trace;
 pub mod workload;

@@ -134,6 +134,28 @@ enum Cmd {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Run a replacement policy alone over a trace, as a cache simulator (no time,
+    /// no kernel): requests, misses and miss ratio per cache size.
+    Cache {
+        /// The trace file (libCacheSim oracleGeneral, or text: a key per line).
+        trace: PathBuf,
+        /// The policy (lru, fifo, ...).
+        #[arg(long)]
+        policy: String,
+        /// Cache sizes, comma-separated: bytes (4096, 64M, 1G; objects with
+        /// --ignore-obj-size) or fractions of the trace's working set (0.01, 0.1).
+        #[arg(long, value_delimiter = ',', required = true, value_name = "S[,S...]")]
+        size: Vec<String>,
+        /// The trace's format (default: from its name; `oracleGeneral` or `text`).
+        #[arg(long)]
+        format: Option<String>,
+        /// Count every object as 1 (sizes are then object counts).
+        #[arg(long)]
+        ignore_obj_size: bool,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Draw charts of a run or sweep directory into DIR/plots/ (SVG and PNG).
     Plot {
         /// A run directory (results.json, timeseries.csv) or a sweep directory.
@@ -195,6 +217,59 @@ fn with_seed(mut sets: Vec<String>, seed: Option<u64>) -> Vec<String> {
 fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {msg}");
     ExitCode::from(code)
+}
+
+fn cmd_cache(
+    trace: PathBuf,
+    policy: String,
+    sizes: Vec<String>,
+    format: Option<String>,
+    ignore_obj_size: bool,
+    json: bool,
+) -> ExitCode {
+    use reclaimsim::cache::run;
+    use reclaimsim::trace::Format;
+    let format = match format.as_deref() {
+        None => Format::guess(&trace),
+        Some(f) => match Format::parse(f) {
+            Some(f) => f,
+            None => {
+                return fail(
+                    2,
+                    format!("--format: unknown format `{f}` (oracleGeneral, text)"),
+                )
+            }
+        },
+    };
+    let sizes: Result<Vec<_>, _> = sizes.iter().map(|s| run::parse_size(s)).collect();
+    let sizes = match sizes {
+        Ok(s) => s,
+        Err(e) => return fail(2, format!("--size: {e}")),
+    };
+    let (ws, rows) = match run::run(&trace, format, &policy, &sizes, ignore_obj_size) {
+        Ok(x) => x,
+        Err(e) => return fail(2, e),
+    };
+    if json {
+        let v = serde_json::json!({
+            "trace": trace.display().to_string(),
+            "policy": policy,
+            "ignore_obj_size": ignore_obj_size,
+            "working_set": ws,
+            "sizes": rows,
+        });
+        println!("{}", serde_json::to_string_pretty(&v).expect("plain JSON"));
+    } else {
+        let name = trace.file_name().map_or_else(
+            || trace.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        print!(
+            "{}",
+            run::format_text(&name, &policy, &rows, ignore_obj_size)
+        );
+    }
+    ExitCode::SUCCESS
 }
 
 fn human_time(s: f64) -> String {
@@ -554,6 +629,14 @@ fn main() -> ExitCode {
             yes,
             quiet,
         } => cmd_sweep(scenario, out, sets, seed, jobs, check, yes, quiet),
+        Cmd::Cache {
+            trace,
+            policy,
+            size,
+            format,
+            ignore_obj_size,
+            json,
+        } => cmd_cache(trace, policy, size, format, ignore_obj_size, json),
         Cmd::Plot { dir } => match report::plot::plot_dir(&dir) {
             Ok(files) => {
                 for f in files {

@@ -1,0 +1,62 @@
+//! FIFO: objects leave in the order they came; a hit changes nothing.
+
+use super::queue::{Arena, KeyMap, Queue};
+use super::Policy;
+
+pub struct Fifo {
+    arena: Arena,
+    map: KeyMap,
+    q: Queue,
+}
+
+impl Fifo {
+    pub fn new(_capacity: u64) -> Fifo {
+        Fifo {
+            arena: Arena::default(),
+            map: KeyMap::default(),
+            q: Queue::default(),
+        }
+    }
+}
+
+impl Policy for Fifo {
+    fn lookup(&mut self, key: u64) -> bool {
+        self.map.contains_key(&key)
+    }
+
+    fn insert(&mut self, key: u64, size: u64) {
+        let id = self.arena.alloc(key, size);
+        self.q.push_head(&mut self.arena, id);
+        self.map.insert(key, id);
+    }
+
+    fn evict(&mut self) -> Option<u64> {
+        let id = self.q.pop_tail(&mut self.arena)?;
+        let key = self.arena.get(id).key;
+        self.map.remove(&key);
+        self.arena.release(id);
+        Some(key)
+    }
+
+    fn occupied(&self) -> u64 {
+        self.q.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::pattern;
+
+    #[test]
+    fn fifo_by_hand() {
+        // 3 slots: 1 2 3 4 (evicts 1) 1 (evicts 2) 2 (evicts 3) 5 (evicts 4) 1 2 hit
+        // 3 (evicts 1) 4 (evicts 2) 5 hits (5 came after 1 and 2).
+        let f = super::super::policy("fifo").unwrap();
+        assert_eq!(
+            pattern(f, 3, &[1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5]),
+            "mmmmmmmhhmmh"
+        );
+        // A hit does not save 1: 1 2 3 1 4 evicts 1 all the same.
+        assert_eq!(pattern(f, 3, &[1, 2, 3, 1, 4, 1]), "mmmhmm");
+    }
+}

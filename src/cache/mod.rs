@@ -1,0 +1,129 @@
+//! Replacement policies, and the cache simulator that runs one alone over a trace
+//! (`reclaimsim cache`). Not the kernel: research policies live here, behind
+//! [`Policy`], one file each; `mm/` will ask them which pages reclaim takes.
+//!
+//! A policy orders the cached objects and picks victims; the simulator (as
+//! libCacheSim's `cache_get_base`) owns the capacity: a request whose key is cached is
+//! a hit; a miss of an object larger than the cache is not inserted; otherwise the
+//! policy evicts until the object fits, then inserts it. Sizes are bytes, or 1 per
+//! object when sizes are ignored.
+//!
+//! Adding a policy: a file here implementing [`Policy`], and a line in [`POLICIES`].
+
+pub mod fifo;
+pub mod lru;
+pub mod queue;
+pub mod run;
+
+/// A replacement policy over keys (trace objects, or pages).
+pub trait Policy: Send {
+    /// A request for `key`: true if it is cached (a hit, recorded as the policy
+    /// records one: promotion, a reference bit, a frequency).
+    fn lookup(&mut self, key: u64) -> bool;
+    /// Caches `key` (of `size`) after a miss; the caller has made room.
+    fn insert(&mut self, key: u64, size: u64);
+    /// Evicts one object, the policy's victim; None if nothing is cached.
+    fn evict(&mut self) -> Option<u64>;
+    /// Bytes cached (objects, when every size is 1).
+    fn occupied(&self) -> u64;
+}
+
+/// A policy's constructor, given the cache's capacity (bytes, or objects).
+pub type NewPolicy = fn(u64) -> Box<dyn Policy>;
+
+/// The policies by name.
+pub const POLICIES: &[(&str, NewPolicy)] = &[
+    ("lru", |c| Box::new(lru::Lru::new(c))),
+    ("fifo", |c| Box::new(fifo::Fifo::new(c))),
+];
+
+/// The constructor of policy `name`.
+pub fn policy(name: &str) -> Option<NewPolicy> {
+    POLICIES.iter().find(|(n, _)| *n == name).map(|&(_, f)| f)
+}
+
+/// One request of a trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    pub key: u64,
+    pub size: u64,
+}
+
+/// What a run over a trace counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CacheStats {
+    pub requests: u64,
+    pub misses: u64,
+    pub request_bytes: u64,
+    pub miss_bytes: u64,
+}
+
+impl CacheStats {
+    pub fn miss_ratio(&self) -> f64 {
+        self.misses as f64 / self.requests.max(1) as f64
+    }
+
+    pub fn byte_miss_ratio(&self) -> f64 {
+        self.miss_bytes as f64 / self.request_bytes.max(1) as f64
+    }
+}
+
+/// The cache simulator's step for one request (`cache_get_base`).
+pub fn access(p: &mut dyn Policy, capacity: u64, r: Request, st: &mut CacheStats) {
+    st.requests += 1;
+    st.request_bytes += r.size;
+    if p.lookup(r.key) {
+        return;
+    }
+    st.misses += 1;
+    st.miss_bytes += r.size;
+    if r.size > capacity {
+        return;
+    }
+    while p.occupied() + r.size > capacity {
+        if p.evict().is_none() {
+            break;
+        }
+    }
+    p.insert(r.key, r.size);
+}
+
+/// Runs `policy` with `capacity` over `requests`.
+pub fn simulate(
+    new: NewPolicy,
+    capacity: u64,
+    requests: impl IntoIterator<Item = Request>,
+) -> CacheStats {
+    let mut p = new(capacity);
+    let mut st = CacheStats::default();
+    for r in requests {
+        access(p.as_mut(), capacity, r, &mut st);
+    }
+    st
+}
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    use super::*;
+
+    /// Hit (true) or miss per request of `keys` (size 1 each) with `capacity` objects.
+    pub fn hits(new: NewPolicy, capacity: u64, keys: &[u64]) -> Vec<bool> {
+        let mut p = new(capacity);
+        let mut st = CacheStats::default();
+        keys.iter()
+            .map(|&key| {
+                let before = st.misses;
+                access(p.as_mut(), capacity, Request { key, size: 1 }, &mut st);
+                st.misses == before
+            })
+            .collect()
+    }
+
+    /// "h"/"m" per request, for readable assertions.
+    pub fn pattern(new: NewPolicy, capacity: u64, keys: &[u64]) -> String {
+        hits(new, capacity, keys)
+            .iter()
+            .map(|&h| if h { 'h' } else { 'm' })
+            .collect()
+    }
+}
