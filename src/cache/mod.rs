@@ -10,10 +10,12 @@
 //!
 //! Adding a policy: a file here implementing [`Policy`], and a line in [`POLICIES`].
 
+pub mod clock;
 pub mod fifo;
 pub mod lru;
 pub mod queue;
 pub mod run;
+pub mod sieve;
 
 /// A replacement policy over keys (trace objects, or pages).
 pub trait Policy: Send {
@@ -35,6 +37,8 @@ pub type NewPolicy = fn(u64) -> Box<dyn Policy>;
 pub const POLICIES: &[(&str, NewPolicy)] = &[
     ("lru", |c| Box::new(lru::Lru::new(c))),
     ("fifo", |c| Box::new(fifo::Fifo::new(c))),
+    ("clock", |c| Box::new(clock::Clock::new(c))),
+    ("sieve", |c| Box::new(sieve::Sieve::new(c))),
 ];
 
 /// The constructor of policy `name`.
