@@ -29,7 +29,7 @@ impl Clock {
 }
 
 impl Policy for Clock {
-    fn lookup(&mut self, key: u64) -> bool {
+    fn lookup(&mut self, key: u64, _size: u64) -> bool {
         match self.map.get(&key) {
             Some(&id) => {
                 let n = self.arena.get_mut(id);

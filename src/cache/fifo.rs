@@ -20,7 +20,7 @@ impl Fifo {
 }
 
 impl Policy for Fifo {
-    fn lookup(&mut self, key: u64) -> bool {
+    fn lookup(&mut self, key: u64, _size: u64) -> bool {
         self.map.contains_key(&key)
     }
 

@@ -20,7 +20,7 @@ impl Lru {
 }
 
 impl Policy for Lru {
-    fn lookup(&mut self, key: u64) -> bool {
+    fn lookup(&mut self, key: u64, _size: u64) -> bool {
         match self.map.get(&key) {
             Some(&id) => {
                 self.q.move_to_head(&mut self.arena, id);

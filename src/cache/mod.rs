@@ -10,19 +10,28 @@
 //!
 //! Adding a policy: a file here implementing [`Policy`], and a line in [`POLICIES`].
 
+pub mod arc;
 pub mod clock;
 pub mod fifo;
 pub mod lru;
 pub mod queue;
 pub mod run;
+pub mod s3fifo;
 pub mod sieve;
 
 /// A replacement policy over keys (trace objects, or pages).
 pub trait Policy: Send {
-    /// A request for `key`: true if it is cached (a hit, recorded as the policy
-    /// records one: promotion, a reference bit, a frequency).
-    fn lookup(&mut self, key: u64) -> bool;
-    /// Caches `key` (of `size`) after a miss; the caller has made room.
+    /// A request for `key` (of `size`): true if it is cached (a hit, recorded as the
+    /// policy records one: promotion, a reference bit, a frequency; a ghost hit is a
+    /// miss the policy remembers for the insert that follows).
+    fn lookup(&mut self, key: u64, size: u64) -> bool;
+    /// Whether a missed object of `size` may be cached at all (checked before any
+    /// eviction; the simulator already refuses objects larger than the cache).
+    fn can_insert(&self, _size: u64) -> bool {
+        true
+    }
+    /// Caches `key` (of `size`) after a miss; the caller has made room. A policy may
+    /// still decline (S3-FIFO: an object as big as its small queue).
     fn insert(&mut self, key: u64, size: u64);
     /// Evicts one object, the policy's victim; None if nothing is cached.
     fn evict(&mut self) -> Option<u64>;
@@ -39,6 +48,8 @@ pub const POLICIES: &[(&str, NewPolicy)] = &[
     ("fifo", |c| Box::new(fifo::Fifo::new(c))),
     ("clock", |c| Box::new(clock::Clock::new(c))),
     ("sieve", |c| Box::new(sieve::Sieve::new(c))),
+    ("s3fifo", |c| Box::new(s3fifo::S3Fifo::new(c))),
+    ("arc", |c| Box::new(arc::Arc::new(c))),
 ];
 
 /// The constructor of policy `name`.
@@ -76,12 +87,12 @@ impl CacheStats {
 pub fn access(p: &mut dyn Policy, capacity: u64, r: Request, st: &mut CacheStats) {
     st.requests += 1;
     st.request_bytes += r.size;
-    if p.lookup(r.key) {
+    if p.lookup(r.key, r.size) {
         return;
     }
     st.misses += 1;
     st.miss_bytes += r.size;
-    if r.size > capacity {
+    if r.size > capacity || !p.can_insert(r.size) {
         return;
     }
     while p.occupied() + r.size > capacity {

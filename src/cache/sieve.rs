@@ -26,7 +26,7 @@ impl Sieve {
 }
 
 impl Policy for Sieve {
-    fn lookup(&mut self, key: u64) -> bool {
+    fn lookup(&mut self, key: u64, _size: u64) -> bool {
         match self.map.get(&key) {
             Some(&id) => {
                 self.arena.get_mut(id).freq = 1;

@@ -88,18 +88,8 @@ impl<R: Read> Reader<R> {
                  obj_size u32, next_access_vtime i64)"
             ))));
         }
-        let rec = Record::from_bytes(&b);
-        let at = self.offset;
         self.offset += RECORD_BYTES as u64;
-        if rec.obj_size == 0 {
-            self.done = true;
-            return Some(Err(TraceError::AtByte {
-                file: self.file.clone(),
-                offset: at,
-                message: "obj_size 0: expected an object of at least one byte".into(),
-            }));
-        }
-        Some(Ok(rec))
+        Some(Ok(Record::from_bytes(&b)))
     }
 
     fn error(&self, message: String) -> TraceError {
@@ -111,16 +101,23 @@ impl<R: Read> Reader<R> {
     }
 }
 
+/// The records as requests; records of size 0 are skipped, as libCacheSim's readers
+/// skip them by default (`ignore_size_zero_req`).
 impl<R: Read> Iterator for Reader<R> {
     type Item = Result<Request, TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.next_record().map(|r| {
-            r.map(|rec| Request {
-                key: rec.obj_id,
-                size: rec.obj_size as u64,
-            })
-        })
+        loop {
+            match self.next_record()? {
+                Ok(rec) if rec.obj_size == 0 => continue,
+                r => {
+                    return Some(r.map(|rec| Request {
+                        key: rec.obj_id,
+                        size: rec.obj_size as u64,
+                    }))
+                }
+            }
+        }
     }
 }
 
@@ -164,7 +161,7 @@ mod tests {
     }
 
     #[test]
-    fn a_truncated_or_sizeless_record_names_its_byte() {
+    fn a_truncated_record_names_its_byte_and_sizeless_ones_are_skipped() {
         let rec = Record {
             clock_time: 0,
             obj_id: 7,
@@ -180,9 +177,9 @@ mod tests {
             e.starts_with("t.oracleGeneral: byte 24: truncated record: 10 of 24"),
             "{e}"
         );
-        let zero = Record { obj_size: 0, ..rec }.to_bytes();
-        let e = read_all(&zero)[0].clone().unwrap_err().to_string();
-        assert!(e.contains("byte 0: obj_size 0"), "{e}");
+        let mut b = Record { obj_size: 0, ..rec }.to_bytes().to_vec();
+        b.extend_from_slice(&rec.to_bytes());
+        assert_eq!(read_all(&b), vec![Ok(Request { key: 7, size: 1 })]);
         assert!(read_all(&[]).is_empty());
     }
 
