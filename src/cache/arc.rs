@@ -153,6 +153,10 @@ impl Policy for Arc {
         }
     }
 
+    fn prefetch(&self, key: u64) {
+        self.map.prefetch(key);
+    }
+
     fn occupied(&self) -> u64 {
         self.bytes(T1) + self.bytes(T2)
     }

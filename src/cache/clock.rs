@@ -66,6 +66,10 @@ impl Policy for Clock {
         }
     }
 
+    fn prefetch(&self, key: u64) {
+        self.map.prefetch(key);
+    }
+
     fn occupied(&self) -> u64 {
         self.q.bytes
     }

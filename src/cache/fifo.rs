@@ -38,6 +38,10 @@ impl Policy for Fifo {
         Some(key)
     }
 
+    fn prefetch(&self, key: u64) {
+        self.map.prefetch(key);
+    }
+
     fn occupied(&self) -> u64 {
         self.q.bytes
     }

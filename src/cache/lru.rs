@@ -44,6 +44,10 @@ impl Policy for Lru {
         Some(key)
     }
 
+    fn prefetch(&self, key: u64) {
+        self.map.prefetch(key);
+    }
+
     fn occupied(&self) -> u64 {
         self.q.bytes
     }

@@ -37,6 +37,8 @@ pub trait Policy: Send {
     fn evict(&mut self) -> Option<u64>;
     /// Bytes cached (objects, when every size is 1).
     fn occupied(&self) -> u64;
+    /// A request for `key` is coming: start loading what its lookup will touch.
+    fn prefetch(&self, _key: u64) {}
 }
 
 /// A policy's constructor, given the cache's capacity (bytes, or objects).

@@ -1,9 +1,6 @@
 //! The data structures every policy shares: an arena of nodes linked into queues
 //! (doubly linked, head = most recently inserted), and a map from key to node.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
 pub const NIL: u32 = u32::MAX;
 
 /// One cached object.
@@ -138,28 +135,171 @@ impl Queue {
     }
 }
 
-/// A multiplicative hash for integer keys: trace object ids and page numbers are
-/// already well spread or dense, and SipHash would cost more than the policy.
-#[derive(Default, Clone, Copy)]
-pub struct KeyHasher(u64);
+/// Key → node: open addressing with linear probing, at most half full, removal by
+/// backward shift (no tombstones). Hand-written rather than a `HashMap` because the
+/// simulator prefetches a request's slot a few requests ahead ([`KeyMap::prefetch`]):
+/// the cache question is memory-bound, one or two misses per request.
+#[derive(Debug, Clone)]
+pub struct KeyMap {
+    slots: Vec<(u64, u32)>,
+    shift: u32,
+    len: usize,
+}
 
-impl Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-
-    #[inline]
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0 ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 32)
+impl Default for KeyMap {
+    fn default() -> Self {
+        KeyMap::with_capacity_log2(4)
     }
 }
 
-/// Key → node.
-pub type KeyMap = HashMap<u64, u32, BuildHasherDefault<KeyHasher>>;
+impl KeyMap {
+    fn with_capacity_log2(bits: u32) -> KeyMap {
+        KeyMap {
+            slots: vec![(0, NIL); 1 << bits],
+            shift: 64 - bits,
+            len: 0,
+        }
+    }
+
+    /// Fibonacci hashing: the product's top bits.
+    #[inline]
+    fn home(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize
+    }
+
+    #[inline]
+    fn mask(&self) -> usize {
+        self.slots.len() - 1
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Starts loading `key`'s home slot.
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        crate::host_memory::prefetch(&self.slots[self.home(key)]);
+    }
+
+    #[inline]
+    pub fn get(&self, key: &u64) -> Option<&u32> {
+        let mut i = self.home(*key);
+        loop {
+            let s = &self.slots[i];
+            if s.1 == NIL {
+                return None;
+            }
+            if s.0 == *key {
+                return Some(&s.1);
+            }
+            i = (i + 1) & self.mask();
+        }
+    }
+
+    pub fn contains_key(&self, key: &u64) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Inserts or replaces; returns the old value.
+    pub fn insert(&mut self, key: u64, val: u32) -> Option<u32> {
+        debug_assert_ne!(val, NIL);
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        let mut i = self.home(key);
+        loop {
+            let s = &mut self.slots[i];
+            if s.1 == NIL {
+                *s = (key, val);
+                self.len += 1;
+                return None;
+            }
+            if s.0 == key {
+                return Some(std::mem::replace(&mut s.1, val));
+            }
+            i = (i + 1) & self.mask();
+        }
+    }
+
+    /// Removes `key`; the run after it shifts back so that no probe breaks.
+    pub fn remove(&mut self, key: &u64) -> Option<u32> {
+        let mask = self.mask();
+        let mut i = self.home(*key);
+        loop {
+            let s = self.slots[i];
+            if s.1 == NIL {
+                return None;
+            }
+            if s.0 == *key {
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        let val = self.slots[i].1;
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            let s = self.slots[j];
+            if s.1 == NIL {
+                break;
+            }
+            // Move s back to the hole at i unless its home lies cyclically in (i, j].
+            let h = self.home(s.0);
+            let stays = if i <= j {
+                i < h && h <= j
+            } else {
+                i < h || h <= j
+            };
+            if !stays {
+                self.slots[i] = s;
+                i = j;
+            }
+        }
+        self.slots[i] = (0, NIL);
+        self.len -= 1;
+        Some(val)
+    }
+
+    fn grow(&mut self) {
+        let bits = 64 - self.shift + 1;
+        let old = std::mem::replace(self, KeyMap::with_capacity_log2(bits));
+        for (k, v) in old.slots {
+            if v != NIL {
+                self.insert(k, v);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The map against std's HashMap under random inserts and removes (keys from a
+        /// small range, so collisions, runs and wrap-around happen).
+        #[test]
+        fn keymap_is_a_map(ops in proptest::collection::vec((any::<bool>(), 0u64..64, 0u32..1000), 0..400)) {
+            let mut m = KeyMap::default();
+            let mut r = std::collections::HashMap::new();
+            for (ins, k, v) in ops {
+                let k = k.wrapping_mul(0x1000_0000_0000_0001);
+                if ins {
+                    prop_assert_eq!(m.insert(k, v), r.insert(k, v));
+                } else {
+                    prop_assert_eq!(m.remove(&k), r.remove(&k));
+                }
+                prop_assert_eq!(m.len(), r.len());
+            }
+            for (k, v) in &r {
+                prop_assert_eq!(m.get(k), Some(v));
+            }
+        }
+    }
+}

@@ -6,6 +6,9 @@ use crate::trace::{self, Format, TraceError};
 use rayon::prelude::*;
 use std::path::Path;
 
+/// How many requests ahead of the one served the run reads (and prefetches).
+const PREFETCH_AHEAD: usize = 8;
+
 /// A cache size as given: bytes (objects under `--ignore-obj-size`), or a fraction of
 /// the trace's working set.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -116,8 +119,20 @@ pub fn run(
         .map(|&cap| {
             let mut p = new(cap);
             let mut st = CacheStats::default();
+            // Requests are read PREFETCH_AHEAD ahead of the one served, each one's
+            // slot prefetched as it is read.
+            let mut ring = std::collections::VecDeque::with_capacity(PREFETCH_AHEAD + 1);
             for r in requests(path, format, ignore_obj_size)? {
-                access(p.as_mut(), cap, r?, &mut st);
+                let r = r?;
+                p.prefetch(r.key);
+                ring.push_back(r);
+                if ring.len() > PREFETCH_AHEAD {
+                    let r = ring.pop_front().expect("non-empty");
+                    access(p.as_mut(), cap, r, &mut st);
+                }
+            }
+            for r in ring {
+                access(p.as_mut(), cap, r, &mut st);
             }
             Ok(Row {
                 cache_size: cap,

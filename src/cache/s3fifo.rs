@@ -176,6 +176,10 @@ impl Policy for S3Fifo {
         }
     }
 
+    fn prefetch(&self, key: u64) {
+        self.map.prefetch(key);
+    }
+
     fn occupied(&self) -> u64 {
         self.small.bytes + self.main.bytes
     }

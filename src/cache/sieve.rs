@@ -68,6 +68,10 @@ impl Policy for Sieve {
         Some(key)
     }
 
+    fn prefetch(&self, key: u64) {
+        self.map.prefetch(key);
+    }
+
     fn occupied(&self) -> u64 {
         self.q.bytes
     }
