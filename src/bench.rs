@@ -39,6 +39,16 @@ pub struct BenchReport {
     /// early exits and frees its memory), then one `vm.compact_memory`; the wall time of the
     /// same run without it subtracted, the best of five each. No target.
     pub compaction_pages_scanned_per_sec: f64,
+    /// `reclaimsim cache`'s speed per policy: requests per wall second over a
+    /// 20 M-request zipf (alpha 1.0) trace of 1 M objects held in memory, the cache
+    /// a tenth of them (2 M requests with --quick). No target here: the target is
+    /// twice libCacheSim's on the same trace (BENCHMARKS.md).
+    pub cache_lru_requests_per_sec: f64,
+    pub cache_fifo_requests_per_sec: f64,
+    pub cache_clock_requests_per_sec: f64,
+    pub cache_sieve_requests_per_sec: f64,
+    pub cache_s3fifo_requests_per_sec: f64,
+    pub cache_arc_requests_per_sec: f64,
     /// Accesses to resident pages per wall second over a 48 GiB working set (zipf 0.8,
     /// one thread, 64 GiB machine), once it is fully resident: the page table (96 MiB)
     /// and alias table (12 MiB) no longer fit the host's caches.
@@ -200,6 +210,21 @@ impl BenchReport {
         }
     }
 
+    /// The cache simulator's figures, by name.
+    fn cache_figures(&self) -> Vec<(String, f64)> {
+        [
+            ("lru", self.cache_lru_requests_per_sec),
+            ("fifo", self.cache_fifo_requests_per_sec),
+            ("clock", self.cache_clock_requests_per_sec),
+            ("sieve", self.cache_sieve_requests_per_sec),
+            ("s3fifo", self.cache_s3fifo_requests_per_sec),
+            ("arc", self.cache_arc_requests_per_sec),
+        ]
+        .into_iter()
+        .map(|(n, v)| (format!("cache_{n}_requests_per_sec"), v))
+        .collect()
+    }
+
     pub fn meets(&self, t: &Target) -> bool {
         t.op.holds(self.figure(t.figure), t.value as f64)
     }
@@ -266,6 +291,14 @@ impl BenchReport {
             "-".to_string(),
             String::new(),
         ]);
+        for (name, v) in self.cache_figures() {
+            rows.push([
+                name,
+                format!("{:.1} M", v / 1e6),
+                "-".to_string(),
+                String::new(),
+            ]);
+        }
         let header = ["figure", "measured", "target", ""].map(String::from);
         let width = |c: usize| {
             rows.iter()
@@ -339,6 +372,7 @@ pub fn run(quick: bool) -> BenchReport {
             sim_secs_per_sec_16g_damon.max(damon_speed((secs / 3).max(1), true));
     }
     let hit_accesses_per_sec_48g = hit_speed_48g(quick);
+    let cache = cache_speeds(quick);
     let sim_secs_per_sec_64g = scale_speed(BIG64, "big64.toml", if quick { 17 } else { 25 });
     let sim_secs_per_sec_100cg = scale_speed(CG100, "cg100.toml", if quick { 14 } else { 20 });
     BenchReport {
@@ -359,6 +393,12 @@ pub fn run(quick: bool) -> BenchReport {
         damon_percent_of_plain: 100.0 * sim_secs_per_sec_16g_damon
             / sim_secs_per_sec_16g.max(f64::MIN_POSITIVE),
         compaction_pages_scanned_per_sec: compaction_speed(quick),
+        cache_lru_requests_per_sec: cache[0],
+        cache_fifo_requests_per_sec: cache[1],
+        cache_clock_requests_per_sec: cache[2],
+        cache_sieve_requests_per_sec: cache[3],
+        cache_s3fifo_requests_per_sec: cache[4],
+        cache_arc_requests_per_sec: cache[5],
         bytes_per_frame: std::mem::size_of::<Frame>(),
         peak_rss_bytes_64g: measure_rss_in_child(false),
         peak_rss_bytes_1t_idle: measure_rss_in_child(true),
@@ -477,6 +517,34 @@ skew = 0.8
         .expect("a stamp at the fill's end");
     let to = stamps.last().expect("the end's stamp");
     hits as f64 / to.1.duration_since(from.1).as_secs_f64().max(1e-9)
+}
+
+/// The `cache_*_requests_per_sec` figures, in the order of [`BenchReport::cache_figures`].
+fn cache_speeds(quick: bool) -> [f64; 6] {
+    let n_requests = if quick { 2_000_000 } else { 20_000_000 };
+    let keys = zipf_keys(1_000_000, n_requests, 1.0, 42);
+    ["lru", "fifo", "clock", "sieve", "s3fifo", "arc"].map(|name| {
+        let new = crate::cache::policy(name).expect("a registered policy");
+        let t = Instant::now();
+        let st = crate::cache::run::run_keys(new, 100_000, &keys);
+        std::hint::black_box(st);
+        keys.len() as f64 / t.elapsed().as_secs_f64().max(1e-9)
+    })
+}
+
+/// Zipf(alpha) object ids in [0, n), by inverse CDF from a fixed PCG stream.
+fn zipf_keys(n: usize, requests: usize, alpha: f64, seed: u64) -> Vec<u64> {
+    use rand::Rng;
+    let mut cdf = Vec::with_capacity(n);
+    let mut sum = 0.0;
+    for k in 1..=n {
+        sum += 1.0 / (k as f64).powf(alpha);
+        cdf.push(sum);
+    }
+    let mut rng = rand_pcg::Pcg64Mcg::new(seed as u128);
+    (0..requests)
+        .map(|_| cdf.partition_point(|&c| c < rng.gen::<f64>() * sum) as u64)
+        .collect()
 }
 
 /// `compaction_pages_scanned_per_sec`: see [`BenchReport`].
@@ -705,6 +773,12 @@ mod tests {
             sim_secs_per_sec_16g_damon: 0.9,
             damon_percent_of_plain: 75.0,
             compaction_pages_scanned_per_sec: 41_000_000.0,
+            cache_lru_requests_per_sec: 13_600_000.0,
+            cache_fifo_requests_per_sec: 26_000_000.0,
+            cache_clock_requests_per_sec: 17_700_000.0,
+            cache_sieve_requests_per_sec: 25_000_000.0,
+            cache_s3fifo_requests_per_sec: 11_200_000.0,
+            cache_arc_requests_per_sec: 10_700_000.0,
             hit_accesses_per_sec_48g: 30_000_000.0,
             hit_48g_percent_of_1g: 36.08,
             sim_secs_per_sec_64g: 1.5,
@@ -735,6 +809,12 @@ bytes_per_frame                   32                                 <= 32    me
 peak_rss_bytes_64g                649 MiB                            < 2 GiB  met
 peak_rss_bytes_1t_idle            18 MiB                             < 1 GiB  met
 compaction_pages_scanned_per_sec  41.0 M                             -
+cache_lru_requests_per_sec        13.6 M                             -
+cache_fifo_requests_per_sec       26.0 M                             -
+cache_clock_requests_per_sec      17.7 M                             -
+cache_sieve_requests_per_sec      25.0 M                             -
+cache_s3fifo_requests_per_sec     11.2 M                             -
+cache_arc_requests_per_sec        10.7 M                             -
 ";
         assert_eq!(report().text(), want);
     }

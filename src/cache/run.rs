@@ -1,7 +1,7 @@
 //! `reclaimsim cache`: a policy alone over a trace file at several cache sizes, as
 //! libCacheSim's `cachesim` runs one.
 
-use super::{access, policy, CacheStats, Request};
+use super::{access, policy, CacheStats, NewPolicy, Request};
 use crate::trace::{self, Format, TraceError};
 use rayon::prelude::*;
 use std::path::Path;
@@ -143,6 +143,20 @@ pub fn run(
         })
         .collect();
     Ok((ws, rows.map_err(|e| e.to_string())?))
+}
+
+/// Runs a policy with `capacity` (objects) over keys in memory (size 1 each), with
+/// the file runs' prefetching: `reclaimsim bench`'s cache figures.
+pub fn run_keys(new: NewPolicy, capacity: u64, keys: &[u64]) -> CacheStats {
+    let mut p = new(capacity);
+    let mut st = CacheStats::default();
+    for (i, &key) in keys.iter().enumerate() {
+        if let Some(&ahead) = keys.get(i + PREFETCH_AHEAD) {
+            p.prefetch(ahead);
+        }
+        access(p.as_mut(), capacity, Request { key, size: 1 }, &mut st);
+    }
+    st
 }
 
 /// The rows as libCacheSim's cachesim prints its results, one line per size.
