@@ -146,9 +146,14 @@ enum Cmd {
         /// --ignore-obj-size) or fractions of the trace's working set (0.01, 0.1).
         #[arg(long, value_delimiter = ',', required = true, value_name = "S[,S...]")]
         size: Vec<String>,
-        /// The trace's format (default: from its name; `oracleGeneral` or `text`).
+        /// The trace's format (default: from its name; `oracleGeneral`, `csv`,
+        /// `lackey` or `text`).
         #[arg(long)]
         format: Option<String>,
+        /// CSV columns as libCacheSim names them: `obj-id-col=2,obj-size-col=3,
+        /// time-col=1,has-header=1,delimiter=tab,obj-id-is-num=0`.
+        #[arg(long, value_name = "OPTIONS")]
+        trace_options: Option<String>,
         /// Count every object as 1 (sizes are then object counts).
         #[arg(long)]
         ignore_obj_size: bool,
@@ -224,23 +229,31 @@ fn cmd_cache(
     policy: String,
     sizes: Vec<String>,
     format: Option<String>,
+    trace_options: Option<String>,
     ignore_obj_size: bool,
     json: bool,
 ) -> ExitCode {
     use reclaimsim::cache::run;
     use reclaimsim::trace::Format;
-    let format = match format.as_deref() {
+    let mut format = match format.as_deref() {
         None => Format::guess(&trace),
         Some(f) => match Format::parse(f) {
             Some(f) => f,
             None => {
                 return fail(
                     2,
-                    format!("--format: unknown format `{f}` (oracleGeneral, text)"),
+                    format!("--format: unknown format `{f}` (oracleGeneral, csv, lackey, text)"),
                 )
             }
         },
     };
+    if let Some(o) = trace_options {
+        match (&mut format, reclaimsim::trace::csv::CsvOptions::parse(&o)) {
+            (Format::Csv(opts), Ok(parsed)) => *opts = parsed,
+            (Format::Csv(_), Err(e)) => return fail(2, format!("--trace-options: {e}")),
+            _ => return fail(2, "--trace-options: only for --format csv"),
+        }
+    }
     let sizes: Result<Vec<_>, _> = sizes.iter().map(|s| run::parse_size(s)).collect();
     let sizes = match sizes {
         Ok(s) => s,
@@ -634,9 +647,18 @@ fn main() -> ExitCode {
             policy,
             size,
             format,
+            trace_options,
             ignore_obj_size,
             json,
-        } => cmd_cache(trace, policy, size, format, ignore_obj_size, json),
+        } => cmd_cache(
+            trace,
+            policy,
+            size,
+            format,
+            trace_options,
+            ignore_obj_size,
+            json,
+        ),
         Cmd::Plot { dir } => match report::plot::plot_dir(&dir) {
             Ok(files) => {
                 for f in files {

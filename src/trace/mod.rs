@@ -2,11 +2,15 @@
 //! bounded whatever the trace's length). Not the kernel: the `trace` workload and
 //! `reclaimsim cache` read them.
 //!
-//! Formats: libCacheSim's `oracleGeneral` binary records and plain text (a key per
-//! line, decimal or 0x-hex, optionally followed by `r`/`w`). A malformed record stops
+//! Formats: libCacheSim's `oracleGeneral` binary records, plain text (a key per
+//! line, decimal or 0x-hex, optionally followed by `r`/`w`) and valgrind lackey's
+//! `--trace-mem=yes` output (page numbers), and CSV with libCacheSim's column
+//! options. A malformed record stops
 //! the read with a [`TraceError`] naming the file, the byte offset or line, and what
 //! was expected.
 
+pub mod csv;
+pub mod lackey;
 pub mod oracle;
 pub mod text;
 
@@ -39,6 +43,10 @@ pub enum Format {
     OracleGeneral,
     /// A key per line.
     Text,
+    /// valgrind lackey `--trace-mem=yes` output (page numbers of the accesses).
+    Lackey,
+    /// CSV with libCacheSim's column options.
+    Csv(csv::CsvOptions),
 }
 
 impl Format {
@@ -46,6 +54,8 @@ impl Format {
         match s {
             "oracleGeneral" | "oraclegeneral" => Some(Format::OracleGeneral),
             "text" | "txt" => Some(Format::Text),
+            "lackey" => Some(Format::Lackey),
+            "csv" => Some(Format::Csv(csv::CsvOptions::default())),
             _ => None,
         }
     }
@@ -55,6 +65,8 @@ impl Format {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if name.contains("oracleGeneral") || name.ends_with(".bin") {
             Format::OracleGeneral
+        } else if name.ends_with(".csv") {
+            Format::Csv(csv::CsvOptions::default())
         } else {
             Format::Text
         }
@@ -75,5 +87,7 @@ pub fn open(path: &Path, format: Format) -> Result<Requests, TraceError> {
     Ok(match format {
         Format::OracleGeneral => Box::new(oracle::Reader::new(r, path)),
         Format::Text => Box::new(text::Reader::new(r, path)),
+        Format::Lackey => Box::new(lackey::Reader::new(r, path)),
+        Format::Csv(o) => Box::new(csv::Reader::new(r, path, o)),
     })
 }
