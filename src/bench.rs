@@ -522,7 +522,7 @@ skew = 0.8
 /// The `cache_*_requests_per_sec` figures, in the order of [`BenchReport::cache_figures`].
 fn cache_speeds(quick: bool) -> [f64; 6] {
     let n_requests = if quick { 2_000_000 } else { 20_000_000 };
-    let keys = zipf_keys(1_000_000, n_requests, 1.0, 42);
+    let keys = crate::cache::run::zipf_keys(1_000_000, n_requests, 1.0, 42);
     ["lru", "fifo", "clock", "sieve", "s3fifo", "arc"].map(|name| {
         let new = crate::cache::policy(name).expect("a registered policy");
         let t = Instant::now();
@@ -530,21 +530,6 @@ fn cache_speeds(quick: bool) -> [f64; 6] {
         std::hint::black_box(st);
         keys.len() as f64 / t.elapsed().as_secs_f64().max(1e-9)
     })
-}
-
-/// Zipf(alpha) object ids in [0, n), by inverse CDF from a fixed PCG stream.
-fn zipf_keys(n: usize, requests: usize, alpha: f64, seed: u64) -> Vec<u64> {
-    use rand::Rng;
-    let mut cdf = Vec::with_capacity(n);
-    let mut sum = 0.0;
-    for k in 1..=n {
-        sum += 1.0 / (k as f64).powf(alpha);
-        cdf.push(sum);
-    }
-    let mut rng = rand_pcg::Pcg64Mcg::new(seed as u128);
-    (0..requests)
-        .map(|_| cdf.partition_point(|&c| c < rng.gen::<f64>() * sum) as u64)
-        .collect()
 }
 
 /// `compaction_pages_scanned_per_sec`: see [`BenchReport`].

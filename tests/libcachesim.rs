@@ -4,6 +4,7 @@
 //! cache size, exactly. The policies' definitions follow libCacheSim 0.3.5's sources
 //! (src/cache/*.rs say where they differ: S3-FIFO on caches under 10 objects).
 
+use reclaimsim::cache::run::zipf_keys as zipf;
 use reclaimsim::trace::oracle::{write, Record};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,24 +21,6 @@ const POLICIES: [(&str, &str); 6] = [
     ("s3fifo", "S3FIFO"),
     ("arc", "ARC"),
 ];
-
-/// Zipf(alpha) object ids in [0, n) by inverse CDF, from a fixed PCG stream.
-fn zipf(n: usize, requests: usize, alpha: f64, seed: u64) -> Vec<u64> {
-    use rand::Rng;
-    let mut cdf = Vec::with_capacity(n);
-    let mut sum = 0.0;
-    for k in 1..=n {
-        sum += 1.0 / (k as f64).powf(alpha);
-        cdf.push(sum);
-    }
-    let mut rng = rand_pcg::Pcg64Mcg::new(seed as u128);
-    (0..requests)
-        .map(|_| {
-            let u = rng.gen::<f64>() * sum;
-            cdf.partition_point(|&c| c < u) as u64
-        })
-        .collect()
-}
 
 fn write_trace(path: &Path, ids: &[u64], size: impl Fn(u64) -> u32) {
     let recs: Vec<Record> = ids

@@ -3,13 +3,11 @@
 //! 2^n − 1); eviction looks at the tail: a non-zero counter is decremented and the
 //! object goes round to the head, a zero counter is evicted. One bit by default.
 
-use super::queue::{Arena, KeyMap, Queue};
+use super::queue::{Resident, NIL};
 use super::Policy;
 
 pub struct Clock {
-    arena: Arena,
-    map: KeyMap,
-    q: Queue,
+    r: Resident,
     max_freq: u32,
 }
 
@@ -20,9 +18,7 @@ impl Clock {
 
     pub fn with_bits(bits: u32) -> Clock {
         Clock {
-            arena: Arena::default(),
-            map: KeyMap::default(),
-            q: Queue::default(),
+            r: Resident::default(),
             max_freq: (1 << bits) - 1,
         }
     }
@@ -30,48 +26,39 @@ impl Clock {
 
 impl Policy for Clock {
     fn lookup(&mut self, key: u64, _size: u64) -> bool {
-        match self.map.get(&key) {
-            Some(&id) => {
-                let n = self.arena.get_mut(id);
-                n.freq = (n.freq + 1).min(self.max_freq);
-                true
-            }
-            None => false,
-        }
+        let Some(id) = self.r.find(key) else {
+            return false;
+        };
+        let n = self.r.arena.get_mut(id);
+        n.freq = (n.freq + 1).min(self.max_freq);
+        true
     }
 
     fn insert(&mut self, key: u64, size: u64) {
-        let id = self.arena.alloc(key, size);
-        self.q.push_head(&mut self.arena, id);
-        self.map.insert(key, id);
+        self.r.insert_head(key, size);
     }
 
     fn evict(&mut self) -> Option<u64> {
         loop {
-            let id = self.q.tail;
-            if id == super::queue::NIL {
+            let id = self.r.q.tail;
+            if id == NIL {
                 return None;
             }
-            let n = self.arena.get_mut(id);
-            if n.freq > 0 {
-                n.freq -= 1;
-                self.q.move_to_head(&mut self.arena, id);
-                continue;
+            let n = self.r.arena.get_mut(id);
+            if n.freq == 0 {
+                return Some(self.r.drop_node(id));
             }
-            self.q.remove(&mut self.arena, id);
-            let key = self.arena.get(id).key;
-            self.map.remove(&key);
-            self.arena.release(id);
-            return Some(key);
+            n.freq -= 1;
+            self.r.q.move_to_head(&mut self.r.arena, id);
         }
     }
 
     fn prefetch(&self, key: u64) {
-        self.map.prefetch(key);
+        self.r.map.prefetch(key);
     }
 
     fn occupied(&self) -> u64 {
-        self.q.bytes
+        self.r.q.bytes
     }
 }
 

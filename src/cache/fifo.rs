@@ -1,49 +1,39 @@
 //! FIFO: objects leave in the order they came; a hit changes nothing.
 
-use super::queue::{Arena, KeyMap, Queue};
+use super::queue::{Resident, NIL};
 use super::Policy;
 
+#[derive(Default)]
 pub struct Fifo {
-    arena: Arena,
-    map: KeyMap,
-    q: Queue,
+    r: Resident,
 }
 
 impl Fifo {
     pub fn new(_capacity: u64) -> Fifo {
-        Fifo {
-            arena: Arena::default(),
-            map: KeyMap::default(),
-            q: Queue::default(),
-        }
+        Fifo::default()
     }
 }
 
 impl Policy for Fifo {
     fn lookup(&mut self, key: u64, _size: u64) -> bool {
-        self.map.contains_key(&key)
+        self.r.find(key).is_some()
     }
 
     fn insert(&mut self, key: u64, size: u64) {
-        let id = self.arena.alloc(key, size);
-        self.q.push_head(&mut self.arena, id);
-        self.map.insert(key, id);
+        self.r.insert_head(key, size);
     }
 
     fn evict(&mut self) -> Option<u64> {
-        let id = self.q.pop_tail(&mut self.arena)?;
-        let key = self.arena.get(id).key;
-        self.map.remove(&key);
-        self.arena.release(id);
-        Some(key)
+        let id = self.r.q.tail;
+        (id != NIL).then(|| self.r.drop_node(id))
     }
 
     fn prefetch(&self, key: u64) {
-        self.map.prefetch(key);
+        self.r.map.prefetch(key);
     }
 
     fn occupied(&self) -> u64 {
-        self.q.bytes
+        self.r.q.bytes
     }
 }
 

@@ -1,55 +1,43 @@
 //! LRU, strict: every hit moves the object to the head; the tail is evicted.
 
-use super::queue::{Arena, KeyMap, Queue};
+use super::queue::{Resident, NIL};
 use super::Policy;
 
+#[derive(Default)]
 pub struct Lru {
-    arena: Arena,
-    map: KeyMap,
-    q: Queue,
+    r: Resident,
 }
 
 impl Lru {
     pub fn new(_capacity: u64) -> Lru {
-        Lru {
-            arena: Arena::default(),
-            map: KeyMap::default(),
-            q: Queue::default(),
-        }
+        Lru::default()
     }
 }
 
 impl Policy for Lru {
     fn lookup(&mut self, key: u64, _size: u64) -> bool {
-        match self.map.get(&key) {
-            Some(&id) => {
-                self.q.move_to_head(&mut self.arena, id);
-                true
-            }
-            None => false,
-        }
+        let Some(id) = self.r.find(key) else {
+            return false;
+        };
+        self.r.q.move_to_head(&mut self.r.arena, id);
+        true
     }
 
     fn insert(&mut self, key: u64, size: u64) {
-        let id = self.arena.alloc(key, size);
-        self.q.push_head(&mut self.arena, id);
-        self.map.insert(key, id);
+        self.r.insert_head(key, size);
     }
 
     fn evict(&mut self) -> Option<u64> {
-        let id = self.q.pop_tail(&mut self.arena)?;
-        let key = self.arena.get(id).key;
-        self.map.remove(&key);
-        self.arena.release(id);
-        Some(key)
+        let id = self.r.q.tail;
+        (id != NIL).then(|| self.r.drop_node(id))
     }
 
     fn prefetch(&self, key: u64) {
-        self.map.prefetch(key);
+        self.r.map.prefetch(key);
     }
 
     fn occupied(&self) -> u64 {
-        self.q.bytes
+        self.r.q.bytes
     }
 }
 

@@ -135,6 +135,38 @@ impl Queue {
     }
 }
 
+/// What a one-queue policy (LRU, FIFO, CLOCK, SIEVE) holds: its nodes, the key map
+/// and the queue.
+#[derive(Debug, Default)]
+pub struct Resident {
+    pub arena: Arena,
+    pub map: KeyMap,
+    pub q: Queue,
+}
+
+impl Resident {
+    pub fn find(&self, key: u64) -> Option<u32> {
+        self.map.get(&key).copied()
+    }
+
+    /// A new object at the head.
+    pub fn insert_head(&mut self, key: u64, size: u64) -> u32 {
+        let id = self.arena.alloc(key, size);
+        self.q.push_head(&mut self.arena, id);
+        self.map.insert(key, id);
+        id
+    }
+
+    /// Drops node `id` from the queue, the map and the arena; its key.
+    pub fn drop_node(&mut self, id: u32) -> u64 {
+        let key = self.arena.get(id).key;
+        self.q.remove(&mut self.arena, id);
+        self.map.remove(&key);
+        self.arena.release(id);
+        key
+    }
+}
+
 /// Key → node: open addressing with linear probing, at most half full, removal by
 /// backward shift (no tombstones). Hand-written rather than a `HashMap` because the
 /// simulator prefetches a request's slot a few requests ahead ([`KeyMap::prefetch`]):

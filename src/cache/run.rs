@@ -159,6 +159,25 @@ pub fn run_keys(new: NewPolicy, capacity: u64, keys: &[u64]) -> CacheStats {
     st
 }
 
+/// Zipf(alpha) object ids in [0, n), by inverse CDF from a fixed PCG stream: the
+/// synthetic traces of `bench` and of the libCacheSim cross-check.
+pub fn zipf_keys(n: usize, requests: usize, alpha: f64, seed: u64) -> Vec<u64> {
+    use rand::Rng;
+    let mut cdf = Vec::with_capacity(n);
+    let mut sum = 0.0;
+    for k in 1..=n {
+        sum += 1.0 / (k as f64).powf(alpha);
+        cdf.push(sum);
+    }
+    let mut rng = rand_pcg::Pcg64Mcg::new(seed as u128);
+    (0..requests)
+        .map(|_| {
+            let u = rng.gen::<f64>() * sum;
+            cdf.partition_point(|&c| c < u) as u64
+        })
+        .collect()
+}
+
 /// The rows as libCacheSim's cachesim prints its results, one line per size.
 pub fn format_text(trace_name: &str, policy: &str, rows: &[Row], ignore_obj_size: bool) -> String {
     let mut out = String::new();

@@ -22,9 +22,8 @@ const MOVE_TO_MAIN: u32 = 2;
 pub struct S3Fifo {
     arena: Arena,
     map: KeyMap,
-    small: Queue,
-    main: Queue,
-    ghost: Queue,
+    /// The small, main and ghost FIFOs, by SMALL, MAIN, GHOST.
+    queues: [Queue; 3],
     small_bytes: u64,
     main_bytes: u64,
     ghost_bytes: u64,
@@ -40,9 +39,7 @@ impl S3Fifo {
         S3Fifo {
             arena: Arena::default(),
             map: KeyMap::default(),
-            small: Queue::default(),
-            main: Queue::default(),
-            ghost: Queue::default(),
+            queues: [Queue::default(); 3],
             small_bytes,
             main_bytes: capacity.saturating_sub(small_bytes).max(1),
             ghost_bytes: (capacity as f64 * 0.9) as u64,
@@ -53,15 +50,7 @@ impl S3Fifo {
 
     fn push(&mut self, q: u8, id: u32) {
         self.arena.get_mut(id).queue = q;
-        let (a, queue) = (
-            &mut self.arena,
-            match q {
-                SMALL => &mut self.small,
-                MAIN => &mut self.main,
-                _ => &mut self.ghost,
-            },
-        );
-        queue.push_head(a, id);
+        self.queues[q as usize].push_head(&mut self.arena, id);
     }
 
     /// Drops a node from its queue, the map and the arena.
@@ -70,15 +59,7 @@ impl S3Fifo {
             let n = self.arena.get(id);
             (n.key, n.queue)
         };
-        let (a, queue) = (
-            &mut self.arena,
-            match q {
-                SMALL => &mut self.small,
-                MAIN => &mut self.main,
-                _ => &mut self.ghost,
-            },
-        );
-        queue.remove(a, id);
+        self.queues[q as usize].remove(&mut self.arena, id);
         self.map.remove(&key);
         self.arena.release(id);
     }
@@ -89,8 +70,8 @@ impl S3Fifo {
         if self.ghost_bytes == 0 || size > self.ghost_bytes {
             return;
         }
-        while self.ghost.bytes + size > self.ghost_bytes {
-            let id = self.ghost.tail;
+        while self.queues[GHOST as usize].bytes + size > self.ghost_bytes {
+            let id = self.queues[GHOST as usize].tail;
             self.drop_node(id);
         }
         let id = self.arena.alloc(key, size);
@@ -99,10 +80,10 @@ impl S3Fifo {
     }
 
     fn evict_small(&mut self) -> Option<u64> {
-        while self.small.tail != NIL {
-            let id = self.small.tail;
+        while self.queues[SMALL as usize].tail != NIL {
+            let id = self.queues[SMALL as usize].tail;
             let n = *self.arena.get(id);
-            self.small.remove(&mut self.arena, id);
+            self.queues[SMALL as usize].remove(&mut self.arena, id);
             if n.freq >= MOVE_TO_MAIN {
                 self.arena.get_mut(id).freq = 0;
                 self.push(MAIN, id);
@@ -117,12 +98,12 @@ impl S3Fifo {
     }
 
     fn evict_main(&mut self) -> Option<u64> {
-        while self.main.tail != NIL {
-            let id = self.main.tail;
+        while self.queues[MAIN as usize].tail != NIL {
+            let id = self.queues[MAIN as usize].tail;
             let n = self.arena.get_mut(id);
             if n.freq >= 1 {
                 n.freq = n.freq.min(3) - 1;
-                self.main.move_to_head(&mut self.arena, id);
+                self.queues[MAIN as usize].move_to_head(&mut self.arena, id);
             } else {
                 let key = n.key;
                 self.drop_node(id);
@@ -159,7 +140,7 @@ impl Policy for S3Fifo {
         } else if size >= self.small_bytes {
             return;
         } else {
-            !self.has_evicted && self.small.bytes >= self.small_bytes
+            !self.has_evicted && self.queues[SMALL as usize].bytes >= self.small_bytes
         };
         self.ghost_hit = None;
         let id = self.arena.alloc(key, size);
@@ -169,7 +150,9 @@ impl Policy for S3Fifo {
 
     fn evict(&mut self) -> Option<u64> {
         self.has_evicted = true;
-        if self.main.bytes > self.main_bytes || self.small.bytes == 0 {
+        if self.queues[MAIN as usize].bytes > self.main_bytes
+            || self.queues[SMALL as usize].bytes == 0
+        {
             self.evict_main()
         } else {
             self.evict_small()
@@ -181,7 +164,7 @@ impl Policy for S3Fifo {
     }
 
     fn occupied(&self) -> u64 {
-        self.small.bytes + self.main.bytes
+        self.queues[SMALL as usize].bytes + self.queues[MAIN as usize].bytes
     }
 }
 

@@ -4,22 +4,18 @@
 //! evicts the first object without one; the hand stays at that object's newer
 //! neighbour (wrapping to the tail past the head). Objects never move.
 
-use super::queue::{Arena, KeyMap, Queue, NIL};
+use super::queue::{Resident, NIL};
 use super::Policy;
 
 pub struct Sieve {
-    arena: Arena,
-    map: KeyMap,
-    q: Queue,
+    r: Resident,
     hand: u32,
 }
 
 impl Sieve {
     pub fn new(_capacity: u64) -> Sieve {
         Sieve {
-            arena: Arena::default(),
-            map: KeyMap::default(),
-            q: Queue::default(),
+            r: Resident::default(),
             hand: NIL,
         }
     }
@@ -27,53 +23,41 @@ impl Sieve {
 
 impl Policy for Sieve {
     fn lookup(&mut self, key: u64, _size: u64) -> bool {
-        match self.map.get(&key) {
-            Some(&id) => {
-                self.arena.get_mut(id).freq = 1;
-                true
-            }
-            None => false,
-        }
+        let Some(id) = self.r.find(key) else {
+            return false;
+        };
+        self.r.arena.get_mut(id).freq = 1;
+        true
     }
 
     fn insert(&mut self, key: u64, size: u64) {
-        let id = self.arena.alloc(key, size);
-        self.q.push_head(&mut self.arena, id);
-        self.map.insert(key, id);
+        self.r.insert_head(key, size);
     }
 
     fn evict(&mut self) -> Option<u64> {
-        if self.q.tail == NIL {
+        let tail = self.r.q.tail;
+        if tail == NIL {
             return None;
         }
-        let mut id = if self.hand == NIL {
-            self.q.tail
-        } else {
-            self.hand
-        };
+        let mut id = if self.hand == NIL { tail } else { self.hand };
         loop {
-            let n = self.arena.get_mut(id);
+            let n = self.r.arena.get_mut(id);
             if n.freq == 0 {
                 break;
             }
             n.freq = 0;
-            id = if n.prev == NIL { self.q.tail } else { n.prev };
+            id = if n.prev == NIL { tail } else { n.prev };
         }
-        let prev = self.arena.get(id).prev;
-        self.hand = prev;
-        self.q.remove(&mut self.arena, id);
-        let key = self.arena.get(id).key;
-        self.map.remove(&key);
-        self.arena.release(id);
-        Some(key)
+        self.hand = self.r.arena.get(id).prev;
+        Some(self.r.drop_node(id))
     }
 
     fn prefetch(&self, key: u64) {
-        self.map.prefetch(key);
+        self.r.map.prefetch(key);
     }
 
     fn occupied(&self) -> u64 {
-        self.q.bytes
+        self.r.q.bytes
     }
 }
 
