@@ -277,10 +277,8 @@ fn cmd_cache(
             || trace.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
-        print!(
-            "{}",
-            run::format_text(&name, &policy, &rows, ignore_obj_size)
-        );
+        let objects = ignore_obj_size || format.unit_sizes();
+        print!("{}", run::format_text(&name, &policy, &rows, objects));
     }
     ExitCode::SUCCESS
 }

@@ -179,10 +179,12 @@ pub fn zipf_keys(n: usize, requests: usize, alpha: f64, seed: u64) -> Vec<u64> {
 }
 
 /// The rows as libCacheSim's cachesim prints its results, one line per size.
-pub fn format_text(trace_name: &str, policy: &str, rows: &[Row], ignore_obj_size: bool) -> String {
+/// (`objects`: the sizes count objects, under --ignore-obj-size or a format without
+/// sizes.)
+pub fn format_text(trace_name: &str, policy: &str, rows: &[Row], objects: bool) -> String {
     let mut out = String::new();
     for r in rows {
-        let size = if ignore_obj_size {
+        let size = if objects {
             format!("{} objects", r.cache_size)
         } else {
             human_bytes(r.cache_size)

@@ -60,6 +60,16 @@ impl Format {
         }
     }
 
+    /// Every request of this format has size 1 (no size field): its cache sizes
+    /// count objects.
+    pub fn unit_sizes(&self) -> bool {
+        match self {
+            Format::OracleGeneral => false,
+            Format::Csv(o) => o.obj_size_col == 0,
+            Format::Text | Format::Lackey => true,
+        }
+    }
+
     /// From the file name (a `.zst` suffix aside): `.oracleGeneral` (also `.bin`),
     /// `.csv`, else text.
     pub fn guess(path: &Path) -> Format {
