@@ -8,7 +8,7 @@ use super::text::Access;
 use super::TraceError;
 use crate::cache::Request;
 use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub const PAGE_SHIFT: u32 = 12;
 
@@ -50,23 +50,15 @@ pub fn parse_line(line: &str) -> Result<Option<(Access, Option<Access>)>, String
 
 /// Streams a lackey trace's accesses as page requests.
 pub struct Reader<R> {
-    r: R,
-    file: PathBuf,
-    line_no: u64,
-    buf: String,
+    lines: super::Lines<R, (Access, Option<Access>)>,
     pending: Option<Access>,
-    done: bool,
 }
 
 impl<R: BufRead> Reader<R> {
     pub fn new(r: R, file: &Path) -> Reader<R> {
         Reader {
-            r,
-            file: file.to_path_buf(),
-            line_no: 0,
-            buf: String::new(),
+            lines: super::Lines::new(r, file, parse_line),
             pending: None,
-            done: false,
         }
     }
 
@@ -74,34 +66,12 @@ impl<R: BufRead> Reader<R> {
         if let Some(a) = self.pending.take() {
             return Some(Ok(a));
         }
-        while !self.done {
-            self.buf.clear();
-            self.line_no += 1;
-            let err = |s: &Self, message: String| TraceError::AtLine {
-                file: s.file.clone(),
-                line: s.line_no,
-                message,
-            };
-            match self.r.read_line(&mut self.buf) {
-                Ok(0) => self.done = true,
-                Ok(_) => match parse_line(&self.buf) {
-                    Ok(Some((a, next))) => {
-                        self.pending = next;
-                        return Some(Ok(a));
-                    }
-                    Ok(None) => {}
-                    Err(m) => {
-                        self.done = true;
-                        return Some(Err(err(self, m)));
-                    }
-                },
-                Err(e) => {
-                    self.done = true;
-                    return Some(Err(err(self, e.to_string())));
-                }
-            }
-        }
-        None
+        self.lines.next_parsed().map(|r| {
+            r.map(|(a, next)| {
+                self.pending = next;
+                a
+            })
+        })
     }
 }
 

@@ -88,6 +88,60 @@ impl Format {
 /// A stream of requests from a trace file.
 pub type Requests = Box<dyn Iterator<Item = Result<Request, TraceError>> + Send>;
 
+/// A line-oriented trace: each line parsed by `parse` (Ok(None) skips it); the first
+/// bad line (or bytes that are not UTF-8) ends the stream with an error at its line.
+pub struct Lines<R, T> {
+    r: R,
+    file: PathBuf,
+    line_no: u64,
+    buf: String,
+    done: bool,
+    parse: fn(&str) -> Result<Option<T>, String>,
+}
+
+impl<R: std::io::BufRead, T> Lines<R, T> {
+    pub fn new(r: R, file: &Path, parse: fn(&str) -> Result<Option<T>, String>) -> Self {
+        Lines {
+            r,
+            file: file.to_path_buf(),
+            line_no: 0,
+            buf: String::new(),
+            done: false,
+            parse,
+        }
+    }
+
+    /// The next parsed line, None at the end.
+    pub fn next_parsed(&mut self) -> Option<Result<T, TraceError>> {
+        while !self.done {
+            self.buf.clear();
+            self.line_no += 1;
+            let message = match self.r.read_line(&mut self.buf) {
+                Ok(0) => {
+                    self.done = true;
+                    continue;
+                }
+                Ok(_) => match (self.parse)(&self.buf) {
+                    Ok(Some(t)) => return Some(Ok(t)),
+                    Ok(None) => continue,
+                    Err(m) => m,
+                },
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                    "not UTF-8 text: expected a trace line".to_string()
+                }
+                Err(e) => e.to_string(),
+            };
+            self.done = true;
+            return Some(Err(TraceError::AtLine {
+                file: self.file.clone(),
+                line: self.line_no,
+                message,
+            }));
+        }
+        None
+    }
+}
+
 /// zstd's frame magic number, little-endian.
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 

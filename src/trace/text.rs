@@ -5,7 +5,7 @@
 use super::TraceError;
 use crate::cache::Request;
 use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// One parsed line: the key and whether it writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,59 +42,19 @@ pub fn parse_line(line: &str) -> Result<Option<Access>, String> {
 
 /// Streams a text trace's lines as requests.
 pub struct Reader<R> {
-    r: R,
-    file: PathBuf,
-    line_no: u64,
-    buf: String,
-    done: bool,
+    lines: super::Lines<R, Access>,
 }
 
 impl<R: BufRead> Reader<R> {
     pub fn new(r: R, file: &Path) -> Reader<R> {
         Reader {
-            r,
-            file: file.to_path_buf(),
-            line_no: 0,
-            buf: String::new(),
-            done: false,
+            lines: super::Lines::new(r, file, parse_line),
         }
     }
 
     /// The next access, None at the end.
     pub fn next_access(&mut self) -> Option<Result<Access, TraceError>> {
-        while !self.done {
-            self.buf.clear();
-            self.line_no += 1;
-            match self.r.read_line(&mut self.buf) {
-                Ok(0) => self.done = true,
-                Ok(_) => match parse_line(&self.buf) {
-                    Ok(Some(a)) => return Some(Ok(a)),
-                    Ok(None) => {}
-                    Err(message) => {
-                        self.done = true;
-                        return Some(Err(self.error(message)));
-                    }
-                },
-                Err(e) => {
-                    self.done = true;
-                    let message = if e.kind() == std::io::ErrorKind::InvalidData {
-                        "not UTF-8 text: expected a page number per line".to_string()
-                    } else {
-                        e.to_string()
-                    };
-                    return Some(Err(self.error(message)));
-                }
-            }
-        }
-        None
-    }
-
-    fn error(&self, message: String) -> TraceError {
-        TraceError::AtLine {
-            file: self.file.clone(),
-            line: self.line_no,
-            message,
-        }
+        self.lines.next_parsed()
     }
 }
 
@@ -145,7 +105,7 @@ mod tests {
         let msg = read(b"1 r 2\n")[0].clone().unwrap_err().to_string();
         assert!(msg.contains("at most a key"), "{msg}");
         let msg = read(b"1\n\xff\xfe\n")[1].clone().unwrap_err().to_string();
-        assert!(msg.contains("t.txt:2: not UTF-8"), "{msg}");
+        assert!(msg.contains("t.txt:2: not UTF-8 text"), "{msg}");
         // A key beyond u64.
         assert!(read(b"99999999999999999999999\n")[0].is_err());
     }
