@@ -37,21 +37,32 @@ fn write_trace(path: &Path, ids: &[u64], size: impl Fn(u64) -> u32) {
     write(&mut f, &recs).unwrap();
 }
 
-fn ours(trace: &Path, policy: &str, sizes: &[u64]) -> Vec<u64> {
-    let list: Vec<String> = sizes.iter().map(u64::to_string).collect();
-    let out = Command::new(BIN)
-        .arg("cache")
-        .arg(trace)
-        .args(["--policy", policy, "--json", "--size", &list.join(",")])
-        .output()
-        .unwrap();
+/// A command's stdout, after checking that it succeeded.
+fn ok(out: std::process::Output) -> Vec<u8> {
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["sizes"]
+    out.stdout
+}
+
+/// `reclaimsim cache TRACE --policy P --size S,... --json EXTRA...`'s JSON.
+fn cache_json(trace: &Path, policy: &str, sizes: &[u64], extra: &[&str]) -> serde_json::Value {
+    let list: Vec<String> = sizes.iter().map(u64::to_string).collect();
+    let out = Command::new(BIN)
+        .arg("cache")
+        .arg(trace)
+        .args(["--policy", policy, "--json", "--size", &list.join(",")])
+        .args(extra)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&ok(out)).unwrap()
+}
+
+/// Our misses per size.
+fn ours(trace: &Path, policy: &str, sizes: &[u64]) -> Vec<u64> {
+    cache_json(trace, policy, sizes, &[])["sizes"]
         .as_array()
         .unwrap()
         .iter()
@@ -147,12 +158,7 @@ fn miss_counts_equal_libcachesims() {
         .arg(serde_json::to_string(&runs).unwrap())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let ratios: Vec<Vec<f64>> = serde_json::from_slice(&out.stdout).unwrap();
+    let ratios: Vec<Vec<f64>> = serde_json::from_slice(&ok(out)).unwrap();
     for ((name, policy, path, sizes, n), theirs) in want.into_iter().zip(ratios) {
         let theirs: Vec<u64> = theirs
             .iter()
@@ -164,4 +170,44 @@ fn miss_counts_equal_libcachesims() {
             "{policy} on {name} at {sizes:?}"
         );
     }
+
+    // The CSV reader against libCacheSim's: a zipf trace with sizes as `ts,key,size`
+    // rows (a header, and a size-0 row every 1000, which both skip), LRU at 200 000.
+    let csv = dir.join("sized.csv");
+    let mut text = String::from("ts,key,size\n");
+    let mut n = 0u64;
+    for (i, id) in zipf(5000, 20_000, 1.0, 7).into_iter().enumerate() {
+        let size = if i % 1000 == 999 {
+            0
+        } else {
+            1 + id * 7919 % 4000
+        };
+        n += u64::from(size > 0);
+        text += &format!("{i},{id},{size}\n");
+    }
+    std::fs::write(&csv, text).unwrap();
+    let script = r#"
+import sys, libcachesim as lcs
+p = lcs.ReaderInitParam(has_header=True, has_header_set=True)
+p.time_field = 1; p.obj_id_field = 2; p.obj_size_field = 3
+r = lcs.TraceReader(sys.argv[1], lcs.TraceType.CSV_TRACE, p)
+mr, _ = lcs.LRU(200000).process_trace(r)
+print(mr)
+"#;
+    let out = Command::new(&python)
+        .args(["-c", script])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    let mr: f64 = String::from_utf8_lossy(&ok(out)).trim().parse().unwrap();
+    let opts = [
+        "--trace-options",
+        "time-col=1,obj-id-col=2,obj-size-col=3,has-header=1",
+    ];
+    let v = cache_json(&csv, "lru", &[200_000], &opts);
+    assert_eq!(v["sizes"][0]["requests"].as_u64(), Some(n));
+    assert_eq!(
+        v["sizes"][0]["misses"].as_u64(),
+        Some((mr * n as f64).round() as u64)
+    );
 }
