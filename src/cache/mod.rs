@@ -60,10 +60,27 @@ pub fn policy(name: &str) -> Option<NewPolicy> {
 }
 
 /// One request of a trace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Request {
     pub key: u64,
     pub size: u64,
+    /// The trace's timestamp in its own unit (oracleGeneral: seconds; 0 where the
+    /// format has none). The cache simulator ignores it; the `trace` workload paces by it.
+    pub time: f64,
+    /// A store (text `w`, lackey `S`/`M`).
+    pub write: bool,
+}
+
+impl Request {
+    /// A read of `key` of `size` with no timestamp.
+    pub fn new(key: u64, size: u64) -> Request {
+        Request {
+            key,
+            size,
+            time: 0.0,
+            write: false,
+        }
+    }
 }
 
 /// What a run over a trace counted.
@@ -130,7 +147,7 @@ pub(crate) mod test_util {
         keys.iter()
             .map(|&key| {
                 let before = st.misses;
-                access(p.as_mut(), capacity, Request { key, size: 1 }, &mut st);
+                access(p.as_mut(), capacity, Request::new(key, 1), &mut st);
                 st.misses == before
             })
             .collect()

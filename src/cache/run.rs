@@ -154,7 +154,7 @@ pub fn run_keys(new: NewPolicy, capacity: u64, keys: &[u64]) -> CacheStats {
         if let Some(&ahead) = keys.get(i + PREFETCH_AHEAD) {
             p.prefetch(ahead);
         }
-        access(p.as_mut(), capacity, Request { key, size: 1 }, &mut st);
+        access(p.as_mut(), capacity, Request::new(key, 1), &mut st);
     }
     st
 }

@@ -144,12 +144,19 @@ impl<R: Read> Reader<R> {
             s.parse::<u64>()
                 .map_err(|_| format!("`{s}`: expected an object size in bytes"))?
         };
+        let mut time = 0.0;
         if self.o.time_col != 0 {
             let t = field(self.o.time_col, "the time")?;
-            t.parse::<f64>()
-                .map_err(|_| format!("`{t}`: expected a time (a number)"))?;
+            time = t
+                .parse::<f64>()
+                .ok()
+                .filter(|t| t.is_finite())
+                .ok_or_else(|| format!("`{t}`: expected a time (a number)"))?;
         }
-        Ok((size > 0).then_some(Request { key, size }))
+        Ok((size > 0).then_some(Request {
+            time,
+            ..Request::new(key, size)
+        }))
     }
 }
 
@@ -209,7 +216,7 @@ mod tests {
     }
 
     fn req(key: u64, size: u64) -> Request {
-        Request { key, size }
+        Request::new(key, size)
     }
 
     #[test]

@@ -81,8 +81,8 @@ impl<R: BufRead> Iterator for Reader<R> {
     fn next(&mut self) -> Option<Self::Item> {
         self.next_access().map(|r| {
             r.map(|a| Request {
-                key: a.key,
-                size: 1,
+                write: a.write,
+                ..Request::new(a.key, 1)
             })
         })
     }

@@ -112,8 +112,8 @@ impl<R: Read> Iterator for Reader<R> {
                 Ok(rec) if rec.obj_size == 0 => continue,
                 r => {
                     return Some(r.map(|rec| Request {
-                        key: rec.obj_id,
-                        size: rec.obj_size as u64,
+                        time: rec.clock_time as f64,
+                        ..Request::new(rec.obj_id, rec.obj_size as u64)
                     }))
                 }
             }
@@ -154,8 +154,8 @@ mod tests {
         assert_eq!(
             read_all(&b),
             vec![Ok(Request {
-                key: 0x0102_0304_0506_0708,
-                size: 4096
+                time: 1.0,
+                ..Request::new(0x0102_0304_0506_0708, 4096)
             })]
         );
     }
@@ -179,7 +179,7 @@ mod tests {
         );
         let mut b = Record { obj_size: 0, ..rec }.to_bytes().to_vec();
         b.extend_from_slice(&rec.to_bytes());
-        assert_eq!(read_all(&b), vec![Ok(Request { key: 7, size: 1 })]);
+        assert_eq!(read_all(&b), vec![Ok(Request::new(7, 1))]);
         assert!(read_all(&[]).is_empty());
     }
 
