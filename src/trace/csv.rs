@@ -228,7 +228,14 @@ mod tests {
             .into_iter()
             .map(Result::unwrap)
             .collect();
-        assert_eq!(got, vec![req(1, 100), req(2, 200), req(1, 100)]);
+        let at = |key, size, time| Request {
+            time,
+            ..req(key, size)
+        };
+        assert_eq!(
+            got,
+            vec![at(1, 100, 10.0), at(2, 200, 11.0), at(1, 100, 12.0)]
+        );
         // Tab-separated, no header, no size column: size 1.
         let got: Vec<Request> = read("a\t7\nb\t8\n", "obj-id-col=2,delimiter=tab,has-header=0")
             .into_iter()
