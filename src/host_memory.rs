@@ -169,6 +169,11 @@ fn mapped(i: usize, w: &WorkloadCfg) -> Mapped {
                 .sum();
             (bytes.div_ceil(PAGE_SIZE), true, k("config"))
         }
+        WorkloadKind::Trace => (
+            w.loaded_trace().map_or(0, |t| t.pages),
+            w.backing != Some(crate::scenario::Backing::File),
+            k("trace"),
+        ),
     };
     let (spaces, spaces_key) = match w.kind {
         WorkloadKind::FileRead | WorkloadKind::FileWrite => {

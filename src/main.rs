@@ -79,6 +79,11 @@ enum Cmd {
         /// aggregation) to DIR/damon.data, the record format `damo report` reads.
         #[arg(long)]
         damon_record: bool,
+        /// Write each workload thread's page accesses to DIR/accesses/NAME.txt.zst (a
+        /// text trace, `PAGE r|w` per line, that a `trace` workload replays). Every
+        /// access then goes through the fault path: slower, same outcomes.
+        #[arg(long)]
+        record_accesses: bool,
         /// Write kernel views at every sample to DIR/NAME.txt: buddyinfo,
         /// pagetypeinfo, unusable_index, extfrag_index (comma-separated, or `all`).
         #[arg(long, value_name = "NAME,...")]
@@ -313,6 +318,7 @@ fn cmd_run(
     trace_limit: usize,
     lru_gen: Option<LruGenFormat>,
     damon_record: bool,
+    record_accesses: bool,
     proc: Option<String>,
 ) -> ExitCode {
     let proc_files = match proc.as_deref().map(parse_proc_files).transpose() {
@@ -356,7 +362,14 @@ fn cmd_run(
         Ok(d) => d,
         Err(e) => return fail(2, e),
     };
-    if let Err(e) = dir.clear(&report::RUN_FILES) {
+    let accesses_dir = out.join("accesses");
+    let cleared =
+        dir.clear(&report::RUN_FILES)
+            .and_then(|_| match std::fs::remove_dir_all(&accesses_dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            });
+    if let Err(e) = cleared {
         return fail(
             2,
             format!("{}: removing an earlier run's results: {e}", out.display()),
@@ -379,9 +392,18 @@ fn cmd_run(
     if damon_record {
         sim.enable_damon_record();
     }
+    if record_accesses {
+        let made = std::fs::create_dir_all(&accesses_dir).map_err(|e| e.to_string());
+        if let Err(e) = made.and_then(|_| sim.enable_record_accesses(&accesses_dir)) {
+            return fail(2, format!("--record-accesses: {e}"));
+        }
+    }
     let run = match sim.run_with_series(opts) {
         Ok(x) => x,
-        Err(e) => return fail(1, e),
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&accesses_dir);
+            return fail(1, e);
+        }
     };
     let results = run.results;
     let written = report::write_run_dir(&out, &results, &run.series)
@@ -406,6 +428,7 @@ fn cmd_run(
         });
     if let Err(e) = written {
         let _ = dir.clear(&report::RUN_FILES);
+        let _ = std::fs::remove_dir_all(&accesses_dir);
         return fail(1, format!("writing {}: {e}", out.display()));
     }
     if !quiet {
@@ -415,6 +438,9 @@ fn cmd_run(
             out.display(),
             started.elapsed().as_secs_f64()
         );
+        for (path, n) in &run.recorded {
+            println!("recorded {n} accesses to {}", path.display());
+        }
     }
     if results.interrupted {
         eprintln!(
@@ -592,6 +618,7 @@ fn main() -> ExitCode {
             trace_limit,
             lru_gen,
             damon_record,
+            record_accesses,
             proc,
         } => cmd_run(
             scenario,
@@ -605,6 +632,7 @@ fn main() -> ExitCode {
             trace_limit,
             lru_gen,
             damon_record,
+            record_accesses,
             proc,
         ),
         Cmd::Validate {

@@ -4,7 +4,7 @@
 use super::memcontrol::KmemItem;
 use super::page::{pg, pte, Pfn};
 use super::page_alloc::GFP_HIGHUSER_MOVABLE;
-use super::Mm;
+use super::{Mm, SpaceKind};
 use crate::scenario::SwapKind;
 use crate::stats::vmstat::Ev;
 
@@ -103,6 +103,23 @@ impl Mm {
 
     /// `handle_mm_fault` on an anonymous mapping: the access to `space[vpn]` found no
     /// present page.
+    /// A user load or store of a space that traps every access ([`super::Space::set_trap`])
+    /// whose page is present (for a file, mapped): what the MMU does on a hit, the
+    /// PTE's (and PMD's) accessed bit and on a store the dirty bit; a research
+    /// replacement policy hears of it. False when the page is not there: a real fault.
+    pub fn access_present(&mut self, space: u32, vpn: u32, write: bool) -> bool {
+        let s = &self.spaces[space as usize];
+        let e = s.pte(vpn);
+        if !pte::is_present(e)
+            || (s.kind == SpaceKind::File && !self.frames[pte::pfn(e) as usize].test(pg::MAPPED))
+        {
+            return false;
+        }
+        let bits = pte::YOUNG | if write { pte::DIRTY } else { 0 };
+        self.spaces[space as usize].set_bits(vpn, bits);
+        true
+    }
+
     pub fn handle_anon_fault(&mut self, space: u32, vpn: u32, write: bool) -> FaultResult {
         self.in_lru_fault = true;
         let r = self.do_anon_fault(space, vpn, write);

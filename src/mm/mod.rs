@@ -274,6 +274,11 @@ pub struct Space {
     logging: bool,
     /// madvise/fadvise advice on the mapping or file.
     pub advice: Advice,
+    /// Every user access traps into the kernel (`--record-accesses`, and research
+    /// policies that must see each access): the hit loops get this all-none table
+    /// instead of `entries`, so each access takes the fault path, which finds the page
+    /// present ([`Mm::access_present`]). Never written, so the host commits none of it.
+    trap: Option<(Vec<Pte>, Vec<bool>)>,
     /// A file's `struct file_ra_state` (one open file per space, shared by the threads
     /// of the workload that reads it).
     pub ra: readahead::FileRaState,
@@ -474,7 +479,27 @@ impl Space {
     #[inline]
     pub fn hw_table_mut(&mut self) -> (&mut [Pte], &mut [bool]) {
         self.table_mut();
-        (&mut self.entries, &mut self.pmd_young)
+        match &mut self.trap {
+            Some((entries, pmd_young)) => (entries, pmd_young),
+            None => (&mut self.entries, &mut self.pmd_young),
+        }
+    }
+
+    /// Makes every user access of this space trap (see `trap`).
+    pub fn set_trap(&mut self) {
+        if self.trap.is_none() {
+            let pmds = self.nr_pages.div_ceil(lru_gen::PTRS_PER_PTE) as usize;
+            self.trap = Some((
+                vec![page::pte::NONE; self.nr_pages as usize],
+                vec![false; pmds],
+            ));
+        }
+    }
+
+    /// Whether every user access of this space traps.
+    #[inline]
+    pub fn traps(&self) -> bool {
+        self.trap.is_some()
     }
 
     /// The page-table pages (PMD ranges of 512 entries) ever written, in order.
@@ -925,6 +950,7 @@ impl Mm {
             ra: readahead::FileRaState::new(self.cfg.ra_pages),
             reads: Vec::new(),
             adding: None,
+            trap: None,
             owner,
             mapper: None,
             pt_pages: Vec::new(),

@@ -136,7 +136,8 @@ pub fn parse_str(text: &str, file: &str, sets: &[String]) -> Result<Scenario, Sc
     load_configs(&mut sc, file, None).map_err(|(i, cfg_err)| match cfg_err {
         Ok(e) => e,
         Err(message) => {
-            let segs = keypath::parse(&format!("workload[{i}].config")).unwrap_or_default();
+            let key = format!("workload[{i}].{}", file_key(sc.workloads[i].kind));
+            let segs = keypath::parse(&key).unwrap_or_default();
             locate(&segs, message)
         }
     })?;
@@ -161,6 +162,10 @@ fn load_configs(
 ) -> Result<(), (usize, Result<ScenarioError, String>)> {
     let dir = Path::new(file).parent().unwrap_or(Path::new(""));
     for (i, w) in sc.workloads.iter_mut().enumerate() {
+        if w.kind == WorkloadKind::Trace {
+            load_trace(i, w, dir, old.and_then(|o| o.workloads.get(i)))?;
+            continue;
+        }
         let Some(rel) = &w.config else {
             continue;
         };
@@ -197,6 +202,105 @@ fn load_configs(
             _ => continue,
         });
     }
+    Ok(())
+}
+
+/// The key that names a workload's file.
+fn file_key(kind: WorkloadKind) -> &'static str {
+    if kind == WorkloadKind::Trace {
+        "trace"
+    } else {
+        "config"
+    }
+}
+
+/// A trace workload's `trace` file, scanned ([`crate::trace::layout::Layout`]): a
+/// file that cannot be read is the scenario's error at `trace`; a malformed record the
+/// trace file's, at its line or byte. Kept from `old` when nothing about it changed.
+#[allow(clippy::type_complexity)]
+fn load_trace(
+    i: usize,
+    w: &mut Workload,
+    dir: &Path,
+    old: Option<&Workload>,
+) -> Result<(), (usize, Result<ScenarioError, String>)> {
+    use crate::trace::{Format, TraceError};
+    let Some(rel) = &w.trace else {
+        return Ok(());
+    };
+    let same_reading = |o: &Workload| {
+        o.kind == w.kind
+            && o.trace == w.trace
+            && o.trace_format == w.trace_format
+            && o.trace_options == w.trace_options
+            && o.ignore_obj_size == w.ignore_obj_size
+            && o.time_unit == w.time_unit
+            && o.pacing == w.pacing
+    };
+    if let Some(prev) = old.filter(|o| same_reading(o) && o.loaded.is_some()) {
+        w.loaded = prev.loaded.clone();
+        return Ok(());
+    }
+    let path = dir.join(rel);
+    let mut format = w
+        .trace_format
+        .as_deref()
+        .and_then(Format::parse)
+        .unwrap_or_else(|| Format::guess(&path));
+    if let (Format::Csv(o), Some(opts)) = (&mut format, &w.trace_options) {
+        *o = crate::trace::csv::CsvOptions::parse(opts).map_err(|e| (i, Err(e)))?;
+    }
+    let has_time = format.has_time();
+    let key = |k: &str| format!("workload[{i}].{k}");
+    if w.pacing == Some(schema::TracePacing::Timestamps) && !has_time {
+        return Err((
+            i,
+            Ok(ScenarioError {
+                file: path.display().to_string(),
+                line: 0,
+                key: key("pacing"),
+                message: "this trace has no timestamps (a CSV needs time-col): pace it by \
+                          `rate`, or not at all"
+                    .into(),
+                flag: None,
+            }),
+        ));
+    }
+    let pages_only = format.unit_sizes() || w.ignore_obj_size.unwrap_or(false);
+    let layout = crate::trace::layout::Layout::scan(&path, format, pages_only).map_err(|e| {
+        let (line, message) = match e {
+            TraceError::Open { file, message } if !file.exists() => {
+                return (i, Err(format!("cannot read {}: {message}", file.display())));
+            }
+            TraceError::Open { message, .. } => (0, message),
+            TraceError::AtByte {
+                offset, message, ..
+            } => (0, format!("byte {offset}: {message}")),
+            TraceError::AtLine { line, message, .. } => (line as usize, message),
+        };
+        (
+            i,
+            Ok(ScenarioError {
+                file: path.display().to_string(),
+                line,
+                key: key("trace"),
+                message,
+                flag: None,
+            }),
+        )
+    })?;
+    let time_unit_ns = w
+        .time_unit
+        .map_or_else(|| format.default_time_unit_ns(), |t| t.0 as f64);
+    w.loaded = Some(LoadedConfig::Trace(schema::LoadedTrace {
+        digest: layout.digest.clone(),
+        requests: layout.requests,
+        pages: layout.pages,
+        path,
+        format,
+        time_unit_ns,
+        layout: std::sync::Arc::new(layout),
+    }));
     Ok(())
 }
 
@@ -376,7 +480,7 @@ pub(crate) fn apply_key(sc: &mut Scenario, key: &str, value: &toml::Value) -> Re
         });
     }
     load_configs(&mut new, &sc.source.file, Some(sc)).map_err(|(i, e)| KeyError {
-        key: format!("workload[{i}].config"),
+        key: format!("workload[{i}].{}", file_key(new.workloads[i].kind)),
         message: match e {
             Ok(e) => e.to_string(),
             Err(m) => m,

@@ -811,6 +811,33 @@ pub enum WorkloadKind {
     /// pages with the `gfp` flags, `rate` attempts per second per thread, up to
     /// `count` each; what succeeds is kept.
     Highalloc,
+    /// Replays the page or object requests of a `trace` file (libCacheSim
+    /// oracleGeneral or CSV, text, valgrind lackey, damo record; zstd-compressed or
+    /// not) in anonymous memory or, with `backing = "file"`, through read()/write() of
+    /// a file; one request is one operation.
+    Trace,
+}
+
+/// What a replayed trace's pages are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Backing {
+    /// Private anonymous memory: a request's pages are loads (stores for writes).
+    #[default]
+    Anon,
+    /// A file's page cache: a request is a buffered read() (write()) of its pages.
+    File,
+}
+
+/// When a replayed trace issues its requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum TracePacing {
+    /// Back to back (or at `rate`).
+    #[default]
+    None,
+    /// Each request not before its timestamp (× `time_unit`) after the first's.
+    Timestamps,
 }
 
 /// A slab workload's object lifetimes.
@@ -890,6 +917,26 @@ pub struct PhaseProgram {
 pub enum LoadedConfig {
     Masim(super::masim::MasimConfig),
     Phases(PhaseProgram),
+    Trace(LoadedTrace),
+}
+
+/// A trace workload's file, scanned: what identifies it in the resolved scenario (its
+/// digest and extent) and where its requests land.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoadedTrace {
+    pub digest: String,
+    pub requests: u64,
+    pub pages: u64,
+    /// The file, resolved against the scenario's directory.
+    #[serde(skip)]
+    pub path: std::path::PathBuf,
+    #[serde(skip)]
+    pub format: crate::trace::Format,
+    /// One unit of the trace's timestamps, in ns.
+    #[serde(skip)]
+    pub time_unit_ns: f64,
+    #[serde(skip)]
+    pub layout: std::sync::Arc<crate::trace::layout::Layout>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -1060,8 +1107,34 @@ pub struct Workload {
     /// scenario file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<String>,
-    /// The file `config` names, as loaded (not a key: filled in by the loader, and part
-    /// of the resolved scenario, so an edited file makes earlier results stale).
+    /// trace: the trace file (relative to the scenario file), its format (default: from
+    /// its name: `oracleGeneral`, `csv`, `lackey`, `damo`, else `text`) and, for CSV,
+    /// libCacheSim's column options (`obj-id-col=2,obj-size-col=3,time-col=1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_format: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_options: Option<String>,
+    /// trace: anonymous memory (default) or a file's page cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing: Option<Backing>,
+    /// trace: back to back (default) or by the trace's timestamps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<TracePacing>,
+    /// trace: what one unit of the trace's timestamps is (default: 1s for
+    /// oracleGeneral and CSV, 1ns for damo records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_unit: Option<Nanos>,
+    /// trace: start over at the end (timestamps shifted by the trace's span).
+    #[serde(default, rename = "loop", skip_serializing_if = "Option::is_none")]
+    pub loop_: Option<bool>,
+    /// trace: every object is one page (sizes ignored; keys are page numbers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignore_obj_size: Option<bool>,
+    /// The file `config` (or a trace workload's `trace`) names, as loaded (not a key:
+    /// filled in by the loader, and part of the resolved scenario, so an edited file
+    /// makes earlier results stale).
     #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
     pub loaded: Option<LoadedConfig>,
 }
@@ -1085,6 +1158,13 @@ impl Workload {
     pub fn masim(&self) -> Option<&super::masim::MasimConfig> {
         match &self.loaded {
             Some(LoadedConfig::Masim(m)) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn loaded_trace(&self) -> Option<&LoadedTrace> {
+        match &self.loaded {
+            Some(LoadedConfig::Trace(t)) => Some(t),
             _ => None,
         }
     }

@@ -998,6 +998,7 @@ fn kind_name(k: WorkloadKind) -> &'static str {
         WorkloadKind::Masim => "masim",
         WorkloadKind::Slab => "slab",
         WorkloadKind::Highalloc => "highalloc",
+        WorkloadKind::Trace => "trace",
     }
 }
 
@@ -1074,6 +1075,19 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
         WorkloadKind::Masim => vec!["config", "madvise_hugepage", "page_tables"],
         WorkloadKind::Slab => vec!["object_size", "lifetime", "lifetime_dist", "slab_type"],
         WorkloadKind::Highalloc => vec!["order", "gfp", "count"],
+        WorkloadKind::Trace => vec![
+            "trace",
+            "trace_format",
+            "trace_options",
+            "backing",
+            "pacing",
+            "time_unit",
+            "loop",
+            "ignore_obj_size",
+            "madvise_hugepage",
+            "page_tables",
+            "advice",
+        ],
     }
 }
 
@@ -1124,8 +1138,18 @@ fn given_keys(w: &Workload) -> Vec<&'static str> {
         slab_type,
         order,
         gfp,
-        count
+        count,
+        trace,
+        trace_format,
+        trace_options,
+        backing,
+        pacing,
+        time_unit,
+        ignore_obj_size
     );
+    if w.loop_.is_some() {
+        v.push("loop");
+    }
     if !w.phases.is_empty() {
         v.push("phase");
     }
@@ -1456,6 +1480,41 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
                         k("rate"),
                         format!("required {for_kind} (objects allocated per second per thread)"),
                     );
+                }
+            }
+            WorkloadKind::Trace => {
+                if w.trace.is_none() {
+                    c.err(k("trace"), format!("required {for_kind} (the trace file)"));
+                }
+                if w.threads != 1 {
+                    c.err(
+                        k("threads"),
+                        "a trace is one thread's requests: give each thread a workload",
+                    );
+                }
+                if let Some(f) = &w.trace_format {
+                    if crate::trace::Format::parse(f).is_none() {
+                        c.err(
+                            k("trace_format"),
+                            format!("`{f}`: expected oracleGeneral, csv, text, lackey or damo"),
+                        );
+                    }
+                }
+                if let Some(o) = &w.trace_options {
+                    if let Err(e) = crate::trace::csv::CsvOptions::parse(o) {
+                        c.err(k("trace_options"), e);
+                    }
+                }
+                if w.pacing == Some(crate::scenario::schema::TracePacing::Timestamps)
+                    && w.rate.is_some()
+                {
+                    c.err(
+                        k("rate"),
+                        "pacing = \"timestamps\" paces the requests already",
+                    );
+                }
+                if w.time_unit == Some(Nanos(0)) {
+                    c.err(k("time_unit"), "must be > 0");
                 }
             }
             WorkloadKind::Masim => {

@@ -66,6 +66,15 @@ pub enum SimError {
         time_ns: u64,
         message: String,
     },
+    /// A workload could not go on (a trace that changed under the run).
+    #[error("workload {name} at t={time_ns}ns: {message}")]
+    Workload {
+        name: String,
+        time_ns: u64,
+        message: String,
+    },
+    #[error("{0}")]
+    Output(String),
 }
 
 /// Optional observers of a run.
@@ -96,6 +105,8 @@ pub struct RunOutput {
     pub damon_record: Option<crate::mm::damon::Recording>,
     /// Each `--proc` view at every sample, in the order asked for.
     pub proc_files: Vec<(crate::mm::vmstat::ProcFile, String)>,
+    /// `--record-accesses`: each thread's trace file and its accesses.
+    pub recorded: Vec<(std::path::PathBuf, u64)>,
 }
 
 pub struct Simulation {
@@ -138,6 +149,9 @@ pub struct Simulation {
     /// Where the run stopped: the scenario's duration, or earlier if interrupted.
     end_ns: u64,
     interrupted: bool,
+    /// What stopped the run (a workload that could not go on), reported after the
+    /// event that found it.
+    failed: Option<SimError>,
     /// MemTotal - MemFree (pages) integrated over the samples (page-ns), and its peak.
     used_page_ns: u128,
     used_pages_max: u64,
@@ -327,6 +341,7 @@ impl Simulation {
             scenario_hash: scenario::resolved_hash(&scenario),
             end_ns: scenario.run.duration.0,
             interrupted: false,
+            failed: None,
             used_page_ns: 0,
             used_pages_max: 0,
             sampled_at_ns: 0,
@@ -423,6 +438,9 @@ impl Simulation {
             }
             self.handle_out();
             self.arm_io_poll();
+            if let Some(e) = self.failed.take() {
+                return Err(e);
+            }
         }
         self.now = end;
         self.end_ns = end;
@@ -443,7 +461,15 @@ impl Simulation {
             p(end, end);
         }
         let results = Results::collect(&self);
+        let mut recorded = Vec::new();
+        for t in self.threads.iter_mut() {
+            if let Some(r) = t.recorder.take() {
+                let n = r.accesses;
+                recorded.push((r.finish().map_err(SimError::Output)?, n));
+            }
+        }
         Ok(RunOutput {
+            recorded,
             results,
             series: std::mem::take(&mut self.series),
             trace: self.mm.trace.as_ref().map(|t| t.finish()),
@@ -472,6 +498,30 @@ impl Simulation {
     /// Records DAMON's monitoring results (`--damon-record`).
     pub fn enable_damon_record(&mut self) {
         self.mm.damon.recording = Some(Default::default());
+    }
+
+    /// `--record-accesses`: each workload thread's page accesses to
+    /// DIR/WORKLOAD.txt.zst (WORKLOAD.N.txt.zst for thread N of several). The
+    /// workloads' mappings trap every access so that each is seen.
+    pub fn enable_record_accesses(&mut self, dir: &std::path::Path) -> Result<(), String> {
+        for (wi, w) in self.workloads.iter().enumerate() {
+            let nr = self.threads.iter().filter(|t| t.workload == wi).count();
+            for t in self.threads.iter_mut().filter(|t| t.workload == wi) {
+                let name = if nr > 1 {
+                    format!("{}.{}.txt.zst", w.name, t.index)
+                } else {
+                    format!("{}.txt.zst", w.name)
+                };
+                let r = crate::trace::record::Recorder::create(&dir.join(name))?;
+                t.recorder = Some(Box::new(r));
+            }
+        }
+        for s in self.mm.spaces.iter_mut() {
+            if s.owner.is_some() || s.mapper.is_some() {
+                s.set_trap();
+            }
+        }
+        Ok(())
     }
 
     /// Turns tracepoints on for this run (`--trace`).
@@ -851,6 +901,13 @@ impl Simulation {
             &mut rep,
         );
         let end = rep.end_ns.max(start);
+        if let Some(message) = self.workloads[wi].error() {
+            self.failed.get_or_insert(SimError::Workload {
+                name: self.workloads[wi].name.clone(),
+                time_ns: end,
+                message: message.to_string(),
+            });
+        }
         let t = &mut self.tasks[task];
         t.user_ns += rep.user_ns;
         t.system_ns += rep.system_ns;

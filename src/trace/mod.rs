@@ -11,7 +11,9 @@
 
 pub mod csv;
 pub mod lackey;
+pub mod layout;
 pub mod oracle;
+pub mod record;
 pub mod text;
 
 use crate::cache::Request;
@@ -58,6 +60,20 @@ impl Format {
             "csv" => Some(Format::Csv(csv::CsvOptions::default())),
             _ => None,
         }
+    }
+
+    /// Whether requests carry timestamps (CSV: with a time column).
+    pub fn has_time(&self) -> bool {
+        match self {
+            Format::OracleGeneral => true,
+            Format::Csv(o) => o.time_col != 0,
+            Format::Text | Format::Lackey => false,
+        }
+    }
+
+    /// What one unit of the format's timestamps is, in ns, unless the scenario says.
+    pub fn default_time_unit_ns(&self) -> f64 {
+        1e9
     }
 
     /// Every request of this format has size 1 (no size field): its cache sizes

@@ -9,7 +9,7 @@
 use super::pattern::{self, Draw, Sampler, Zipf};
 use super::{
     after_hits, ahead_key, fault_in, hit_limit, hit_loop, next_ahead, prob_u32, resolve_item,
-    run_hit_loop, Ctx, Picker, Step, Thread, WorkloadStats,
+    run_hit_loop, touch, Ctx, Picker, Step, Thread, WorkloadStats,
 };
 use crate::mm::memory::FaultResult;
 use crate::mm::page::{pte, Frame};
@@ -122,18 +122,13 @@ impl Kv {
                 (key, set)
             }
         };
-        let access_ns = cx.mm.cfg.costs.access_ns;
         let first = key * self.value_size / 4096;
         let last = (key * self.value_size + self.value_size - 1) / 4096;
         for vpn in first..=last {
-            let s = &mut cx.mm.spaces[self.space as usize];
-            if pte::is_present(s.pte(vpn as u32)) {
-                s.set_bits(vpn as u32, pte::YOUNG | if set { pte::DIRTY } else { 0 });
-                cx.user(access_ns);
-                continue;
-            }
             // The retry redoes the whole request; pages already in are plain hits.
-            let step = fault_in(cx, t, self.space, vpn as u32, set, origin);
+            let Some(step) = touch(cx, t, self.space, vpn as u32, set, origin) else {
+                continue;
+            };
             t.retry = Some((key, set, origin));
             if !matches!(step, Step::Op(FaultResult::Done, _)) {
                 return step;

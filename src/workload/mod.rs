@@ -16,9 +16,10 @@ pub mod masim;
 pub mod pattern;
 pub mod skip;
 pub mod slab;
+pub mod trace;
 
 use crate::mm::memory::FaultResult;
-use crate::mm::page::{pg, pte};
+use crate::mm::page::pte;
 use crate::mm::{Mm, SpaceKind};
 use crate::scenario::{Pattern, Scenario, Workload as WorkloadCfg, WorkloadKind};
 use hdrhistogram::Histogram;
@@ -52,6 +53,7 @@ pub enum Spec {
     Masim(masim::Masim),
     Slab(slab::Slab),
     Highalloc(highalloc::Highalloc),
+    Trace(trace::Replay),
 }
 
 /// Per-workload state and statistics.
@@ -163,6 +165,8 @@ pub struct Thread {
     pub skip: Option<Box<skip::SkipSet>>,
     /// fio: the random pass in progress (the job's blocks, pass, offset hash, stride).
     pub fio_pass: Option<(u64, u64, u64, u64)>,
+    /// `--record-accesses`: where this thread's accesses are written.
+    pub recorder: Option<Box<crate::trace::record::Recorder>>,
 }
 
 impl Thread {
@@ -192,6 +196,7 @@ impl Thread {
             ahead: None,
             skip: None,
             fio_pass: None,
+            recorder: None,
         }
     }
 }
@@ -356,6 +361,7 @@ impl Workload {
             WorkloadKind::Masim => Spec::Masim(masim::Masim::new(idx, cfg, mm)),
             WorkloadKind::Slab => Spec::Slab(slab::Slab::new(cfg, sc, mm)),
             WorkloadKind::Highalloc => Spec::Highalloc(highalloc::Highalloc::new(cfg)),
+            WorkloadKind::Trace => Spec::Trace(trace::Replay::new(idx, cfg, mm)),
         };
         let batch = if cfg.kind == WorkloadKind::Kv {
             cfg.pipeline.unwrap_or(1)
@@ -422,6 +428,14 @@ impl Workload {
             Spec::Anon { sampler, .. } | Spec::File { sampler, .. } => sampler.items(),
             Spec::Kv(kv) => kv.sampler.items(),
             _ => 0,
+        }
+    }
+
+    /// What stopped the workload short, for the run's error (a trace that changed).
+    pub fn error(&self) -> Option<&str> {
+        match &self.spec {
+            Spec::Trace(r) => r.error.as_deref(),
+            _ => None,
         }
     }
 
@@ -746,10 +760,13 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
             let r = if write {
                 cx.kernel(|mm| mm.filemap_write(space, first, n))
             } else if mmap {
-                mmap_read(cx, space, first, n)
+                mmap_read(cx, t, space, first, n)
             } else {
                 cx.kernel(|mm| mm.filemap_read(space, first, n))
             };
+            if !mmap && !matches!(r, FaultResult::Retry { .. } | FaultResult::Killed) {
+                record_pages(t, space, first, n, write);
+            }
             Step::Op(r, n as u64 * 4096)
         }
         Spec::Kv(kv) => kv.op(t, cx, origin),
@@ -760,6 +777,7 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
         Spec::Masim(m) => m.op(stats, stats_from, t, cx, origin),
         Spec::Slab(s) => s.op(t, cx, origin),
         Spec::Highalloc(h) => h.op(stats, t, cx, origin),
+        Spec::Trace(r) => r.op(t, cx, origin),
     }
 }
 
@@ -822,19 +840,64 @@ pub(crate) fn fault_in(
     write: bool,
     origin: u64,
 ) -> Step {
+    let access_ns = cx.mm.cfg.costs.access_ns;
+    if cx.mm.spaces[space as usize].traps() && cx.mm.access_present(space, vpn, write) {
+        // A hit the space's trap sent here.
+        record(t, space, vpn, write);
+        cx.user(access_ns);
+        return Step::Op(FaultResult::Done, 4096);
+    }
     t.retry = Some((vpn as u64, write, origin));
     let r = cx.kernel(|mm| mm.handle_anon_fault(space, vpn, write));
-    cx.user(cx.mm.cfg.costs.access_ns);
+    if !matches!(r, FaultResult::Retry { .. } | FaultResult::Killed) {
+        record(t, space, vpn, write);
+    }
+    cx.user(access_ns);
     Step::Op(r, 4096)
 }
 
+/// One load or store of a page outside the hit loops: a present page is a plain
+/// access (None); an absent one faults ([`fault_in`]: its step).
+pub(crate) fn touch(
+    cx: &mut Ctx,
+    t: &mut Thread,
+    space: u32,
+    vpn: u32,
+    write: bool,
+    origin: u64,
+) -> Option<Step> {
+    if cx.mm.access_present(space, vpn, write) {
+        record(t, space, vpn, write);
+        cx.user(cx.mm.cfg.costs.access_ns);
+        None
+    } else {
+        Some(fault_in(cx, t, space, vpn, write, origin))
+    }
+}
+
+/// `--record-accesses`: one access of the thread's.
+#[inline]
+fn record(t: &mut Thread, space: u32, vpn: u32, write: bool) {
+    if let Some(r) = t.recorder.as_mut() {
+        r.push(space, vpn, write);
+    }
+}
+
+/// `--record-accesses`: a read() or write() of `n` pages from `first`.
+pub(crate) fn record_pages(t: &mut Thread, space: u32, first: u32, n: u32, write: bool) {
+    if let Some(r) = t.recorder.as_mut() {
+        for vpn in first..first + n {
+            r.push(space, vpn, write);
+        }
+    }
+}
+
 /// Loads through an mmap of a file: mapped pages are plain accesses, others fault.
-fn mmap_read(cx: &mut Ctx, space: u32, first: u32, n: u32) -> FaultResult {
+fn mmap_read(cx: &mut Ctx, t: &mut Thread, space: u32, first: u32, n: u32) -> FaultResult {
     let access_ns = cx.mm.cfg.costs.access_ns;
     for idx in first..first + n {
-        let e = cx.mm.spaces[space as usize].pte(idx);
-        if pte::is_present(e) && cx.mm.frames[pte::pfn(e) as usize].test(pg::MAPPED) {
-            cx.mm.spaces[space as usize].set_bits(idx, pte::YOUNG);
+        if cx.mm.access_present(space, idx, false) {
+            record(t, space, idx, false);
             cx.user(access_ns);
             continue;
         }
@@ -842,6 +905,7 @@ fn mmap_read(cx: &mut Ctx, space: u32, first: u32, n: u32) -> FaultResult {
         if r != FaultResult::Done {
             return r;
         }
+        record(t, space, idx, false);
     }
     FaultResult::Done
 }
@@ -1082,7 +1146,7 @@ pub(crate) fn run_hit_loop(
 ) -> (u64, Option<(u32, bool)>) {
     let clock = cx.clock;
     let s = &mut cx.mm.spaces[space as usize];
-    if cx.skip_hits && cx.unpaced {
+    if cx.skip_hits && cx.unpaced && !s.traps() {
         let (rng, cursor, set) = (&mut t.rng, &mut t.cursor, &mut t.skip);
         if let Some(r) =
             skip::skip_hit_loop(s, limit, write_u32, rng, cursor, set, sampler, space, base)
