@@ -160,6 +160,17 @@ impl Policy for Arc {
     fn occupied(&self) -> u64 {
         self.bytes(T1) + self.bytes(T2)
     }
+
+    fn remove(&mut self, key: u64) {
+        if let Some(&id) = self.map.get(&key) {
+            let q = self.arena.get(id).queue;
+            if q == T1 || q == T2 {
+                self.lists[q as usize].remove(&mut self.arena, id);
+                self.map.remove(&key);
+                self.arena.release(id);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -60,6 +60,10 @@ impl Policy for Clock {
     fn occupied(&self) -> u64 {
         self.r.q.bytes
     }
+
+    fn remove(&mut self, key: u64) {
+        self.r.remove_key(key);
+    }
 }
 
 #[cfg(test)]

@@ -37,6 +37,9 @@ pub trait Policy: Send {
     fn evict(&mut self) -> Option<u64>;
     /// Bytes cached (objects, when every size is 1).
     fn occupied(&self) -> u64;
+    /// Drops `key` if cached (not an eviction: no ghost is kept). The kernel model's
+    /// pages leave for other reasons than reclaim (freed, migrated).
+    fn remove(&mut self, key: u64);
     /// A request for `key` is coming: start loading what its lookup will touch.
     fn prefetch(&self, _key: u64) {}
 }
@@ -53,6 +56,41 @@ pub const POLICIES: &[(&str, NewPolicy)] = &[
     ("s3fifo", |c| Box::new(s3fifo::S3Fifo::new(c))),
     ("arc", |c| Box::new(arc::Arc::new(c))),
 ];
+
+/// A policy as the kernel model asks it ([`crate::mm::lru_policy`]): keys are pages
+/// of size 1; a page joining is looked up first (a ghost hit is remembered for the
+/// insert, as the simulator's miss path does), an eviction is the policy's victim as
+/// if a one-page miss needed room.
+struct KernelPolicy(Box<dyn Policy>);
+
+impl crate::mm::lru_policy::PagePolicy for KernelPolicy {
+    fn add(&mut self, key: u64) {
+        if !self.0.lookup(key, 1) {
+            self.0.insert(key, 1);
+        }
+    }
+
+    fn access(&mut self, key: u64) {
+        self.0.lookup(key, 1);
+    }
+
+    fn remove(&mut self, key: u64) {
+        self.0.remove(key);
+    }
+
+    fn evict(&mut self) -> Option<u64> {
+        self.0.evict()
+    }
+}
+
+/// The kernel model's constructor for research policy `name` (None for the kernel's
+/// own LRUs, which are not here).
+pub fn kernel_policy(name: &'static str) -> Option<crate::mm::lru_policy::PolicyFactory> {
+    let new = policy(name)?;
+    Some(crate::mm::lru_policy::PolicyFactory::new(name, move |c| {
+        Box::new(KernelPolicy(new(c)))
+    }))
+}
 
 /// The constructor of policy `name`.
 pub fn policy(name: &str) -> Option<NewPolicy> {
@@ -159,5 +197,43 @@ pub(crate) mod test_util {
             .iter()
             .map(|&h| if h { 'h' } else { 'm' })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `remove` takes a cached object out without an eviction: the victims that
+    /// follow are the others, and a ghost-keeping policy keeps no ghost of it.
+    #[test]
+    fn remove_is_not_an_eviction() {
+        for &(name, new) in POLICIES {
+            // S3-FIFO declines objects as big as its small queue: 100 slots give it 10.
+            let mut p = new(100);
+            for k in 1..=3 {
+                assert!(!p.lookup(k, 1));
+                p.insert(k, 1);
+            }
+            p.remove(2);
+            p.remove(99);
+            assert_eq!(p.occupied(), 2, "{name}");
+            let mut out = vec![p.evict().unwrap(), p.evict().unwrap()];
+            out.sort();
+            assert_eq!(out, vec![1, 3], "{name}");
+            assert_eq!(p.evict(), None, "{name}");
+            assert!(!p.lookup(2, 1), "{name}: removed, not a ghost");
+        }
+        // SIEVE: a removed object under the hand passes the hand on. 1 2 3 (head 3),
+        // 1 visited; evicting clears 1 and takes 2, the hand at 3. Removing 3 moves
+        // the hand past the head: it wraps to the tail, 1 (cleared) goes next.
+        let mut s = sieve::Sieve::new(3);
+        for k in 1..=3 {
+            s.insert(k, 1);
+        }
+        assert!(s.lookup(1, 1));
+        assert_eq!(s.evict(), Some(2));
+        s.remove(3);
+        assert_eq!(s.evict(), Some(1));
     }
 }

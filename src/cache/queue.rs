@@ -157,6 +157,13 @@ impl Resident {
         id
     }
 
+    /// Drops `key`'s node if there is one; its id was that.
+    pub fn remove_key(&mut self, key: u64) -> Option<u32> {
+        let id = self.find(key)?;
+        self.drop_node(id);
+        Some(id)
+    }
+
     /// Drops node `id` from the queue, the map and the arena; its key.
     pub fn drop_node(&mut self, id: u32) -> u64 {
         let key = self.arena.get(id).key;

@@ -166,6 +166,14 @@ impl Policy for S3Fifo {
     fn occupied(&self) -> u64 {
         self.queues[SMALL as usize].bytes + self.queues[MAIN as usize].bytes
     }
+
+    fn remove(&mut self, key: u64) {
+        if let Some(&id) = self.map.get(&key) {
+            if self.arena.get(id).queue != GHOST {
+                self.drop_node(id);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -59,6 +59,16 @@ impl Policy for Sieve {
     fn occupied(&self) -> u64 {
         self.r.q.bytes
     }
+
+    fn remove(&mut self, key: u64) {
+        // The hand moves on to the newer neighbour, as after an eviction.
+        if let Some(id) = self.r.find(key) {
+            if self.hand == id {
+                self.hand = self.r.arena.get(id).prev;
+            }
+            self.r.drop_node(id);
+        }
+    }
 }
 
 #[cfg(test)]

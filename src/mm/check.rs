@@ -142,6 +142,22 @@ impl Mm {
                             lru::name(self.folio_lru_list(pfn))
                         ));
                     }
+                    if self.cfg.lru_policy.is_some() && l != lru::UNEVICTABLE {
+                        // A research policy: nothing active, every page held by its
+                        // lruvec's policy at this frame.
+                        let key = super::lru_policy::page_key(f.mapping, f.index);
+                        let held = v
+                            .policy
+                            .as_ref()
+                            .is_some_and(|p| p.holds(f.is_file_lru(), key, pfn));
+                        if l & lru::ACTIVE != 0 || !held {
+                            return Err(format!(
+                                "frame {pfn} on {} of memcg {memcg}, not in its {} policy",
+                                lru::name(l),
+                                self.cfg.lru_policy.as_ref().map_or("", |p| p.name)
+                            ));
+                        }
+                    }
                     per_zone[f.zone as usize] += 1;
                     len += 1;
                     t.add(f);
@@ -152,6 +168,18 @@ impl Mm {
                         lru::name(l),
                         v.lists[l].len
                     ));
+                }
+                if let (Some(p), true) = (
+                    &v.policy,
+                    l == lru::INACTIVE_ANON || l == lru::INACTIVE_FILE,
+                ) {
+                    let held = p.len(l & lru::FILE != 0) as u64;
+                    if held != len {
+                        return Err(format!(
+                            "memcg {memcg} {} holds {len} pages, its policy {held}",
+                            lru::name(l)
+                        ));
+                    }
                 }
                 for (zi, &c) in per_zone.iter().enumerate() {
                     if v.zone_size[l][zi] != c {

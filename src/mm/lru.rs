@@ -9,7 +9,7 @@ use crate::stats::vmstat::Ev;
 
 /// `struct lruvec` (classic part): five lists, their sizes per zone, the anon/file
 /// reclaim costs and the workingset clock.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Lruvec {
     pub lists: [LruList; lru::NR_LRU_LISTS],
     /// Pages of each list in each zone (`lruvec_lru_size` sums zones up to reclaim_idx).
@@ -38,6 +38,8 @@ pub struct Lruvec {
     pub cgroup_congested: bool,
     /// The multi-gen LRU's generations (`lruvec->lrugen`), used when it is enabled.
     pub lrugen: super::lru_gen::LruGenFolio,
+    /// A research policy's state (`kernel.lru = "lru"` etc.), made at the first page.
+    pub policy: Option<Box<super::lru_policy::LruvecPolicy>>,
 }
 
 impl Lruvec {
@@ -100,6 +102,10 @@ impl Mm {
         if self.lru_gen_enabled() && self.lru_gen_add_folio(pfn, tail) {
             return;
         }
+        if self.cfg.lru_policy.is_some() {
+            // Under a research policy nothing is active: its order is the policy's.
+            self.frames[pfn as usize].clear(pg::ACTIVE);
+        }
         let l = self.folio_lru_list(pfn);
         let memcg = self.frames[pfn as usize].memcg as usize;
         let list = &mut self.lruvecs[memcg].lists[l];
@@ -112,6 +118,43 @@ impl Mm {
         f.set(pg::LRU);
         f.list = l as u8;
         self.lru_account(pfn, l, true);
+        if self.cfg.lru_policy.is_some() && l != lru::UNEVICTABLE {
+            self.policy_add_folio(pfn);
+        }
+    }
+
+    /// A research policy hears of a page joining its lruvec (made with the memcg's
+    /// reach: its and its ancestors' memory.max, at most the node's memory).
+    fn policy_add_folio(&mut self, pfn: Pfn) {
+        let f = self.frames[pfn as usize];
+        let memcg = f.memcg as usize;
+        if self.lruvecs[memcg].policy.is_none() {
+            let mut capacity = self.managed_pages();
+            let mut m = Some(memcg);
+            while let Some(c) = m {
+                capacity = capacity.min(self.memcg.counters.c[c].max);
+                m = self.memcg.cgs[c].parent;
+            }
+            let factory = self.cfg.lru_policy.as_ref().expect("a research policy");
+            // At least 64 pages: S3-FIFO's small queue (10 %) must take a page.
+            let p = super::lru_policy::LruvecPolicy::new(factory, capacity.max(64));
+            self.lruvecs[memcg].policy = Some(Box::new(p));
+        }
+        let key = super::lru_policy::page_key(f.mapping, f.index);
+        let p = self.lruvecs[memcg].policy.as_mut().expect("made above");
+        p.add(f.is_file_lru(), key, pfn);
+    }
+
+    /// A research policy hears of an access to a page on its LRU.
+    pub fn policy_access(&mut self, pfn: Pfn) {
+        let f = &self.frames[pfn as usize];
+        if !f.test(pg::LRU) {
+            return;
+        }
+        let key = super::lru_policy::page_key(f.mapping, f.index);
+        if let Some(p) = self.lruvecs[f.memcg as usize].policy.as_mut() {
+            p.access(f.is_file_lru(), key);
+        }
     }
 
     /// `lruvec_del_folio`: off whatever LRU list it is on; clears PG_lru.
@@ -128,6 +171,13 @@ impl Mm {
         f.clear(pg::LRU);
         f.list = on::NONE;
         self.lru_account(pfn, l, false);
+        if let Some(p) = self.lruvecs[memcg].policy.as_mut() {
+            let f = &self.frames[pfn as usize];
+            p.remove(
+                f.is_file_lru(),
+                super::lru_policy::page_key(f.mapping, f.index),
+            );
+        }
     }
 
     /// `folio_add_lru`: a new page joins the LRU (inactive unless marked active).
@@ -147,7 +197,11 @@ impl Mm {
     /// `folio_activate` / `lru_activate`: move an inactive page to the active list.
     pub fn folio_activate(&mut self, pfn: Pfn) {
         let f = &self.frames[pfn as usize];
-        if !f.test(pg::LRU) || f.test(pg::ACTIVE) || f.test(pg::UNEVICTABLE) {
+        if self.cfg.lru_policy.is_some()
+            || !f.test(pg::LRU)
+            || f.test(pg::ACTIVE)
+            || f.test(pg::UNEVICTABLE)
+        {
             return;
         }
         self.lruvec_del_folio(pfn);
@@ -162,7 +216,8 @@ impl Mm {
     /// `cold` and `lru_deprio`).
     pub fn folio_deactivate(&mut self, pfn: Pfn) {
         let f = &self.frames[pfn as usize];
-        if !f.test(pg::LRU)
+        if self.cfg.lru_policy.is_some()
+            || !f.test(pg::LRU)
             || f.test(pg::UNEVICTABLE)
             || !(f.test(pg::ACTIVE) || self.lru_gen_enabled())
         {
@@ -186,6 +241,11 @@ impl Mm {
             self.lru_gen_inc_refs(pfn);
             return;
         }
+        if self.cfg.lru_policy.is_some() {
+            self.folio_clear_idle(pfn);
+            self.policy_access(pfn);
+            return;
+        }
         self.folio_clear_idle(pfn);
         let f = &mut self.frames[pfn as usize];
         if !f.test(pg::REFERENCED) {
@@ -202,7 +262,12 @@ impl Mm {
     /// move it to the inactive tail so the next scan frees it.
     pub fn folio_rotate_reclaimable(&mut self, pfn: Pfn) {
         let f = &self.frames[pfn as usize];
-        if f.test(pg::DIRTY) || f.test(pg::UNEVICTABLE) || !f.test(pg::LRU) {
+        // A research policy keeps its own order: the page stays where it was put back.
+        if self.cfg.lru_policy.is_some()
+            || f.test(pg::DIRTY)
+            || f.test(pg::UNEVICTABLE)
+            || !f.test(pg::LRU)
+        {
             return;
         }
         self.lruvec_del_folio(pfn);

@@ -117,6 +117,9 @@ impl Mm {
         }
         let bits = pte::YOUNG | if write { pte::DIRTY } else { 0 };
         self.spaces[space as usize].set_bits(vpn, bits);
+        if self.cfg.lru_policy.is_some() {
+            self.policy_access(pte::pfn(e));
+        }
         true
     }
 

@@ -17,6 +17,7 @@ pub mod kswapd;
 pub mod list;
 pub mod lru;
 pub mod lru_gen;
+pub mod lru_policy;
 pub mod madvise;
 pub mod memcontrol;
 pub mod memory;
@@ -71,6 +72,8 @@ pub struct Config {
     pub costs: Costs,
     /// `kernel.lru` and `kernel.lru_gen.*`.
     pub lru_gen: lru_gen::LruGenConfig,
+    /// `kernel.lru` naming a research policy: what decides which pages reclaim takes.
+    pub lru_policy: Option<lru_policy::PolicyFactory>,
     /// The kdamonds: `[damon]`'s, then DAMON_RECLAIM's if configured.
     pub damon: Vec<damon::KdamondConfig>,
     /// `vm.extfrag_threshold`.
@@ -139,6 +142,7 @@ impl Config {
                     },
                 }
             },
+            lru_policy: crate::cache::kernel_policy(sc.kernel.lru.name()),
             damon: damon::configs_from_scenario(sc),
             extfrag_threshold: vm.extfrag_threshold as i64,
             compaction_proactiveness: vm.compaction_proactiveness as u64,
@@ -762,7 +766,9 @@ impl Mm {
             mm_spaces: vec![Vec::new(); sc.workloads.len()],
             mm_ran: vec![true; sc.workloads.len()],
         };
-        mm.lruvecs = vec![lru::Lruvec::default(); mm.memcg.cgs.len()];
+        mm.lruvecs = (0..mm.memcg.cgs.len())
+            .map(|_| lru::Lruvec::default())
+            .collect();
         mm.workload_memcg = sc
             .workloads
             .iter()
@@ -960,6 +966,10 @@ impl Mm {
             dead: false,
             huge_table: nr_pages <= self.frames.len() as u64,
         });
+        if self.cfg.lru_policy.is_some() {
+            // A research policy sees every access: each one traps.
+            self.spaces[si as usize].set_trap();
+        }
         (self.spaces.len() - 1) as u32
     }
 

@@ -500,14 +500,26 @@ impl Mm {
         let mut rotate: Vec<Pfn> = Vec::new();
         let mut scan = 0u64;
         let mut total_scan = 0u64;
-        self.lruvecs[memcg].lists[l].prefetch_tail(&self.frames, nr_to_scan.min(64) as usize);
+        let research = self.cfg.lru_policy.is_some();
+        if !research {
+            self.lruvecs[memcg].lists[l].prefetch_tail(&self.frames, nr_to_scan.min(64) as usize);
+        }
         while scan < nr_to_scan && (skipped.len() as u64) < SWAP_CLUSTER_MAX_SKIPPED {
-            let pfn = self.lruvecs[memcg].lists[l].tail();
+            // A research policy names the victims (mm::lru_policy); else the tail.
+            let pfn = if research {
+                let file = l & lru::FILE != 0;
+                let p = self.lruvecs[memcg].policy.as_mut();
+                p.and_then(|p| p.evict(file)).unwrap_or(super::page::NIL)
+            } else {
+                self.lruvecs[memcg].lists[l].tail()
+            };
             if pfn == super::page::NIL {
                 break;
             }
             total_scan += 1;
-            self.lruvecs[memcg].lists[l].prefetch_walk(&self.frames);
+            if !research {
+                self.lruvecs[memcg].lists[l].prefetch_walk(&self.frames);
+            }
             self.lruvec_del_folio(pfn);
             let f = &self.frames[pfn as usize];
             if f.zone as usize > sc.reclaim_idx {
@@ -749,6 +761,10 @@ impl Mm {
 
     /// `folio_check_references` (classic rules, kernel-reference §2.10 step 6).
     fn folio_check_references(&mut self, pfn: Pfn) -> FolioRef {
+        if self.cfg.lru_policy.is_some() {
+            // The research policy chose this page; its accesses are the policy's.
+            return FolioRef::Reclaim;
+        }
         let referenced_ptes = self.folio_referenced(pfn);
         if self.lru_gen_enabled() {
             // MGLRU (kernel-reference §4.5): no young PTE → reclaim; else the first

@@ -466,6 +466,35 @@ pub enum LruKind {
     #[default]
     Classic,
     Mglru,
+    /// Research policies (`crate::cache`) deciding which pages reclaim takes; the
+    /// rest stays the kernel's (see `mm::lru_policy`).
+    Lru,
+    Fifo,
+    Clock,
+    Arc,
+    S3fifo,
+    Sieve,
+}
+
+impl LruKind {
+    /// The name the scenario gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LruKind::Classic => "classic",
+            LruKind::Mglru => "mglru",
+            LruKind::Lru => "lru",
+            LruKind::Fifo => "fifo",
+            LruKind::Clock => "clock",
+            LruKind::Arc => "arc",
+            LruKind::S3fifo => "s3fifo",
+            LruKind::Sieve => "sieve",
+        }
+    }
+
+    /// A research policy rather than one of the kernel's LRUs.
+    pub fn is_research(self) -> bool {
+        !matches!(self, LruKind::Classic | LruKind::Mglru)
+    }
 }
 
 /// The multi-gen LRU's knobs (kernel-reference §4.1, §4.14).

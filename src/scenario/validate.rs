@@ -1750,9 +1750,31 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
             sc.damon.as_ref().map_or(0, |d| d.kdamonds.len()) + sc.damon_reclaim.is_some() as usize
         };
         let before = nr_kdamonds(&live);
+        let lru_before = live.kernel.lru;
         if let Err(e) = super::apply_key(&mut live, set, &a.value) {
             let field = if e.bad_key { "set" } else { "value" };
             c.err(format!("action[{i}].{field}"), e.to_string());
+            continue;
+        }
+        let lru_after = live.kernel.lru;
+        if lru_after != lru_before && (lru_before.is_research() || lru_after.is_research()) {
+            c.err(
+                format!("action[{i}].value"),
+                format!(
+                    "a research policy (`{}`) is chosen at boot: kernel.lru cannot switch \
+                     between it and `{}` at run time (classic and mglru can)",
+                    if lru_before.is_research() {
+                        lru_before.name()
+                    } else {
+                        lru_after.name()
+                    },
+                    if lru_before.is_research() {
+                        lru_after.name()
+                    } else {
+                        lru_before.name()
+                    },
+                ),
+            );
             continue;
         }
         if damon {
