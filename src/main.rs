@@ -137,7 +137,8 @@ enum Cmd {
     /// Run a replacement policy alone over a trace, as a cache simulator (no time,
     /// no kernel): requests, misses and miss ratio per cache size.
     Cache {
-        /// The trace file (libCacheSim oracleGeneral, or text: a key per line).
+        /// The trace file (libCacheSim oracleGeneral, CSV, valgrind lackey, a damo
+        /// record, or text: a key per line).
         trace: PathBuf,
         /// The policy (lru, fifo, ...).
         #[arg(long)]
@@ -147,7 +148,9 @@ enum Cmd {
         #[arg(long, value_delimiter = ',', required = true, value_name = "S[,S...]")]
         size: Vec<String>,
         /// The trace's format (default: from its name; `oracleGeneral`, `csv`,
-        /// `lackey` or `text`).
+        /// `lackey`, `damo` (damo's record, as --damon-record writes DIR/damon.data:
+        /// DAMON's regions replayed, a 4 KiB page per request; guessed for `*.data`
+        /// and `damon.data*`) or `text`).
         #[arg(long)]
         format: Option<String>,
         /// CSV columns as libCacheSim names them: `obj-id-col=2,obj-size-col=3,
@@ -242,7 +245,9 @@ fn cmd_cache(
             None => {
                 return fail(
                     2,
-                    format!("--format: unknown format `{f}` (oracleGeneral, csv, lackey, text)"),
+                    format!(
+                        "--format: unknown format `{f}` (oracleGeneral, csv, lackey, damo, text)"
+                    ),
                 )
             }
         },

@@ -36,6 +36,9 @@ pub enum PlotError {
     },
     #[error("drawing {path}: {message}")]
     Draw { path: PathBuf, message: String },
+    /// A damo record that is not one (the error names the file).
+    #[error(transparent)]
+    Record(#[from] crate::trace::TraceError),
 }
 
 const W: u32 = 960;
