@@ -139,20 +139,25 @@ enum Cmd {
         #[arg(long, short)]
         quiet: bool,
     },
-    /// Run a replacement policy alone over a trace, as a cache simulator (no time,
-    /// no kernel): requests, misses and miss ratio per cache size.
+    /// Run replacement policies alone over a trace, as a cache simulator (no time,
+    /// no kernel): requests, misses and miss ratio per policy and cache size. With
+    /// --json, `reclaimsim plot` draws the file as a miss ratio curve.
     Cache {
-        /// The trace file (libCacheSim oracleGeneral, or text: a key per line).
+        /// The trace file (libCacheSim oracleGeneral, CSV, valgrind lackey, a damo
+        /// record, or text: a key per line).
         trace: PathBuf,
-        /// The policy (lru, fifo, ...).
-        #[arg(long)]
-        policy: String,
+        /// The policies, comma-separated (lru, fifo, clock, sieve, s3fifo, arc): each
+        /// runs at every size.
+        #[arg(long, value_delimiter = ',', required = true, value_name = "P[,P...]")]
+        policy: Vec<String>,
         /// Cache sizes, comma-separated: bytes (4096, 64M, 1G; objects with
         /// --ignore-obj-size) or fractions of the trace's working set (0.01, 0.1).
         #[arg(long, value_delimiter = ',', required = true, value_name = "S[,S...]")]
         size: Vec<String>,
         /// The trace's format (default: from its name; `oracleGeneral`, `csv`,
-        /// `lackey` or `text`).
+        /// `lackey`, `damo` (damo's record, as --damon-record writes DIR/damon.data:
+        /// DAMON's regions replayed, a 4 KiB page per request; guessed for `*.data`
+        /// and `damon.data*`) or `text`).
         #[arg(long)]
         format: Option<String>,
         /// CSV columns as libCacheSim names them: `obj-id-col=2,obj-size-col=3,
@@ -162,13 +167,21 @@ enum Cmd {
         /// Count every object as 1 (sizes are then object counts).
         #[arg(long)]
         ignore_obj_size: bool,
-        /// Print one JSON object.
+        /// Print one JSON object: `results`, a row per policy and size (policy,
+        /// cache_size, requests, misses, miss_ratio, byte_miss_ratio, ...), `size_unit`
+        /// (bytes or objects); with one policy also `policy` and `sizes`, its rows.
+        /// `reclaimsim plot` draws the file as a miss ratio curve.
         #[arg(long)]
         json: bool,
+        /// Write the output (text or JSON) to this file instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
     },
-    /// Draw charts of a run or sweep directory into DIR/plots/ (SVG and PNG).
+    /// Draw charts of a run or sweep directory into DIR/plots/, or the miss ratio
+    /// curve of a `cache --json` file into plots/ beside it as NAME-mrc (SVG and PNG).
     Plot {
-        /// A run directory (results.json, timeseries.csv) or a sweep directory.
+        /// A run directory (results.json, timeseries.csv), a sweep directory, or a JSON
+        /// file `reclaimsim cache --json` wrote (recognised by its content).
         dir: PathBuf,
     },
     /// Internal: fill a 64 GiB machine (or, with --idle-1t, run a 1 GiB workload on a
@@ -229,14 +242,16 @@ fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(code)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn cmd_cache(
     trace: PathBuf,
-    policy: String,
+    policies: Vec<String>,
     sizes: Vec<String>,
     format: Option<String>,
     trace_options: Option<String>,
     ignore_obj_size: bool,
     json: bool,
+    output: Option<PathBuf>,
 ) -> ExitCode {
     use reclaimsim::cache::run;
     use reclaimsim::trace::Format;
@@ -247,7 +262,9 @@ fn cmd_cache(
             None => {
                 return fail(
                     2,
-                    format!("--format: unknown format `{f}` (oracleGeneral, csv, lackey, text)"),
+                    format!(
+                        "--format: unknown format `{f}` (oracleGeneral, csv, lackey, damo, text)"
+                    ),
                 )
             }
         },
@@ -264,26 +281,32 @@ fn cmd_cache(
         Ok(s) => s,
         Err(e) => return fail(2, format!("--size: {e}")),
     };
-    let (ws, rows) = match run::run(&trace, format, &policy, &sizes, ignore_obj_size) {
+    let names: Vec<&str> = policies.iter().map(|p| p.trim()).collect();
+    if let Err(e) = run::policies(&names) {
+        return fail(2, format!("--policy: {e}"));
+    }
+    let (ws, runs) = match run::run(&trace, format, &names, &sizes, ignore_obj_size) {
         Ok(x) => x,
         Err(e) => return fail(2, e),
     };
-    if json {
-        let v = serde_json::json!({
-            "trace": trace.display().to_string(),
-            "policy": policy,
-            "ignore_obj_size": ignore_obj_size,
-            "working_set": ws,
-            "sizes": rows,
-        });
-        println!("{}", serde_json::to_string_pretty(&v).expect("plain JSON"));
+    let objects = ignore_obj_size || format.unit_sizes();
+    let out = if json {
+        let report = run::Report::new(&trace, ignore_obj_size, objects, ws, &runs);
+        serde_json::to_string_pretty(&report).expect("plain JSON") + "\n"
     } else {
         let name = trace.file_name().map_or_else(
             || trace.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
-        let objects = ignore_obj_size || format.unit_sizes();
-        print!("{}", run::format_text(&name, &policy, &rows, objects));
+        run::format_text(&name, &runs, objects)
+    };
+    match output {
+        None => print!("{out}"),
+        Some(path) => {
+            if let Err(e) = report::write_atomic(&path, out.as_bytes()) {
+                return fail(1, format!("writing {}: {e}", path.display()));
+            }
+        }
     }
     ExitCode::SUCCESS
 }
@@ -676,6 +699,7 @@ fn main() -> ExitCode {
             trace_options,
             ignore_obj_size,
             json,
+            output,
         } => cmd_cache(
             trace,
             policy,
@@ -684,6 +708,7 @@ fn main() -> ExitCode {
             trace_options,
             ignore_obj_size,
             json,
+            output,
         ),
         Cmd::Plot { dir } => match report::plot::plot_dir(&dir) {
             Ok(files) => {

@@ -653,3 +653,78 @@ fn seed_above_the_largest_toml_integer_is_rejected() {
     let r = read_json(&ok.join("results.json"));
     assert_eq!(r["seed"].as_u64(), Some(9_223_372_036_854_775_807));
 }
+
+/// Belady's trace, 12 requests over 5 keys: `cache` with two policies at two sizes.
+/// By hand (keys newest first for LRU, oldest first for FIFO):
+/// - 2 slots: no key comes back within two requests, so every request misses for
+///   both policies: 12.
+/// - LRU, 4 slots: 1 2 3 4 miss [4321]; 1 2 hit [2143]; 5 misses, evicts 3 [5214];
+///   1 2 hit [2154]; 3 misses, evicts 4 [3215]; 4 evicts 5 [4321]; 5 evicts 1: 8.
+/// - FIFO, 4 slots: 1 2 3 4 miss (1234); 1 2 hit; 5 evicts 1 (2345); 1 evicts 2; 2
+///   evicts 3; 3 evicts 4; 4 evicts 5 (1234); 5 evicts 1: 4 + 6 = 10.
+#[test]
+fn cache_runs_each_policy_at_each_size() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.path("t.txt"), "1\n2\n3\n4\n1\n2\n5\n1\n2\n3\n4\n5\n").unwrap();
+    let o = sb.run([
+        "cache", "t.txt", "--policy", "lru,fifo", "--size", "2,4", "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["trace"], "t.txt");
+    assert_eq!(v["size_unit"], "objects");
+    assert_eq!(v["policies"], serde_json::json!(["lru", "fifo"]));
+    let got: Vec<(String, u64, u64, u64)> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["policy"].as_str().unwrap().to_string(),
+                r["cache_size"].as_u64().unwrap(),
+                r["requests"].as_u64().unwrap(),
+                r["misses"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want = [
+        ("lru", 2, 12, 12),
+        ("lru", 4, 12, 8),
+        ("fifo", 2, 12, 12),
+        ("fifo", 4, 12, 10),
+    ];
+    let want: Vec<(String, u64, u64, u64)> = want
+        .iter()
+        .map(|&(p, s, r, m)| (p.to_string(), s, r, m))
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(v["results"][3]["miss_ratio"].as_f64(), Some(10.0 / 12.0));
+    // Several policies: no single `policy`/`sizes`; one policy keeps them.
+    assert!(v.get("policy").is_none() && v.get("sizes").is_none());
+    let o = sb.run([
+        "cache", "t.txt", "--policy", "fifo", "--size", "4", "--json",
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["policy"], "fifo");
+    assert_eq!(v["sizes"][0]["misses"], 10);
+    // Text: a block per policy.
+    let o = sb.run(["cache", "t.txt", "--policy", "lru,fifo", "--size", "2,4"]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 5, "{text}");
+    assert!(
+        lines[1].contains("t.txt lru cache size  4 objects") && lines[1].contains("(8 misses)")
+    );
+    assert!(lines[2].is_empty());
+    assert!(
+        lines[4].contains("t.txt fifo cache size  4 objects") && lines[4].contains("(10 misses)")
+    );
+    // A bad name in the list.
+    let o = sb.run(["cache", "t.txt", "--policy", "lru,nope", "--size", "2"]);
+    assert_eq!(o.status.code(), Some(2));
+    let se = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        se.contains("--policy: unknown policy `nope` (known: lru, fifo"),
+        "{se}"
+    );
+}

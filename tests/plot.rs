@@ -869,3 +869,151 @@ fn plot_of_a_directory_without_results_is_an_error() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a run directory"));
 }
+
+// ---------------------------------------------------------------- miss ratio curves
+
+/// A `reclaimsim cache --json` file with two policies at three sizes.
+fn cache_json(sizes: [u64; 3], unit: &str) -> String {
+    let ratios = [("lru", [0.9, 0.6, 0.3]), ("s3fifo", [0.8, 0.5, 0.2])];
+    let results: Vec<serde_json::Value> = ratios
+        .iter()
+        .flat_map(|(policy, r)| {
+            sizes.iter().zip(r).map(move |(size, ratio)| {
+                serde_json::json!({"policy": policy, "cache_size": size, "requests": 10,
+                    "misses": (ratio * 10.0) as u64, "request_bytes": 10, "miss_bytes": 0,
+                    "miss_ratio": ratio, "byte_miss_ratio": 0.0})
+            })
+        })
+        .collect();
+    serde_json::json!({"trace": "/traces/w.oracleGeneral", "ignore_obj_size": false,
+        "size_unit": unit, "working_set": null, "policies": ["lru", "s3fifo"],
+        "results": results})
+    .to_string()
+}
+
+fn mrc_file(text: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("w.json");
+    std::fs::write(&file, text).unwrap();
+    (tmp, file)
+}
+
+/// The data lines of a chart: its polylines 2 px wide (axes are 1 px, swatches 3).
+fn data_lines(svg: &str) -> Vec<Polyline> {
+    polylines(svg)
+        .into_iter()
+        .filter(|(_, w, _)| w == "2")
+        .collect()
+}
+
+#[test]
+fn a_cache_json_is_drawn_as_a_miss_ratio_curve() {
+    let (tmp, file) = mrc_file(&cache_json([1 << 20, 2 << 20, 4 << 20], "bytes"));
+    let o = plot(&file);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = std::fs::read_to_string(tmp.path().join("plots/w-mrc.svg")).unwrap();
+    assert!(is_png(&tmp.path().join("plots/w-mrc.png")));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("plots/w-mrc.svg"), "{stdout}");
+    assert!(text_strings(&svg).contains(&"Miss ratio curve: w.oracleGeneral".to_string()));
+    // A line with its three points per policy, each in its legend entry's colour.
+    let lines = data_lines(&svg);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines.iter().all(|l| l.2.len() == 3));
+    let entries = legend_colours(&svg);
+    assert_eq!(
+        entries,
+        [
+            ("lru".to_string(), lines[0].0.clone()),
+            ("s3fifo".to_string(), lines[1].0.clone())
+        ]
+    );
+    assert_eq!(legend(&svg), ["policy", "lru", "s3fifo"]);
+    // Markers at each point.
+    assert!(svg.matches("<circle").count() >= 6);
+    // y: the miss ratio from 0 to 1; x: sizes 4x apart, linear, in MiB at the sizes.
+    assert_eq!(y_desc(&svg), "miss ratio");
+    let y = numbers(&y_ticks(&svg));
+    assert_eq!((y[0], y[y.len() - 1]), (0.0, 1.0), "{y:?}");
+    assert_eq!(x_desc(&svg), "cache size (MiB)");
+    let ticks: Vec<String> = x_ticks(&svg).into_iter().map(|t| t.text).collect();
+    assert_eq!(ticks, ["1", "2", "4"]);
+    // The lower line is s3fifo's (SVG y grows downwards).
+    let mean_y = |l: &Polyline| l.2.iter().map(|p| p.1).sum::<f64>() / 3.0;
+    assert!(mean_y(&lines[1]) > mean_y(&lines[0]));
+}
+
+#[test]
+fn cache_sizes_100x_apart_get_a_log_axis_ticked_in_binary_units() {
+    let (tmp, file) = mrc_file(&cache_json([4 << 10, 1 << 20, 1 << 30], "bytes"));
+    plot_ok(&file);
+    let svg = std::fs::read_to_string(tmp.path().join("plots/w-mrc.svg")).unwrap();
+    assert_eq!(x_desc(&svg), "cache size (log scale)");
+    let ticks: Vec<String> = x_ticks(&svg).into_iter().map(|t| t.text).collect();
+    for t in ["4 KiB", "1 MiB", "1 GiB"] {
+        assert!(ticks.contains(&t.to_string()), "{t} in {ticks:?}");
+    }
+    // Equal factors, equal distances: 4 KiB to 1 MiB is 8 doublings, 1 MiB to 1 GiB 10.
+    let line = &data_lines(&svg)[0].2;
+    let (a, b) = (line[1].0 - line[0].0, line[2].0 - line[1].0);
+    assert!((b / a - 10.0 / 8.0).abs() < 0.02, "{line:?}");
+    // Objects: counted, not bytes.
+    let (tmp, file) = mrc_file(&cache_json([10, 20, 40], "objects"));
+    plot_ok(&file);
+    let svg = std::fs::read_to_string(tmp.path().join("plots/w-mrc.svg")).unwrap();
+    assert_eq!(x_desc(&svg), "cache size (objects)");
+    let ticks: Vec<String> = x_ticks(&svg).into_iter().map(|t| t.text).collect();
+    assert_eq!(ticks, ["10", "20", "40"]);
+}
+
+#[test]
+fn a_malformed_cache_json_is_an_error_naming_the_file() {
+    let (_tmp, file) = mrc_file("{\"trace\": \"t\", \"results\": [");
+    let e = plot_error(&file);
+    assert!(e.contains("w.json: not JSON"), "{e}");
+    assert!(e.contains("line 1"), "{e}");
+    let (_tmp, file) = mrc_file("{\"schema_version\": 1}");
+    let e = plot_error(&file);
+    assert!(
+        e.contains("w.json: not a `reclaimsim cache --json` file"),
+        "{e}"
+    );
+    let bad = cache_json([1, 2, 3], "objects").replacen(
+        "\"miss_ratio\":0.9",
+        "\"miss_ratio\":\"high\"",
+        1,
+    );
+    assert!(bad.contains("\"high\""), "{bad}");
+    let (_tmp, file) = mrc_file(&bad);
+    let e = plot_error(&file);
+    assert!(
+        e.contains("w.json: results[0].miss_ratio: invalid type"),
+        "{e}"
+    );
+}
+
+/// `cache --json --output` then `plot`: the curve of a run, end to end.
+#[test]
+fn plot_draws_what_cache_wrote() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = tmp.path().join("t.txt");
+    std::fs::write(&trace, "1\n2\n3\n4\n1\n2\n5\n1\n2\n3\n4\n5\n").unwrap();
+    let json = tmp.path().join("mrc.json");
+    let o = reclaimsim(&[
+        "cache".as_ref(),
+        trace.as_os_str(),
+        "--policy".as_ref(),
+        "lru,fifo,arc".as_ref(),
+        "--size".as_ref(),
+        "1,2,3,4,5".as_ref(),
+        "--json".as_ref(),
+        "--output".as_ref(),
+        json.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stdout.is_empty());
+    plot_ok(&json);
+    let svg = std::fs::read_to_string(tmp.path().join("plots/mrc-mrc.svg")).unwrap();
+    assert_eq!(legend(&svg)[1..], ["lru", "fifo", "arc"]);
+    assert!(text_strings(&svg).contains(&"Miss ratio curve: t.txt".to_string()));
+}

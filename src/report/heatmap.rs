@@ -4,57 +4,9 @@
 //! wss`: the bytes of regions seen accessed at least once in a snapshot).
 
 use super::plot::{unit_for, Axis, Chart, PlotError, Quantity, Scale, Series};
+use crate::trace::damo::{read_record, Record};
 use plotters::prelude::*;
-use serde::Deserialize;
-use std::io::Read;
 use std::path::Path;
-
-/// A record as damo's json_compressed format has it (the fields drawn here).
-#[derive(Debug, Clone, Deserialize)]
-pub struct Record {
-    pub target_id: u64,
-    pub intervals: Intervals,
-    pub snapshots: Vec<Snapshot>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize)]
-pub struct Intervals {
-    pub sample_us: u64,
-    pub aggr_us: u64,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct Snapshot {
-    pub start_time: u64,
-    pub end_time: u64,
-    pub regions: Vec<RecordRegion>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct RecordRegion {
-    pub start: u64,
-    pub end: u64,
-    pub nr_accesses: Samples,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize)]
-pub struct Samples {
-    pub samples: u64,
-}
-
-/// Reads a record file written by `--damon-record`.
-pub fn read_record(path: &Path) -> Result<Vec<Record>, PlotError> {
-    let err = |message: String| PlotError::Read {
-        path: path.to_path_buf(),
-        message,
-    };
-    let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
-    let mut json = String::new();
-    flate2::read::ZlibDecoder::new(&bytes[..])
-        .read_to_string(&mut json)
-        .map_err(|e| err(format!("not a zlib-compressed DAMON record: {e}")))?;
-    serde_json::from_str(&json).map_err(|e| err(format!("not a DAMON record: {e}")))
-}
 
 /// A heatmap's cells: `cells[t][a]` is the mean access frequency (% of the samples
 /// of an aggregation window that found the region accessed) over time bin `t` and
@@ -115,7 +67,7 @@ pub fn heatmap(rec: &Record, nt: usize, na: usize) -> Option<Heatmap> {
             .saturating_sub(1);
         (base[i] + addr.saturating_sub(ranges[i].0)) as f64
     };
-    let max_samples = (rec.intervals.aggr_us / rec.intervals.sample_us.max(1)).max(1) as f64;
+    let max_samples = rec.intervals.samples_per_aggr() as f64;
     let (dt, da) = ((t1 - t0) as f64 / nt as f64, space as f64 / na as f64);
     let mut sum = vec![vec![0.0f64; na]; nt];
     let mut weight = vec![vec![0.0f64; na]; nt];
@@ -314,6 +266,7 @@ pub fn charts(path: &Path) -> Result<(Vec<Heatmap>, Chart), PlotError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::damo::{Intervals, RecordRegion, Samples, Snapshot};
 
     fn region(start: u64, end: u64, samples: u64) -> RecordRegion {
         RecordRegion {

@@ -4,7 +4,8 @@
 //! A run directory (results.json + timeseries.csv) gets memory by type over time, scan
 //! and steal rates over time, PSI over time and the workloads' latency CDFs. A sweep
 //! directory (sweep.csv) gets one chart per metric against the first swept key, one
-//! line per combination of the other keys.
+//! line per combination of the other keys. A `reclaimsim cache --json` file gets its
+//! miss ratio curve (`report::mrc`).
 //!
 //! Charts are described in base units (bytes, nanoseconds, counts); drawing picks the
 //! unit each axis is labelled in from the data's range, lays out the tick labels from
@@ -22,7 +23,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum PlotError {
     #[error(
-        "{0}: not a run directory (results.json + timeseries.csv) or a sweep directory (sweep.csv)"
+        "{0}: not a run directory (results.json + timeseries.csv), a sweep directory (sweep.csv) or a `reclaimsim cache --json` file"
     )]
     NotARun(PathBuf),
     #[error("{path}: {message}")]
@@ -36,6 +37,9 @@ pub enum PlotError {
     },
     #[error("drawing {path}: {message}")]
     Draw { path: PathBuf, message: String },
+    /// A damo record that is not one (the error names the file).
+    #[error(transparent)]
+    Record(#[from] crate::trace::TraceError),
 }
 
 const W: u32 = 960;
@@ -137,8 +141,12 @@ pub struct Chart {
     pub legend_title: Option<String>,
 }
 
-/// Writes the charts for `dir` into `dir/plots/`; returns the files written.
+/// Writes the charts for `dir` into `dir/plots/` (a file: `reclaimsim cache
+/// --json`'s, its miss ratio curve into plots/ beside it); returns the files written.
 pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
+    if dir.is_file() {
+        return super::mrc::plot_file(dir).map(Vec::from);
+    }
     let mut heatmaps = Vec::new();
     let mut charts = if dir.join("sweep.csv").is_file() {
         // sweep.json says how many leading columns are swept keys; a sweep.csv alone
@@ -178,7 +186,7 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
 }
 
 /// Draws one chart to out/FILE.svg and out/FILE.png; returns both paths.
-fn write_svg_png(
+pub(crate) fn write_svg_png(
     out: &Path,
     file: &str,
     draw: impl FnOnce() -> Result<String, String>,
@@ -196,7 +204,7 @@ fn write_svg_png(
     Ok([svg_path, png_path])
 }
 
-fn read_err(path: &Path, e: impl std::fmt::Display) -> PlotError {
+pub(crate) fn read_err(path: &Path, e: impl std::fmt::Display) -> PlotError {
     PlotError::Read {
         path: path.to_path_buf(),
         message: e.to_string(),
@@ -980,6 +988,53 @@ fn log_ticks(min_pos: f64, max: f64) -> Ticks {
     }
 }
 
+/// A log x axis of bytes: kept in bytes, ticked at powers of two, each labelled in
+/// its own unit (4 KiB, 1 MiB), since no one unit suits a range of 100x and more.
+fn binary_log_x(axis: &Axis) -> bool {
+    axis.scale == Scale::Log && axis.quantity == Quantity::Bytes
+}
+
+/// Powers of two (bytes) over the data's positive range, a little wider, every
+/// 2^step for the smallest step of 1, 2, 5, 10, 20... whose labels fit on `len_px`;
+/// none below a byte.
+fn binary_log_ticks(min_pos: f64, max: f64, len_px: f64, font: &FontDesc) -> Ticks {
+    let top = max.max(min_pos).log2();
+    let bottom = min_pos.log2();
+    let pad = ((top - bottom) * 0.04).max(0.05);
+    let (lo_e, hi_e) = (bottom - pad, top + pad);
+    let label = |v: f64| {
+        let (f, unit) = unit_for(&Quantity::Bytes, v);
+        format!("{} {unit}", fmt_value(v / f))
+    };
+    let mut ticks = Vec::new();
+    for step in [1, 2, 5, 10, 20, 30, 40, 50, 60] {
+        let (first, last) = (
+            (lo_e / step as f64).ceil() as i32,
+            (hi_e / step as f64).floor() as i32,
+        );
+        ticks = (first..=last)
+            .map(|k| 2f64.powi(k * step))
+            .filter(|v| *v >= 1.0)
+            .map(|v| (v, label(v)))
+            .collect::<Vec<_>>();
+        let widest = ticks
+            .iter()
+            .map(|(_, l)| text_width(font, l))
+            .fold(0.0, f64::max);
+        let gap_px = len_px * step as f64 / (hi_e - lo_e);
+        if gap_px >= widest + 12.0 {
+            break;
+        }
+    }
+    Ticks {
+        lo: 2f64.powf(lo_e),
+        hi: 2f64.powf(hi_e),
+        log: true,
+        at: ticks.iter().map(|t| t.0).collect(),
+        labels: ticks.into_iter().map(|t| t.1).collect(),
+    }
+}
+
 /// Ticks at each distinct swept value, if their labels fit side by side on `len_px`.
 fn value_ticks(values: &[f64], lo: f64, hi: f64, len_px: f64, font: &FontDesc) -> Option<Ticks> {
     let mut at: Vec<f64> = values.to_vec();
@@ -1148,6 +1203,22 @@ impl Plan {
         };
         let (x_factor, x_unit) = match c.x.scale {
             Scale::Categories(_) => (1.0, String::new()),
+            // each tick carries its unit
+            _ if binary_log_x(&c.x) => (1.0, String::new()),
+            // a log count (cache sizes in objects): the unit of the smallest value, so
+            // that no decade's label is a fraction of it
+            Scale::Log if matches!(c.x.quantity, Quantity::Count(_)) => {
+                let min_pos = c
+                    .series
+                    .iter()
+                    .flat_map(|s| s.points.iter().map(|p| p.0))
+                    .filter(|x| *x > 0.0)
+                    .fold(f64::INFINITY, f64::min);
+                unit_for(
+                    &c.x.quantity,
+                    if min_pos.is_finite() { min_pos } else { 1.0 },
+                )
+            }
             _ => unit_for(&c.x.quantity, max_abs(|p| p.0, &c.x)),
         };
         let (y_factor, y_unit) = unit_for(&c.y.quantity, max_abs(|p| p.1, &c.y));
@@ -1325,6 +1396,9 @@ fn axis_ticks(
     if log || axis.scale == Scale::Log {
         let min_pos = values().filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
         let min_pos = if min_pos.is_finite() { min_pos } else { 1.0 };
+        if binary_log_x(axis) && is_x {
+            return binary_log_ticks(min_pos, hi.max(min_pos), len_px, font);
+        }
         return log_ticks(min_pos, hi.max(min_pos));
     }
     match &axis.scale {

@@ -4,12 +4,14 @@
 //!
 //! Formats: libCacheSim's `oracleGeneral` binary records, plain text (a key per
 //! line, decimal or 0x-hex, optionally followed by `r`/`w`) and valgrind lackey's
-//! `--trace-mem=yes` output (page numbers), and CSV with libCacheSim's column
-//! options. A malformed record stops
-//! the read with a [`TraceError`] naming the file, the byte offset or line, and what
-//! was expected.
+//! `--trace-mem=yes` output (page numbers), CSV with libCacheSim's column options,
+//! and damo's record files (DAMON's access pattern replayed region by region, a page
+//! per request: [`damo`]). A malformed record stops the read with a [`TraceError`]
+//! naming the file, the byte offset or line (damo's records: the record and snapshot),
+//! and what was expected.
 
 pub mod csv;
+pub mod damo;
 pub mod lackey;
 pub mod layout;
 pub mod oracle;
@@ -49,6 +51,9 @@ pub enum Format {
     Lackey,
     /// CSV with libCacheSim's column options.
     Csv(csv::CsvOptions),
+    /// damo's record (`damo record`, `--damon-record`): DAMON's regions replayed as
+    /// requests for their 4 KiB pages.
+    Damo,
 }
 
 impl Format {
@@ -58,6 +63,7 @@ impl Format {
             "text" | "txt" => Some(Format::Text),
             "lackey" => Some(Format::Lackey),
             "csv" => Some(Format::Csv(csv::CsvOptions::default())),
+            "damo" | "damon" => Some(Format::Damo),
             _ => None,
         }
     }
@@ -82,16 +88,18 @@ impl Format {
         match self {
             Format::OracleGeneral => false,
             Format::Csv(o) => o.obj_size_col == 0,
-            Format::Text | Format::Lackey => true,
+            Format::Text | Format::Lackey | Format::Damo => true,
         }
     }
 
-    /// From the file name (a `.zst` suffix aside): `.oracleGeneral` (also `.bin`),
-    /// `.csv`, else text.
+    /// From the file name (a `.zst` suffix aside): `damon.data*` or `*.data` (damo's
+    /// record), `.oracleGeneral` (also `.bin`), `.csv`, else text.
     pub fn guess(path: &Path) -> Format {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let name = name.strip_suffix(".zst").unwrap_or(name);
-        if name.contains("oracleGeneral") || name.ends_with(".bin") {
+        if name.starts_with("damon.data") || name.ends_with(".data") {
+            Format::Damo
+        } else if name.contains("oracleGeneral") || name.ends_with(".bin") {
             Format::OracleGeneral
         } else if name.ends_with(".csv") {
             Format::Csv(csv::CsvOptions::default())
@@ -184,6 +192,7 @@ pub fn open(path: &Path, format: Format) -> Result<Requests, TraceError> {
         Format::Text => Box::new(text::Reader::new(r, path)),
         Format::Lackey => Box::new(lackey::Reader::new(r, path)),
         Format::Csv(o) => Box::new(csv::Reader::new(r, path, o)),
+        Format::Damo => Box::new(damo::Reader::new(r, path)?),
     })
 }
 
