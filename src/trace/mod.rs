@@ -71,15 +71,20 @@ impl Format {
     /// Whether requests carry timestamps (CSV: with a time column).
     pub fn has_time(&self) -> bool {
         match self {
-            Format::OracleGeneral => true,
+            Format::OracleGeneral | Format::Damo => true,
             Format::Csv(o) => o.time_col != 0,
             Format::Text | Format::Lackey => false,
         }
     }
 
-    /// What one unit of the format's timestamps is, in ns, unless the scenario says.
+    /// What one unit of the format's timestamps is, in ns, unless the scenario says:
+    /// seconds (oracleGeneral's clock_time, and CSV by libCacheSim's habit), a damo
+    /// record's nanoseconds.
     pub fn default_time_unit_ns(&self) -> f64 {
-        1e9
+        match self {
+            Format::Damo => 1.0,
+            _ => 1e9,
+        }
     }
 
     /// Every request of this format has size 1 (no size field): its cache sizes
