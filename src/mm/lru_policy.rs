@@ -21,6 +21,33 @@
 
 use super::page::Pfn;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Page keys are already well spread in their low bits (indexes) and high bits
+/// (mappings): one multiply mixes them, where SipHash would cost more than the
+/// lookup (every user access asks).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+
+    fn write_u64(&mut self, k: u64) {
+        // Fibonacci hashing; the top bits (which hashbrown uses for its control
+        // bytes) depend on every input bit through the rotate.
+        self.0 = (k ^ k.rotate_left(32)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type PfnMap = HashMap<u64, Pfn, BuildHasherDefault<KeyHasher>>;
 
 /// A replacement policy over pages, as `mm/` asks it.
 pub trait PagePolicy: Send {
@@ -67,14 +94,14 @@ impl std::fmt::Debug for PolicyFactory {
 /// An lruvec's policies (index 0 anon, 1 file) and where each page they hold is.
 pub struct LruvecPolicy {
     policy: [Box<dyn PagePolicy>; 2],
-    pfn: [HashMap<u64, Pfn>; 2],
+    pfn: [PfnMap; 2],
 }
 
 impl LruvecPolicy {
     pub fn new(factory: &PolicyFactory, capacity_pages: u64) -> LruvecPolicy {
         LruvecPolicy {
             policy: [factory.make(capacity_pages), factory.make(capacity_pages)],
-            pfn: [HashMap::new(), HashMap::new()],
+            pfn: [PfnMap::default(), PfnMap::default()],
         }
     }
 
