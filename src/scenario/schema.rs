@@ -460,20 +460,17 @@ pub enum KswapdCompaction {
     Kcompactd,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
-#[serde(rename_all = "lowercase")]
+/// `kernel.lru`: the kernel's LRUs, or a research policy of `crate::cache`'s registry
+/// (any name it lists: a new policy needs no change here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LruKind {
     #[default]
     Classic,
     Mglru,
-    /// Research policies (`crate::cache`) deciding which pages reclaim takes; the
-    /// rest stays the kernel's (see `mm::lru_policy`).
-    Lru,
-    Fifo,
-    Clock,
-    Arc,
-    S3fifo,
-    Sieve,
+    /// A research policy (`"lru"`, `"fifo"`, `"clock"`, `"sieve"`, `"s3fifo"`, `"arc"`)
+    /// deciding which pages reclaim takes; the rest stays the kernel's (see
+    /// `mm::lru_policy`).
+    Policy(&'static str),
 }
 
 impl LruKind {
@@ -482,18 +479,42 @@ impl LruKind {
         match self {
             LruKind::Classic => "classic",
             LruKind::Mglru => "mglru",
-            LruKind::Lru => "lru",
-            LruKind::Fifo => "fifo",
-            LruKind::Clock => "clock",
-            LruKind::Arc => "arc",
-            LruKind::S3fifo => "s3fifo",
-            LruKind::Sieve => "sieve",
+            LruKind::Policy(name) => name,
         }
     }
 
     /// A research policy rather than one of the kernel's LRUs.
     pub fn is_research(self) -> bool {
-        !matches!(self, LruKind::Classic | LruKind::Mglru)
+        matches!(self, LruKind::Policy(_))
+    }
+}
+
+impl Serialize for LruKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for LruKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        match name.as_str() {
+            "classic" => Ok(LruKind::Classic),
+            "mglru" => Ok(LruKind::Mglru),
+            other => match crate::cache::POLICIES.iter().find(|(n, _)| *n == other) {
+                Some(&(n, _)) => Ok(LruKind::Policy(n)),
+                None => {
+                    let names: Vec<&str> = ["classic", "mglru"]
+                        .into_iter()
+                        .chain(crate::cache::POLICIES.iter().map(|(n, _)| *n))
+                        .collect();
+                    Err(serde::de::Error::custom(format!(
+                        "unknown variant `{other}`, expected one of `{}`",
+                        names.join("`, `")
+                    )))
+                }
+            },
+        }
     }
 }
 
