@@ -251,6 +251,42 @@ mod tests {
         assert_ne!(got[0], got[1]);
     }
 
+    proptest::proptest! {
+        /// Rows written with a header, time, id and size columns (tab-separated)
+        /// read back as the requests they are, size-0 rows skipped.
+        #[test]
+        fn written_rows_read_back(rows in proptest::collection::vec(
+            (0u32..1 << 30, proptest::prelude::any::<u64>(), 0u64..1 << 40), 0..40)) {
+            let mut text = String::from("time\tid\tsize\n");
+            for (t, id, size) in &rows {
+                text.push_str(&format!("{t}\t{id}\t{size}\n"));
+            }
+            let opts = "time-col=1,obj-id-col=2,obj-size-col=3,delimiter=tab,has-header=1";
+            let got: Vec<Request> = read(&text, opts).into_iter().map(Result::unwrap).collect();
+            let want: Vec<Request> = rows
+                .iter()
+                .filter(|r| r.2 > 0)
+                .map(|&(t, id, size)| Request { time: t as f64, ..req(id, size) })
+                .collect();
+            proptest::prop_assert_eq!(got, want);
+        }
+    }
+
+    /// A row cut short, an unterminated quote and bytes that are not UTF-8 are errors
+    /// at their line, not panics.
+    #[test]
+    fn truncated_and_corrupt_rows_are_errors() {
+        let e = read("1,5\n2,", "obj-size-col=2,has-header=0");
+        let m = e[1].clone().unwrap_err().to_string();
+        assert!(m.starts_with("t.csv:2: `"), "{m}");
+        let e = read("1,5\n\"2,6\n", "obj-size-col=2,has-header=0");
+        assert!(e.last().is_some_and(|r| r.is_err()), "{e:?}");
+        let o = CsvOptions::parse("has-header=0").unwrap();
+        let got: Vec<_> = Reader::new(&b"1\n\xff\xfe\n"[..], Path::new("t.csv"), o).collect();
+        let m = got[1].clone().unwrap_err().to_string();
+        assert!(m.starts_with("t.csv:2:"), "{m}");
+    }
+
     #[test]
     fn bad_rows_and_options_are_named() {
         let e = read("1,5\n2\n", "obj-size-col=2,has-header=0");

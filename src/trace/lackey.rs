@@ -19,7 +19,9 @@ pub fn parse_line(line: &str) -> Result<Option<(Access, Option<Access>)>, String
         return Ok(None);
     }
     let t = line.trim_start();
-    let (kind, rest) = t.split_at(1);
+    // By character: a first byte of a multi-byte character is not a kind either.
+    let first = t.chars().next().map_or(1, char::len_utf8);
+    let (kind, rest) = t.split_at(first);
     let write = match kind {
         "I" | "L" => false,
         "S" | "M" => true,
@@ -141,5 +143,37 @@ mod tests {
         assert!(m.contains("expected ADDRESS,SIZE"), "{m}");
         let m = read(" L 0400,0\n")[0].clone().unwrap_err().to_string();
         assert!(m.contains("expected a size in bytes"), "{m}");
+        // Truncated mid-line, a multi-byte first character, bytes that are not text.
+        let m = read(" L 04")[0].clone().unwrap_err().to_string();
+        assert!(m.contains("expected ADDRESS,SIZE"), "{m}");
+        let m = read("é 0400,1\n")[0].clone().unwrap_err().to_string();
+        assert!(m.contains("expected an access kind"), "{m}");
+        let mut r = Reader::new(&b" L 0400,4\n\xff\xfe\n"[..], Path::new("l.out"));
+        let got: Vec<_> = std::iter::from_fn(|| r.next_access()).collect();
+        let m = got[1].clone().unwrap_err().to_string();
+        assert_eq!(m, "l.out:2: not UTF-8 text: expected a trace line");
+    }
+
+    proptest::proptest! {
+        /// Lines written as lackey prints them read back as the pages each access
+        /// covers, loads as reads and stores/modifies as writes.
+        #[test]
+        fn written_accesses_read_back(acc in proptest::collection::vec(
+            (0usize..4, 0u64..1 << 47, 1u64..64), 0..40)) {
+            let mut text = String::from("==1== Lackey\n");
+            let mut want = Vec::new();
+            for &(k, addr, size) in &acc {
+                let kind = ["I", "L", "S", "M"][k];
+                text.push_str(&format!("{}{kind} {addr:08x},{size}\n", if k == 0 { "" } else { " " }));
+                for page in addr >> 12..=(addr + size - 1) >> 12 {
+                    want.push((page, k >= 2));
+                }
+            }
+            let got: Vec<(u64, bool)> = read(&text)
+                .into_iter()
+                .map(|a| a.map(|a| (a.key, a.write)).unwrap())
+                .collect();
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 }
