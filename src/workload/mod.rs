@@ -840,11 +840,8 @@ pub(crate) fn fault_in(
     write: bool,
     origin: u64,
 ) -> Step {
-    let access_ns = cx.mm.cfg.costs.access_ns;
-    if cx.mm.spaces[space as usize].traps() && cx.mm.access_present(space, vpn, write) {
-        // A hit the space's trap sent here.
-        record(t, space, vpn, write);
-        cx.user(access_ns);
+    // A hit the space's trap sent here.
+    if cx.mm.spaces[space as usize].traps() && access_if_present(cx, t, space, vpn, write) {
         return Step::Op(FaultResult::Done, 4096);
     }
     t.retry = Some((vpn as u64, write, origin));
@@ -852,8 +849,20 @@ pub(crate) fn fault_in(
     if !matches!(r, FaultResult::Retry { .. } | FaultResult::Killed) {
         record(t, space, vpn, write);
     }
-    cx.user(access_ns);
+    cx.user(cx.mm.cfg.costs.access_ns);
     Step::Op(r, 4096)
+}
+
+/// A load or store outside the hit loops that finds its page present: what the MMU
+/// does (and a research policy hears), the recording, the access's time. False if
+/// the page is not there.
+fn access_if_present(cx: &mut Ctx, t: &mut Thread, space: u32, vpn: u32, write: bool) -> bool {
+    if !cx.mm.access_present(space, vpn, write) {
+        return false;
+    }
+    record(t, space, vpn, write);
+    cx.user(cx.mm.cfg.costs.access_ns);
+    true
 }
 
 /// One load or store of a page outside the hit loops: a present page is a plain
@@ -866,9 +875,7 @@ pub(crate) fn touch(
     write: bool,
     origin: u64,
 ) -> Option<Step> {
-    if cx.mm.access_present(space, vpn, write) {
-        record(t, space, vpn, write);
-        cx.user(cx.mm.cfg.costs.access_ns);
+    if access_if_present(cx, t, space, vpn, write) {
         None
     } else {
         Some(fault_in(cx, t, space, vpn, write, origin))
@@ -894,11 +901,8 @@ pub(crate) fn record_pages(t: &mut Thread, space: u32, first: u32, n: u32, write
 
 /// Loads through an mmap of a file: mapped pages are plain accesses, others fault.
 fn mmap_read(cx: &mut Ctx, t: &mut Thread, space: u32, first: u32, n: u32) -> FaultResult {
-    let access_ns = cx.mm.cfg.costs.access_ns;
     for idx in first..first + n {
-        if cx.mm.access_present(space, idx, false) {
-            record(t, space, idx, false);
-            cx.user(access_ns);
+        if access_if_present(cx, t, space, idx, false) {
             continue;
         }
         let r = cx.kernel(|mm| mm.do_read_fault(space, idx));
