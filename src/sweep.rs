@@ -16,7 +16,6 @@
 use crate::report::{self, outdir::OutDir, results::Results};
 use crate::scenario::{self, Scenario, Sweep};
 use crate::sim::{RunOptions, Simulation};
-use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -540,6 +539,18 @@ pub struct Estimate {
     pub wall_s: f64,
 }
 
+/// A point's relative cost, to start the big ones first: simulated time × the tasks
+/// that make it (workload threads, plus one for the kernel's threads). A guess for
+/// ordering only; results do not depend on it.
+fn work_estimate(sc: &Scenario) -> u64 {
+    let tasks: u64 = sc
+        .workloads
+        .iter()
+        .map(|w| crate::workload::Workload::nr_threads(w) as u64)
+        .sum();
+    (sc.run.duration.0 / 1_000_000).saturating_mul(tasks + 1)
+}
+
 /// Estimates `sc`'s sweep (or its single run, without `[sweep]`) by simulating the
 /// first point for at most `probe_wall_s` of wall time.
 pub fn estimate(sc: &Scenario, jobs: usize, probe_wall_s: f64) -> Estimate {
@@ -637,26 +648,49 @@ pub fn run_sweep(
             .as_ref()
             .is_some_and(|i| i.load(Ordering::Relaxed))
     };
-    let times: Vec<Result<Option<f64>, SweepError>> = pool.install(|| {
-        todo.into_par_iter()
-            .map(|(p, psc)| {
-                if interrupted() {
-                    return Ok(None);
+    // Longest first (by `work_estimate`), each worker taking the next point when it is
+    // free: rayon's halving would give one worker the first half of the points and
+    // the other the second, which for a sweep whose points grow (stutterp's 4 to 16
+    // workers) leaves one core with all the big ones.
+    let mut todo = todo;
+    todo.sort_by_key(|(p, psc)| (std::cmp::Reverse(work_estimate(psc)), p.index));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    // A point's outcome: its wall time (None if interrupted before it ran), or why not.
+    type Outcome = Result<Option<f64>, SweepError>;
+    let slots: Vec<std::sync::Mutex<Option<Outcome>>> =
+        todo.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let run_one = |i: usize| {
+        let (p, psc) = &todo[i];
+        if interrupted() {
+            return Ok(None);
+        }
+        let t = run_point(psc.clone(), out, p, opts)?;
+        if let (Some(wall_s), Some(f)) = (t, &opts.on_point) {
+            f(&PointDone {
+                index: p.index,
+                done: done.fetch_add(1, Ordering::Relaxed) + 1,
+                to_run,
+                wall_s,
+                label: point_label(p),
+            });
+        }
+        Ok(t)
+    };
+    pool.scope(|s| {
+        for _ in 0..opts.jobs.max(1).min(todo.len()) {
+            s.spawn(|_| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= todo.len() {
+                    break;
                 }
-                let t = run_point(psc, out, p, opts)?;
-                if let (Some(wall_s), Some(f)) = (t, &opts.on_point) {
-                    f(&PointDone {
-                        index: p.index,
-                        done: done.fetch_add(1, Ordering::Relaxed) + 1,
-                        to_run,
-                        wall_s,
-                        label: point_label(p),
-                    });
-                }
-                Ok(t)
-            })
-            .collect()
+                *slots[i].lock().expect("not poisoned") = Some(run_one(i));
+            });
+        }
     });
+    let times: Vec<Outcome> = slots
+        .into_iter()
+        .map(|s| s.into_inner().expect("not poisoned").unwrap_or(Ok(None)))
+        .collect();
     let mut point_time_s = 0.0;
     let mut ran = 0;
     for t in times {
