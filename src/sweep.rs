@@ -291,44 +291,6 @@ fn complete_results(dir: &Path, hash: &str) -> Option<Results> {
     (r.provenance.scenario_hash == hash && !r.interrupted).then_some(r)
 }
 
-/// Runs one point into its directory; returns its wall time in seconds, or None if it
-/// was interrupted (its results are then not written, so it is rerun next time).
-fn run_point(
-    sc: Scenario,
-    out: &Path,
-    p: &Point,
-    opts: &SweepOptions,
-) -> Result<Option<f64>, SweepError> {
-    let started = Instant::now();
-    let dir = point_dir(out, p);
-    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-    // point.json first, results.json last: results.json marks the point complete.
-    for f in report::RUN_FILES {
-        match std::fs::remove_file(dir.join(f)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&dir)(e)),
-            _ => {}
-        }
-    }
-    report::write_atomic(&dir.join("point.json"), point_json(p, &sc).as_bytes())
-        .map_err(io(&dir))?;
-    let run = Simulation::new(sc)
-        .run_with_series(RunOptions {
-            check: opts.check,
-            progress: None,
-            interrupt: opts.interrupt.clone(),
-            ..Default::default()
-        })
-        .map_err(|e| SweepError::Point {
-            index: p.index,
-            message: e.to_string(),
-        })?;
-    if run.results.interrupted {
-        return Ok(None);
-    }
-    report::write_run_dir(&dir, &run.results, &run.series).map_err(io(&dir))?;
-    Ok(Some(started.elapsed().as_secs_f64()))
-}
-
 pub use crate::report::results::metric;
 
 /// Checks every metric the sweep asks for (columns and pivot) against the results
@@ -590,16 +552,34 @@ pub fn estimate(sc: &Scenario, jobs: usize, probe_wall_s: f64) -> Estimate {
     }
 }
 
-/// Runs every incomplete point of `sc`'s sweep into `out`, then writes `out/sweep.csv`.
-pub fn run_sweep(
-    sc: &Scenario,
-    out: &Path,
-    opts: &SweepOptions,
-) -> Result<SweepOutcome, SweepError> {
+/// A sweep ready to run: its directory made and locked, sweep.json written, every
+/// point resolved (a bad value fails here, before anything runs). The local pool
+/// ([`run_sweep`]) and other executors (the Python package's Ray driver) run its
+/// points and hand their outputs back ([`PreparedSweep::write_point`]), then
+/// [`PreparedSweep::finish`] writes sweep.csv and pivot.csv.
+pub struct PreparedSweep {
+    out: PathBuf,
+    sw: Sweep,
+    pts: Vec<Point>,
+    scenarios: Vec<Scenario>,
+    hashes: Vec<String>,
+    started: Instant,
+    _lock: OutDir,
+}
+
+/// What one point's run produced: point.json, results.json and timeseries.csv text.
+pub struct PointOutput {
+    pub point_json: String,
+    pub results_json: String,
+    pub timeseries_csv: String,
+}
+
+/// Resolves `sc`'s sweep into `out` (see [`PreparedSweep`]).
+pub fn prepare_sweep(sc: &Scenario, out: &Path, yes: bool) -> Result<PreparedSweep, SweepError> {
     let sw = sc.sweep.as_ref().ok_or(SweepError::NoSweep)?;
     let started = Instant::now();
     let pts = points(sw);
-    if pts.len() > CONFIRM_POINTS && !opts.yes {
+    if pts.len() > CONFIRM_POINTS && !yes {
         return Err(SweepError::TooMany { points: pts.len() });
     }
     // Resolve every point and check the metrics before anything is written or run.
@@ -614,7 +594,7 @@ pub fn run_sweep(
         .collect::<Result<_, _>>()?;
     let hashes: Vec<String> = scenarios.iter().map(scenario::resolved_hash).collect();
 
-    let out_dir = OutDir::acquire(out, &format!("sweep {}", sc.source.file))?;
+    let lock = OutDir::acquire(out, &format!("sweep {}", sc.source.file))?;
     let manifest = out.join("sweep.json");
     report::write_atomic(&manifest, manifest_json(sw, &pts, &hashes).as_bytes())
         .map_err(io(&manifest))?;
@@ -624,13 +604,124 @@ pub fn run_sweep(
             _ => {}
         }
     }
-    let todo: Vec<(&Point, Scenario)> = pts
-        .iter()
-        .zip(scenarios)
-        .zip(&hashes)
-        .filter(|((p, _), h)| complete_results(&point_dir(out, p), h).is_none())
-        .map(|(ps, _)| ps)
-        .collect();
+    Ok(PreparedSweep {
+        out: out.to_path_buf(),
+        sw: sw.clone(),
+        pts,
+        scenarios,
+        hashes,
+        started,
+        _lock: lock,
+    })
+}
+
+impl PreparedSweep {
+    pub fn points(&self) -> &[Point] {
+        &self.pts
+    }
+
+    /// The points still to run: those without complete results from this scenario
+    /// and build.
+    pub fn todo(&self) -> Vec<usize> {
+        (0..self.pts.len())
+            .filter(|&i| {
+                complete_results(&point_dir(&self.out, &self.pts[i]), &self.hashes[i]).is_none()
+            })
+            .collect()
+    }
+
+    /// Point `i`'s scenario.
+    pub fn scenario(&self, i: usize) -> &Scenario {
+        &self.scenarios[i]
+    }
+
+    /// Writes point `i`'s outputs into its directory: point.json first, results.json
+    /// last (results.json marks the point complete).
+    pub fn write_point(&self, i: usize, o: &PointOutput) -> Result<(), SweepError> {
+        let dir = point_dir(&self.out, &self.pts[i]);
+        clear_point_dir(&dir)?;
+        report::write_atomic(&dir.join("point.json"), o.point_json.as_bytes()).map_err(io(&dir))?;
+        report::write_atomic(&dir.join("timeseries.csv"), o.timeseries_csv.as_bytes())
+            .map_err(io(&dir))?;
+        report::write_atomic(&dir.join("results.json"), o.results_json.as_bytes()).map_err(io(&dir))
+    }
+
+    /// Every point complete: sweep.csv and pivot.csv written, the lock released.
+    /// `ran` and `point_time_s` are what this invocation ran, for the summary.
+    pub fn finish(self, ran: usize, point_time_s: f64) -> Result<SweepOutcome, SweepError> {
+        let (out, sw, pts) = (&self.out, &self.sw, &self.pts);
+        let mut results = Vec::with_capacity(pts.len());
+        for (p, h) in pts.iter().zip(&self.hashes) {
+            let dir = point_dir(out, p);
+            let r = complete_results(&dir, h).ok_or_else(|| SweepError::Point {
+                index: p.index,
+                message: format!(
+                    "{}: results.json missing or stale after its run",
+                    dir.display()
+                ),
+            })?;
+            results.push(serde_json::to_value(&r).expect("results serialise"));
+        }
+        let csv = sweep_csv(sw, pts, &results);
+        let csv_path = out.join("sweep.csv");
+        report::write_atomic(&csv_path, csv.as_bytes()).map_err(io(&csv_path))?;
+        let pivot = sw.pivot.as_ref().map(|pv| pivot_csv(sw, pv, pts, &results));
+        if let Some(p) = &pivot {
+            let path = out.join("pivot.csv");
+            report::write_atomic(&path, p.as_bytes()).map_err(io(&path))?;
+        }
+        let stale_dirs = stale_point_dirs(out, pts);
+        Ok(SweepOutcome {
+            points: pts.len(),
+            ran,
+            skipped: pts.len() - ran,
+            stale_dirs,
+            wall_s: self.started.elapsed().as_secs_f64(),
+            point_time_s,
+            csv,
+            pivot,
+        })
+    }
+}
+
+/// Runs the scenario of one point (from [`point_scenario`]); its outputs, or None if
+/// interrupted.
+pub fn run_point_outputs(
+    sc: Scenario,
+    p: &Point,
+    check: bool,
+    interrupt: Option<Arc<AtomicBool>>,
+) -> Result<Option<PointOutput>, SweepError> {
+    let point_json = point_json(p, &sc);
+    let run = Simulation::new(sc)
+        .run_with_series(RunOptions {
+            check,
+            progress: None,
+            interrupt,
+            ..Default::default()
+        })
+        .map_err(|e| SweepError::Point {
+            index: p.index,
+            message: e.to_string(),
+        })?;
+    if run.results.interrupted {
+        return Ok(None);
+    }
+    Ok(Some(PointOutput {
+        point_json,
+        results_json: report::results_json(&run.results),
+        timeseries_csv: run.series.to_csv(),
+    }))
+}
+
+/// Runs every incomplete point of `sc`'s sweep into `out`, then writes `out/sweep.csv`.
+pub fn run_sweep(
+    sc: &Scenario,
+    out: &Path,
+    opts: &SweepOptions,
+) -> Result<SweepOutcome, SweepError> {
+    let prep = prepare_sweep(sc, out, opts.yes)?;
+    let todo: Vec<usize> = prep.todo();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.max(1))
         .build()
@@ -641,7 +732,7 @@ pub fn run_sweep(
     let done = std::sync::atomic::AtomicUsize::new(0);
     let to_run = todo.len();
     if let Some(f) = &opts.on_plan {
-        f(pts.len(), to_run);
+        f(prep.pts.len(), to_run);
     }
     let interrupted = || {
         opts.interrupt
@@ -653,19 +744,35 @@ pub fn run_sweep(
     // the other the second, which for a sweep whose points grow (stutterp's 4 to 16
     // workers) leaves one core with all the big ones.
     let mut todo = todo;
-    todo.sort_by_key(|(p, psc)| (std::cmp::Reverse(work_estimate(psc)), p.index));
+    todo.sort_by_key(|&i| (std::cmp::Reverse(work_estimate(prep.scenario(i))), i));
     let next = std::sync::atomic::AtomicUsize::new(0);
     // A point's outcome: its wall time (None if interrupted before it ran), or why not.
     type Outcome = Result<Option<f64>, SweepError>;
     let slots: Vec<std::sync::Mutex<Option<Outcome>>> =
         todo.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    let run_one = |i: usize| {
-        let (p, psc) = &todo[i];
+    let run_one = |k: usize| -> Outcome {
+        let i = todo[k];
+        let p = &prep.pts[i];
         if interrupted() {
             return Ok(None);
         }
-        let t = run_point(psc.clone(), out, p, opts)?;
-        if let (Some(wall_s), Some(f)) = (t, &opts.on_point) {
+        let started = Instant::now();
+        let dir = point_dir(out, p);
+        // A point about to rerun loses its old results first: a run that fails
+        // leaves nothing that looks complete.
+        clear_point_dir(&dir)?;
+        let Some(o) = run_point_outputs(
+            prep.scenario(i).clone(),
+            p,
+            opts.check,
+            opts.interrupt.clone(),
+        )?
+        else {
+            return Ok(None);
+        };
+        prep.write_point(i, &o)?;
+        let wall_s = started.elapsed().as_secs_f64();
+        if let Some(f) = &opts.on_point {
             f(&PointDone {
                 index: p.index,
                 done: done.fetch_add(1, Ordering::Relaxed) + 1,
@@ -674,16 +781,16 @@ pub fn run_sweep(
                 label: point_label(p),
             });
         }
-        Ok(t)
+        Ok(Some(wall_s))
     };
     pool.scope(|s| {
         for _ in 0..opts.jobs.max(1).min(todo.len()) {
             s.spawn(|_| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= todo.len() {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if k >= todo.len() {
                     break;
                 }
-                *slots[i].lock().expect("not poisoned") = Some(run_one(i));
+                *slots[k].lock().expect("not poisoned") = Some(run_one(k));
             });
         }
     });
@@ -701,45 +808,25 @@ pub fn run_sweep(
     }
     if ran < to_run {
         return Err(SweepError::Interrupted {
-            done: pts.len() - to_run + ran,
-            points: pts.len(),
+            done: prep.pts.len() - to_run + ran,
+            points: prep.pts.len(),
         });
     }
-    let mut results = Vec::with_capacity(pts.len());
-    for (p, h) in pts.iter().zip(&hashes) {
-        let dir = point_dir(out, p);
-        let r = complete_results(&dir, h).ok_or_else(|| SweepError::Point {
-            index: p.index,
-            message: format!(
-                "{}: results.json missing or stale after its run",
-                dir.display()
-            ),
-        })?;
-        results.push(serde_json::to_value(&r).expect("results serialise"));
+    let mut outcome = prep.finish(ran, point_time_s)?;
+    outcome.skipped = outcome.points - to_run;
+    Ok(outcome)
+}
+
+/// Makes a point's directory and removes its earlier run's files.
+fn clear_point_dir(dir: &Path) -> Result<(), SweepError> {
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    for f in report::RUN_FILES {
+        match std::fs::remove_file(dir.join(f)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(dir)(e)),
+            _ => {}
+        }
     }
-    let csv = sweep_csv(sw, &pts, &results);
-    let csv_path = out.join("sweep.csv");
-    report::write_atomic(&csv_path, csv.as_bytes()).map_err(io(&csv_path))?;
-    let pivot = sw
-        .pivot
-        .as_ref()
-        .map(|pv| pivot_csv(sw, pv, &pts, &results));
-    if let Some(p) = &pivot {
-        let path = out.join("pivot.csv");
-        report::write_atomic(&path, p.as_bytes()).map_err(io(&path))?;
-    }
-    let stale_dirs = stale_point_dirs(out, &pts);
-    drop(out_dir);
-    Ok(SweepOutcome {
-        points: pts.len(),
-        ran,
-        skipped: pts.len() - to_run,
-        stale_dirs,
-        wall_s: started.elapsed().as_secs_f64(),
-        point_time_s,
-        csv,
-        pivot,
-    })
+    Ok(())
 }
 
 /// The pivot table: a row per value of `rows` (in sweep order), a column per value of
