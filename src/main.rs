@@ -138,6 +138,12 @@ enum Cmd {
         /// Print neither the table nor progress lines.
         #[arg(long, short)]
         quiet: bool,
+        /// Run each point as a Ray task: on the cluster at ADDRESS (`ray://HOST:PORT`
+        /// or `HOST:PORT`), or on a local Ray with --jobs workers when no address is
+        /// given. Needs the Python package with Ray (`pip install './python[ray]'`) in
+        /// `python3` (or $RECLAIMSIM_PYTHON); same DIR layout, resume and progress.
+        #[arg(long, value_name = "ADDRESS", num_args = 0..=1, default_missing_value = "local")]
+        ray: Option<String>,
     },
     /// Run replacement policies alone over a trace, as a cache simulator (no time,
     /// no kernel): requests, misses and miss ratio per policy and cache size. With
@@ -228,6 +234,50 @@ fn interrupt_flag() -> Arc<AtomicBool> {
         );
     });
     flag
+}
+
+/// `sweep --ray`: the Python package's Ray driver (`python3 -m reclaimsim.ray_sweep`)
+/// runs the points; its exit code is this command's.
+fn cmd_ray_sweep(
+    scenario: PathBuf,
+    out: PathBuf,
+    sets: Vec<String>,
+    jobs: Option<usize>,
+    check: bool,
+    quiet: bool,
+    address: String,
+) -> ExitCode {
+    let python = std::env::var_os("RECLAIMSIM_PYTHON").unwrap_or_else(|| "python3".into());
+    let mut cmd = std::process::Command::new(&python);
+    cmd.args(["-m", "reclaimsim.ray_sweep"])
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out);
+    if address != "local" {
+        cmd.args(["--address", &address]);
+    }
+    if let Some(j) = jobs {
+        cmd.args(["--num-cpus", &j.to_string()]);
+    }
+    for s in &sets {
+        cmd.args(["--set", s]);
+    }
+    if check {
+        cmd.arg("--check");
+    }
+    if quiet {
+        cmd.arg("-q");
+    }
+    match cmd.status() {
+        Ok(st) => ExitCode::from(st.code().unwrap_or(1).clamp(0, 255) as u8),
+        Err(e) => fail(
+            2,
+            format!(
+                "--ray: cannot run {} (the Python package with Ray: pip install './python[ray]'): {e}",
+                python.to_string_lossy()
+            ),
+        ),
+    }
 }
 
 fn with_seed(mut sets: Vec<String>, seed: Option<u64>) -> Vec<String> {
@@ -688,8 +738,28 @@ fn main() -> ExitCode {
             seed,
             jobs,
             check,
+            yes: _,
+            quiet,
+            ray: Some(address),
+        } => cmd_ray_sweep(
+            scenario,
+            out,
+            with_seed(sets, seed),
+            jobs,
+            check,
+            quiet,
+            address,
+        ),
+        Cmd::Sweep {
+            scenario,
+            out,
+            sets,
+            seed,
+            jobs,
+            check,
             yes,
             quiet,
+            ray: None,
         } => cmd_sweep(scenario, out, sets, seed, jobs, check, yes, quiet),
         Cmd::Cache {
             trace,

@@ -1,6 +1,7 @@
-//! The Python package (python/): built with maturin into a throw-away venv with pandas
-//! and pytest from PyPI, then its pytest suite (python/tests) run against this build's
-//! CLI. The native module builds into target/python (its own cargo target directory,
+//! The Python package (python/): built with maturin into a throw-away venv with pandas,
+//! pytest, Ray and matplotlib from PyPI, then its pytest suite (python/tests: the API
+//! against the CLI, sweeps on a local two-worker Ray cluster, the examples) run
+//! against this build's CLI. The native module builds into target/python (its own cargo target directory,
 //! so the nested cargo never waits on this one's lock; incremental between runs).
 
 use std::path::Path;
@@ -45,8 +46,10 @@ fn the_python_package_passes_its_tests() {
             "maturin>=1.5,<2",
             "pandas>=2",
             "pytest>=7",
+            "ray>=2.9",
+            "matplotlib>=3.7",
         ]),
-        "pip install maturin pandas pytest",
+        "pip install maturin pandas pytest ray matplotlib",
     );
     // Without build isolation: the maturin just installed builds it.
     run(

@@ -301,16 +301,23 @@ def sweep(
     out: str | os.PathLike,
     jobs: int | None = None,
     check: bool = False,
+    ray: bool | str = False,
 ) -> pd.DataFrame:
     """Runs the scenario's ``[sweep]`` into ``out`` (the CLI's directory layout:
     ``point-NNN/``, sweep.json, sweep.csv, pivot.csv), ``jobs`` points at a time
     (default: the host's cores), resuming points already complete. Returns sweep.csv
-    as a DataFrame: a row per point, its swept values then its metrics.
+    as a DataFrame: a row per point, its swept values then its metrics. With
+    ``ray=True`` (a local Ray, ``jobs`` workers) or ``ray="ray://HOST:PORT"`` each
+    point is a Ray task (see :mod:`reclaimsim.ray_sweep`).
 
     Example::
 
         df = reclaimsim.sweep(reclaimsim.load("scenarios/memcg-low-step.toml"), "out/low")
     """
+    if ray:
+        from . import ray_sweep
+
+        return ray_sweep.sweep(scenario, out, address=ray, check=check, num_cpus=jobs)
     jobs = jobs or os.cpu_count() or 1
     csv = _native_call(
         _native.sweep,

@@ -175,8 +175,134 @@ fn compare(runs: Vec<PathBuf>, by: Option<String>, labels: Vec<String>) -> PyRes
     out.map_err(SimulationError::new_err)
 }
 
+/// A sweep prepared for an outside executor (the Ray driver): its directory locked
+/// and sweep.json written; points run elsewhere come back through `write_point`;
+/// `finish` writes sweep.csv (and pivot.csv) and releases the directory.
+#[pyclass(module = "reclaimsim._native")]
+struct PreparedSweep {
+    inner: Option<reclaimsim::sweep::PreparedSweep>,
+}
+
+impl PreparedSweep {
+    fn get(&self) -> PyResult<&reclaimsim::sweep::PreparedSweep> {
+        self.inner
+            .as_ref()
+            .ok_or_else(|| SimulationError::new_err("the sweep was finished"))
+    }
+}
+
+#[pymethods]
+impl PreparedSweep {
+    #[new]
+    #[pyo3(signature = (source, is_text, file, sets, out))]
+    fn new(
+        source: &str,
+        is_text: bool,
+        file: &str,
+        sets: Vec<String>,
+        out: PathBuf,
+    ) -> PyResult<Self> {
+        let sc = load_scenario(source, is_text, file, &sets)?;
+        let path = Path::new(if is_text { file } else { source });
+        reclaimsim::sweep::check_host_memory(&sc, path, &sets).map_err(scenario_error)?;
+        let prep = reclaimsim::sweep::prepare_sweep(&sc, &out, true)
+            .map_err(|e| SimulationError::new_err(e.to_string()))?;
+        Ok(PreparedSweep { inner: Some(prep) })
+    }
+
+    /// Number of points.
+    fn __len__(&self) -> PyResult<usize> {
+        Ok(self.get()?.points().len())
+    }
+
+    /// The points still to run: (index, `key=value ...` label).
+    fn todo(&self) -> PyResult<Vec<(usize, String)>> {
+        let prep = self.get()?;
+        Ok(prep
+            .todo()
+            .into_iter()
+            .map(|i| (i, reclaimsim::sweep::point_label(&prep.points()[i])))
+            .collect())
+    }
+
+    /// Writes point `index`'s outputs (from `sweep_point`) into its directory.
+    fn write_point(
+        &self,
+        index: usize,
+        point_json: String,
+        results_json: String,
+        timeseries_csv: String,
+    ) -> PyResult<()> {
+        let o = reclaimsim::sweep::PointOutput {
+            point_json,
+            results_json,
+            timeseries_csv,
+        };
+        self.get()?
+            .write_point(index, &o)
+            .map_err(|e| SimulationError::new_err(e.to_string()))
+    }
+
+    /// Releases the directory without finishing (a sweep that stopped short).
+    fn close(&mut self) {
+        self.inner = None;
+    }
+
+    /// Every point complete: sweep.csv's text (pivot.csv written too).
+    fn finish(&mut self, ran: usize, point_time_s: f64) -> PyResult<String> {
+        let prep = self
+            .inner
+            .take()
+            .ok_or_else(|| SimulationError::new_err("the sweep was finished"))?;
+        prep.finish(ran, point_time_s)
+            .map(|o| o.csv)
+            .map_err(|e| SimulationError::new_err(e.to_string()))
+    }
+}
+
+/// Runs point `index` of a scenario's sweep (on a worker): (point.json, results.json,
+/// timeseries.csv) text, for `PreparedSweep.write_point`.
+#[pyfunction]
+#[pyo3(signature = (source, is_text, file, sets, index, check=false))]
+fn sweep_point(
+    py: Python<'_>,
+    source: &str,
+    is_text: bool,
+    file: &str,
+    sets: Vec<String>,
+    index: usize,
+    check: bool,
+) -> PyResult<(String, String, String)> {
+    let sc = load_scenario(source, is_text, file, &sets)?;
+    let sw = sc
+        .sweep
+        .as_ref()
+        .ok_or_else(|| SimulationError::new_err("the scenario has no [sweep]"))?;
+    let pts = reclaimsim::sweep::points(sw);
+    let p = pts
+        .get(index)
+        .ok_or_else(|| {
+            SimulationError::new_err(format!("no point {index} (the sweep has {})", pts.len()))
+        })?
+        .clone();
+    let psc = reclaimsim::sweep::point_scenario(&sc, &p)
+        .map_err(|m| SimulationError::new_err(format!("point {index}: {m}")))?;
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let flag = interrupt.clone();
+    let out = without_gil(py, interrupt, move || {
+        reclaimsim::sweep::run_point_outputs(psc, &p, check, Some(flag))
+    })?;
+    match out {
+        Ok(Some(o)) => Ok((o.point_json, o.results_json, o.timeseries_csv)),
+        Ok(None) => Err(PyKeyboardInterrupt::new_err("the point was interrupted")),
+        Err(e) => Err(SimulationError::new_err(e.to_string())),
+    }
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PreparedSweep>()?;
+    m.add_function(wrap_pyfunction!(sweep_point, m)?)?;
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
     m.add(
         "SimulationError",
