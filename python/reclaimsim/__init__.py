@@ -18,11 +18,19 @@ from __future__ import annotations
 import io
 import json
 import os
-from typing import Any, Iterable, Mapping
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from . import _native
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _pd():
+    # pandas on first use: importing it costs more than a short run.
+    import pandas
+
+    return pandas
 
 __all__ = [
     "Scenario",
@@ -212,9 +220,9 @@ def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _frame(table: Mapping[str, Mapping[str, Any]], index: str) -> pd.DataFrame:
+def _frame(table: Mapping[str, Mapping[str, Any]], index: str) -> "pd.DataFrame":
     rows = {name: _flatten(v) for name, v in table.items()}
-    df = pd.DataFrame.from_dict(rows, orient="index")
+    df = _pd().DataFrame.from_dict(rows, orient="index")
     df.index.name = index
     return df
 
@@ -256,23 +264,23 @@ class Result:
         return dict(self._r["vmstat"])
 
     @property
-    def timeseries(self) -> pd.DataFrame:
-        return pd.read_csv(io.StringIO(self.timeseries_csv))
+    def timeseries(self) -> "pd.DataFrame":
+        return _pd().read_csv(io.StringIO(self.timeseries_csv))
 
     @property
-    def workloads(self) -> pd.DataFrame:
+    def workloads(self) -> "pd.DataFrame":
         return _frame(self._r["workloads"], "workload")
 
     @property
-    def tasks(self) -> pd.DataFrame:
+    def tasks(self) -> "pd.DataFrame":
         return _frame(self._r["tasks"], "task")
 
     @property
-    def cgroups(self) -> pd.DataFrame:
+    def cgroups(self) -> "pd.DataFrame":
         return _frame(self._r["cgroups"], "cgroup")
 
     @property
-    def psi(self) -> pd.DataFrame:
+    def psi(self) -> "pd.DataFrame":
         return _frame(self._r["psi"], "resource")
 
     def __repr__(self) -> str:
@@ -302,7 +310,7 @@ def sweep(
     jobs: int | None = None,
     check: bool = False,
     ray: bool | str = False,
-) -> pd.DataFrame:
+) -> "pd.DataFrame":
     """Runs the scenario's ``[sweep]`` into ``out`` (the CLI's directory layout:
     ``point-NNN/``, sweep.json, sweep.csv, pivot.csv), ``jobs`` points at a time
     (default: the host's cores), resuming points already complete. Returns sweep.csv
@@ -329,14 +337,14 @@ def sweep(
         jobs,
         check,
     )
-    return pd.read_csv(io.StringIO(csv))
+    return _pd().read_csv(io.StringIO(csv))
 
 
 def compare(
     *runs: str | os.PathLike,
     by: str | None = None,
     labels: Iterable[str] = (),
-) -> pd.DataFrame:
+) -> "pd.DataFrame":
     """The mmtests-style compare table as a DataFrame (its CSV form: the section, the
     row's name, then a column per run): two or more run directories, or one sweep
     directory ``by`` a swept key.
@@ -346,4 +354,4 @@ def compare(
         reclaimsim.compare("out/low", by="cgroup.0.memory.low")
     """
     csv = _native_call(_native.compare, [os.fspath(r) for r in runs], by, list(labels))
-    return pd.read_csv(io.StringIO(csv))
+    return _pd().read_csv(io.StringIO(csv))

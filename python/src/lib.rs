@@ -57,15 +57,26 @@ fn without_gil<T: Send>(
     work: impl FnOnce() -> T + Send,
 ) -> PyResult<T> {
     std::thread::scope(|s| {
-        let handle = s.spawn(work);
+        // The worker says when it is done; until then this thread wakes only every
+        // SIGNAL_POLL (waking more often costs the simulation its caches).
+        let done = std::sync::Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+        let done_w = done.clone();
+        let handle = s.spawn(move || {
+            let out = work();
+            *done_w.0.lock().expect("not poisoned") = true;
+            done_w.1.notify_all();
+            out
+        });
         loop {
-            py.allow_threads(|| {
-                let until = std::time::Instant::now() + SIGNAL_POLL;
-                while !handle.is_finished() && std::time::Instant::now() < until {
-                    std::thread::sleep(Duration::from_millis(2));
-                }
+            let finished = py.allow_threads(|| {
+                let (lock, cv) = &*done;
+                let g = lock.lock().expect("not poisoned");
+                let (g, _) = cv
+                    .wait_timeout_while(g, SIGNAL_POLL, |d| !*d)
+                    .expect("not poisoned");
+                *g
             });
-            if handle.is_finished() {
+            if finished {
                 break;
             }
             if let Err(e) = py.check_signals() {
