@@ -143,7 +143,8 @@ class Scenario:
         return list(self._sets)
 
     def to_dict(self) -> dict:
-        """The resolved scenario (every default filled in) as a dict."""
+        """The resolved scenario (every default filled in) as a dict.
+        Example: ``sc.to_dict()["kernel"]["lru"]`` → "classic"."""
         return json.loads(json.dumps(self._resolved))
 
     @staticmethod
@@ -165,7 +166,9 @@ class Scenario:
         return node
 
     def get(self, key: str, default: Any = None) -> Any:
-        """The value at ``key`` (resolved: defaults filled in), or ``default``."""
+        """The value at ``key`` (resolved: defaults filled in), or ``default``.
+
+        Example: ``sc.get("kernel.vm.swappiness")`` → 60 unless the file says."""
         try:
             return self[key]
         except KeyError:
@@ -175,7 +178,8 @@ class Scenario:
         self.set(key, value)
 
     def set(self, key: str, value: Any) -> "Scenario":
-        """Overrides ``key`` (as ``--set KEY=VALUE``), validating the result."""
+        """Overrides ``key`` (as ``--set KEY=VALUE``), validating the result; returns
+        the scenario. Example: ``sc.set("machine.memory", "8G").set("run.seed", 3)``."""
         new = Scenario(
             self._source, self._is_text, self._file, self._sets + [f"{key}={_toml_value(value)}"]
         )
@@ -183,6 +187,7 @@ class Scenario:
         return self
 
     def copy(self) -> "Scenario":
+        """An independent copy. Example: ``b = sc.copy(); b["kernel.lru"] = "mglru"``."""
         return Scenario(self._source, self._is_text, self._file, self._sets)
 
     def __repr__(self) -> str:
@@ -306,22 +311,30 @@ def run(scenario: Scenario, seed: int | None = None, check: bool = False) -> Res
 
 def sweep(
     scenario: Scenario,
-    out: str | os.PathLike,
+    out: str | os.PathLike | None = None,
     jobs: int | None = None,
     check: bool = False,
     ray: bool | str = False,
 ) -> "pd.DataFrame":
     """Runs the scenario's ``[sweep]`` into ``out`` (the CLI's directory layout:
-    ``point-NNN/``, sweep.json, sweep.csv, pivot.csv), ``jobs`` points at a time
-    (default: the host's cores), resuming points already complete. Returns sweep.csv
-    as a DataFrame: a row per point, its swept values then its metrics. With
-    ``ray=True`` (a local Ray, ``jobs`` workers) or ``ray="ray://HOST:PORT"`` each
-    point is a Ray task (see :mod:`reclaimsim.ray_sweep`).
+    ``point-NNN/``, sweep.json, sweep.csv, pivot.csv; None: a temporary directory,
+    removed afterwards), ``jobs`` points at a time (default: the host's cores),
+    resuming points already complete. Returns sweep.csv as a DataFrame: a row per
+    point, its swept values then its metrics. With ``ray=True`` (a local Ray, ``jobs``
+    workers) or ``ray="ray://HOST:PORT"`` each point is a Ray task (see
+    :mod:`reclaimsim.ray_sweep`).
 
     Example::
 
-        df = reclaimsim.sweep(reclaimsim.load("scenarios/memcg-low-step.toml"), "out/low")
+        df = reclaimsim.sweep(reclaimsim.load("scenarios/memcg-low-step.toml"), jobs=2)
+        df.pivot(index="cgroup.0.memory.low", columns="kernel.memcg_protection",
+                 values="cgroups.workload.pgscan_per_sec")
     """
+    if out is None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="reclaimsim-sweep-") as d:
+            return sweep(scenario, d, jobs=jobs, check=check, ray=ray)
     if ray:
         from . import ray_sweep
 

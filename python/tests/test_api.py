@@ -130,6 +130,13 @@ def test_sweep_and_compare_equal_the_cli(tmp_path):
     pd.testing.assert_frame_equal(c, pd.read_csv(io.StringIO(text)))
 
 
+def test_sweep_without_a_directory_returns_the_table():
+    sc = reclaimsim.load("scenarios/memcg-low-step.toml", set={"run.duration": "5s"})
+    df = reclaimsim.sweep(sc, jobs=2)
+    assert len(df) == 12
+    assert list(df.columns[:2]) == ["cgroup.0.memory.low", "kernel.memcg_protection"]
+
+
 def test_the_gil_is_released_while_it_runs():
     ticks = []
     stop = threading.Event()
