@@ -738,29 +738,16 @@ fn main() -> ExitCode {
             seed,
             jobs,
             check,
-            yes: _,
-            quiet,
-            ray: Some(address),
-        } => cmd_ray_sweep(
-            scenario,
-            out,
-            with_seed(sets, seed),
-            jobs,
-            check,
-            quiet,
-            address,
-        ),
-        Cmd::Sweep {
-            scenario,
-            out,
-            sets,
-            seed,
-            jobs,
-            check,
             yes,
             quiet,
-            ray: None,
-        } => cmd_sweep(scenario, out, sets, seed, jobs, check, yes, quiet),
+            ray,
+        } => match ray {
+            Some(address) => {
+                let sets = with_seed(sets, seed);
+                cmd_ray_sweep(scenario, out, sets, jobs, check, quiet, address)
+            }
+            None => cmd_sweep(scenario, out, sets, seed, jobs, check, yes, quiet),
+        },
         Cmd::Cache {
             trace,
             policy,
