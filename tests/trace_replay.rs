@@ -271,11 +271,18 @@ fn lackey_replays_and_replays_are_deterministic() {
 fn bad_traces_are_refused_with_where() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("t.txt"), "1\n2 r\nxyz\n").unwrap();
-    let e = scenario::load(&trace_scenario(dir.path(), "trace = \"t.txt\"", "1s"), &[])
-        .unwrap_err()
-        .to_string();
+    let s = trace_scenario(dir.path(), "trace = \"t.txt\"", "1s");
+    let e = scenario::load(&s, &[]).unwrap_err().to_string();
+    // The scenario's `trace` key (line 10 of s.toml), then the trace file's line.
+    let at = |rest: &str| {
+        format!(
+            "{}:10: workload[0].trace: {}{rest}",
+            s.display(),
+            dir.path().display()
+        )
+    };
     assert!(
-        e.contains("t.txt:3: workload[0].trace: `xyz`: expected a page number"),
+        e.starts_with(&at("/t.txt:3: `xyz`: expected a page number")),
         "{e}"
     );
     let mut b = Vec::new();
@@ -298,7 +305,7 @@ fn bad_traces_are_refused_with_where() {
     .unwrap_err()
     .to_string();
     assert!(
-        e.contains("workload[0].trace: byte 24: truncated record"),
+        e.starts_with(&at("/t.oracleGeneral: byte 24: truncated record")),
         "{e}"
     );
     std::fs::write(dir.path().join("t.txt"), "1\n2\n").unwrap();
@@ -309,7 +316,10 @@ fn bad_traces_are_refused_with_where() {
     );
     let e = scenario::load(&s, &[]).unwrap_err().to_string();
     assert!(
-        e.contains("workload[0].pacing: this trace has no timestamps"),
+        e.starts_with(&format!(
+            "{}:11: workload[0].pacing: this trace has no timestamps",
+            s.display()
+        )),
         "{e}"
     );
     let s = trace_scenario(dir.path(), "trace = \"missing.txt\"", "1s");

@@ -250,44 +250,17 @@ fn load_trace(
     if let (Format::Csv(o), Some(opts)) = (&mut format, &w.trace_options) {
         *o = crate::trace::csv::CsvOptions::parse(opts).map_err(|e| (i, Err(e)))?;
     }
-    let has_time = format.has_time();
-    let key = |k: &str| format!("workload[{i}].{k}");
-    if w.pacing == Some(schema::TracePacing::Timestamps) && !has_time {
-        return Err((
-            i,
-            Ok(ScenarioError {
-                file: path.display().to_string(),
-                line: 0,
-                key: key("pacing"),
-                message: "this trace has no timestamps (a CSV needs time-col): pace it by \
-                          `rate`, or not at all"
-                    .into(),
-                flag: None,
-            }),
-        ));
-    }
     let pages_only = format.unit_sizes() || w.ignore_obj_size.unwrap_or(false);
+    // Located at the scenario's `trace` key, the message naming the trace file and its
+    // line or byte: `s.toml:9: workload[0].trace: t.txt:3: \`xyz\`: expected ...`.
     let layout = crate::trace::layout::Layout::scan(&path, format, pages_only).map_err(|e| {
-        let (line, message) = match e {
+        let message = match e {
             TraceError::Open { file, message } if !file.exists() => {
-                return (i, Err(format!("cannot read {}: {message}", file.display())));
+                format!("cannot read {}: {message}", file.display())
             }
-            TraceError::Open { message, .. } => (0, message),
-            TraceError::AtByte {
-                offset, message, ..
-            } => (0, format!("byte {offset}: {message}")),
-            TraceError::AtLine { line, message, .. } => (line as usize, message),
+            e => e.to_string(),
         };
-        (
-            i,
-            Ok(ScenarioError {
-                file: path.display().to_string(),
-                line,
-                key: key("trace"),
-                message,
-                flag: None,
-            }),
-        )
+        (i, Err(message))
     })?;
     let time_unit_ns = w
         .time_unit

@@ -1505,13 +1505,38 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
                         c.err(k("trace_options"), e);
                     }
                 }
-                if w.pacing == Some(crate::scenario::schema::TracePacing::Timestamps)
-                    && w.rate.is_some()
-                {
-                    c.err(
-                        k("rate"),
-                        "pacing = \"timestamps\" paces the requests already",
-                    );
+                if w.pacing == Some(crate::scenario::schema::TracePacing::Timestamps) {
+                    if w.rate.is_some() {
+                        c.err(
+                            k("rate"),
+                            "pacing = \"timestamps\" paces the requests already",
+                        );
+                    }
+                    // The format (as the loader will read it) must carry times.
+                    let format = w
+                        .trace_format
+                        .as_deref()
+                        .and_then(crate::trace::Format::parse)
+                        .or_else(|| {
+                            w.trace
+                                .as_deref()
+                                .map(|t| crate::trace::Format::guess(std::path::Path::new(t)))
+                        });
+                    let format = match (format, &w.trace_options) {
+                        (Some(crate::trace::Format::Csv(_)), Some(o)) => {
+                            crate::trace::csv::CsvOptions::parse(o)
+                                .ok()
+                                .map(crate::trace::Format::Csv)
+                        }
+                        (f, _) => f,
+                    };
+                    if format.is_some_and(|f| !f.has_time()) {
+                        c.err(
+                            k("pacing"),
+                            "this trace has no timestamps (a CSV needs time-col): pace it \
+                             by `rate`, or not at all",
+                        );
+                    }
                 }
                 if w.time_unit == Some(Nanos(0)) {
                     c.err(k("time_unit"), "must be > 0");
