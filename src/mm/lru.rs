@@ -145,10 +145,11 @@ impl Mm {
         p.add(f.is_file_lru(), key, pfn);
     }
 
-    /// A research policy hears of an access to a page on its LRU.
+    /// A research policy hears of an access to a page on its LRU (an isolated or
+    /// unevictable page is not in the policy).
     pub fn policy_access(&mut self, pfn: Pfn) {
         let f = &self.frames[pfn as usize];
-        if !f.test(pg::LRU) {
+        if !f.test(pg::LRU) || f.test(pg::UNEVICTABLE) {
             return;
         }
         let key = super::lru_policy::page_key(f.mapping, f.index);

@@ -112,11 +112,12 @@ impl LruvecPolicy {
         }
     }
 
+    /// An access to a page on this lruvec's LRU (the caller checked PG_lru). No map
+    /// lookup: a page on the LRU is in its policy, and a policy asked about a key it
+    /// does not hold changes nothing it keeps for resident pages (a ghost of a page
+    /// that is resident cannot exist: its return removed the ghost).
     pub fn access(&mut self, file: bool, key: u64) {
-        let t = file as usize;
-        if self.pfn[t].contains_key(&key) {
-            self.policy[t].access(key);
-        }
+        self.policy[file as usize].access(key);
     }
 
     pub fn remove(&mut self, file: bool, key: u64) {
