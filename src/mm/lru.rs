@@ -172,6 +172,9 @@ impl Mm {
         f.clear(pg::LRU);
         f.list = on::NONE;
         self.lru_account(pfn, l, false);
+        if self.cfg.lru_policy.is_none() {
+            return;
+        }
         if let Some(p) = self.lruvecs[memcg].policy.as_mut() {
             let f = &self.frames[pfn as usize];
             p.remove(

@@ -665,6 +665,9 @@ pub struct Mm {
     /// `current->in_lru_fault`: the running code is a page fault (MGLRU adds the
     /// pages it brings in to the youngest generation).
     pub in_lru_fault: bool,
+    /// Some space traps every user access ([`Space::set_trap`]): the fault path's
+    /// first question, asked of this hot flag before any space.
+    pub any_trap: bool,
     /// `apply_kernel_settings` ran once (later runs may switch the LRU).
     pub cfg_applied: bool,
     /// The per-node memcg LRU (MGLRU global reclaim, memcg-lru).
@@ -757,6 +760,7 @@ impl Mm {
             current_cpu: 0,
             workload_task: Vec::new(),
             in_lru_fault: false,
+            any_trap: false,
             cfg_applied: false,
             memcg_lru: lru_gen::MemcgLru::default(),
             lru_gen_rng: crate::sim::rng::task_rng(sc.run.seed, "memcg_lru"),
@@ -969,6 +973,7 @@ impl Mm {
         if self.cfg.lru_policy.is_some() {
             // A research policy sees every access: each one traps.
             self.spaces[si as usize].set_trap();
+            self.any_trap = true;
         }
         (self.spaces.len() - 1) as u32
     }

@@ -521,6 +521,7 @@ impl Simulation {
                 s.set_trap();
             }
         }
+        self.mm.any_trap = true;
         Ok(())
     }
 

@@ -373,6 +373,8 @@ impl AnonHog {
         (self.size_pages + self.grow_by_pages.saturating_mul(steps)).min(self.max_pages)
     }
 
+    // Kept out of run_slice: inlined there, its hit loop ran slower (stutterp's hogs).
+    #[inline(never)]
     pub(crate) fn op(
         &mut self,
         stats: &mut WorkloadStats,

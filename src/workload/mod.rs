@@ -841,7 +841,10 @@ pub(crate) fn fault_in(
     origin: u64,
 ) -> Step {
     // A hit the space's trap sent here.
-    if cx.mm.spaces[space as usize].traps() && access_if_present(cx, t, space, vpn, write) {
+    if cx.mm.any_trap
+        && cx.mm.spaces[space as usize].traps()
+        && access_if_present(cx, t, space, vpn, write)
+    {
         return Step::Op(FaultResult::Done, 4096);
     }
     t.retry = Some((vpn as u64, write, origin));
