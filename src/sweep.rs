@@ -812,9 +812,7 @@ pub fn run_sweep(
             points: prep.pts.len(),
         });
     }
-    let mut outcome = prep.finish(ran, point_time_s)?;
-    outcome.skipped = outcome.points - to_run;
-    Ok(outcome)
+    prep.finish(ran, point_time_s)
 }
 
 /// Makes a point's directory and removes its earlier run's files.

@@ -19,6 +19,7 @@ this)::
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 import time
@@ -138,8 +139,6 @@ def _run(prep, text, scenario, address, check, num_cpus, progress) -> pd.DataFra
         )
     csv = prep.finish(ran, point_time_s)
     say(f"sweep done in {time.monotonic() - started:.2f}s")
-    import io
-
     return pd.read_csv(io.StringIO(csv))
 
 

@@ -235,7 +235,6 @@ fn load_trace(
             && o.trace_options == w.trace_options
             && o.ignore_obj_size == w.ignore_obj_size
             && o.time_unit == w.time_unit
-            && o.pacing == w.pacing
     };
     if let Some(prev) = old.filter(|o| same_reading(o) && o.loaded.is_some()) {
         w.loaded = prev.loaded.clone();

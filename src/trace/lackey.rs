@@ -81,12 +81,7 @@ impl<R: BufRead> Iterator for Reader<R> {
     type Item = Result<Request, TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.next_access().map(|r| {
-            r.map(|a| Request {
-                write: a.write,
-                ..Request::new(a.key, 1)
-            })
-        })
+        self.next_access().map(|r| r.map(Request::from))
     }
 }
 

@@ -14,6 +14,16 @@ pub struct Access {
     pub write: bool,
 }
 
+/// A page access as a request: one page, no timestamp.
+impl From<Access> for Request {
+    fn from(a: Access) -> Request {
+        Request {
+            write: a.write,
+            ..Request::new(a.key, 1)
+        }
+    }
+}
+
 /// Parses one line; Ok(None) for a blank or comment line.
 pub fn parse_line(line: &str) -> Result<Option<Access>, String> {
     let line = line.trim();
@@ -62,12 +72,7 @@ impl<R: BufRead> Iterator for Reader<R> {
     type Item = Result<Request, TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.next_access().map(|r| {
-            r.map(|a| Request {
-                write: a.write,
-                ..Request::new(a.key, 1)
-            })
-        })
+        self.next_access().map(|r| r.map(Request::from))
     }
 }
 
