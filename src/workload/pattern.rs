@@ -243,73 +243,100 @@ pub struct ZipfTail {
 /// squeeze decision lies within `delta` (that bound plus room for both ways' rounding)
 /// of changing is done the exact way, so the ranks are `f_inv`'s, draw for draw; the
 /// table saves the log1p and exp of the others.
+///
+/// The nodes are evenly spaced in the uniform's 53 bits rather than in u (u is affine
+/// in them), 2^m segments: a word's top m of those bits are its segment and the rest
+/// its place in it, so no floating-point division or conversion stands between the
+/// word and the table read.
 #[derive(Debug)]
 struct FastInverse {
-    u0: f64,
-    inv_step: f64,
-    /// Per node: x, and dx/du (= x^s) times the step.
-    nodes: Vec<[f64; 2]>,
+    /// The bits below the segment number: 53 − m.
+    shift: u32,
+    /// 2^−shift: a segment's place bits to [0, 1).
+    place_scale: f64,
+    /// Per segment, in the uniform's order: the polynomial in the place t,
+    /// x = c0 + t·(c1 + t·(c2 + t·c3)).
+    segments: Vec<[f64; 4]>,
     delta: f64,
 }
 
 /// Room for rounding in the table's and `f_inv`'s x (each a few ulps of x times the
 /// exponent p; the fast path is off where that could come near this).
 const FAST_ROUNDING_ROOM: f64 = 1e-4;
-/// The largest interpolation error the table may have, and its most nodes.
+/// The largest interpolation error the table may have, and its most segments (each a
+/// power of two).
 const FAST_MAX_INTERP_ERROR: f64 = 1e-6;
-const FAST_MAX_NODES: usize = 1 << 16;
+const FAST_MIN_SEGMENTS_LOG2: u32 = 8;
+const FAST_MAX_SEGMENTS_LOG2: u32 = 16;
 
 impl FastInverse {
     fn new(t: &ZipfTail) -> Option<FastInverse> {
         let b = 1.0 - t.s;
         let p = 1.0 / b;
+        let (lo, hi) = (t.u_lo, t.u_hi);
         // Conditioning: the table's x rounds by about |p| ulps (a power p of a rounded
-        // base), f_inv's by a few; both must stay far below FAST_ROUNDING_ROOM.
-        if b.abs() < 1e-3 || p.abs() * t.last * 1e-15 > FAST_ROUNDING_ROOM / 10.0 {
+        // base), f_inv's by a few, and f_inv reads u rounded to its ulp where the table
+        // interpolates the exact u (dx/du = x^s at most last^s); all must stay far
+        // below FAST_ROUNDING_ROOM.
+        let u_rounding = t.last.powf(t.s) * (lo.abs() + hi.abs()) * f64::EPSILON;
+        if b.abs() < 1e-3
+            || p.abs() * t.last * 1e-15 > FAST_ROUNDING_ROOM / 10.0
+            || !(u_rounding < FAST_ROUNDING_ROOM / 10.0)
+        {
             return None;
         }
         let a = t.scale;
-        let (lo, hi) = (t.u_lo, t.u_hi);
         let c4 = (p * (p - 1.0) * (p - 2.0) * (p - 3.0)).abs() * b.powi(4);
-        let mut n = 256usize;
-        while n <= FAST_MAX_NODES {
-            let step = (hi - lo) / n as f64;
-            let base = |u: f64| (a + b * u).max(0.0);
+        let base = |u: f64| (a + b * u).max(0.0);
+        for m in FAST_MIN_SEGMENTS_LOG2..=FAST_MAX_SEGMENTS_LOG2 {
+            let n = 1usize << m;
+            // Node i at the uniform i/n: u = hi + (i/n)·(lo − hi), as `sample` maps it.
+            let du = (lo - hi) / n as f64;
+            let u_at = |i: usize| hi + i as f64 * du;
             let worst = (0..n)
-                .map(|i| {
-                    let (ua, ub) = (lo + i as f64 * step, lo + (i + 1) as f64 * step);
-                    c4 * base(ua).powf(p - 4.0).max(base(ub).powf(p - 4.0))
-                })
+                .map(|i| c4 * base(u_at(i)).powf(p - 4.0).max(base(u_at(i + 1)).powf(p - 4.0)))
                 .fold(0.0f64, f64::max);
-            let bound = step.powi(4) / 384.0 * worst;
+            let bound = du.powi(4) / 384.0 * worst;
             if bound.is_finite() && bound <= FAST_MAX_INTERP_ERROR {
-                let nodes = (0..=n)
+                // x and dx/dt (= x^s · du) at each node.
+                let nodes: Vec<[f64; 2]> = (0..=n)
                     .map(|i| {
-                        let x = base(lo + i as f64 * step).powf(p);
-                        [x, x.powf(t.s) * step]
+                        let x = base(u_at(i)).powf(p);
+                        [x, x.powf(t.s) * du]
                     })
                     .collect();
+                let segments = nodes
+                    .windows(2)
+                    .map(|w| {
+                        let ([x0, m0], [x1, m1]) = (w[0], w[1]);
+                        [
+                            x0,
+                            m0,
+                            3.0 * (x1 - x0) - 2.0 * m0 - m1,
+                            2.0 * (x0 - x1) + m0 + m1,
+                        ]
+                    })
+                    .collect();
+                let shift = 53 - m;
                 return Some(FastInverse {
-                    u0: lo,
-                    inv_step: 1.0 / step,
-                    nodes,
+                    shift,
+                    place_scale: 1.0 / (1u64 << shift) as f64,
+                    segments,
                     delta: FAST_ROUNDING_ROOM + bound,
                 });
             }
-            n *= 2;
         }
         None
     }
 
+    /// x for the uniform of `word`'s top 53 bits.
     #[inline]
-    fn x(&self, u: f64) -> f64 {
-        let v = (u - self.u0) * self.inv_step;
-        let i = (v.max(0.0) as usize).min(self.nodes.len() - 2);
-        let tau = v - i as f64;
-        let ([x0, m0], [x1, m1]) = (self.nodes[i], self.nodes[i + 1]);
-        let c2 = 3.0 * (x1 - x0) - 2.0 * m0 - m1;
-        let c3 = 2.0 * (x0 - x1) + m0 + m1;
-        x0 + tau * (m0 + tau * (c2 + tau * c3))
+    fn x(&self, word: u64) -> f64 {
+        let bits = word >> 11;
+        let [c0, c1, c2, c3] = self.segments[(bits >> self.shift) as usize];
+        // Below 2^53: exact through i64, a single conversion.
+        let t = (bits & ((1u64 << self.shift) - 1)) as i64 as f64 * self.place_scale;
+        c0 + t * (c1 + t * (c2 + t * c3))
     }
 }
 
@@ -378,12 +405,14 @@ impl ZipfTail {
     /// One rank in `first..=last`.
     pub fn sample(&self, rng: &mut impl RngCore) -> u64 {
         loop {
-            let u = self.u_hi + unit_f64(rng.next_u64()) * (self.u_lo - self.u_hi);
+            let word = rng.next_u64();
+            let u = self.u_hi + unit_f64(word) * (self.u_lo - self.u_hi);
             if let Some(fast) = &self.fast {
                 // The table's x decides when the rank and the squeeze's verdict stay
-                // the same anywhere within `delta` of it.
-                let xa = fast.x(u);
-                let k = floor_nonneg(xa + 0.5);
+                // the same anywhere within `delta` of it. Truncation is the floor for
+                // the positive values it accepts (k > first).
+                let xa = fast.x(word);
+                let k = (xa + 0.5) as i64 as f64;
                 let frac = xa + 0.5 - k;
                 if frac > fast.delta && frac < 1.0 - fast.delta && k > self.first && k <= self.last
                 {
@@ -452,7 +481,8 @@ fn floor_nonneg(v: f64) -> f64 {
 
 /// A uniform double in [0, 1) from the top 53 bits of a word.
 fn unit_f64(word: u64) -> f64 {
-    (word >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)
+    // Below 2^53: exact through i64, one conversion instead of the unsigned sequence.
+    (word >> 11) as i64 as f64 * (1.0 / 9_007_199_254_740_992.0)
 }
 
 /// The generalised harmonic number H(n, s) = Σ_{k=1..n} k^-s: the first 64 terms
@@ -702,8 +732,9 @@ mod tests {
             let mut rng = task_rng(5, "fast");
             let mut worst = 0f64;
             for _ in 0..100_000 {
-                let u = t.u_hi + unit_f64(rng.next_u64()) * (t.u_lo - t.u_hi);
-                worst = worst.max((fast.x(u) - t.f_inv(u)).abs());
+                let word = rng.next_u64();
+                let u = t.u_hi + unit_f64(word) * (t.u_lo - t.u_hi);
+                worst = worst.max((fast.x(word) - t.f_inv(u)).abs());
             }
             assert!(
                 worst < fast.delta / 10.0,
