@@ -920,7 +920,7 @@ fn mmap_read(cx: &mut Ctx, t: &mut Thread, space: u32, first: u32, n: u32) -> Fa
 /// How far [`hit_loop_ahead`] runs ahead of the access it applies: it draws an access
 /// `2 * LOOKAHEAD` ahead (prefetching a zipf sample's alias bucket) and looks up its
 /// page `LOOKAHEAD` ahead (prefetching the page-table entry).
-const LOOKAHEAD: u64 = 8;
+const LOOKAHEAD: u64 = 16;
 const RING: usize = 2 * LOOKAHEAD as usize;
 
 /// What identifies a thread's draws: the picker ([`Picker`] and its parameters: a
