@@ -417,6 +417,9 @@ impl Mm {
             || s.nr[lru::ACTIVE_FILE] > 0
             || s.nr[lru::INACTIVE_FILE] > 0
         {
+            if self.shrink_lruvec_only_skips(s, sc, budget_ns) {
+                break;
+            }
             for l in lru::EVICTABLE {
                 if s.nr[l] > 0 {
                     let chunk = s.nr[l].min(SWAP_CLUSTER_MAX);
@@ -459,6 +462,37 @@ impl Mm {
         if self.can_reclaim_anon() && self.lruvec_inactive_is_low(s.memcg, lru::INACTIVE_ANON) {
             self.shrink_active_list(SWAP_CLUSTER_MAX, lru::ACTIVE_ANON, s.memcg, sc);
         }
+        true
+    }
+
+    /// The rest of `shrink_lruvec`'s loop at once when every round left would only skip
+    /// active lists whose deactivation is off: the inactive lists' targets are spent,
+    /// and such a round changes nothing but the targets and `skipped_deactivate` (the
+    /// goal check and the budget see the same values each round, so neither can end
+    /// the loop early). The kernel walks those rounds SWAP_CLUSTER_MAX at a time; at
+    /// low priority the active file target is the whole list, tens of thousands of
+    /// empty rounds per call. Returns whether it ran them (the loop is over).
+    fn shrink_lruvec_only_skips(
+        &self,
+        s: &mut LruvecScan,
+        sc: &mut ScanControl,
+        budget_ns: u64,
+    ) -> bool {
+        let only_skips = s.nr[lru::INACTIVE_ANON] == 0
+            && s.nr[lru::INACTIVE_FILE] == 0
+            && sc.may_deactivate & DEACTIVATE_FILE == 0
+            && (s.nr[lru::ACTIVE_ANON] == 0 || sc.may_deactivate & DEACTIVATE_ANON == 0);
+        let goal_check_fires = s.nr_reclaimed >= sc.nr_to_reclaim && !s.proportional_reclaim;
+        let budget_stops = self.cpu_ns >= budget_ns || self.blocked_until.is_some();
+        if !only_skips || goal_check_fires || budget_stops {
+            return false;
+        }
+        // The loop runs while the active file target lasts, each round taking a chunk
+        // off each active target.
+        let rounds = s.nr[lru::ACTIVE_FILE].div_ceil(SWAP_CLUSTER_MAX);
+        s.nr[lru::ACTIVE_ANON] = s.nr[lru::ACTIVE_ANON].saturating_sub(rounds * SWAP_CLUSTER_MAX);
+        s.nr[lru::ACTIVE_FILE] = 0;
+        sc.skipped_deactivate = true;
         true
     }
 
