@@ -281,7 +281,8 @@ impl FastInverse {
         let u_rounding = t.last.powf(t.s) * (lo.abs() + hi.abs()) * f64::EPSILON;
         if b.abs() < 1e-3
             || p.abs() * t.last * 1e-15 > FAST_ROUNDING_ROOM / 10.0
-            || !(u_rounding < FAST_ROUNDING_ROOM / 10.0)
+            || u_rounding.is_nan()
+            || u_rounding >= FAST_ROUNDING_ROOM / 10.0
         {
             return None;
         }
@@ -294,7 +295,11 @@ impl FastInverse {
             let du = (lo - hi) / n as f64;
             let u_at = |i: usize| hi + i as f64 * du;
             let worst = (0..n)
-                .map(|i| c4 * base(u_at(i)).powf(p - 4.0).max(base(u_at(i + 1)).powf(p - 4.0)))
+                .map(|i| {
+                    c4 * base(u_at(i))
+                        .powf(p - 4.0)
+                        .max(base(u_at(i + 1)).powf(p - 4.0))
+                })
                 .fold(0.0f64, f64::max);
             let bound = du.powi(4) / 384.0 * worst;
             if bound.is_finite() && bound <= FAST_MAX_INTERP_ERROR {
