@@ -184,22 +184,20 @@ impl Fio {
     }
 
     /// The `i`-th block of the job's sequence: in order, or a per-pass permutation
-    /// (whose offset and stride `t.fio_pass` keeps for the pass in progress).
+    /// (which `t.fio_pass` keeps for the pass in progress).
     fn block(&self, t: &mut Thread, i: u64, random: bool) -> u64 {
         if !random {
             return i % self.blocks;
         }
+        let cached = t.fio_pass.filter(|p| p.blocks == self.blocks);
+        if let Some(b) = cached.and_then(|p| p.block(i)) {
+            return b;
+        }
         let pass = i / self.blocks;
-        let (h, stride) = match t.fio_pass {
-            Some((blocks, p, h, stride)) if (blocks, p) == (self.blocks, pass) => (h, stride),
-            _ => {
-                let h = crate::sim::rng::fnv1a64(&format!("{}/{pass}", t.index));
-                let stride = coprime_stride(self.blocks, h);
-                t.fio_pass = Some((self.blocks, pass, h, stride));
-                (h, stride)
-            }
-        };
-        (h % self.blocks + (i % self.blocks) * stride) % self.blocks
+        let h = crate::sim::rng::fnv1a64(&format!("{}/{pass}", t.index));
+        let p = FioPass::new(self.blocks, pass, h);
+        t.fio_pass = Some(p);
+        p.block(i).expect("an I/O of the pass just made")
     }
 
     /// Starts loading what a random job's coming I/Os will read: the page-cache entry
@@ -207,20 +205,13 @@ impl Fio {
     /// loaded by an earlier call). The sequence is fixed, so this changes nothing but
     /// the host's caches; it stays within the pass in progress.
     fn prefetch_ahead(&self, t: &Thread, space: &crate::mm::Space, frames: &[Frame]) {
-        let Some((blocks, pass, h, stride)) = t.fio_pass else {
+        let Some(p) = t.fio_pass.filter(|p| p.blocks == self.blocks) else {
             return;
         };
-        if blocks != self.blocks {
-            return;
-        }
-        let block = |i: u64| {
-            (i / self.blocks == pass)
-                .then(|| (h % self.blocks + (i % self.blocks) * stride) % self.blocks)
-        };
-        if let Some(b) = block(t.cursor + 2 * FIO_AHEAD) {
+        if let Some(b) = p.block(t.cursor + 2 * FIO_AHEAD) {
             space.prefetch_entry((b * self.bs_pages as u64) as u32);
         }
-        if let Some(b) = block(t.cursor + FIO_AHEAD) {
+        if let Some(b) = p.block(t.cursor + FIO_AHEAD) {
             let e = space.pte((b * self.bs_pages as u64) as u32);
             if pte::is_present(e) {
                 crate::host_memory::prefetch(&frames[pte::pfn(e) as usize]);
@@ -257,6 +248,45 @@ impl Fio {
             cx.kernel(|mm| mm.filemap_read(space, first, n))
         };
         Step::Op(r, n as u64 * 4096)
+    }
+}
+
+/// A random fio job's pass over its blocks: pass `pass` visits block
+/// (h + j · stride) mod blocks at its j-th I/O, h and the stride (coprime with
+/// `blocks`) hashed from the thread and the pass. Kept per thread so that an I/O costs
+/// a multiply and a Barrett reduction, not four 64-bit divisions (three more for
+/// each look-ahead).
+#[derive(Debug, Clone, Copy)]
+pub struct FioPass {
+    blocks: u64,
+    pass: u64,
+    /// h mod blocks.
+    offset: u64,
+    stride: u64,
+    /// ⌊(2^64 − 1) / blocks⌋, for the reduction.
+    rem_m: u64,
+}
+
+impl FioPass {
+    fn new(blocks: u64, pass: u64, h: u64) -> FioPass {
+        FioPass {
+            blocks,
+            pass,
+            offset: h % blocks,
+            stride: coprime_stride(blocks, h),
+            rem_m: u64::MAX / blocks,
+        }
+    }
+
+    /// The block of the job's `i`-th I/O, if that I/O is in this pass.
+    #[inline]
+    fn block(&self, i: u64) -> Option<u64> {
+        let j = i.checked_sub(self.pass * self.blocks)?;
+        if j >= self.blocks {
+            return None;
+        }
+        let r = self.offset + pattern::mul_rem(j, self.stride, self.blocks, self.rem_m);
+        Some(if r >= self.blocks { r - self.blocks } else { r })
     }
 }
 

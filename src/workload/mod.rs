@@ -163,8 +163,8 @@ pub struct Thread {
     pub ahead: Option<Box<Ahead>>,
     /// The pages an access may change, for `run.access_sampling = "skip"`.
     pub skip: Option<Box<skip::SkipSet>>,
-    /// fio: the random pass in progress (the job's blocks, pass, offset hash, stride).
-    pub fio_pass: Option<(u64, u64, u64, u64)>,
+    /// fio: the random pass in progress.
+    pub fio_pass: Option<bench_kinds::FioPass>,
     /// `--record-accesses`: where this thread's accesses are written.
     pub recorder: Option<Box<crate::trace::record::Recorder>>,
 }

@@ -528,6 +528,13 @@ fn scatter(r: u64, stride: u64, n: u64) -> u64 {
 /// [`scatter`] with `m` = ⌊(2^64 − 1) / n⌋ given (see [`rem`]).
 #[inline]
 fn scatter_m(r: u64, stride: u64, n: u64, m: u64) -> u64 {
+    mul_rem(r, stride, n, m)
+}
+
+/// (a · b) mod n with `m` = ⌊(2^64 − 1) / n⌋ given (see [`rem`]), without a division
+/// while the product fits in 64 bits.
+#[inline]
+pub(crate) fn mul_rem(r: u64, stride: u64, n: u64, m: u64) -> u64 {
     // The same value in 64 bits when the product fits (always, for sets below 2^32
     // items): a 128-bit remainder is a library call on the tail's path.
     match r.checked_mul(stride) {
