@@ -36,6 +36,8 @@ pub const MAX_LRU_BATCH: u64 = MIN_LRU_BATCH * 64;
 /// Bits of the per-folio reference counter (`LRU_REFS_WIDTH`).
 pub const LRU_REFS_WIDTH: u32 = 2;
 const LRU_GEN_MASK: u8 = 0x7;
+/// How many PTEs ahead a page-table walk starts loading a young entry's frame.
+const WALK_PREFETCH_AHEAD: u32 = 16;
 const LRU_REFS_SHIFT: u32 = 3;
 const LRU_REFS_MASK: u8 = ((1 << LRU_REFS_WIDTH) - 1) << LRU_REFS_SHIFT;
 pub const MAX_SWAPPINESS: u64 = 200;
@@ -883,8 +885,13 @@ impl Mm {
             }
             found += 1;
             let (mut examined, mut young) = (0u64, 0u64);
+            self.prefetch_young_frames(si, start, end.min(start + WALK_PREFETCH_AHEAD));
             for idx in start..end {
                 examined += 1;
+                let ahead = idx + WALK_PREFETCH_AHEAD;
+                if ahead < end {
+                    self.prefetch_young_frames(si, ahead, ahead + 1);
+                }
                 let e = self.spaces[si as usize].pte(idx);
                 if !pte::is_present(e) || e & pte::YOUNG == 0 {
                     continue;
@@ -919,6 +926,19 @@ impl Mm {
         self.charge(
             total * self.cfg.costs.walk_pte_ns + young_total * self.cfg.costs.walk_young_ns,
         );
+    }
+
+    /// A walk over the PTEs `start..end` of space `si` is about to read the frame of
+    /// each young one: start loading them all now (the entries are adjacent, the frames
+    /// anywhere), so their misses overlap instead of following one another.
+    fn prefetch_young_frames(&self, si: u32, start: u32, end: u32) {
+        let s = &self.spaces[si as usize];
+        for i in start..end {
+            let e = s.pte(i);
+            if pte::is_present(e) && e & pte::YOUNG != 0 {
+                crate::host_memory::prefetch(&self.frames[pte::pfn(e) as usize]);
+            }
+        }
     }
 
     /// `lru_gen_look_around`: reclaim found `pfn` young through its PTE; clear that
@@ -959,6 +979,7 @@ impl Mm {
         let new_gen = lru_gen_from_seq(max_seq);
         let walk = self.is_kswapd();
         let mut young = 1u64;
+        self.prefetch_young_frames(si, start, end);
         for i in start..end {
             let e = self.spaces[si as usize].pte(i);
             if !pte::is_present(e) || e & pte::YOUNG == 0 {

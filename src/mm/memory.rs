@@ -182,6 +182,7 @@ impl Mm {
             self.try_free_swap_after_fault(pfn, write);
             return FaultResult::Done;
         }
+        sw.prefetch_for_free(slot);
         let kind = sw.kind;
         let shadow = pte::kind(sw.slot(slot)) == pte::SHADOW;
         let shadow_value = pte::shadow_value(sw.slot(slot));

@@ -108,6 +108,18 @@ impl SwapDevice {
         self.slots[slot as usize]
     }
 
+    /// A swap-in of `slot` has begun and will free the slot when done: start loading
+    /// what [`Mm::swap_free`] reads beside the slot itself (its memcg, zram's map), so
+    /// the misses overlap the fault's allocation and reclaim.
+    pub fn prefetch_for_free(&self, slot: u32) {
+        if let Some(m) = self.slot_memcg.get(slot as usize) {
+            crate::host_memory::prefetch(m);
+        }
+        if let Some(w) = self.stored_map.get(slot as usize / 64) {
+            crate::host_memory::prefetch(w);
+        }
+    }
+
     /// The swap-cache page of a slot, if one is there.
     pub fn lookup_swap_cache(&self, slot: u32) -> Option<Pfn> {
         let e = self.slots[slot as usize];

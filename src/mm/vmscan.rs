@@ -840,6 +840,15 @@ impl Mm {
         let mut nr_reclaimed = 0;
         let mut ret = Vec::with_capacity(list.len());
         let kswapd = self.is_kswapd();
+        // Each page's entry (its PTE, or its page-cache slot) is read by
+        // folio_referenced or __remove_mapping, anywhere in its table: fetch the
+        // batch's at once (the frames are in cache since isolation).
+        for &pfn in &list {
+            let f = &self.frames[pfn as usize];
+            if let Some(s) = self.spaces.get(f.mapping as usize) {
+                s.prefetch_entry(f.index);
+            }
+        }
         for pfn in list {
             sc.nr_scanned += 1;
             if self.page_is_thp(pfn) {
