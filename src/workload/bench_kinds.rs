@@ -8,8 +8,8 @@
 
 use super::pattern::{self, Draw, Sampler, Zipf};
 use super::{
-    after_hits, ahead_key, fault_in, hit_limit, hit_loop, next_ahead, prob_u32, resolve_item,
-    run_hit_loop, touch, Ctx, Picker, Step, Thread, WorkloadStats,
+    after_hits, ahead_key, fault_in, hit_limit, hit_loop_cursor, next_ahead, prob_u32,
+    resolve_item, run_hit_loop, touch, Ctx, Picker, Step, Thread, WorkloadStats,
 };
 use crate::mm::memory::FaultResult;
 use crate::mm::page::{pte, Frame};
@@ -421,12 +421,8 @@ impl AnonHog {
         let active = self.active_pages(start_ns, cx.clock);
         let limit = hit_limit(cx, access_ns, u64::MAX);
         let entries = cx.mm.spaces[self.space as usize].hw_table_mut();
-        let cursor = &mut t.cursor;
-        let (hits, miss) = hit_loop(entries, limit, self.write_u32, &mut t.rng, |_| {
-            let v = if *cursor >= active { 0 } else { *cursor };
-            *cursor = v + 1;
-            v
-        });
+        let (rng, cursor) = (&mut t.rng, &mut t.cursor);
+        let (hits, miss) = hit_loop_cursor(entries, limit, self.write_u32, rng, cursor, active);
         after_hits(
             stats, stats_from, cx, t, self.space, hits, miss, access_ns, origin,
         )

@@ -1251,6 +1251,55 @@ pub(crate) fn hit_loop(
     (hits, None)
 }
 
+/// [`hit_loop`] for a cursor that walks pages `0..active` in order and wraps (the
+/// anon hog): a run of present entries is touched at once, one page-table page at a
+/// time, when every access writes or none does (no random draw per access); else
+/// the plain loop. The cursor ends past the last page touched, or past the missing
+/// one, as the plain loop leaves it.
+#[inline(always)]
+pub(crate) fn hit_loop_cursor(
+    (entries, pmd_young): (&mut [crate::mm::page::Pte], &mut [bool]),
+    limit: u64,
+    write_u32: u32,
+    rng: &mut Pcg64Mcg,
+    cursor: &mut u64,
+    active: u64,
+) -> (u64, Option<(u32, bool)>) {
+    if write_u32 != 0 && write_u32 != u32::MAX {
+        return hit_loop((entries, pmd_young), limit, write_u32, rng, |_| {
+            let v = if *cursor >= active { 0 } else { *cursor };
+            *cursor = v + 1;
+            v
+        });
+    }
+    let write = write_u32 == u32::MAX;
+    let bits = pte::YOUNG | if write { pte::DIRTY } else { 0 };
+    let ptrs = crate::mm::lru_gen::PTRS_PER_PTE as u64;
+    let mut hits = 0u64;
+    while hits < limit {
+        let v = if *cursor >= active { 0 } else { *cursor };
+        let end = active.min(v + (limit - hits)).min((v / ptrs + 1) * ptrs);
+        let run = &mut entries[v as usize..end as usize];
+        let present = run
+            .iter()
+            .position(|&e| !pte::is_present(e))
+            .unwrap_or(run.len());
+        for e in &mut run[..present] {
+            *e |= bits;
+        }
+        if present > 0 {
+            crate::mm::mark_pmd_young(pmd_young, v as u32);
+        }
+        hits += present as u64;
+        *cursor = v + present as u64;
+        if present < run.len() {
+            *cursor += 1;
+            return (hits, Some(((v + present as u64) as u32, write)));
+        }
+    }
+    (hits, None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1314,6 +1363,61 @@ mod tests {
     /// the missing page then made present as a fault would; now and then something
     /// else draws from the stream between calls, or the key changes, which must make
     /// the accesses drawn ahead stale).
+    /// The hog's run-at-once loop against the plain one with the hog's cursor: the
+    /// same hits, misses, table, PMD bits, cursor and stream, call after call (the
+    /// missing page made present as a fault would), across wraps and page-table pages.
+    #[test]
+    fn hit_loop_cursor_is_hit_loop() {
+        let n = 3000u64; // not a multiple of 512: the last page-table page is partial
+        for hole_per_mille in [0u64, 2, 100, 900] {
+            for write_u32 in [0u32, u32::MAX, u32::MAX / 2] {
+                for (active, limit) in [(n, 1u64), (n, 700), (1234, 5000), (600, 100_000)] {
+                    let mut fill = task_rng(hole_per_mille, "fill");
+                    let table: Vec<crate::mm::page::Pte> = (0..n)
+                        .map(|i| {
+                            if fill.next_u64() % 1000 < hole_per_mille {
+                                pte::NONE
+                            } else {
+                                pte::present(i as u32)
+                            }
+                        })
+                        .collect();
+                    let (mut ta, mut tb) = (table.clone(), table);
+                    let pmds = n.div_ceil(512) as usize;
+                    let (mut pa, mut pb) = (vec![false; pmds], vec![false; pmds]);
+                    let (mut ra, mut rb) = (task_rng(2, "a"), task_rng(2, "a"));
+                    let (mut ca, mut cb) = (0u64, 0u64);
+                    for call in 0..60 {
+                        let got = hit_loop_cursor(
+                            (&mut ta, &mut pa),
+                            limit,
+                            write_u32,
+                            &mut ra,
+                            &mut ca,
+                            active,
+                        );
+                        let want = hit_loop((&mut tb, &mut pb), limit, write_u32, &mut rb, |_| {
+                            let v = if cb >= active { 0 } else { cb };
+                            cb = v + 1;
+                            v
+                        });
+                        let case = format!(
+                            "holes {hole_per_mille} w {write_u32} {active}/{limit} call {call}"
+                        );
+                        assert_eq!(got, want, "{case}");
+                        assert_eq!(ca, cb, "{case}");
+                        assert!(ta == tb && pa == pb, "{case}");
+                        assert_eq!(ra.next_u64(), rb.next_u64(), "{case}");
+                        if let Some((vpn, _)) = got.1 {
+                            ta[vpn as usize] = pte::present(vpn);
+                            tb[vpn as usize] = pte::present(vpn);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn hit_loop_ahead_is_hit_loop() {
         let n = 1u64 << 14;
