@@ -249,12 +249,13 @@ impl Jiffies {
 }
 
 /// A state change or an averaging work due at `t_ns`. Changes come before works of
-/// the same time; `seq` keeps insertion order among equals.
+/// the same time; insertion order among equals (`order`: the kind's rank in the top
+/// bit, the sequence number below, so the heap compares two integers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Due {
     t_ns: u64,
+    order: u64,
     kind: DueKind,
-    seq: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -275,8 +276,8 @@ impl DueKind {
 }
 
 impl Due {
-    fn key(&self) -> (u64, u8, u64) {
-        (self.t_ns, self.kind.rank(), self.seq)
+    fn key(&self) -> (u64, u64) {
+        (self.t_ns, self.order)
     }
 }
 
@@ -362,10 +363,11 @@ impl Psi {
 
     fn push(&mut self, t_ns: u64, kind: DueKind) {
         self.seq += 1;
+        debug_assert!(self.seq < 1 << 63);
         self.due.push(Reverse(Due {
             t_ns,
+            order: (kind.rank() as u64) << 63 | self.seq,
             kind,
-            seq: self.seq,
         }));
     }
 
