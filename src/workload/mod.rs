@@ -1023,6 +1023,7 @@ impl Ahead {
     /// starts loading what resolving will read), then resolves those `LOOKAHEAD` ahead
     /// and at least the next one (`prefetch_item` starts loading what applying it
     /// will read).
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn fill(
         &mut self,
