@@ -557,3 +557,47 @@ impl Phases {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pass's blocks are (h mod blocks + (i mod blocks) · stride) mod blocks, in
+    /// 128-bit arithmetic, for I/Os in the pass, and none outside it; a pass is a
+    /// permutation of the blocks.
+    #[test]
+    fn fio_pass_is_the_permutation_by_division() {
+        for (blocks, h) in [
+            (1u64, 7u64),
+            (2, 3),
+            (97, 12_345),
+            (51_200, u64::MAX - 5),
+            (1 << 33, 99),
+        ] {
+            let stride = coprime_stride(blocks, h);
+            for pass in [0u64, 1, 5] {
+                let p = FioPass::new(blocks, pass, h);
+                let first = pass * blocks;
+                let n = blocks.min(3000);
+                for i in (first..first + n).chain(first + blocks - n..first + blocks) {
+                    let want = ((h % blocks) as u128 + (i % blocks) as u128 * stride as u128)
+                        % blocks as u128;
+                    assert_eq!(p.block(i), Some(want as u64), "blocks {blocks} i {i}");
+                }
+                assert_eq!(p.block(first + blocks), None);
+                if first > 0 {
+                    assert_eq!(p.block(first - 1), None);
+                }
+            }
+            if blocks <= 51_200 {
+                let p = FioPass::new(blocks, 0, h);
+                let mut seen = vec![false; blocks as usize];
+                for i in 0..blocks {
+                    let b = p.block(i).expect("in the pass") as usize;
+                    assert!(!seen[b], "block {b} twice");
+                    seen[b] = true;
+                }
+            }
+        }
+    }
+}
