@@ -1564,6 +1564,43 @@ mod tests {
         task_mm(&text)
     }
 
+    /// With the inactive targets spent and file deactivation off, shrink_lruvec's
+    /// remaining rounds only skip the active lists: the loop ends having scanned,
+    /// moved, reclaimed and charged nothing, with only `skipped_deactivate` set,
+    /// however large the active target (5000: the kernel walks 157 such rounds). With
+    /// file deactivation on, the same target deactivates the whole active file list.
+    #[test]
+    fn shrink_lruvec_rounds_that_only_skip_change_only_the_flag() {
+        for deactivate in [0, DEACTIVATE_FILE] {
+            let mut mm = classic_mm(1);
+            add_pages(&mut mm, SpaceKind::File, 100, pg::ACTIVE);
+            assert_eq!(mm.lruvecs[0].lists[lru::ACTIVE_FILE].len, 100);
+            let mut sc = ScanControl::new(u64::MAX, 1, 0);
+            sc.may_deactivate = deactivate;
+            let mut s = LruvecScan {
+                memcg: 0,
+                nr: [0, 0, 0, 5000],
+                targets: [0, 0, 0, 5000],
+                nr_reclaimed: 0,
+                proportional_reclaim: false,
+            };
+            let cpu_before = mm.cpu_ns;
+            assert!(mm.shrink_lruvec_step(&mut s, &mut sc, u64::MAX));
+            assert_eq!(s.nr, [0; 4]);
+            assert_eq!(sc.nr_reclaimed, 0);
+            let active = mm.lruvecs[0].lists[lru::ACTIVE_FILE].len;
+            let inactive = mm.lruvecs[0].lists[lru::INACTIVE_FILE].len;
+            if deactivate == 0 {
+                assert!(sc.skipped_deactivate);
+                assert_eq!((active, inactive), (100, 0));
+                assert_eq!(mm.cpu_ns, cpu_before, "nothing to charge");
+            } else {
+                assert!(!sc.skipped_deactivate);
+                assert_eq!((active, inactive), (0, 100));
+            }
+        }
+    }
+
     /// CPU charged to reclaim `n` anon pages and then `n` unmapped file pages through
     /// shrink_folio_list; (anon, file, pages freed).
     fn reclaim_cost(rmap_walk_ns: u64, n: u32) -> (u64, u64, u64) {
