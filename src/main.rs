@@ -568,6 +568,7 @@ fn cmd_sweep(
     check: bool,
     yes: bool,
     quiet: bool,
+    ray: Option<String>,
 ) -> ExitCode {
     let sets = with_seed(sets, seed);
     let sc = match scenario::load(&scenario, &sets) {
@@ -588,6 +589,10 @@ fn cmd_sweep(
     }
     if let Err(e) = sweep::check_host_memory(&sc, &scenario, &sets) {
         return fail(2, e);
+    }
+    // Checked as for a local sweep; Ray's driver runs the points.
+    if let Some(address) = ray {
+        return cmd_ray_sweep(scenario, out, sets, jobs, check, quiet, address);
     }
     let jobs = default_jobs(jobs);
     if !quiet {
@@ -741,13 +746,7 @@ fn main() -> ExitCode {
             yes,
             quiet,
             ray,
-        } => match ray {
-            Some(address) => {
-                let sets = with_seed(sets, seed);
-                cmd_ray_sweep(scenario, out, sets, jobs, check, quiet, address)
-            }
-            None => cmd_sweep(scenario, out, sets, seed, jobs, check, yes, quiet),
-        },
+        } => cmd_sweep(scenario, out, sets, seed, jobs, check, yes, quiet, ray),
         Cmd::Cache {
             trace,
             policy,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import pathlib
 import sys
 import time
 from typing import Callable
@@ -39,11 +40,16 @@ def _point_task():
 
         @ray.remote(num_cpus=1, max_retries=1)
         def run_point(text: str, file: str, sets: list[str], index: int, check: bool, fail: bool):
+            import time
+
             from reclaimsim import _native as native
 
             if fail:
                 raise RuntimeError("failure injected by RECLAIMSIM_RAY_FAIL_POINTS")
-            return native.sweep_point(text, True, file, sets, index, check)
+            # The point's own wall time, not its wait in Ray's queue.
+            started = time.monotonic()
+            outputs = native.sweep_point(text, True, file, sets, index, check)
+            return outputs, time.monotonic() - started
 
         _remote = run_point
     return _remote
@@ -78,9 +84,9 @@ def sweep(
         df = reclaimsim.sweep(reclaimsim.load("scenarios/memcg-low-step.toml"),
                               "out/low", ray=True)
     """
-    import ray
+    import ray  # noqa: F401  (fails here, before the directory is locked, without Ray)
 
-    text = scenario._source if scenario._is_text else open(scenario._source).read()
+    text = scenario._source if scenario._is_text else pathlib.Path(scenario._source).read_text()
     prep = _native_call(
         _native.PreparedSweep,
         scenario._source,
@@ -107,11 +113,7 @@ def _run(prep, text, scenario, address, check, num_cpus, progress) -> pd.DataFra
     # Tests make points fail on purpose: RECLAIMSIM_RAY_FAIL_POINTS=2,5.
     fail = {int(x) for x in os.environ.get("RECLAIMSIM_RAY_FAIL_POINTS", "").split(",") if x}
     pending = {
-        task.remote(text, scenario._file, scenario.sets, i, check, i in fail): (
-            i,
-            label,
-            time.monotonic(),
-        )
+        task.remote(text, scenario._file, scenario.sets, i, check, i in fail): (i, label)
         for i, label in todo
     }
     failures = []
@@ -119,16 +121,15 @@ def _run(prep, text, scenario, address, check, num_cpus, progress) -> pd.DataFra
     while pending:
         ready, _ = ray.wait(list(pending), num_returns=1)
         for ref in ready:
-            i, label, t0 = pending.pop(ref)
+            i, label = pending.pop(ref)
             try:
-                point_json, results_json, series = ray.get(ref)
+                (point_json, results_json, series), wall = ray.get(ref)
             except Exception as e:  # a task's error, or a lost worker
                 failures.append((i, label, _reason(e)))
                 say(f"point {i} ({label}) failed: {_reason(e)}")
                 continue
             prep.write_point(i, point_json, results_json, series)
             ran += 1
-            wall = time.monotonic() - t0
             point_time_s += wall
             say(f"[{ran}/{len(todo)}] point {i} ({label}) done")
     if failures:

@@ -40,6 +40,20 @@ fn load_scenario(source: &str, is_text: bool, file: &str, sets: &[String]) -> Py
     }
 }
 
+/// [`load_scenario`] for a sweep, refused (as the CLI refuses it) if a point cannot fit
+/// in the host's memory.
+fn load_sweep_scenario(
+    source: &str,
+    is_text: bool,
+    file: &str,
+    sets: &[String],
+) -> PyResult<Scenario> {
+    let sc = load_scenario(source, is_text, file, sets)?;
+    let path = Path::new(if is_text { file } else { source });
+    reclaimsim::sweep::check_host_memory(&sc, path, sets).map_err(scenario_error)?;
+    Ok(sc)
+}
+
 /// Loads and validates a scenario; its resolved form as JSON (every default filled in).
 #[pyfunction]
 #[pyo3(signature = (source, is_text, file, sets))]
@@ -141,9 +155,7 @@ fn sweep(
     jobs: usize,
     check: bool,
 ) -> PyResult<String> {
-    let sc = load_scenario(source, is_text, file, &sets)?;
-    let path = Path::new(if is_text { file } else { source });
-    reclaimsim::sweep::check_host_memory(&sc, path, &sets).map_err(scenario_error)?;
+    let sc = load_sweep_scenario(source, is_text, file, &sets)?;
     let interrupt = Arc::new(AtomicBool::new(false));
     let flag = interrupt.clone();
     let outcome = without_gil(py, interrupt, move || {
@@ -213,9 +225,7 @@ impl PreparedSweep {
         sets: Vec<String>,
         out: PathBuf,
     ) -> PyResult<Self> {
-        let sc = load_scenario(source, is_text, file, &sets)?;
-        let path = Path::new(if is_text { file } else { source });
-        reclaimsim::sweep::check_host_memory(&sc, path, &sets).map_err(scenario_error)?;
+        let sc = load_sweep_scenario(source, is_text, file, &sets)?;
         let prep = reclaimsim::sweep::prepare_sweep(&sc, &out, true)
             .map_err(|e| SimulationError::new_err(e.to_string()))?;
         Ok(PreparedSweep { inner: Some(prep) })

@@ -885,12 +885,13 @@ impl Mm {
             }
             found += 1;
             let (mut examined, mut young) = (0u64, 0u64);
-            self.prefetch_young_frames(si, start, end.min(start + WALK_PREFETCH_AHEAD));
+            for i in start..end.min(start + WALK_PREFETCH_AHEAD) {
+                self.prefetch_young_frame(si, i);
+            }
             for idx in start..end {
                 examined += 1;
-                let ahead = idx + WALK_PREFETCH_AHEAD;
-                if ahead < end {
-                    self.prefetch_young_frames(si, ahead, ahead + 1);
+                if idx + WALK_PREFETCH_AHEAD < end {
+                    self.prefetch_young_frame(si, idx + WALK_PREFETCH_AHEAD);
                 }
                 let e = self.spaces[si as usize].pte(idx);
                 if !pte::is_present(e) || e & pte::YOUNG == 0 {
@@ -928,16 +929,13 @@ impl Mm {
         );
     }
 
-    /// A walk over the PTEs `start..end` of space `si` is about to read the frame of
-    /// each young one: start loading them all now (the entries are adjacent, the frames
-    /// anywhere), so their misses overlap instead of following one another.
-    fn prefetch_young_frames(&self, si: u32, start: u32, end: u32) {
-        let s = &self.spaces[si as usize];
-        for i in start..end {
-            let e = s.pte(i);
-            if pte::is_present(e) && e & pte::YOUNG != 0 {
-                crate::host_memory::prefetch(&self.frames[pte::pfn(e) as usize]);
-            }
+    /// A walk over the PTEs of space `si` will read the frame of entry `i` if it is
+    /// young: start loading it now (the entries are adjacent, the frames anywhere), so
+    /// the walk's misses overlap instead of following one another.
+    fn prefetch_young_frame(&self, si: u32, i: u32) {
+        let e = self.spaces[si as usize].pte(i);
+        if pte::is_present(e) && e & pte::YOUNG != 0 {
+            crate::host_memory::prefetch(&self.frames[pte::pfn(e) as usize]);
         }
     }
 
@@ -979,7 +977,9 @@ impl Mm {
         let new_gen = lru_gen_from_seq(max_seq);
         let walk = self.is_kswapd();
         let mut young = 1u64;
-        self.prefetch_young_frames(si, start, end);
+        for i in start..end {
+            self.prefetch_young_frame(si, i);
+        }
         for i in start..end {
             let e = self.spaces[si as usize].pte(i);
             if !pte::is_present(e) || e & pte::YOUNG == 0 {

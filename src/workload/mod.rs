@@ -1020,7 +1020,7 @@ impl Ahead {
     }
 
     /// Draws until `depth` accesses wait (`draw`, then `write`'s draws; `prefetch`
-    /// starts loading what resolving will read), then resolves those `LOOKAHEAD` ahead
+    /// starts loading what resolving will read), then resolves those `lookahead` ahead
     /// and at least the next one (`prefetch_item` starts loading what applying it
     /// will read).
     #[allow(clippy::too_many_arguments)]
@@ -1094,9 +1094,10 @@ pub(crate) fn hit_loop_ahead(
     resolve: impl Fn(Draw) -> u64,
 ) -> (u64, Option<(u32, bool)>) {
     let a = Ahead::get(ahead, key, rng);
-    // A paced thread makes one access a call, and a whole round of the other tasks
-    // runs between its calls: loading what it needs a call or two ahead is early
-    // enough, and what was loaded sixteen calls ago is out of the cache again.
+    // A limit of one is a paced call (or an unpaced one at its slice's end): a paced
+    // thread makes one access a call, and a whole round of the other tasks runs
+    // between its calls, so what was loaded sixteen calls ahead is out of the cache
+    // again by its use.
     let lookahead = if limit == 1 {
         PACED_LOOKAHEAD
     } else {
