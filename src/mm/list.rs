@@ -7,8 +7,6 @@
 //! so the frames a reclaim batch will visit are known, and fetched, ahead of the visit.
 //! Reclaim's isolation walk over linked frames was a chain of dependent cache misses.
 
-use std::collections::VecDeque;
-
 use super::page::{Frame, Pfn, NIL};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,14 +112,19 @@ impl ListHead {
 
 /// An LRU list (`lruvec->lists[lru]`, a generation's `folios[gen][type][zone]`) as a
 /// ring of page numbers, head at the front. A page's place in the ring is in its
-/// `Frame::prev` (a position that wraps; the ring's front has position `front_pos`).
-/// `list_del` from the middle leaves a hole (NIL) that the ends skip and that
-/// compaction removes once holes outnumber pages, so each operation stays O(1)
-/// amortised and the order of pages is exactly the linked list's.
+/// `Frame::prev`: a position that wraps, the ring's entries lying at positions
+/// `front_pos..end_pos`. `list_del` from the middle leaves a hole (NIL) that the ends
+/// skip and that compaction removes once holes outnumber pages, so each operation stays
+/// O(1) amortised and the order of pages is exactly the linked list's.
+///
+/// The buffer's size is a power of two and position `p` lives at `buf[p & mask]`, so a
+/// position maps to its slot with one AND (no wrap test, no bounds check) and growing
+/// the buffer keeps every page's recorded position.
 #[derive(Debug, Clone, Default)]
 pub struct LruList {
-    ring: VecDeque<Pfn>,
+    buf: Vec<Pfn>,
     front_pos: u32,
+    end_pos: u32,
     pub len: u64,
 }
 
@@ -132,25 +135,53 @@ const WALK_PREFETCH_AHEAD: usize = 8;
 /// Holes a ring may hold beyond its page count before it is compacted.
 const LRU_SLACK_ENTRIES: usize = 64;
 
+/// The smallest buffer a ring allocates.
+const MIN_RING_ENTRIES: usize = 16;
+
 impl LruList {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    /// Entries in the ring, holes included.
+    #[inline]
+    fn ring_len(&self) -> usize {
+        self.end_pos.wrapping_sub(self.front_pos) as usize
+    }
+
+    /// The entry at position `pos` (which the caller knows lies in the ring). The
+    /// buffer is never empty when the ring is not, so the mask keeps it in bounds.
+    #[inline(always)]
+    fn at(&self, pos: u32) -> Pfn {
+        let mask = self.buf.len().wrapping_sub(1);
+        self.buf[pos as usize & mask]
+    }
+
+    #[inline(always)]
+    fn set(&mut self, pos: u32, pfn: Pfn) {
+        let mask = self.buf.len().wrapping_sub(1);
+        self.buf[pos as usize & mask] = pfn;
+    }
+
     /// The oldest page (next to be reclaimed), or NIL.
     #[inline]
     pub fn tail(&self) -> Pfn {
-        self.ring.back().copied().unwrap_or(NIL)
+        if self.end_pos == self.front_pos {
+            NIL
+        } else {
+            self.at(self.end_pos.wrapping_sub(1))
+        }
     }
 
     /// The entry `k` places from the tail, holes included (NIL for a hole or past the
     /// head): what a walk from the tail will reach soon, to prefetch.
     #[inline]
     pub fn peek_from_tail(&self, k: usize) -> Pfn {
-        self.ring
-            .len()
-            .checked_sub(k + 1)
-            .map_or(NIL, |i| self.ring[i])
+        if k < self.ring_len() {
+            self.at(self.end_pos.wrapping_sub(k as u32 + 1))
+        } else {
+            NIL
+        }
     }
 
     /// A walk from the tail is at the tail: fetch the frame it reaches
@@ -168,20 +199,43 @@ impl LruList {
     /// of the last 2 × `count` entries (holes among them) now, so its misses overlap
     /// from the first page on.
     pub fn prefetch_tail(&self, frames: &[Frame], count: usize) {
-        let n = self.ring.len();
-        for i in (n.saturating_sub(2 * count)..n).rev() {
-            let p = self.ring[i];
+        for k in 0..(2 * count).min(self.ring_len()) {
+            let p = self.at(self.end_pos.wrapping_sub(k as u32 + 1));
             if p != NIL {
                 crate::host_memory::prefetch(&frames[p as usize]);
             }
         }
     }
 
+    /// Room for one more entry: a full buffer doubles, each entry moving to its
+    /// position's slot in the new one (positions, hence `Frame::prev`, unchanged).
+    #[inline]
+    fn reserve_one(&mut self) {
+        if self.ring_len() == self.buf.len() {
+            self.resize((2 * self.buf.len()).max(MIN_RING_ENTRIES));
+        }
+    }
+
+    /// Moves the entries to a buffer of `size` (a power of two, at least the ring).
+    #[cold]
+    fn resize(&mut self, size: usize) {
+        debug_assert!(size.is_power_of_two() && size >= self.ring_len());
+        let mut buf = vec![NIL; size];
+        let mask = size - 1;
+        let mut pos = self.front_pos;
+        while pos != self.end_pos {
+            buf[pos as usize & mask] = self.at(pos);
+            pos = pos.wrapping_add(1);
+        }
+        self.buf = buf;
+    }
+
     /// `list_add`: insert at the head (youngest end).
     #[inline]
     pub fn add_head(&mut self, frames: &mut [Frame], pfn: Pfn) {
+        self.reserve_one();
         self.front_pos = self.front_pos.wrapping_sub(1);
-        self.ring.push_front(pfn);
+        self.set(self.front_pos, pfn);
         frames[pfn as usize].prev = self.front_pos;
         self.len += 1;
     }
@@ -189,56 +243,86 @@ impl LruList {
     /// `list_add_tail`: insert at the tail (next to be reclaimed).
     #[inline]
     pub fn add_tail(&mut self, frames: &mut [Frame], pfn: Pfn) {
-        frames[pfn as usize].prev = self.front_pos.wrapping_add(self.ring.len() as u32);
-        self.ring.push_back(pfn);
+        self.reserve_one();
+        self.set(self.end_pos, pfn);
+        frames[pfn as usize].prev = self.end_pos;
+        self.end_pos = self.end_pos.wrapping_add(1);
         self.len += 1;
     }
 
     /// `list_del`. The caller guarantees `pfn` is on this list.
     #[inline]
     pub fn del(&mut self, frames: &mut [Frame], pfn: Pfn) {
-        let i = frames[pfn as usize].prev.wrapping_sub(self.front_pos) as usize;
-        debug_assert_eq!(self.ring.get(i), Some(&pfn), "pfn {pfn} not at its place");
-        self.ring[i] = NIL;
+        let pos = frames[pfn as usize].prev;
+        debug_assert!(
+            (pos.wrapping_sub(self.front_pos) as usize) < self.ring_len() && self.at(pos) == pfn,
+            "pfn {pfn} not at its place"
+        );
+        self.set(pos, NIL);
         self.len -= 1;
-        while self.ring.back() == Some(&NIL) {
-            self.ring.pop_back();
+        if pos.wrapping_add(1) == self.end_pos {
+            // From the tail, as reclaim takes pages: drop it and the holes before it.
+            self.end_pos = pos;
+            while self.end_pos != self.front_pos && self.at(self.end_pos.wrapping_sub(1)) == NIL {
+                self.end_pos = self.end_pos.wrapping_sub(1);
+            }
         }
-        while self.ring.front() == Some(&NIL) {
-            self.ring.pop_front();
-            self.front_pos = self.front_pos.wrapping_add(1);
+        if pos == self.front_pos {
+            while self.front_pos != self.end_pos && self.at(self.front_pos) == NIL {
+                self.front_pos = self.front_pos.wrapping_add(1);
+            }
         }
-        if self.ring.len() > 2 * self.len as usize + LRU_SLACK_ENTRIES {
+        if self.ring_len() > 2 * self.len as usize + LRU_SLACK_ENTRIES {
             self.compact(frames);
         }
     }
 
     /// Drops the holes and renumbers the pages; gives back memory a shrunken list no
     /// longer needs.
+    #[cold]
     fn compact(&mut self, frames: &mut [Frame]) {
-        self.ring.retain(|&p| p != NIL);
-        self.front_pos = 0;
-        for (i, &p) in self.ring.iter().enumerate() {
-            frames[p as usize].prev = i as u32;
+        // Stable, in place, in ring order: the k-th page moves to position front + k,
+        // never ahead of the entry being read, so nothing unread is overwritten.
+        let mut to = self.front_pos;
+        let mut pos = self.front_pos;
+        while pos != self.end_pos {
+            let p = self.at(pos);
+            if p != NIL {
+                self.set(to, p);
+                frames[p as usize].prev = to;
+                to = to.wrapping_add(1);
+            }
+            pos = pos.wrapping_add(1);
         }
-        if self.ring.capacity() > 4 * self.ring.len() + LRU_SLACK_ENTRIES {
-            self.ring.shrink_to(2 * self.ring.len());
+        self.end_pos = to;
+        let n = self.ring_len();
+        let want = (2 * n).next_power_of_two().max(MIN_RING_ENTRIES);
+        if self.buf.len() > 4 * n + LRU_SLACK_ENTRIES && want < self.buf.len() {
+            self.resize(want);
         }
     }
 
     /// From head to tail (for the invariant checker and tests).
     pub fn iter(&self) -> impl Iterator<Item = Pfn> + '_ {
-        self.ring.iter().copied().filter(|&p| p != NIL)
+        (0..self.ring_len())
+            .map(|k| self.at(self.front_pos.wrapping_add(k as u32)))
+            .filter(|&p| p != NIL)
     }
 
     /// The ring's own invariants: ends are pages, `len` counts the pages, and each
     /// page's recorded place is where it is.
     pub fn check(&self, frames: &[Frame]) -> Result<(), String> {
-        if self.ring.front() == Some(&NIL) || self.ring.back() == Some(&NIL) {
+        if self.ring_len() > self.buf.len() {
+            return Err("an LRU ring holds more entries than its buffer".into());
+        }
+        if self.ring_len() > 0
+            && (self.at(self.front_pos) == NIL || self.at(self.end_pos.wrapping_sub(1)) == NIL)
+        {
             return Err("an LRU ring ends in a hole".into());
         }
         let mut n = 0u64;
-        for (i, &p) in self.ring.iter().enumerate() {
+        for i in 0..self.ring_len() {
+            let p = self.at(self.front_pos.wrapping_add(i as u32));
             if p == NIL {
                 continue;
             }
@@ -292,6 +376,7 @@ mod tests {
         // Positions wrap during the test.
         let mut ring = LruList {
             front_pos: u32::MAX - 40,
+            end_pos: u32::MAX - 40,
             ..LruList::default()
         };
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
@@ -314,7 +399,7 @@ mod tests {
                 let want: Vec<Pfn> = linked.iter(&fa).collect();
                 assert_eq!(ring.iter().collect::<Vec<_>>(), want, "step {step}");
                 ring.check(&fb).unwrap();
-                assert!(ring.ring.len() <= 2 * ring.len as usize + LRU_SLACK_ENTRIES);
+                assert!(ring.ring_len() <= 2 * ring.len as usize + LRU_SLACK_ENTRIES);
             }
         }
         // Drain from the tail as reclaim does; the peeked entries are the next tails.
@@ -328,6 +413,6 @@ mod tests {
                 assert_eq!(ring.tail(), ahead);
             }
         }
-        assert!(ring.is_empty() && ring.ring.is_empty());
+        assert!(ring.is_empty() && ring.ring_len() == 0);
     }
 }
