@@ -75,6 +75,8 @@ impl Mm {
     /// `l` in zone `zi` (the multi-gen LRU keeps these for its two youngest
     /// generations as "active", the others as "inactive").
     pub fn update_lru_size(&mut self, memcg: usize, l: usize, zi: usize, delta: i64) {
+        // Once here, so the fixed-size arrays below need no check of their own.
+        assert!(l < lru::NR_LRU_LISTS && zi < MAX_NR_ZONES);
         let add = |x: &mut u64| *x = x.wrapping_add_signed(delta);
         add(&mut self.zones[zi].lru_pages[l]);
         add(&mut self.lruvecs[memcg].zone_size[l][zi]);
@@ -182,6 +184,21 @@ impl Mm {
                 super::lru_policy::page_key(f.mapping, f.index),
             );
         }
+    }
+
+    /// `isolate_lru_folios`' step for one page of classic list `l` of `memcg`'s lruvec:
+    /// off the list, PG_lru cleared, but its list's size not yet updated (the caller
+    /// updates the sizes once per batch, per zone, as `update_lru_sizes` does).
+    /// Returns the page's zone.
+    #[inline]
+    pub(super) fn lruvec_take_folio(&mut self, pfn: Pfn, l: usize, memcg: usize) -> usize {
+        debug_assert_eq!(self.frames[pfn as usize].list as usize, l);
+        debug_assert_eq!(self.frames[pfn as usize].memcg as usize, memcg);
+        self.lruvecs[memcg].lists[l].del(&mut self.frames, pfn);
+        let f = &mut self.frames[pfn as usize];
+        f.clear(pg::LRU);
+        f.list = on::NONE;
+        f.zone as usize
     }
 
     /// `folio_add_lru`: a new page joins the LRU (inactive unless marked active).

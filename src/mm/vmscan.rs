@@ -535,6 +535,7 @@ impl Mm {
         let mut scan = 0u64;
         let mut total_scan = 0u64;
         let research = self.cfg.lru_policy.is_some();
+        let mut nr_zone_taken = [0u64; super::zone::MAX_NR_ZONES];
         if !research {
             self.lruvecs[memcg].lists[l].prefetch_tail(&self.frames, nr_to_scan.min(64) as usize);
         }
@@ -551,10 +552,13 @@ impl Mm {
                 break;
             }
             total_scan += 1;
-            if !research {
+            if research {
+                self.lruvec_del_folio(pfn);
+            } else {
                 self.lruvecs[memcg].lists[l].prefetch_walk(&self.frames);
+                let zi = self.lruvec_take_folio(pfn, l, memcg);
+                nr_zone_taken[zi] += 1;
             }
-            self.lruvec_del_folio(pfn);
             let f = &self.frames[pfn as usize];
             if f.zone as usize > sc.reclaim_idx {
                 skipped.push(pfn);
@@ -567,6 +571,12 @@ impl Mm {
             }
             self.frames[pfn as usize].list = on::ISOLATED;
             taken.push(pfn);
+        }
+        // update_lru_sizes: the pages taken off the list, per zone, once per batch.
+        for (zi, &n) in nr_zone_taken.iter().enumerate() {
+            if n > 0 {
+                self.update_lru_size(memcg, l, zi, -(n as i64));
+            }
         }
         // Skipped and unisolatable pages go back to the head of the list.
         for pfn in skipped.iter().rev().chain(rotate.iter().rev()) {
