@@ -407,6 +407,12 @@ impl Space {
     #[inline]
     pub fn pte_mut(&mut self, idx: u32) -> &mut Pte {
         self.log_change(idx as u64);
+        let i = idx as usize;
+        if i < self.entries.len() && self.entries[i] != page::pte::NONE {
+            // Written before (an entry other than none got there through here): the table,
+            // `hi` and the PMD entry already cover it.
+            return &mut self.entries[i];
+        }
         self.hi = self.hi.max(idx + 1);
         self.populate_pmd(idx);
         &mut self.table_mut()[idx as usize]
