@@ -544,21 +544,23 @@ impl Mm {
             let pfn = if research {
                 let file = l & lru::FILE != 0;
                 let p = self.lruvecs[memcg].policy.as_mut();
-                p.and_then(|p| p.evict(file)).unwrap_or(super::page::NIL)
+                let pfn = p.and_then(|p| p.evict(file)).unwrap_or(super::page::NIL);
+                if pfn != super::page::NIL {
+                    self.lruvec_del_folio(pfn);
+                }
+                pfn
             } else {
-                self.lruvecs[memcg].lists[l].tail()
+                let pfn = self.lruvec_take_tail(l, memcg);
+                if pfn != super::page::NIL {
+                    self.lruvecs[memcg].lists[l].prefetch_walk(&self.frames);
+                    nr_zone_taken[self.frames[pfn as usize].zone as usize] += 1;
+                }
+                pfn
             };
             if pfn == super::page::NIL {
                 break;
             }
             total_scan += 1;
-            if research {
-                self.lruvec_del_folio(pfn);
-            } else {
-                self.lruvecs[memcg].lists[l].prefetch_walk(&self.frames);
-                let zi = self.lruvec_take_folio(pfn, l, memcg);
-                nr_zone_taken[zi] += 1;
-            }
             let f = &self.frames[pfn as usize];
             if f.zone as usize > sc.reclaim_idx {
                 skipped.push(pfn);
