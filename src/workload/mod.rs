@@ -563,6 +563,12 @@ pub fn run_slice(
         if mm.workload_killed(t.workload) || clock >= w.stop_ns {
             break SliceEnd::Exit;
         }
+        if t.retry.is_none() && t.batch_left == 0 && t.init_left == 0 && paced_hit_run(w, t) {
+            if let Some(end) = paced_anon_hits(w, t, mm, &mut clock, slice_end, rep) {
+                break end;
+            }
+            // A miss: its operation is started and waits in t.retry for the fault.
+        }
         let retry = t.retry.take();
         if retry.is_none() && t.batch_left == 0 {
             // Between batches: pacing and think time.
@@ -682,6 +688,233 @@ pub fn run_slice(
     end
 }
 
+/// Whether a thread's operations are single paced accesses of an anon workload whose
+/// sampler draws from the random stream alone: each the loop below would run as an
+/// operation of its own ([`paced_anon_hits`] runs them back to back instead).
+fn paced_hit_run(w: &Workload, t: &Thread) -> bool {
+    #[cfg(test)]
+    if tests::PACED_RUNS_OFF.with(|off| off.get()) {
+        return false;
+    }
+    matches!(
+        &w.spec,
+        Spec::Anon {
+            sampler: Sampler::Zipf(_) | Sampler::Uniform { .. },
+            ..
+        }
+    ) && w.interval_ns > 0
+        && w.think_ns == 0
+        && w.batch == 1
+        && w.ops_left.is_none()
+        && !t.unrecorded
+}
+
+/// A paced thread's accesses, each at the time [`run_slice`]'s loop would issue it:
+/// the thread's clock, its pacing and the start and origin of the access in progress.
+struct Pacing {
+    clock: u64,
+    next_issue_ns: u64,
+    interval_ns: u64,
+    slice_end: u64,
+    stop_ns: u64,
+    access_ns: u64,
+    stats_from_ns: u64,
+    /// The access in progress: when it was issued (its batch start and its origin).
+    issued_ns: Option<u64>,
+    /// How the slice ends, once it does.
+    end: Option<SliceEnd>,
+    /// Hits, the clock after the last one, and those the statistics count (issued at
+    /// or after `stats_from_ns`) with the first one's origin and the last one's end.
+    hits: u64,
+    hits_end_ns: u64,
+    counted: u64,
+    first_counted_ns: Option<u64>,
+    last_counted_end_ns: u64,
+}
+
+impl Pacing {
+    /// Before each access, with the hits so far (one more than last time: the access
+    /// before hit): `run_slice`'s loop up to an access: the workload's stop, the
+    /// pacing (an idle gap inside the slice, or a sleep past it), the slice's end, then
+    /// the batch's start. False (and `end` set) if the slice ends first.
+    #[inline(always)]
+    fn issue(&mut self, hits: u64) -> bool {
+        if hits > self.hits {
+            self.hit();
+        }
+        if self.clock >= self.stop_ns {
+            self.end = Some(SliceEnd::Exit);
+            return false;
+        }
+        if self.next_issue_ns > self.clock {
+            if self.next_issue_ns >= self.slice_end || self.next_issue_ns >= self.stop_ns {
+                self.end = Some(SliceEnd::SleepUntil(self.next_issue_ns));
+                return false;
+            }
+            self.clock = self.next_issue_ns;
+        }
+        if self.clock >= self.slice_end {
+            self.end = Some(SliceEnd::Preempted);
+            return false;
+        }
+        self.next_issue_ns = self
+            .next_issue_ns
+            .max(self.clock.saturating_sub(self.interval_ns))
+            .saturating_add(self.interval_ns);
+        self.issued_ns = Some(self.clock);
+        true
+    }
+
+    /// The access hit: it took `access_ns`, an operation of its own.
+    #[inline(always)]
+    fn hit(&mut self) {
+        self.hits += 1;
+        let origin = self.clock;
+        self.clock += self.access_ns;
+        self.hits_end_ns = self.clock;
+        if origin >= self.stats_from_ns {
+            self.counted += 1;
+            self.first_counted_ns.get_or_insert(origin);
+            self.last_counted_end_ns = self.clock;
+        }
+    }
+}
+
+/// A paced anon thread's accesses run back to back while they hit: the operations
+/// `run_slice`'s loop would make one iteration each (issue at the pacing's time, one
+/// access, the operation recorded), with the thread's random stream, accesses drawn
+/// ahead, pacing, statistics and clock left exactly as those iterations leave them.
+/// Returns how the slice ends, or None at a miss: that access's operation has been
+/// issued and waits in `t.retry`, where the loop's next step takes it to the fault.
+fn paced_anon_hits(
+    w: &mut Workload,
+    t: &mut Thread,
+    mm: &mut Mm,
+    clock: &mut u64,
+    slice_end: u64,
+    rep: &mut SliceReport,
+) -> Option<SliceEnd> {
+    let access_ns = mm.cfg.costs.access_ns;
+    let Spec::Anon {
+        space,
+        sampler,
+        write_u32,
+        ..
+    } = &w.spec
+    else {
+        unreachable!("paced_hit_run checked the kind");
+    };
+    let (space, write_u32) = (*space, *write_u32);
+    let mut p = Pacing {
+        clock: *clock,
+        next_issue_ns: t.next_issue_ns,
+        interval_ns: w.interval_ns,
+        slice_end,
+        stop_ns: w.stop_ns,
+        access_ns,
+        stats_from_ns: w.stats_from_ns,
+        issued_ns: None,
+        end: None,
+        hits: 0,
+        hits_end_ns: 0,
+        counted: 0,
+        first_counted_ns: None,
+        last_counted_end_ns: 0,
+    };
+    let table = mm.spaces[space as usize].hw_table_mut();
+    let (rng, ahead) = (&mut t.rng, &mut t.ahead);
+    let (hits, miss) = {
+        let more = |hits| p.issue(hits);
+        match sampler {
+            Sampler::Zipf(z) => {
+                let key = ahead_key(Picker::Zipf, z.identity(), 0, space, write_u32);
+                let (draw, prefetch, resolve) = (
+                    |r: &mut Pcg64Mcg| z.draw(r),
+                    |d| z.prefetch(d),
+                    |d| z.resolve(d),
+                );
+                paced_loop(
+                    table,
+                    write_u32,
+                    rng,
+                    ahead,
+                    key,
+                    (draw, prefetch, resolve),
+                    more,
+                )
+            }
+            Sampler::Uniform { n } => {
+                let n = *n;
+                let key = ahead_key(Picker::Uniform, [n, 0, 0], 0, space, write_u32);
+                let draw = |r: &mut Pcg64Mcg| Draw::Item(pattern::below(r.next_u64(), n));
+                paced_loop(
+                    table,
+                    write_u32,
+                    rng,
+                    ahead,
+                    key,
+                    (draw, |_| (), resolve_item),
+                    more,
+                )
+            }
+            _ => unreachable!("paced_hit_run checked the sampler"),
+        }
+    };
+    debug_assert_eq!(hits, p.hits);
+    *clock = p.clock;
+    t.next_issue_ns = p.next_issue_ns;
+    rep.user_ns += hits * access_ns;
+    if hits > 0 {
+        t.ops += hits;
+        t.last_op_ns = Some(p.hits_end_ns);
+    }
+    if p.counted > 0 {
+        w.stats.record(access_ns, p.counted, p.counted * 4096);
+        w.stats.last_op_ns = p.last_counted_end_ns;
+        w.stats
+            .first_op_ns
+            .get_or_insert(p.first_counted_ns.expect("counted"));
+    }
+    if let Some(issued) = p.issued_ns {
+        t.batch_start_ns = issued;
+    }
+    match miss {
+        Some((vpn, write)) => {
+            let issued = p.issued_ns.expect("a missing access was issued");
+            t.batch_left = w.batch;
+            t.retry = Some((vpn as u64, write, issued));
+            None
+        }
+        None => Some(p.end.expect("the run ended by its pacing")),
+    }
+}
+
+/// [`hit_loop_ahead_with`] for a paced run (the look-ahead of a paced thread).
+#[inline(always)]
+fn paced_loop(
+    table: (&mut [crate::mm::page::Pte], &mut [bool]),
+    write_u32: u32,
+    rng: &mut Pcg64Mcg,
+    ahead: &mut Option<Box<Ahead>>,
+    key: AheadKey,
+    sampler: (
+        impl Fn(&mut Pcg64Mcg) -> Draw,
+        impl Fn(Draw),
+        impl Fn(Draw) -> u64,
+    ),
+    more: impl FnMut(u64) -> bool,
+) -> (u64, Option<(u32, bool)>) {
+    hit_loop_ahead_with(
+        table,
+        PACED_LOOKAHEAD,
+        write_u32,
+        rng,
+        ahead,
+        key,
+        sampler,
+        more,
+    )
+}
 /// Whether a step that did work (hits, or an operation that completed) ended at the
 /// instant it began.
 fn took_no_time(step: &Step, start_ns: u64, end_ns: u64) -> bool {
@@ -1083,7 +1316,7 @@ impl Ahead {
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(crate) fn hit_loop_ahead(
-    (entries, pmd_young): (&mut [crate::mm::page::Pte], &mut [bool]),
+    table: (&mut [crate::mm::page::Pte], &mut [bool]),
     limit: u64,
     write_u32: u32,
     rng: &mut Pcg64Mcg,
@@ -1093,7 +1326,6 @@ pub(crate) fn hit_loop_ahead(
     prefetch: impl Fn(Draw),
     resolve: impl Fn(Draw) -> u64,
 ) -> (u64, Option<(u32, bool)>) {
-    let a = Ahead::get(ahead, key, rng);
     // A limit of one is a paced call (or an unpaced one at its slice's end): a paced
     // thread makes one access a call, and a whole round of the other tasks runs
     // between its calls, so what was loaded sixteen calls ahead is out of the cache
@@ -1103,12 +1335,43 @@ pub(crate) fn hit_loop_ahead(
     } else {
         LOOKAHEAD
     };
+    hit_loop_ahead_with(
+        table,
+        lookahead,
+        write_u32,
+        rng,
+        ahead,
+        key,
+        (draw, prefetch, resolve),
+        |hits| hits < limit,
+    )
+}
+
+/// [`hit_loop_ahead`]'s loop: before each access `more(hits so far)` says whether to
+/// make it (a paced run learns there that the access before hit).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn hit_loop_ahead_with(
+    (entries, pmd_young): (&mut [crate::mm::page::Pte], &mut [bool]),
+    lookahead: u64,
+    write_u32: u32,
+    rng: &mut Pcg64Mcg,
+    ahead: &mut Option<Box<Ahead>>,
+    key: AheadKey,
+    (draw, prefetch, resolve): (
+        impl Fn(&mut Pcg64Mcg) -> Draw,
+        impl Fn(Draw),
+        impl Fn(Draw) -> u64,
+    ),
+    mut more: impl FnMut(u64) -> bool,
+) -> (u64, Option<(u32, bool)>) {
+    let a = Ahead::get(ahead, key, rng);
     let write = |r: &mut Pcg64Mcg| {
         write_u32 == u32::MAX || (write_u32 != 0 && (r.next_u64() as u32) < write_u32)
     };
     let mut hits = 0u64;
     let miss = loop {
-        if hits == limit {
+        if !more(hits) {
             break None;
         }
         let depth = (a.streak + 1).min(2 * lookahead);
@@ -1335,6 +1598,61 @@ pub(crate) fn hit_loop_cursor(
 mod tests {
     use super::*;
     use crate::sim::rng::task_rng;
+
+    thread_local! {
+        /// Makes paced threads take `run_slice`'s loop one access at a time.
+        pub(super) static PACED_RUNS_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// Paced accesses run back to back ([`paced_anon_hits`]) are the loop's one-access
+    /// operations: the same results to the byte, with zipf and uniform threads whose
+    /// pacing interval does not divide the slice, a late start, a stop inside a slice,
+    /// and memory short enough that accesses miss, fault and reclaim.
+    #[test]
+    fn paced_runs_are_the_loop_one_access_at_a_time() {
+        let text = r#"
+[run]
+duration = "1500ms"
+[machine]
+memory = "256M"
+nr_cpus = 2
+[machine.swap]
+type = "zram"
+size = "512M"
+[[workload]]
+name = "zipf"
+kind = "anon"
+size = "200M"
+pattern = "zipf"
+skew = 0.9
+write_ratio = 0.3
+threads = 3
+rate = 333333
+[[workload]]
+name = "uniform"
+kind = "anon"
+size = "100M"
+pattern = "uniform"
+rate = 70000
+start = "30ms"
+stop = "1234567us"
+"#;
+        let run = |off: bool| {
+            PACED_RUNS_OFF.with(|c| c.set(off));
+            let sc = crate::scenario::parse_str(text, "paced.toml", &[]).unwrap();
+            let r = crate::sim::Simulation::new(sc)
+                .run(crate::sim::RunOptions::default())
+                .unwrap();
+            PACED_RUNS_OFF.with(|c| c.set(false));
+            serde_json::to_string(&r).unwrap()
+        };
+        let (fast, one_by_one) = (run(false), run(true));
+        assert!(fast.contains("\"pswpout\""));
+        let v: serde_json::Value = serde_json::from_str(&fast).unwrap();
+        assert!(v["vmstat"]["pswpout"].as_u64().unwrap() > 0, "memory is short");
+        assert!(v["workloads"]["uniform"]["ops"].as_u64().unwrap() > 10_000);
+        assert_eq!(fast, one_by_one);
+    }
 
     /// Requests drawn ahead are the requests drawn one at a time: the same (key, set)
     /// sequence and the same stream after each, also when something else draws from
