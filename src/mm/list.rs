@@ -130,7 +130,7 @@ pub struct LruList {
 
 /// How far ahead of a tail walk frames are fetched: enough to cover a memory latency
 /// at a few nanoseconds of work per page.
-const WALK_PREFETCH_AHEAD: usize = 8;
+pub(super) const WALK_PREFETCH_AHEAD: usize = 8;
 
 /// Holes a ring may hold beyond its page count before it is compacted.
 const LRU_SLACK_ENTRIES: usize = 64;
@@ -197,14 +197,17 @@ impl LruList {
 
     /// A walk of about `count` pages from the tail is about to start: fetch the frames
     /// of the last 2 × `count` entries (holes among them) now, so its misses overlap
-    /// from the first page on.
-    pub fn prefetch_tail(&self, frames: &[Frame], count: usize) {
-        for k in 0..(2 * count).min(self.ring_len()) {
+    /// from the first page on. Returns how many entries that covers: a walk need not
+    /// fetch ahead ([`LruList::prefetch_walk`]) before it nears their end.
+    pub fn prefetch_tail(&self, frames: &[Frame], count: usize) -> usize {
+        let n = (2 * count).min(self.ring_len());
+        for k in 0..n {
             let p = self.at(self.end_pos.wrapping_sub(k as u32 + 1));
             if p != NIL {
                 crate::host_memory::prefetch(&frames[p as usize]);
             }
         }
+        n
     }
 
     /// Room for one more entry: a full buffer doubles, each entry moving to its

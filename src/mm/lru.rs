@@ -186,22 +186,6 @@ impl Mm {
         }
     }
 
-    /// `isolate_lru_folios`' step: the tail page of classic list `l` of `memcg`'s
-    /// lruvec off the list, PG_lru cleared, but the list's size not yet updated (the
-    /// caller updates the sizes once per batch, per zone, as `update_lru_sizes` does).
-    /// Returns the page (NIL if the list is empty).
-    #[inline]
-    pub(super) fn lruvec_take_tail(&mut self, l: usize, memcg: usize) -> Pfn {
-        let pfn = self.lruvecs[memcg].lists[l].pop_tail(&mut self.frames);
-        if pfn != super::page::NIL {
-            let f = &mut self.frames[pfn as usize];
-            debug_assert_eq!((f.list as usize, f.memcg as usize), (l, memcg));
-            f.clear(pg::LRU);
-            f.list = on::NONE;
-        }
-        pfn
-    }
-
     /// `folio_add_lru`: a new page joins the LRU (inactive unless marked active).
     /// Under MGLRU a page added in a page fault (outside reclaim) is active: it goes
     /// to the youngest generation.

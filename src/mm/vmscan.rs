@@ -534,45 +534,62 @@ impl Mm {
         let mut rotate: Vec<Pfn> = Vec::new();
         let mut scan = 0u64;
         let mut total_scan = 0u64;
-        let research = self.cfg.lru_policy.is_some();
         let mut nr_zone_taken = [0u64; super::zone::MAX_NR_ZONES];
-        if !research {
-            self.lruvecs[memcg].lists[l].prefetch_tail(&self.frames, nr_to_scan.min(64) as usize);
-        }
-        while scan < nr_to_scan && (skipped.len() as u64) < SWAP_CLUSTER_MAX_SKIPPED {
-            // A research policy names the victims (mm::lru_policy); else the tail.
-            let pfn = if research {
+        if self.cfg.lru_policy.is_some() {
+            // A research policy names the victims (mm::lru_policy).
+            while scan < nr_to_scan && (skipped.len() as u64) < SWAP_CLUSTER_MAX_SKIPPED {
                 let file = l & lru::FILE != 0;
                 let p = self.lruvecs[memcg].policy.as_mut();
-                let pfn = p.and_then(|p| p.evict(file)).unwrap_or(super::page::NIL);
-                if pfn != super::page::NIL {
-                    self.lruvec_del_folio(pfn);
+                let Some(pfn) = p.and_then(|p| p.evict(file)) else {
+                    break;
+                };
+                self.lruvec_del_folio(pfn);
+                total_scan += 1;
+                if self.frames[pfn as usize].zone as usize > sc.reclaim_idx {
+                    skipped.push(pfn);
+                    continue;
                 }
-                pfn
-            } else {
-                let pfn = self.lruvec_take_tail(l, memcg);
-                if pfn != super::page::NIL {
-                    self.lruvecs[memcg].lists[l].prefetch_walk(&self.frames);
-                    nr_zone_taken[self.frames[pfn as usize].zone as usize] += 1;
+                scan += 1;
+                if !sc.may_unmap && self.folio_mapped(pfn) {
+                    rotate.push(pfn);
+                    continue;
                 }
-                pfn
-            };
-            if pfn == super::page::NIL {
-                break;
+                self.frames[pfn as usize].list = on::ISOLATED;
+                taken.push(pfn);
             }
-            total_scan += 1;
-            let f = &self.frames[pfn as usize];
-            if f.zone as usize > sc.reclaim_idx {
-                skipped.push(pfn);
-                continue;
+        } else {
+            // The tail of the list: its pages are off it one by one (PG_lru cleared),
+            // the list's sizes updated once below, per zone, as update_lru_sizes does.
+            let (frames, spaces) = (&mut self.frames, &self.spaces);
+            let list = &mut self.lruvecs[memcg].lists[l];
+            let fetched = list.prefetch_tail(frames, nr_to_scan.min(64) as usize);
+            while scan < nr_to_scan && (skipped.len() as u64) < SWAP_CLUSTER_MAX_SKIPPED {
+                let pfn = list.pop_tail(frames);
+                if pfn == super::page::NIL {
+                    break;
+                }
+                total_scan += 1;
+                if total_scan as usize + super::list::WALK_PREFETCH_AHEAD > fetched {
+                    list.prefetch_walk(frames);
+                }
+                let f = &mut frames[pfn as usize];
+                debug_assert_eq!((f.list as usize, f.memcg as usize), (l, memcg));
+                f.clear(pg::LRU);
+                f.list = on::NONE;
+                let zi = f.zone as usize;
+                nr_zone_taken[zi] += 1;
+                if zi > sc.reclaim_idx {
+                    skipped.push(pfn);
+                    continue;
+                }
+                scan += 1;
+                if !sc.may_unmap && folio_mapped_in(frames, spaces, pfn) {
+                    rotate.push(pfn);
+                    continue;
+                }
+                frames[pfn as usize].list = on::ISOLATED;
+                taken.push(pfn);
             }
-            scan += 1;
-            if !sc.may_unmap && self.folio_mapped(pfn) {
-                rotate.push(pfn);
-                continue;
-            }
-            self.frames[pfn as usize].list = on::ISOLATED;
-            taken.push(pfn);
         }
         // update_lru_sizes: the pages taken off the list, per zone, once per batch.
         for (zi, &n) in nr_zone_taken.iter().enumerate() {
@@ -601,12 +618,7 @@ impl Mm {
 
     /// Whether a page is mapped into a page table (`folio_mapped`).
     pub fn folio_mapped(&self, pfn: Pfn) -> bool {
-        let f = &self.frames[pfn as usize];
-        if f.test(pg::SWAPBACKED) {
-            self.anon_pte_maps(pfn)
-        } else {
-            f.test(pg::MAPPED)
-        }
+        folio_mapped_in(&self.frames, &self.spaces, pfn)
     }
 
     /// `folio_referenced`: count and clear the young bits of the PTEs mapping the page.
@@ -903,9 +915,7 @@ impl Mm {
 
     /// True if the anon page's PTE is present and points at it.
     fn anon_pte_maps(&self, pfn: Pfn) -> bool {
-        let f = &self.frames[pfn as usize];
-        let s = &self.spaces[f.mapping as usize];
-        !s.dead && pte::is_present(s.pte(f.index)) && pte::pfn(s.pte(f.index)) == pfn
+        anon_pte_maps_in(&self.frames, &self.spaces, pfn)
     }
 
     /// One page through `shrink_folio_list`.
@@ -1418,6 +1428,24 @@ pub enum PageOut {
     Done,
     /// I/O submitted; the page is under writeback and will be rotated when it ends.
     Async,
+}
+
+/// `folio_mapped` over the frame table and the spaces (for loops that hold the
+/// frames mutably).
+fn folio_mapped_in(frames: &[super::page::Frame], spaces: &[super::Space], pfn: Pfn) -> bool {
+    if frames[pfn as usize].test(pg::SWAPBACKED) {
+        anon_pte_maps_in(frames, spaces, pfn)
+    } else {
+        frames[pfn as usize].test(pg::MAPPED)
+    }
+}
+
+/// True if the anon page's PTE is present and points at it.
+fn anon_pte_maps_in(frames: &[super::page::Frame], spaces: &[super::Space], pfn: Pfn) -> bool {
+    let f = &frames[pfn as usize];
+    let s = &spaces[f.mapping as usize];
+    let e = s.pte(f.index);
+    !s.dead && pte::is_present(e) && pte::pfn(e) == pfn
 }
 
 #[cfg(test)]

@@ -1649,7 +1649,10 @@ stop = "1234567us"
         let (fast, one_by_one) = (run(false), run(true));
         assert!(fast.contains("\"pswpout\""));
         let v: serde_json::Value = serde_json::from_str(&fast).unwrap();
-        assert!(v["vmstat"]["pswpout"].as_u64().unwrap() > 0, "memory is short");
+        assert!(
+            v["vmstat"]["pswpout"].as_u64().unwrap() > 0,
+            "memory is short"
+        );
         assert!(v["workloads"]["uniform"]["ops"].as_u64().unwrap() > 10_000);
         assert_eq!(fast, one_by_one);
     }
