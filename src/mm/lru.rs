@@ -54,15 +54,20 @@ impl Lruvec {
     }
 }
 
+/// The list a page's flags select (`folio_lru_list`).
+#[inline]
+fn lru_list_of(f: &super::page::Frame) -> usize {
+    if f.test(pg::UNEVICTABLE) {
+        lru::UNEVICTABLE
+    } else {
+        lru::of(f.is_file_lru(), f.test(pg::ACTIVE))
+    }
+}
+
 impl Mm {
     /// `folio_lru_list`.
     pub fn folio_lru_list(&self, pfn: Pfn) -> usize {
-        let f = &self.frames[pfn as usize];
-        if f.test(pg::UNEVICTABLE) {
-            lru::UNEVICTABLE
-        } else {
-            lru::of(f.is_file_lru(), f.test(pg::ACTIVE))
-        }
+        lru_list_of(&self.frames[pfn as usize])
     }
 
     fn lru_account(&mut self, pfn: Pfn, l: usize, add: bool) {
@@ -183,6 +188,56 @@ impl Mm {
                 f.is_file_lru(),
                 super::lru_policy::page_key(f.mapping, f.index),
             );
+        }
+    }
+
+    /// `move_folios_to_lru`: isolated pages back onto the lists their flags select, in
+    /// order, at the heads. The kernel updates the list sizes per folio under the
+    /// lruvec's lock; nothing reads them in between, so here each (memcg, list, zone)
+    /// gets the batch's sum at once. Under MGLRU or a research policy, page by page.
+    pub fn move_folios_to_lru(&mut self, pfns: &[Pfn]) {
+        if self.lru_gen_enabled() || self.cfg.lru_policy.is_some() {
+            for &pfn in pfns {
+                self.lruvec_add_folio(pfn);
+            }
+            return;
+        }
+        let mut added = [[0i64; MAX_NR_ZONES]; lru::NR_LRU_LISTS];
+        let mut batch_memcg = None;
+        for &pfn in pfns {
+            let f = &mut self.frames[pfn as usize];
+            let l = lru_list_of(f);
+            f.set(pg::LRU);
+            f.list = l as u8;
+            let (memcg, zi) = (f.memcg as usize, f.zone as usize);
+            if batch_memcg != Some(memcg) {
+                if let Some(m) = batch_memcg {
+                    self.add_lru_sizes(m, &mut added);
+                }
+                batch_memcg = Some(memcg);
+            }
+            self.lruvecs[memcg].lists[l].add_head(&mut self.frames, pfn);
+            added[l][zi] += 1;
+        }
+        if let Some(m) = batch_memcg {
+            self.add_lru_sizes(m, &mut added);
+        }
+    }
+
+    /// `update_lru_size` for each list and zone of `memcg` with pages added; zeroes
+    /// `added`.
+    fn add_lru_sizes(
+        &mut self,
+        memcg: usize,
+        added: &mut [[i64; MAX_NR_ZONES]; lru::NR_LRU_LISTS],
+    ) {
+        for (l, zones) in added.iter_mut().enumerate() {
+            for (zi, n) in zones.iter_mut().enumerate() {
+                if *n != 0 {
+                    self.update_lru_size(memcg, l, zi, *n);
+                    *n = 0;
+                }
+            }
         }
     }
 

@@ -684,18 +684,16 @@ impl Mm {
             f.set(pg::WORKINGSET);
             nr_deactivate += 1;
         }
-        for &pfn in &taken {
-            if self.frames[pfn as usize].list == on::ISOLATED {
-                self.lruvec_add_folio(pfn);
-            }
-        }
+        let nr_taken = taken.len();
+        let mut taken = taken;
+        taken.retain(|&pfn| self.frames[pfn as usize].list == on::ISOLATED);
+        self.move_folios_to_lru(&taken);
         self.count_memcg(memcg, Ev::Pgdeactivate, nr_deactivate);
         let (file, priority) = (l & lru::FILE != 0, sc.priority);
         self.trace(
             Tp::LruShrinkActive,
             format_args!(
-                "nid=0 nr_taken={} nr_active=0 nr_deactivated={nr_deactivate} nr_referenced=0 priority={priority} flags={}",
-                taken.len(),
+                "nid=0 nr_taken={nr_taken} nr_active=0 nr_deactivated={nr_deactivate} nr_referenced=0 priority={priority} flags={}",
                 reclaim_flags(file)
             ),
         );
@@ -747,12 +745,16 @@ impl Mm {
         self.reclaim_wait
             .note_isolated(isolated_at, now, nr_taken, file);
         // move_folios_to_lru: activated pages age the non-resident clock.
-        for pfn in survivors {
+        for &pfn in &survivors {
             self.frames[pfn as usize].list = on::NONE;
-            self.lruvec_add_folio(pfn);
-            if self.frames[pfn as usize].test(pg::ACTIVE) {
-                self.workingset_age_nonresident(memcg, 1);
-            }
+        }
+        self.move_folios_to_lru(&survivors);
+        let activated = survivors
+            .iter()
+            .filter(|&&pfn| self.frames[pfn as usize].test(pg::ACTIVE))
+            .count() as u64;
+        if activated > 0 {
+            self.workingset_age_nonresident(memcg, activated);
         }
         self.count_steal(sc.target, memcg, file, nr_reclaimed);
         self.lru_note_cost(memcg, file, stat.nr_pageout, nr_scanned - nr_reclaimed);
@@ -1452,6 +1454,64 @@ fn anon_pte_maps_in(frames: &[super::page::Frame], spaces: &[super::Space], pfn:
 mod tests {
     use super::*;
     use crate::mm::test_util::{add_pages, add_pages_of, task_mm};
+
+    /// `move_folios_to_lru` is `lruvec_add_folio` page by page: the same lists in the
+    /// same order and the same sizes everywhere (node, lruvecs per zone, hierarchical,
+    /// pending rstat updates), for a batch mixing memcgs, anon and file, active,
+    /// inactive and unevictable pages.
+    #[test]
+    fn move_folios_to_lru_is_adding_each_page() {
+        let text = "[machine]\nmemory = \"256M\"\n\
+             [[cgroup]]\npath = \"a\"\n[[cgroup]]\npath = \"a/b\"\n\
+             [[workload]]\nname = \"x\"\nkind = \"anon\"\nsize = \"4K\"\ncgroup = \"a/b\"\n\
+             [[workload]]\nname = \"y\"\nkind = \"anon\"\nsize = \"4K\"\n";
+        let build = || {
+            let mut mm = task_mm(text);
+            let mut batch = Vec::new();
+            for (owner, kind, flags) in [
+                (Some(0), SpaceKind::Anon, 0),
+                (None, SpaceKind::File, pg::ACTIVE),
+                (Some(0), SpaceKind::File, 0),
+                (Some(1), SpaceKind::Anon, pg::ACTIVE),
+                (Some(0), SpaceKind::Anon, pg::UNEVICTABLE),
+            ] {
+                let (_, pfns) = add_pages_of(&mut mm, kind, 40, flags, owner);
+                batch.extend(pfns.into_iter().step_by(3));
+            }
+            // Interleave the memcgs and lists, then take them off as isolation does.
+            batch.sort_by_key(|&p| (p * 7919) % 1009);
+            for &pfn in &batch {
+                mm.lruvec_del_folio(pfn);
+                mm.frames[pfn as usize].list = on::ISOLATED;
+            }
+            (mm, batch)
+        };
+        let ((mut a, batch), (mut b, _)) = (build(), build());
+        a.move_folios_to_lru(&batch);
+        for &pfn in &batch {
+            b.lruvec_add_folio(pfn);
+        }
+        assert_eq!(a.zones[0].lru_pages, b.zones[0].lru_pages);
+        assert_eq!(a.zones[1].lru_pages, b.zones[1].lru_pages);
+        assert_eq!(a.lruvecs.len(), b.lruvecs.len());
+        for (m, (x, y)) in a.lruvecs.iter().zip(&b.lruvecs).enumerate() {
+            assert_eq!(x.zone_size, y.zone_size, "memcg {m}");
+            assert_eq!(x.hier, y.hier, "memcg {m}");
+            assert_eq!(x.stats_updates, y.stats_updates, "memcg {m}");
+            for l in 0..lru::NR_LRU_LISTS {
+                let (px, py): (Vec<Pfn>, Vec<Pfn>) =
+                    (x.lists[l].iter().collect(), y.lists[l].iter().collect());
+                assert_eq!(px, py, "memcg {m} list {l}");
+            }
+        }
+        assert!(
+            a.lruvecs
+                .iter()
+                .filter(|v| v.hier.iter().sum::<u64>() > 0)
+                .count()
+                >= 3
+        );
+    }
 
     fn input(swappiness: u64, priority: i32, sizes: [u64; 4]) -> ScanCountInput {
         ScanCountInput {
