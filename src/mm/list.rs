@@ -196,11 +196,12 @@ impl LruList {
     }
 
     /// A walk of about `count` pages from the tail is about to start: fetch the frames
-    /// of the last 2 × `count` entries (holes among them) now, so its misses overlap
-    /// from the first page on. Returns how many entries that covers: a walk need not
-    /// fetch ahead ([`LruList::prefetch_walk`]) before it nears their end.
+    /// of the last `count` entries and [`WALK_PREFETCH_AHEAD`] more now, so its misses
+    /// overlap from the first page on. Returns how many entries that covers: a walk
+    /// need not fetch ahead ([`LruList::prefetch_walk`]) before it nears their end (it
+    /// goes further only past holes).
     pub fn prefetch_tail(&self, frames: &[Frame], count: usize) -> usize {
-        let n = (2 * count).min(self.ring_len());
+        let n = (count + WALK_PREFETCH_AHEAD).min(self.ring_len());
         for k in 0..n {
             let p = self.at(self.end_pos.wrapping_sub(k as u32 + 1));
             if p != NIL {
