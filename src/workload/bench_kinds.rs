@@ -33,8 +33,9 @@ pub struct Kv {
     pub value_size: u64,
     pub set_u32: u32,
     pub request_ns: u64,
-    /// memtier's load phase: (keys, threads) to split the sequential sets between.
-    pub fill: Option<(u64, u64)>,
+    /// memtier's load phase: per thread, the keys it sets in order (`lo..hi`, its share
+    /// of all the keys); empty without a load phase.
+    pub fill: Vec<(u64, u64)>,
 }
 
 impl Kv {
@@ -47,19 +48,21 @@ impl Kv {
             value_size,
             set_u32: prob_u32(cfg.set_ratio.unwrap_or(0.1)),
             request_ns: cfg.request_time.map_or(DEFAULT_REQUEST_NS, |t| t.0),
-            fill: cfg
-                .fill
-                .unwrap_or(false)
-                .then(|| (cfg.keys.expect("validated"), cfg.threads.max(1) as u64)),
+            fill: if cfg.fill.unwrap_or(false) {
+                let (keys, threads) = (cfg.keys.expect("validated"), cfg.threads.max(1) as u64);
+                (0..threads)
+                    .map(|i| (keys * i / threads, keys * (i + 1) / threads))
+                    .collect()
+            } else {
+                Vec::new()
+            },
         }
     }
 
     /// The next key this thread sets in the load phase, if it is not done: its share
     /// of the keys, in order (`t.progress` counts the keys it set).
     fn next_fill_key(&self, t: &Thread) -> Option<u64> {
-        let (keys, threads) = self.fill?;
-        let i = t.index as u64;
-        let (lo, hi) = (keys * i / threads, keys * (i + 1) / threads);
+        let &(lo, hi) = self.fill.get(t.index)?;
         (lo + t.progress < hi).then(|| lo + t.progress)
     }
 
