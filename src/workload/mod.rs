@@ -918,7 +918,7 @@ fn paced_loop(
 /// Whether a step that did work (hits, or an operation that completed) ended at the
 /// instant it began.
 fn took_no_time(step: &Step, start_ns: u64, end_ns: u64) -> bool {
-    matches!(step, Step::Hits | Step::Op(FaultResult::Done, _)) && end_ns <= start_ns
+    end_ns <= start_ns && matches!(step, Step::Hits | Step::Op(FaultResult::Done, _))
 }
 
 /// Bytes one operation moves (for a completion after I/O).
