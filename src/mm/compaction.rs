@@ -466,14 +466,13 @@ impl Mm {
                 cc.whole_zone = true;
             }
         }
-        self.trace(
+        trace_event!(
+            self,
             Tp::CompactionBegin,
-            format_args!(
-                "zone_start={start:#x} migrate_pfn={:#x} free_pfn={:#x} zone_end={end:#x}, mode={}",
-                cc.migrate_pfn,
-                cc.free_pfn,
-                cc.mode.name()
-            ),
+            "zone_start={start:#x} migrate_pfn={:#x} free_pfn={:#x} zone_end={end:#x}, mode={}",
+            cc.migrate_pfn,
+            cc.free_pfn,
+            cc.mode.name()
         );
         let result = loop {
             let r = self.compact_finished(cc);
@@ -509,16 +508,11 @@ impl Mm {
             self.frames[p as usize].list = on::NONE;
             super::page_alloc::free_one_page(&mut self.zones[zi], &mut self.frames, p, 0);
         }
-        self.trace(
-            Tp::CompactionEnd,
-            format_args!(
-                "zone_start={start:#x} migrate_pfn={:#x} free_pfn={:#x} zone_end={end:#x}, mode={} status={}",
+        trace_event!(self, Tp::CompactionEnd, "zone_start={start:#x} migrate_pfn={:#x} free_pfn={:#x} zone_end={end:#x}, mode={} status={}",
                 cc.migrate_pfn,
                 cc.free_pfn,
                 cc.mode.name(),
-                result.name()
-            ),
-        );
+                result.name());
         result
     }
 
@@ -801,11 +795,10 @@ impl Mm {
         self.count(Ev::CompactMigrateScanned, nr_scanned);
         self.count(Ev::CompactIsolated, nr_isolated);
         cc.total_migrate_scanned += nr_scanned;
-        self.trace(
+        trace_event!(
+            self,
             Tp::CompactionIsolateMigratepages,
-            format_args!(
-                "range=({start_pfn:#x} ~ {low_pfn:#x}) nr_scanned={nr_scanned} nr_taken={nr_isolated}"
-            ),
+            "range=({start_pfn:#x} ~ {low_pfn:#x}) nr_scanned={nr_scanned} nr_taken={nr_isolated}"
         );
         Some(low_pfn)
     }
@@ -978,9 +971,10 @@ impl Mm {
         self.count(Ev::CompactFreeScanned, nr_scanned);
         self.count(Ev::CompactIsolated, total);
         cc.total_free_scanned += nr_scanned;
-        self.trace(
+        trace_event!(
+            self,
             Tp::CompactionIsolateFreepages,
-            format_args!("range=({from:#x} ~ {p:#x}) nr_scanned={nr_scanned} nr_taken={total}"),
+            "range=({from:#x} ~ {p:#x}) nr_scanned={nr_scanned} nr_taken={total}"
         );
         total
     }
@@ -1005,9 +999,10 @@ impl Mm {
         order: usize,
         prio: u32,
     ) -> CompactResult {
-        self.trace(
+        trace_event!(
+            self,
             Tp::CompactionTryToCompactPages,
-            format_args!("order={order} gfp_mask=GFP_KERNEL priority={prio}"),
+            "order={order} gfp_mask=GFP_KERNEL priority={prio}"
         );
         let mut rc = CompactResult::Skipped;
         for zi in (0..=gfp.highest_zoneidx).rev() {
@@ -1072,14 +1067,13 @@ impl Mm {
     fn trace_defer(&mut self, tp: Tp, zi: usize, order: usize) {
         let d = self.zones[zi].compact.defer;
         let name = self.zones[zi].name();
-        self.trace(
+        trace_event!(
+            self,
             tp,
-            format_args!(
-                "node=0 zone={name:<8} order={order} order_failed={} consider={} limit={}",
-                d.order_failed,
-                d.considered,
-                1u32 << d.defer_shift
-            ),
+            "node=0 zone={name:<8} order={order} order_failed={} consider={} limit={}",
+            d.order_failed,
+            d.considered,
+            1u32 << d.defer_shift
         );
     }
 

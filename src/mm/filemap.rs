@@ -216,9 +216,11 @@ impl Mm {
     /// the entries are young, as x86 prefaults them. Each such page not in the working
     /// set counts as an mmap hit against `mmap_miss`. True if `target` got mapped.
     fn filemap_map_pages(&mut self, space: u32, from: u32, to: u32, target: u32) -> bool {
-        self.trace(
+        trace_event!(
+            self,
             Tp::FilemapMapPages,
-            format_args!("ino={space:x} ofs={from} max_ofs={}", to - 1),
+            "ino={space:x} ofs={from} max_ofs={}",
+            to - 1
         );
         let mut hits = 0u32;
         let mut mapped_target = false;
@@ -254,7 +256,7 @@ impl Mm {
     /// mmap misses outnumber its hits by MMAP_LOTSAMISS). The fault waits for the
     /// page's read, then maps it.
     pub fn filemap_fault(&mut self, space: u32, index: u32) -> FaultResult {
-        self.trace(Tp::FilemapFault, format_args!("ino={space:x} ofs={index}"));
+        trace_event!(self, Tp::FilemapFault, "ino={space:x} ofs={index}");
         let advice = self.spaces[space as usize].advice;
         let ra_pages = self.spaces[space as usize].ra.ra_pages;
         let readahead = advice != Advice::Random && ra_pages > 0;

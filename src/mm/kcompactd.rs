@@ -69,9 +69,10 @@ impl Mm {
             return;
         }
         let name = self.zones[highest_zoneidx].name();
-        self.trace(
+        trace_event!(
+            self,
             Tp::CompactionWakeupKcompactd,
-            format_args!("nid=0 order={order} highest_zoneidx={name:<8}"),
+            "nid=0 order={order} highest_zoneidx={name:<8}"
         );
         self.out.push(Out::WakeKcompactd { at: self.clock() });
     }
@@ -115,7 +116,7 @@ impl Mm {
             }
             self.kcompactd.proactive_trigger = false;
         }
-        self.trace(Tp::CompactionKcompactdSleep, format_args!("nid=0"));
+        trace_event!(self, Tp::CompactionKcompactdSleep, "nid=0");
         if self.cfg.compaction_proactiveness == 0 {
             KcompactdNext::Sleep
         } else {
@@ -130,9 +131,10 @@ impl Mm {
         let order = self.kcompactd.max_order;
         let idx = self.kcompactd_highest_zoneidx();
         let name = self.zones[idx].name();
-        self.trace(
+        trace_event!(
+            self,
             Tp::CompactionKcompactdWake,
-            format_args!("nid=0 order={order} highest_zoneidx={name:<8}"),
+            "nid=0 order={order} highest_zoneidx={name:<8}"
         );
         self.count(Ev::CompactDaemonWake, 1);
         for zi in 0..=idx {

@@ -152,9 +152,10 @@ impl Mm {
             }
             return;
         }
-        self.trace(
+        trace_event!(
+            self,
             Tp::WakeupKswapd,
-            format_args!("nid=0 zid={zone_idx} order={order} gfp_flags=GFP_HIGHUSER_MOVABLE"),
+            "nid=0 zid={zone_idx} order={order} gfp_flags=GFP_HIGHUSER_MOVABLE"
         );
         self.out.push(Out::WakeKswapd { at: self.clock() });
     }
@@ -239,7 +240,7 @@ impl Mm {
                         self.reset_isolation_suitable_node();
                     }
                     self.kswapd.state = KswapdState::Sleeping;
-                    self.trace(Tp::KswapdSleep, format_args!("nid=0"));
+                    trace_event!(self, Tp::KswapdSleep, "nid=0");
                     return KswapdNext::Sleep;
                 } else {
                     self.count(Ev::KswapdHighWmarkHitQuickly, 1);
@@ -307,10 +308,7 @@ impl Mm {
         self.kswapd.order = 0;
         self.kswapd.highest_zoneidx = None;
         self.kswapd.state = KswapdState::Running;
-        self.trace(
-            Tp::KswapdWake,
-            format_args!("nid=0 zid={idx} order={alloc_order}"),
-        );
+        trace_event!(self, Tp::KswapdWake, "nid=0 zid={idx} order={alloc_order}");
         self.count(Ev::Pageoutrun, 1);
         let mut sc = ScanControl::new(0, idx, alloc_order);
         sc.may_writepage = true;

@@ -1139,15 +1139,10 @@ impl Mm {
             },
             isolated,
         );
-        self.trace(
-            Tp::LruIsolate,
-            format_args!(
-                "classzone={} order={} nr_requested={MAX_LRU_BATCH} nr_scanned={scanned} nr_skipped=0 nr_taken={isolated} lru={}",
+        trace_event!(self, Tp::LruIsolate, "classzone={} order={} nr_requested={MAX_LRU_BATCH} nr_scanned={scanned} nr_skipped=0 nr_taken={isolated} lru={}",
                 sc.reclaim_idx,
                 sc.order,
-                if t == FILE { "inactive_file" } else { "inactive_anon" }
-            ),
-        );
+                if t == FILE { "inactive_file" } else { "inactive_anon" });
         if t == FILE {
             sc.nr.file_taken += isolated;
         }

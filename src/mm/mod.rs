@@ -6,6 +6,19 @@
 //! to that task through [`Mm::charge`] and asks the simulator for wake-ups and timers
 //! through [`Mm::out`].
 
+/// `Mm::trace` of tracepoint `$tp` with its fields formatted from the rest, the
+/// arguments evaluated only while the event is on: the hot paths that carry
+/// tracepoints (readahead, reclaim's lists) pay a flag test, not the formatting's
+/// set-up.
+macro_rules! trace_event {
+    ($mm:expr, $tp:expr, $($fields:tt)+) => {{
+        let tp = $tp;
+        if $mm.tracing(tp) {
+            $mm.trace(tp, format_args!($($fields)+));
+        }
+    }};
+}
+
 pub mod check;
 pub mod compaction;
 pub mod damon;

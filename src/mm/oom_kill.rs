@@ -74,7 +74,7 @@ impl Mm {
         let memcg = self.workload_memcg[w];
         self.memcg.cgs[memcg].events.oom_kill += 1;
         let pid = self.workload_task.get(w).map_or(0, |t| t + 1);
-        self.trace(Tp::MarkVictim, format_args!("pid={pid}"));
+        trace_event!(self, Tp::MarkVictim, "pid={pid}");
         self.out.push(Out::OomKill { workload: w });
         self.exit_workload(w);
     }

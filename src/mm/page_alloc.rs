@@ -462,10 +462,7 @@ impl Mm {
                 break pfn;
             }
             let e = rmqueue_fallback(z, &mut self.frames, order, mt, boost)?;
-            self.trace(
-                Tp::PageAllocExtfrag,
-                format_args!(
-                    "page={:#x} pfn={:#x} alloc_order={} fallback_order={} pageblock_order={} alloc_migratetype={} fallback_migratetype={} fragmenting={} change_ownership={}",
+            trace_event!(self, Tp::PageAllocExtfrag, "page={:#x} pfn={:#x} alloc_order={} fallback_order={} pageblock_order={} alloc_migratetype={} fallback_migratetype={} fragmenting={} change_ownership={}",
                     0xffff_ea00_0000_0000u64 + e.pfn as u64 * 64,
                     e.pfn,
                     e.alloc_order,
@@ -474,9 +471,7 @@ impl Mm {
                     e.alloc_migratetype,
                     e.fallback_migratetype,
                     u8::from(e.fallback_order < PAGEBLOCK_ORDER),
-                    u8::from(e.change_ownership),
-                ),
-            );
+                    u8::from(e.change_ownership));
         };
         let z = &mut self.zones[zi];
         z.nr_free_pages -= 1 << order;

@@ -171,13 +171,17 @@ impl Mm {
     /// the file's window as it stands.
     fn trace_ra(&mut self, tp: Tp, space: u32, index: u64, req_count: u64) {
         let ra = self.spaces[space as usize].ra;
-        self.trace(
+        trace_event!(
+            self,
             tp,
-            format_args!(
-                "ino={space:x} index={index} req_count={req_count} order={} size={} \
+            "ino={space:x} index={index} req_count={req_count} order={} size={} \
                  async_size={} ra_pages={} mmap_miss={} prev_pos={}",
-                ra.order, ra.size, ra.async_size, ra.ra_pages, ra.mmap_miss, ra.prev_pos
-            ),
+            ra.order,
+            ra.size,
+            ra.async_size,
+            ra.ra_pages,
+            ra.mmap_miss,
+            ra.prev_pos
         );
     }
 
@@ -350,11 +354,10 @@ impl Mm {
         nr_to_read: u64,
         lookahead: u64,
     ) -> Result<(), FaultResult> {
-        self.trace(
+        trace_event!(
+            self,
             Tp::PageCacheRaUnbounded,
-            format_args!(
-                "ino={space:x} index={index} nr_to_read={nr_to_read} lookahead_size={lookahead}"
-            ),
+            "ino={space:x} index={index} nr_to_read={nr_to_read} lookahead_size={lookahead}"
         );
         let mark = (lookahead <= nr_to_read).then(|| nr_to_read - lookahead);
         let mut run_start = index;

@@ -57,13 +57,13 @@ impl Mm {
         }
         let nr = std::mem::take(&mut self.vfs.lru[memcg].nr_deferred);
         let plan = shrink_plan(freeable, nr, priority);
-        self.trace(
+        trace_event!(
+            self,
             Tp::ShrinkSlabStart,
-            format_args!(
-                "super_cache_scan: nid: 0 memcg: {memcg} objects to shrink {nr} cache items \
+            "super_cache_scan: nid: 0 memcg: {memcg} objects to shrink {nr} cache items \
                  {freeable} delta {} total_scan {} priority {priority}",
-                plan.delta, plan.total_scan
-            ),
+            plan.delta,
+            plan.total_scan
         );
         let (mut total_scan, mut scanned, mut freed) = (plan.total_scan, 0, 0);
         while total_scan >= SB_SHRINK_BATCH || total_scan >= freeable {
@@ -78,12 +78,11 @@ impl Mm {
         }
         let next_deferred = (nr + plan.delta).saturating_sub(scanned).min(2 * freeable);
         self.vfs.lru[memcg].nr_deferred = next_deferred;
-        self.trace(
+        trace_event!(
+            self,
             Tp::ShrinkSlabEnd,
-            format_args!(
-                "super_cache_scan: nid: 0 unused scan count {nr} new scan count \
+            "super_cache_scan: nid: 0 unused scan count {nr} new scan count \
                  {next_deferred} total_scan {total_scan} last shrinker return val {freed}"
-            ),
         );
         freed
     }

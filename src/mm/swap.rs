@@ -275,7 +275,7 @@ impl Mm {
             } else {
                 "RECLAIM_WB_ANON|RECLAIM_WB_ASYNC"
             };
-            self.trace(Tp::WriteFolio, format_args!("pfn=0x{pfn:x} flags={flags}"));
+            trace_event!(self, Tp::WriteFolio, "pfn=0x{pfn:x} flags={flags}");
         }
     }
 

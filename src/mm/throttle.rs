@@ -317,22 +317,23 @@ impl Mm {
         }
         *st.usec_delayed.entry(delayed).or_default() += 1;
         match kind {
-            Sleep::CongestionWait => self.trace(
+            Sleep::CongestionWait => trace_event!(
+                self,
                 Tp::WritebackCongestionWait,
-                format_args!("usec_timeout={usec_timeout} usec_delayed={delayed}"),
+                "usec_timeout={usec_timeout} usec_delayed={delayed}"
             ),
-            Sleep::WaitIffCongested => self.trace(
+            Sleep::WaitIffCongested => trace_event!(
+                self,
                 Tp::WritebackWaitIffCongested,
-                format_args!("usec_timeout={usec_timeout} usec_delayed={delayed}"),
+                "usec_timeout={usec_timeout} usec_delayed={delayed}"
             ),
             Sleep::Msleep => {}
             // The kernel's format string spells the field "usect_delayed".
-            _ => self.trace(
+            _ => trace_event!(
+                self,
                 Tp::VmscanThrottled,
-                format_args!(
-                    "nid=0 usec_timeout={usec_timeout} usect_delayed={delayed} reason={}",
-                    kind.name()
-                ),
+                "nid=0 usec_timeout={usec_timeout} usect_delayed={delayed} reason={}",
+                kind.name()
             ),
         }
     }

@@ -690,13 +690,8 @@ impl Mm {
         self.move_folios_to_lru(&taken);
         self.count_memcg(memcg, Ev::Pgdeactivate, nr_deactivate);
         let (file, priority) = (l & lru::FILE != 0, sc.priority);
-        self.trace(
-            Tp::LruShrinkActive,
-            format_args!(
-                "nid=0 nr_taken={nr_taken} nr_active=0 nr_deactivated={nr_deactivate} nr_referenced=0 priority={priority} flags={}",
-                reclaim_flags(file)
-            ),
-        );
+        trace_event!(self, Tp::LruShrinkActive, "nid=0 nr_taken={nr_taken} nr_active=0 nr_deactivated={nr_deactivate} nr_referenced=0 priority={priority} flags={}",
+                reclaim_flags(file));
     }
 
     /// `shrink_inactive_list` (kernel-reference §2.10).
@@ -803,10 +798,7 @@ impl Mm {
         priority: i32,
         file: bool,
     ) {
-        self.trace(
-            Tp::LruShrinkInactive,
-            format_args!(
-                "nid=0 nr_scanned={nr_scanned} nr_reclaimed={nr_reclaimed} nr_dirty={} nr_writeback={} nr_congested={} nr_immediate={} nr_activate_anon={} nr_activate_file={} nr_ref_keep={} nr_unmap_fail=0 priority={priority} flags={}",
+        trace_event!(self, Tp::LruShrinkInactive, "nid=0 nr_scanned={nr_scanned} nr_reclaimed={nr_reclaimed} nr_dirty={} nr_writeback={} nr_congested={} nr_immediate={} nr_activate_anon={} nr_activate_file={} nr_ref_keep={} nr_unmap_fail=0 priority={priority} flags={}",
                 stat.nr_dirty,
                 stat.nr_writeback,
                 stat.nr_congested,
@@ -814,9 +806,7 @@ impl Mm {
                 stat.nr_activate[0],
                 stat.nr_activate[1],
                 stat.nr_ref_keep,
-                reclaim_flags(file)
-            ),
-        );
+                reclaim_flags(file));
     }
 
     /// `folio_check_references` (classic rules, kernel-reference §2.10 step 6).
@@ -1382,14 +1372,15 @@ impl Mm {
     pub fn try_to_free_pages(&mut self, order: usize, gfp: Gfp) -> u64 {
         let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, gfp.highest_zoneidx, order);
         let cpu_before = self.cpu_ns;
-        self.trace(
+        trace_event!(
+            self,
             Tp::DirectReclaimBegin,
-            format_args!("order={order} gfp_flags=GFP_HIGHUSER_MOVABLE"),
+            "order={order} gfp_flags=GFP_HIGHUSER_MOVABLE"
         );
         self.in_reclaim = true;
         let got = self.do_try_to_free_pages(&mut sc);
         self.in_reclaim = false;
-        self.trace(Tp::DirectReclaimEnd, format_args!("nr_reclaimed={got}"));
+        trace_event!(self, Tp::DirectReclaimEnd, "nr_reclaimed={got}");
         debug_assert!(matches!(self.current, Current::Task(_)));
         self.stall_ns += self.cpu_ns - cpu_before;
         self.direct_reclaim_ns += self.cpu_ns - cpu_before;

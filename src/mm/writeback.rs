@@ -712,7 +712,7 @@ impl Mm {
                     kbps(task_ratelimit),
                     kbps(th.balanced_dirty_ratelimit),
                 );
-                self.trace(Tp::BdiDirtyRatelimit, format_args!("{line}"));
+                trace_event!(self, Tp::BdiDirtyRatelimit, "{line}");
             }
         }
     }
@@ -898,7 +898,7 @@ impl Mm {
             period * 1000 / hz,
             think,
         );
-        self.trace(Tp::BalanceDirtyPages, format_args!("{line}"));
+        trace_event!(self, Tp::BalanceDirtyPages, "{line}");
     }
 }
 

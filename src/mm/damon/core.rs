@@ -334,9 +334,10 @@ impl Mm {
             for r in &mut t.regions {
                 if self.trace.is_some() {
                     let (s, e, n, a) = (r.start, r.end, r.nr_accesses, r.age);
-                    self.trace(
+                    trace_event!(
+                        self,
                         Tp::DamonAggregated,
-                        format_args!("target_id={ti} nr_regions={nr} {s}-{e}: {n} {a}"),
+                        "target_id={ti} nr_regions={nr} {s}-{e}: {n} {a}"
                     );
                 }
                 r.last_nr_accesses = r.nr_accesses;
