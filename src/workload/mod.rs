@@ -906,7 +906,7 @@ fn paced_loop(
 ) -> (u64, Option<(u32, bool)>) {
     hit_loop_ahead_with(
         table,
-        PACED_LOOKAHEAD,
+        (PACED_LOOKAHEAD, u64::MAX),
         write_u32,
         rng,
         ahead,
@@ -1337,23 +1337,24 @@ pub(crate) fn hit_loop_ahead(
     };
     hit_loop_ahead_with(
         table,
-        lookahead,
+        (lookahead, limit),
         write_u32,
         rng,
         ahead,
         key,
         (draw, prefetch, resolve),
-        |hits| hits < limit,
+        |_| true,
     )
 }
 
-/// [`hit_loop_ahead`]'s loop: before each access `more(hits so far)` says whether to
-/// make it (a paced run learns there that the access before hit).
+/// [`hit_loop_ahead`]'s loop: at most `limit` accesses, and before each one
+/// `more(hits so far)` says whether to make it (a paced run learns there that the
+/// access before hit).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn hit_loop_ahead_with(
     (entries, pmd_young): (&mut [crate::mm::page::Pte], &mut [bool]),
-    lookahead: u64,
+    (lookahead, limit): (u64, u64),
     write_u32: u32,
     rng: &mut Pcg64Mcg,
     ahead: &mut Option<Box<Ahead>>,
@@ -1371,7 +1372,7 @@ fn hit_loop_ahead_with(
     };
     let mut hits = 0u64;
     let miss = loop {
-        if !more(hits) {
+        if hits == limit || !more(hits) {
             break None;
         }
         let depth = (a.streak + 1).min(2 * lookahead);
