@@ -458,13 +458,11 @@ impl Mm {
         };
         let was = old.map(|o| base + if g.is_active(o) { lru::ACTIVE } else { 0 });
         let now = new.map(|n| base + if g.is_active(n) { lru::ACTIVE } else { 0 });
-        if was != now {
-            if let Some(l) = was {
-                self.update_lru_size(memcg, l, zi, -1);
-            }
-            if let Some(l) = now {
-                self.update_lru_size(memcg, l, zi, 1);
-            }
+        match (was, now) {
+            (Some(w), Some(n)) if w != n => self.move_lru_size(memcg, w, n, zi),
+            (Some(w), None) => self.update_lru_size(memcg, w, zi, -1),
+            (None, Some(n)) => self.update_lru_size(memcg, n, zi, 1),
+            _ => {}
         }
     }
 
@@ -1100,13 +1098,22 @@ impl Mm {
         let (mut scanned, mut sorted, mut remaining) = (0u64, 0u64, MAX_LRU_BATCH);
         for i in (1..=MAX_NR_ZONES).rev() {
             let zi = (sc.reclaim_idx + i) % MAX_NR_ZONES;
+            // The walk's first frames fetched together, then each WALK_PREFETCH_AHEAD
+            // ahead of the tail (as isolate_lru_folios): without the first batch every
+            // scan began with a chain of misses.
+            let fetched = self.lruvecs[memcg].lrugen.folios[gen][t][zi]
+                .prefetch_tail(&self.frames, remaining.min(MIN_LRU_BATCH) as usize);
+            let mut walked = 0usize;
             loop {
                 let pfn = self.lruvecs[memcg].lrugen.folios[gen][t][zi].tail();
                 if pfn == NIL {
                     break;
                 }
                 scanned += 1;
-                self.lruvecs[memcg].lrugen.folios[gen][t][zi].prefetch_walk(&self.frames);
+                walked += 1;
+                if walked + super::list::WALK_PREFETCH_AHEAD > fetched {
+                    self.lruvecs[memcg].lrugen.folios[gen][t][zi].prefetch_walk(&self.frames);
+                }
                 if self.sort_folio(pfn, sc, tier) {
                     sorted += 1;
                 } else {
