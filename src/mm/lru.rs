@@ -95,6 +95,26 @@ impl Mm {
         }
     }
 
+    /// A page moving from list `from` to list `to` of the same memcg and zone: the
+    /// two `update_lru_size` calls (−1, +1) in one walk up the tree.
+    pub fn move_lru_size(&mut self, memcg: usize, from: usize, to: usize, zi: usize) {
+        assert!(from < lru::NR_LRU_LISTS && to < lru::NR_LRU_LISTS && zi < MAX_NR_ZONES);
+        let z = &mut self.zones[zi].lru_pages;
+        z[from] = z[from].wrapping_sub(1);
+        z[to] = z[to].wrapping_add(1);
+        let v = &mut self.lruvecs[memcg].zone_size;
+        v[from][zi] = v[from][zi].wrapping_sub(1);
+        v[to][zi] = v[to][zi].wrapping_add(1);
+        let mut m = Some(memcg);
+        while let Some(c) = m {
+            let v = &mut self.lruvecs[c];
+            v.hier[from] = v.hier[from].wrapping_sub(1);
+            v.hier[to] = v.hier[to].wrapping_add(1);
+            v.stats_updates += 2;
+            m = self.memcg.cgs[c].parent;
+        }
+    }
+
     /// `lruvec_add_folio`: onto the head of the list its flags select; sets PG_lru.
     pub fn lruvec_add_folio(&mut self, pfn: Pfn) {
         self.lruvec_add(pfn, false);
