@@ -914,6 +914,7 @@ impl Simulation {
         t.system_ns += rep.system_ns;
         // PSI: the workload's cgroup (and so its ancestors and the system).
         let group = self.task_psi_group(task);
+        self.psi.begin_batch();
         self.psi.interval(start, end, cpu, group, PsiDelta::RUN);
         for s in &rep.stalls {
             // Stalled while on the CPU: memstall, and not productive.
@@ -925,6 +926,7 @@ impl Simulation {
         if let SliceEnd::Blocked { memstall, .. } = end_kind {
             self.psi.record(end, cpu, group, sleep_state(memstall));
         }
+        self.psi.end_batch();
         if let SliceEnd::Blocked { memstall, .. } = end_kind {
             self.tasks[task].sleep = Some((end, sleep_state(memstall)));
         }

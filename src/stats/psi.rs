@@ -17,7 +17,10 @@
 //! before the engine's clock. [`Psi::advance`] applies everything before the engine's
 //! clock in time order; only the announced future waits, in a heap, so memory is
 //! O(groups × CPUs) plus what running slices announced: independent of how often
-//! anyone reads and how long the run is.
+//! anyone reads and how long the run is. A slice's changes (its run, the stalls in
+//! it, the sleep it ends in) go into the heap as one batch, sorted, keyed by its next
+//! change: the same order of application for a heap entry per slice instead of one
+//! per change.
 //!
 //! Not modelled: the averaging work's own CPU (the kernel keeps rescheduling it on its
 //! CPU while other tasks are there; here it is on no CPU, so every CPU counts as
@@ -26,6 +29,7 @@
 //! PSI_POLL aggregator (triggers) and the io and cpu resources.
 
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::BinaryHeap;
 
 /// The scheduler's fixed point (include/linux/sched/loadavg.h).
@@ -264,6 +268,9 @@ enum DueKind {
     Change { cpu: u16, group: u32, d: PsiDelta },
     /// `psi_avgs_work` of `group`.
     AvgsWork { group: u32 },
+    /// The next of a batch's changes (`Psi::batches[batch]`, in key order): the heap
+    /// holds one entry per batch, keyed as its next change.
+    Batch { batch: u32 },
 }
 
 impl DueKind {
@@ -271,6 +278,7 @@ impl DueKind {
         match self {
             DueKind::Change { .. } => 0,
             DueKind::AvgsWork { .. } => 1,
+            DueKind::Batch { .. } => unreachable!("a batch is keyed by its changes"),
         }
     }
 }
@@ -293,6 +301,13 @@ impl Ord for Due {
     }
 }
 
+/// A batch's changes in key order, `next` the first not applied.
+#[derive(Debug, Clone, Default)]
+struct Batch {
+    changes: Vec<Due>,
+    next: usize,
+}
+
 /// Every PSI group of the machine: index 0 is the system (the root cgroup's
 /// memory.pressure is /proc/pressure/memory), the others the cgroups, by memcg id.
 #[derive(Debug, Clone)]
@@ -300,6 +315,12 @@ pub struct Psi {
     groups: Vec<PsiGroup>,
     due: BinaryHeap<Reverse<Due>>,
     seq: u64,
+    /// Between [`Psi::begin_batch`] and [`Psi::end_batch`]: the changes recorded.
+    batching: Option<Vec<Due>>,
+    /// Batches in the heap (a slice's changes, sorted), and the free slots.
+    batches: Vec<Batch>,
+    free_batches: Vec<u32>,
+    spare_batch: Vec<Due>,
     jiffies: Jiffies,
     /// `psi_period`: PSI_FREQ in nanoseconds.
     psi_period_ns: u64,
@@ -330,6 +351,10 @@ impl Psi {
             groups,
             due: BinaryHeap::new(),
             seq: 0,
+            batching: None,
+            batches: Vec::new(),
+            free_batches: Vec::new(),
+            spare_batch: Vec::new(),
             jiffies,
             psi_period_ns,
             applied_until_ns: 0,
@@ -364,26 +389,100 @@ impl Psi {
     fn push(&mut self, t_ns: u64, kind: DueKind) {
         self.seq += 1;
         debug_assert!(self.seq < 1 << 63);
-        self.due.push(Reverse(Due {
+        let due = Due {
             t_ns,
             order: (kind.rank() as u64) << 63 | self.seq,
             kind,
+        };
+        match &mut self.batching {
+            Some(b) => {
+                // Kept in key order as it grows: a slice's changes come nearly sorted
+                // (only its end, recorded second, lies after the stalls).
+                b.push(due);
+                let mut i = b.len() - 1;
+                while i > 0 && b[i - 1].key() > b[i].key() {
+                    b.swap(i - 1, i);
+                    i -= 1;
+                }
+            }
+            None => self.due.push(Reverse(due)),
+        }
+    }
+
+    /// From here to [`Psi::end_batch`], changes are recorded as one batch: a slice's
+    /// run, its stalls and the sleep it ends in, which would otherwise each take a
+    /// heap entry (and the heap's sift, on a heap that many of them make deeper).
+    /// The order in which changes apply is the same either way: each keeps its time
+    /// and sequence number, and the batch sits in the heap as its earliest change.
+    pub fn begin_batch(&mut self) {
+        debug_assert!(self.batching.is_none());
+        self.batching = Some(std::mem::take(&mut self.spare_batch));
+    }
+
+    pub fn end_batch(&mut self) {
+        let Some(mut changes) = self.batching.take() else {
+            return;
+        };
+        if changes.len() < 2 {
+            self.due.extend(changes.drain(..).map(Reverse));
+            self.spare_batch = changes;
+            return;
+        }
+        let first = changes[0];
+        let batch = match self.free_batches.pop() {
+            Some(i) => {
+                // The slot's emptied buffer is the next batch's (no allocation).
+                let old = std::mem::replace(&mut self.batches[i as usize].changes, changes);
+                self.spare_batch = old;
+                i
+            }
+            None => {
+                self.batches.push(Batch { changes, next: 0 });
+                (self.batches.len() - 1) as u32
+            }
+        };
+        self.due.push(Reverse(Due {
+            kind: DueKind::Batch { batch },
+            ..first
         }));
     }
 
     /// Applies, in time order, every change and runs every averaging work due before
     /// `now_ns`: all of them have been recorded once the engine's clock reached it.
     pub fn advance(&mut self, now_ns: u64) {
-        while let Some(&Reverse(due)) = self.due.peek() {
-            if due.t_ns >= now_ns {
+        loop {
+            let Some(mut top) = self.due.peek_mut() else {
+                break;
+            };
+            if top.0.t_ns >= now_ns {
                 break;
             }
-            self.due.pop();
+            let due = match top.0.kind {
+                DueKind::Batch { batch } => {
+                    let b = &mut self.batches[batch as usize];
+                    let due = b.changes[b.next];
+                    b.next += 1;
+                    if let Some(next) = b.changes.get(b.next) {
+                        // Re-keyed in place: one sift down instead of a pop and a push.
+                        top.0.t_ns = next.t_ns;
+                        top.0.order = next.order;
+                        drop(top);
+                    } else {
+                        PeekMut::pop(top);
+                        b.changes.clear();
+                        b.next = 0;
+                        self.free_batches.push(batch);
+                    }
+                    due
+                }
+                _ => PeekMut::pop(top).0,
+            };
             match due.kind {
                 DueKind::Change { cpu, group, d } => {
                     self.task_change(group as usize, cpu as usize, d, due.t_ns)
                 }
                 DueKind::AvgsWork { group } => self.avgs_work(group as usize, due.t_ns),
+                DueKind::Batch { .. } => unreachable!("batches hold changes"),
             }
         }
         self.applied_until_ns = self.applied_until_ns.max(now_ns);
@@ -672,5 +771,79 @@ mod tests {
         p.interval(0, 100 * MS, 0, 2, PsiDelta::STALL_RUN);
         let totals: Vec<[u64; 2]> = (0..4).map(|g| p.show(g, S).total_us).collect();
         assert_eq!(totals, [[100_000; 2], [100_000; 2], [100_000; 2], [0; 2]]);
+    }
+
+    #[test]
+    fn a_batch_applies_as_its_changes_would_one_by_one() {
+        // Slices on 2 CPUs in a 3-group tree, each a run with stalls inside (some
+        // touching its start or end, so equal times must keep their order) and, now
+        // and then, a sleep from its end to a later wake-up; single changes between.
+        // Recorded once as separate changes and once batched per slice: every read of
+        // every group must agree, and so must the averages.
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+        let parents = [None, Some(0), Some(1)];
+        let (mut plain, mut batched) = (Psi::new(2, 250, &parents), Psi::new(2, 250, &parents));
+        let mut clock = 0u64;
+        let mut wakes: Vec<(u64, usize, usize)> = Vec::new();
+        for step in 0..4000 {
+            let (cpu, group) = (rng.gen_range(0..2), rng.gen_range(0..3));
+            let start = clock + rng.gen_range(0..3) * MS;
+            let end = start + rng.gen_range(1..40) * MS;
+            let mut stalls = Vec::new();
+            let mut t = start;
+            while t < end && rng.gen_bool(0.7) {
+                let s = t + rng.gen_range(0..3) * MS;
+                let e = (s + rng.gen_range(1..5) * MS).min(end);
+                if s >= e {
+                    break;
+                }
+                stalls.push((s, e));
+                t = e + rng.gen_range(0..2) * MS;
+            }
+            let sleeps = rng.gen_bool(0.3);
+            for (p, batch) in [(&mut plain, false), (&mut batched, true)] {
+                if batch {
+                    p.begin_batch();
+                }
+                p.interval(start, end, cpu, group, PsiDelta::RUN);
+                for &(s, e) in &stalls {
+                    p.interval(s, e, cpu, group, PsiDelta::MEMSTALL_ENTER);
+                }
+                if sleeps {
+                    p.record(end, cpu, group, PsiDelta::STALL_WAIT);
+                }
+                if batch {
+                    p.end_batch();
+                }
+            }
+            if sleeps {
+                wakes.push((end + rng.gen_range(0..20) * MS, cpu, group));
+            }
+            clock += rng.gen_range(0..4) * MS;
+            // Wake-ups recorded once the clock reaches them, as the engine does.
+            wakes.sort_unstable();
+            while wakes.first().is_some_and(|w| w.0 <= clock) {
+                let (w, cpu, group) = wakes.remove(0);
+                for p in [&mut plain, &mut batched] {
+                    p.record(w, cpu, group, PsiDelta::STALL_WAIT.negated());
+                }
+            }
+            if step % 37 == 0 {
+                for g in 0..3 {
+                    assert_eq!(
+                        plain.show(g, clock),
+                        batched.show(g, clock),
+                        "group {g} at {clock}"
+                    );
+                }
+            }
+        }
+        let end = clock + 5 * S;
+        for g in 0..3 {
+            let (a, b) = (plain.show(g, end), batched.show(g, end));
+            assert_eq!(a, b);
+            assert!(a.total_us[0] > 0, "the test stalls group {g}");
+        }
     }
 }
