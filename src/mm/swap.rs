@@ -108,6 +108,16 @@ impl SwapDevice {
         self.slots[slot as usize]
     }
 
+    /// A swap-in of `slot` is coming: start loading its entry (and what freeing it
+    /// reads).
+    #[inline]
+    pub fn prefetch_slot(&self, slot: u32) {
+        if let Some(e) = self.slots.get(slot as usize) {
+            crate::host_memory::prefetch(e);
+        }
+        self.prefetch_for_free(slot);
+    }
+
     /// A swap-in of `slot` has begun and will free the slot when done: start loading
     /// what [`Mm::swap_free`] reads beside the slot itself (its memcg, zram's map), so
     /// the misses overlap the fault's allocation and reclaim.

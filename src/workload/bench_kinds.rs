@@ -66,6 +66,22 @@ impl Kv {
         (lo + t.progress < hi).then(|| lo + t.progress)
     }
 
+    /// The second stage of the key look-ahead: a key's first page-table entry, loaded
+    /// since it was drawn, is read; if the page is out on swap, the swap map's entry
+    /// the fault will read (a random place in a large table) starts loading.
+    fn prefetch_swap_slot(&self, t: &Thread, cx: &Ctx) {
+        let (Some(a), Some(sw)) = (t.ahead.as_deref(), cx.mm.swap.as_ref()) else {
+            return;
+        };
+        let Some(k) = a.peek(super::SECOND_STAGE_AHEAD) else {
+            return;
+        };
+        let e = cx.mm.spaces[self.space as usize].pte((k * self.value_size / 4096) as u32);
+        if pte::kind(e) == pte::SWAP {
+            sw.prefetch_slot(pte::slot(e));
+        }
+    }
+
     pub(crate) fn op(&mut self, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
         let fill = if cx.retry.is_none() {
             self.next_fill_key(t)
@@ -121,6 +137,7 @@ impl Kv {
                         (key, set(rng))
                     }
                 };
+                self.prefetch_swap_slot(t, cx);
                 cx.user(self.request_ns);
                 (key, set)
             }

@@ -1154,6 +1154,9 @@ fn mmap_read(cx: &mut Ctx, t: &mut Thread, space: u32, first: u32, n: u32) -> Fa
 /// `2 * LOOKAHEAD` ahead (prefetching a zipf sample's alias bucket) and looks up its
 /// page `LOOKAHEAD` ahead (prefetching the page-table entry).
 const LOOKAHEAD: u64 = 16;
+/// How far ahead a ring's second stage reads an entry the first stage fetched (its
+/// swap slot, say): half the look-ahead, so the entry has arrived by then.
+pub(crate) const SECOND_STAGE_AHEAD: u64 = LOOKAHEAD / 2;
 const RING: usize = 2 * LOOKAHEAD as usize;
 /// [`LOOKAHEAD`] for a thread that makes one access a call (paced): big64's 16
 /// paced zipf threads ran 13 s at 16, 15.7 s at 1, 11.7 s at 2, 10.6–11.2 s at 4 and
@@ -1283,6 +1286,14 @@ impl Ahead {
             prefetch_item(slot.1);
             self.resolved += 1;
         }
+    }
+
+    /// The item of the access `k` after the next one to take, if already resolved
+    /// (for a second stage of prefetching: what its entry, loaded since, points to).
+    #[inline]
+    pub(crate) fn peek(&self, k: u64) -> Option<u64> {
+        let i = self.applied + k;
+        (i < self.resolved).then(|| self.ring[i as usize % RING].1)
     }
 
     /// The next access, (item, write): resolved by [`Ahead::fill`].
