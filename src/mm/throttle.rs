@@ -156,15 +156,12 @@ impl ReclaimWait {
         // later starts no earlier than this one (slices are 100 us by default; 1 ms
         // leaves room for longer ones and keeps the ledger short).
         let horizon = now_ns.saturating_sub(1_000_000);
-        // One pass: drop what is over and sum what is held now.
-        let mut held = 0;
-        self.isolated.retain(|i| {
-            if i.file == file && i.start_ns <= now_ns && now_ns < i.end_ns {
-                held += i.nr_pages;
-            }
-            i.end_ns > horizon
-        });
-        held
+        self.isolated.retain(|i| i.end_ns > horizon);
+        self.isolated
+            .iter()
+            .filter(|i| i.file == file && i.start_ns <= now_ns && now_ns < i.end_ns)
+            .map(|i| i.nr_pages)
+            .sum()
     }
 
     /// Records pages held isolated over `[start_ns, end_ns)`.
