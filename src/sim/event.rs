@@ -32,6 +32,7 @@ pub struct EventQueue {
 }
 
 impl EventQueue {
+    #[inline]
     pub fn push(&mut self, time_ns: u64, ev: Event) {
         self.seq += 1;
         let class = if matches!(ev, Event::CpuFree(_)) {

@@ -914,7 +914,11 @@ impl Simulation {
         t.system_ns += rep.system_ns;
         // PSI: the workload's cgroup (and so its ancestors and the system).
         let group = self.task_psi_group(task);
-        self.psi.begin_batch();
+        // Batched only with stalls: a run alone is two changes, cheaper as they are.
+        let batch = !rep.stalls.is_empty();
+        if batch {
+            self.psi.begin_batch();
+        }
         self.psi.interval(start, end, cpu, group, PsiDelta::RUN);
         for s in &rep.stalls {
             // Stalled while on the CPU: memstall, and not productive.
@@ -926,7 +930,9 @@ impl Simulation {
         if let SliceEnd::Blocked { memstall, .. } = end_kind {
             self.psi.record(end, cpu, group, sleep_state(memstall));
         }
-        self.psi.end_batch();
+        if batch {
+            self.psi.end_batch();
+        }
         if let SliceEnd::Blocked { memstall, .. } = end_kind {
             self.tasks[task].sleep = Some((end, sleep_state(memstall)));
         }

@@ -29,7 +29,6 @@
 //! PSI_POLL aggregator (triggers) and the io and cpu resources.
 
 use std::cmp::Reverse;
-use std::collections::binary_heap::PeekMut;
 use std::collections::BinaryHeap;
 
 /// The scheduler's fixed point (include/linux/sched/loadavg.h).
@@ -301,6 +300,19 @@ impl Ord for Due {
     }
 }
 
+/// Adds `due` to a batch in key order: a slice's changes come nearly sorted (only its
+/// end, recorded second, lies after the stalls). Out of line, so that `Psi::push`
+/// stays small enough to inline where nothing is batched.
+#[inline(never)]
+fn insert_sorted(b: &mut Vec<Due>, due: Due) {
+    b.push(due);
+    let mut i = b.len() - 1;
+    while i > 0 && b[i - 1].key() > b[i].key() {
+        b.swap(i - 1, i);
+        i -= 1;
+    }
+}
+
 /// A batch's changes in key order, `next` the first not applied.
 #[derive(Debug, Clone, Default)]
 struct Batch {
@@ -386,6 +398,7 @@ impl Psi {
         }
     }
 
+    #[inline]
     fn push(&mut self, t_ns: u64, kind: DueKind) {
         self.seq += 1;
         debug_assert!(self.seq < 1 << 63);
@@ -395,16 +408,7 @@ impl Psi {
             kind,
         };
         match &mut self.batching {
-            Some(b) => {
-                // Kept in key order as it grows: a slice's changes come nearly sorted
-                // (only its end, recorded second, lies after the stalls).
-                b.push(due);
-                let mut i = b.len() - 1;
-                while i > 0 && b[i - 1].key() > b[i].key() {
-                    b.swap(i - 1, i);
-                    i -= 1;
-                }
-            }
+            Some(b) => insert_sorted(b, due),
             None => self.due.push(Reverse(due)),
         }
     }
@@ -450,32 +454,32 @@ impl Psi {
     /// Applies, in time order, every change and runs every averaging work due before
     /// `now_ns`: all of them have been recorded once the engine's clock reached it.
     pub fn advance(&mut self, now_ns: u64) {
-        loop {
-            let Some(mut top) = self.due.peek_mut() else {
-                break;
-            };
-            if top.0.t_ns >= now_ns {
+        while let Some(&Reverse(top)) = self.due.peek() {
+            if top.t_ns >= now_ns {
                 break;
             }
-            let due = match top.0.kind {
+            let due = match top.kind {
                 DueKind::Batch { batch } => {
                     let b = &mut self.batches[batch as usize];
                     let due = b.changes[b.next];
                     b.next += 1;
                     if let Some(next) = b.changes.get(b.next) {
                         // Re-keyed in place: one sift down instead of a pop and a push.
+                        let mut top = self.due.peek_mut().expect("peeked");
                         top.0.t_ns = next.t_ns;
                         top.0.order = next.order;
-                        drop(top);
                     } else {
-                        PeekMut::pop(top);
+                        self.due.pop();
                         b.changes.clear();
                         b.next = 0;
                         self.free_batches.push(batch);
                     }
                     due
                 }
-                _ => PeekMut::pop(top).0,
+                _ => {
+                    self.due.pop();
+                    top
+                }
             };
             match due.kind {
                 DueKind::Change { cpu, group, d } => {
