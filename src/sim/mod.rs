@@ -914,25 +914,31 @@ impl Simulation {
         t.system_ns += rep.system_ns;
         // PSI: the workload's cgroup (and so its ancestors and the system).
         let group = self.task_psi_group(task);
-        // Batched only with stalls: a run alone is two changes, cheaper as they are.
-        let batch = !rep.stalls.is_empty();
+        // A slice with stalls records as one batch, in time order (the stalls lie
+        // within the run, one after another): the run's end after its stalls, where
+        // `interval` would record it second. Only changes of this task at one instant
+        // trade places, which leaves PSI as it was (no time passes between them).
+        let batch = !rep.stalls.is_empty() && end > start;
         if batch {
             self.psi.begin_batch();
+            self.psi.record(start, cpu, group, PsiDelta::RUN);
+        } else {
+            self.psi.interval(start, end, cpu, group, PsiDelta::RUN);
         }
-        self.psi.interval(start, end, cpu, group, PsiDelta::RUN);
         for s in &rep.stalls {
             // Stalled while on the CPU: memstall, and not productive.
             let (s_start, s_end) = (s.start_ns, s.start_ns + s.len_ns);
             self.psi
                 .interval(s_start, s_end, cpu, group, PsiDelta::MEMSTALL_ENTER);
         }
+        if batch {
+            self.psi.record(end, cpu, group, PsiDelta::RUN.negated());
+        }
         // A sleep's state starts now and ends when the task runs again.
         if let SliceEnd::Blocked { memstall, .. } = end_kind {
             self.psi.record(end, cpu, group, sleep_state(memstall));
         }
-        if batch {
-            self.psi.end_batch();
-        }
+        self.psi.end_batch();
         if let SliceEnd::Blocked { memstall, .. } = end_kind {
             self.tasks[task].sleep = Some((end, sleep_state(memstall)));
         }

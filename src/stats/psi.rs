@@ -780,10 +780,10 @@ mod tests {
     #[test]
     fn a_batch_applies_as_its_changes_would_one_by_one() {
         // Slices on 2 CPUs in a 3-group tree, each a run with stalls inside (some
-        // touching its start or end, so equal times must keep their order) and, now
-        // and then, a sleep from its end to a later wake-up; single changes between.
-        // Recorded once as separate changes and once batched per slice: every read of
-        // every group must agree, and so must the averages.
+        // touching its start or end) and, now and then, a sleep from its end to a
+        // later wake-up; single changes between. Recorded once as separate changes
+        // and once batched per slice: every read of every group must agree, and so
+        // must the averages.
         use rand::{Rng, SeedableRng};
         let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
         let parents = [None, Some(0), Some(1)];
@@ -806,21 +806,34 @@ mod tests {
                 t = e + rng.gen_range(0..2) * MS;
             }
             let sleeps = rng.gen_bool(0.3);
-            for (p, batch) in [(&mut plain, false), (&mut batched, true)] {
-                if batch {
-                    p.begin_batch();
-                }
-                p.interval(start, end, cpu, group, PsiDelta::RUN);
+            // One by one as intervals; batched in time order, the run's end after
+            // its stalls (as the simulator records a slice): where a stall ends with
+            // the run, the two changes at that instant trade places.
+            plain.interval(start, end, cpu, group, PsiDelta::RUN);
+            for &(s, e) in &stalls {
+                plain.interval(s, e, cpu, group, PsiDelta::MEMSTALL_ENTER);
+            }
+            // Half the batches are recorded in the intervals' order instead, out of
+            // time order: the batch sorts them.
+            batched.begin_batch();
+            if rng.gen_bool(0.5) {
+                batched.record(start, cpu, group, PsiDelta::RUN);
                 for &(s, e) in &stalls {
-                    p.interval(s, e, cpu, group, PsiDelta::MEMSTALL_ENTER);
+                    batched.interval(s, e, cpu, group, PsiDelta::MEMSTALL_ENTER);
                 }
+                batched.record(end, cpu, group, PsiDelta::RUN.negated());
+            } else {
+                batched.interval(start, end, cpu, group, PsiDelta::RUN);
+                for &(s, e) in &stalls {
+                    batched.interval(s, e, cpu, group, PsiDelta::MEMSTALL_ENTER);
+                }
+            }
+            for p in [&mut plain, &mut batched] {
                 if sleeps {
                     p.record(end, cpu, group, PsiDelta::STALL_WAIT);
                 }
-                if batch {
-                    p.end_batch();
-                }
             }
+            batched.end_batch();
             if sleeps {
                 wakes.push((end + rng.gen_range(0..20) * MS, cpu, group));
             }
