@@ -300,9 +300,10 @@ impl Ord for Due {
     }
 }
 
-/// Adds `due` to a batch in key order: a slice's changes come nearly sorted (only its
-/// end, recorded second, lies after the stalls). Out of line, so that `Psi::push`
-/// stays small enough to inline where nothing is batched.
+/// Adds `due` to a batch in key order. The simulator records a slice's changes in
+/// time order (one comparison each); a caller recording intervals (a run's end
+/// second, before the stalls inside it) gets them sorted here. Out of line, so that
+/// `Psi::push` stays small enough to inline where nothing is batched.
 #[inline(never)]
 fn insert_sorted(b: &mut Vec<Due>, due: Due) {
     b.push(due);
