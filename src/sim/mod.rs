@@ -938,7 +938,9 @@ impl Simulation {
         if let SliceEnd::Blocked { memstall, .. } = end_kind {
             self.psi.record(end, cpu, group, sleep_state(memstall));
         }
-        self.psi.end_batch();
+        if batch {
+            self.psi.end_batch();
+        }
         if let SliceEnd::Blocked { memstall, .. } = end_kind {
             self.tasks[task].sleep = Some((end, sleep_state(memstall)));
         }
