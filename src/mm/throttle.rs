@@ -25,7 +25,7 @@
 use super::{Current, Mm, Out};
 use crate::scenario::ReclaimThrottle;
 use crate::stats::trace::Tp;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 /// Why a reclaimer sleeps: the four `vmscan_throttle_state` reasons and the legacy
 /// sleeps.
@@ -128,7 +128,10 @@ pub struct ReclaimWait {
     nr_reclaim_start: u64,
     /// NR_THROTTLED_WRITTEN.
     pub nr_throttled_written: u64,
-    isolated: Vec<Isolation>,
+    /// The isolations not yet forgotten, ordered by `end_ns` (ties in the order they
+    /// were noted), so the ones over long ago leave from the front and a query stops
+    /// at the first that ended before it.
+    isolated: VecDeque<Isolation>,
     pub stats: BTreeMap<Sleep, SleepStats>,
 }
 
@@ -156,10 +159,15 @@ impl ReclaimWait {
         // later starts no earlier than this one (slices are 100 us by default; 1 ms
         // leaves room for longer ones and keeps the ledger short).
         let horizon = now_ns.saturating_sub(1_000_000);
-        self.isolated.retain(|i| i.end_ns > horizon);
+        while self.isolated.front().is_some_and(|i| i.end_ns <= horizon) {
+            self.isolated.pop_front();
+        }
+        // Only entries still held at `now_ns` count, and those are the ledger's end.
         self.isolated
             .iter()
-            .filter(|i| i.file == file && i.start_ns <= now_ns && now_ns < i.end_ns)
+            .rev()
+            .take_while(|i| i.end_ns > now_ns)
+            .filter(|i| i.file == file && i.start_ns <= now_ns)
             .map(|i| i.nr_pages)
             .sum()
     }
@@ -167,12 +175,20 @@ impl ReclaimWait {
     /// Records pages held isolated over `[start_ns, end_ns)`.
     pub fn note_isolated(&mut self, start_ns: u64, end_ns: u64, nr_pages: u64, file: bool) {
         if end_ns > start_ns && nr_pages > 0 {
-            self.isolated.push(Isolation {
-                start_ns,
-                end_ns,
-                nr_pages,
-                file,
-            });
+            // CPUs' clocks differ by about a slice, so an entry lands near the back.
+            let mut at = self.isolated.len();
+            while at > 0 && self.isolated[at - 1].end_ns > end_ns {
+                at -= 1;
+            }
+            self.isolated.insert(
+                at,
+                Isolation {
+                    start_ns,
+                    end_ns,
+                    nr_pages,
+                    file,
+                },
+            );
         }
     }
 }
@@ -631,5 +647,47 @@ mod tests {
         assert_eq!(w.nr_isolated(1600, true), 64);
         assert_eq!(w.nr_isolated(1600, false), 32);
         assert_eq!(w.nr_isolated(2000, true), 32);
+    }
+
+    /// The ordered ledger answers as a plain list would that forgets, at each query,
+    /// every entry over by more than 1 ms: reclaimers on four CPUs whose clocks run up
+    /// to 1.5 ms apart (so some queries come after entries they would have forgotten).
+    #[test]
+    fn ordered_ledger_answers_as_the_plain_list() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(13);
+        let mut w = ReclaimWait::default();
+        let mut plain: Vec<Isolation> = Vec::new();
+        let mut cpu_ns = [0u64; 4];
+        for step in 0..100_000 {
+            let c = rng.gen_range(0..4);
+            let lead = *cpu_ns.iter().max().unwrap();
+            cpu_ns[c] = cpu_ns[c].max(lead.saturating_sub(1_500_000)) + rng.gen_range(0..200_000);
+            let now = cpu_ns[c];
+            let file = rng.gen_bool(0.5);
+            if rng.gen_bool(0.5) {
+                let end = now + rng.gen_range(0..300_000);
+                let pages = rng.gen_range(0..40);
+                w.note_isolated(now, end, pages, file);
+                if end > now && pages > 0 {
+                    plain.push(Isolation {
+                        start_ns: now,
+                        end_ns: end,
+                        nr_pages: pages,
+                        file,
+                    });
+                }
+            } else {
+                let horizon = now.saturating_sub(1_000_000);
+                plain.retain(|i| i.end_ns > horizon);
+                let want: u64 = plain
+                    .iter()
+                    .filter(|i| i.file == file && i.start_ns <= now && now < i.end_ns)
+                    .map(|i| i.nr_pages)
+                    .sum();
+                assert_eq!(w.nr_isolated(now, file), want, "step {step}");
+                assert_eq!(w.isolated.len(), plain.len(), "step {step}");
+            }
+        }
     }
 }
