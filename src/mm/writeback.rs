@@ -14,8 +14,7 @@ use super::{Current, Mm};
 use crate::scenario::units::PAGE_SIZE;
 use crate::stats::trace::Tp;
 use crate::stats::vmstat::Ev;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 /// `MAX_WRITEBACK_PAGES`: the flusher writes at most 4 MiB per chunk.
 pub const MAX_WRITEBACK_PAGES: u64 = 1024;
@@ -39,22 +38,54 @@ pub struct Writeback {
     pub running: bool,
     /// Dirty throttling state: bandwidth estimates, ratelimits, per-task counters.
     pub throttle: DirtyThrottle,
-    /// I/O completions: (time, sequence, pfn).
-    inflight: BinaryHeap<Reverse<(u64, u64, Pfn)>>,
+    /// I/O completions, (time, sequence, pfn), one lane per device (the storage's
+    /// page-cache writes, the swap device's), each ordered by (time, sequence). A
+    /// queued device's writes complete in the order they were submitted, so a lane
+    /// grows at its back; completion takes the earlier of the two fronts, the order a
+    /// single heap of every write would give.
+    inflight: [VecDeque<(u64, u64, Pfn)>; 2],
     seq: u64,
 }
 
 impl Writeback {
-    pub fn push_inflight(&mut self, done_ns: u64, pfn: Pfn, zone: usize) {
+    pub fn push_inflight(&mut self, done_ns: u64, pfn: Pfn, zone: usize, to_swap: bool) {
         self.nr_write_pending[zone] += 1;
         self.seq += 1;
-        self.inflight.push(Reverse((done_ns, self.seq, pfn)));
+        let lane = &mut self.inflight[usize::from(to_swap)];
+        // A ramdisk's copies can finish out of submission order (a later, shorter
+        // one first): those few go to their place from the back.
+        let mut at = lane.len();
+        while at > 0 && lane[at - 1].0 > done_ns {
+            at -= 1;
+        }
+        lane.insert(at, (done_ns, self.seq, pfn));
         self.nr_writeback += 1;
+    }
+
+    /// The lane whose front completes first (the lower sequence on a tie).
+    fn first_lane(&self) -> Option<usize> {
+        match (self.inflight[0].front(), self.inflight[1].front()) {
+            (Some(a), Some(b)) => Some(if (b.0, b.1) < (a.0, a.1) { 1 } else { 0 }),
+            (Some(_), None) => Some(0),
+            (None, Some(_)) => Some(1),
+            (None, None) => None,
+        }
     }
 
     /// When the next write completes.
     pub fn next_completion(&self) -> Option<u64> {
-        self.inflight.peek().map(|Reverse((t, _, _))| *t)
+        self.first_lane().map(|l| self.inflight[l][0].0)
+    }
+
+    /// Takes the next write that has completed by `now_ns` off its lane.
+    fn pop_done(&mut self, now_ns: u64) -> Option<Pfn> {
+        let lane = self.first_lane()?;
+        let (t, _, pfn) = self.inflight[lane][0];
+        if t > now_ns {
+            return None;
+        }
+        self.inflight[lane].pop_front();
+        Some(pfn)
     }
 }
 
@@ -177,17 +208,13 @@ impl Mm {
         for (pfn, to_swap) in plug {
             let done = if to_swap { swap_done } else { file_done };
             let zone = self.frames[pfn as usize].zone as usize;
-            self.wb.push_inflight(done.expect("submitted"), pfn, zone);
+            self.wb.push_inflight(done.expect("submitted"), pfn, zone, to_swap);
         }
     }
 
     /// Completes every write that has finished by `now` (`folio_end_writeback`).
     pub fn complete_io(&mut self, now: u64) {
-        while let Some(&Reverse((t, _, pfn))) = self.wb.inflight.peek() {
-            if t > now {
-                break;
-            }
-            self.wb.inflight.pop();
+        while let Some(pfn) = self.wb.pop_done(now) {
             self.wb.nr_writeback -= 1;
             self.wb.nr_write_pending[self.frames[pfn as usize].zone as usize] -= 1;
             if self.frames[pfn as usize].is_file_lru() {
@@ -905,6 +932,57 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Completions come in the order one heap of every write, keyed (time, sequence),
+    /// gives: two devices whose times interleave, one of them (a ramdisk) finishing
+    /// some writes before earlier ones, ties across devices, checks at random times.
+    #[test]
+    fn completions_in_time_then_submission_order() {
+        use rand::{Rng, SeedableRng};
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(5);
+        let mut wb = Writeback::default();
+        let mut heap = BinaryHeap::new();
+        let (mut seq, mut now, mut queued_ns) = (0u64, 0u64, 0u64);
+        for step in 0..50_000u32 {
+            now += rng.gen_range(0..4) * 500;
+            if rng.gen_bool(0.6) {
+                let to_swap = rng.gen_bool(0.5);
+                // The file device queues (monotone, coarse times that tie); the swap
+                // device is a ramdisk: now + a copy time that varies with the size.
+                let done = if to_swap {
+                    now + rng.gen_range(1..8) * 1_000
+                } else {
+                    queued_ns = queued_ns.max(now) + rng.gen_range(0..3) * 1_000;
+                    queued_ns
+                };
+                let pfn = step;
+                wb.push_inflight(done, pfn, 0, to_swap);
+                seq += 1;
+                heap.push(Reverse((done, seq, pfn)));
+            } else {
+                let check = now + rng.gen_range(0..5_000);
+                loop {
+                    let want = match heap.peek() {
+                        Some(&Reverse((t, _, pfn))) if t <= check => {
+                            heap.pop();
+                            Some(pfn)
+                        }
+                        _ => None,
+                    };
+                    assert_eq!(wb.pop_done(check), want, "step {step}");
+                    if want.is_none() {
+                        break;
+                    }
+                }
+                assert_eq!(
+                    wb.next_completion(),
+                    heap.peek().map(|Reverse((t, _, _))| *t)
+                );
+            }
+        }
+    }
 
     #[test]
     fn pos_ratio_curve() {
