@@ -52,13 +52,17 @@ impl Writeback {
         self.nr_write_pending[zone] += 1;
         self.seq += 1;
         let lane = &mut self.inflight[usize::from(to_swap)];
-        // A ramdisk's copies can finish out of submission order (a later, shorter
-        // one first): those few go to their place from the back.
-        let mut at = lane.len();
-        while at > 0 && lane[at - 1].0 > done_ns {
-            at -= 1;
+        if lane.back().is_none_or(|last| last.0 <= done_ns) {
+            lane.push_back((done_ns, self.seq, pfn));
+        } else {
+            // A ramdisk's copies can finish out of submission order (a later, shorter
+            // one first): those few go to their place from the back.
+            let mut at = lane.len() - 1;
+            while at > 0 && lane[at - 1].0 > done_ns {
+                at -= 1;
+            }
+            lane.insert(at, (done_ns, self.seq, pfn));
         }
-        lane.insert(at, (done_ns, self.seq, pfn));
         self.nr_writeback += 1;
     }
 
@@ -208,7 +212,8 @@ impl Mm {
         for (pfn, to_swap) in plug {
             let done = if to_swap { swap_done } else { file_done };
             let zone = self.frames[pfn as usize].zone as usize;
-            self.wb.push_inflight(done.expect("submitted"), pfn, zone, to_swap);
+            self.wb
+                .push_inflight(done.expect("submitted"), pfn, zone, to_swap);
         }
     }
 
