@@ -155,13 +155,7 @@ impl ReclaimWait {
 
     /// NR_ISOLATED_{ANON,FILE} as a reclaimer running at `now_ns` sees it.
     pub fn nr_isolated(&mut self, now_ns: u64, file: bool) -> u64 {
-        // Entries long over cannot matter to anyone still to run: a slice that starts
-        // later starts no earlier than this one (slices are 100 us by default; 1 ms
-        // leaves room for longer ones and keeps the ledger short).
-        let horizon = now_ns.saturating_sub(1_000_000);
-        while self.isolated.front().is_some_and(|i| i.end_ns <= horizon) {
-            self.isolated.pop_front();
-        }
+        self.forget_isolated_before(now_ns);
         // Only entries still held at `now_ns` count, and those are the ledger's end.
         self.isolated
             .iter()
@@ -172,8 +166,21 @@ impl ReclaimWait {
             .sum()
     }
 
-    /// Records pages held isolated over `[start_ns, end_ns)`.
+    /// Entries long over cannot matter to anyone still to run: a slice that starts
+    /// later starts no earlier than the one at `now_ns` (slices are 100 us by default;
+    /// 1 ms leaves room for longer ones and keeps the ledger short).
+    fn forget_isolated_before(&mut self, now_ns: u64) {
+        let horizon = now_ns.saturating_sub(ISOLATED_MEMORY_NS);
+        while self.isolated.front().is_some_and(|i| i.end_ns <= horizon) {
+            self.isolated.pop_front();
+        }
+    }
+
+    /// Records pages held isolated over `[start_ns, end_ns)`, and forgets what is over
+    /// by then: only direct reclaim asks ([`Mm::too_many_isolated`]), so a run where
+    /// kswapd alone reclaims would otherwise keep every batch it ever isolated.
     pub fn note_isolated(&mut self, start_ns: u64, end_ns: u64, nr_pages: u64, file: bool) {
+        self.forget_isolated_before(start_ns);
         if end_ns > start_ns && nr_pages > 0 {
             // CPUs' clocks differ by about a slice, so an entry lands near the back.
             let mut at = self.isolated.len();
@@ -192,6 +199,9 @@ impl ReclaimWait {
         }
     }
 }
+
+/// How long after it ended an isolation is remembered.
+const ISOLATED_MEMORY_NS: u64 = 1_000_000;
 
 /// `jiffies_to_usecs` of the jiffies that passed in `ns` (a sleep shorter than a tick
 /// reports 0, as the tracepoint does).
@@ -649,9 +659,24 @@ mod tests {
         assert_eq!(w.nr_isolated(2000, true), 32);
     }
 
-    /// The ordered ledger answers as a plain list would that forgets, at each query,
-    /// every entry over by more than 1 ms: reclaimers on four CPUs whose clocks run up
-    /// to 1.5 ms apart (so some queries come after entries they would have forgotten).
+    /// The ordered ledger answers as a plain list would that forgets, at each query and
+    /// each note, every entry over by more than 1 ms: reclaimers on four CPUs whose
+    /// clocks run up to 1.5 ms apart (so some queries come after entries they would
+    /// have forgotten).
+    /// kswapd's batches alone (no direct reclaimer asks): the ledger holds what the
+    /// last millisecond isolated, not every batch of the run.
+    #[test]
+    fn a_ledger_nobody_asks_stays_short() {
+        let mut w = ReclaimWait::default();
+        for k in 0..100_000u64 {
+            let start = k * 10_000;
+            w.note_isolated(start, start + 50_000, 32, k % 2 == 0);
+        }
+        // Entries that end within 1 ms of the last start, 10 us apart, and five live.
+        assert!(w.isolated.len() <= 106, "{} entries", w.isolated.len());
+        assert_eq!(w.nr_isolated(999_990_000 + 1, true), 32 * 2);
+    }
+
     #[test]
     fn ordered_ledger_answers_as_the_plain_list() {
         use rand::{Rng, SeedableRng};
@@ -669,6 +694,8 @@ mod tests {
                 let end = now + rng.gen_range(0..300_000);
                 let pages = rng.gen_range(0..40);
                 w.note_isolated(now, end, pages, file);
+                let horizon = now.saturating_sub(1_000_000);
+                plain.retain(|i| i.end_ns > horizon);
                 if end > now && pages > 0 {
                     plain.push(Isolation {
                         start_ns: now,
