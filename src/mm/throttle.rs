@@ -659,10 +659,6 @@ mod tests {
         assert_eq!(w.nr_isolated(2000, true), 32);
     }
 
-    /// The ordered ledger answers as a plain list would that forgets, at each query and
-    /// each note, every entry over by more than 1 ms: reclaimers on four CPUs whose
-    /// clocks run up to 1.5 ms apart (so some queries come after entries they would
-    /// have forgotten).
     /// kswapd's batches alone (no direct reclaimer asks): the ledger holds what the
     /// last millisecond isolated, not every batch of the run.
     #[test]
@@ -677,6 +673,10 @@ mod tests {
         assert_eq!(w.nr_isolated(999_990_000 + 1, true), 32 * 2);
     }
 
+    /// The ordered ledger answers as a plain list would that forgets, at each query and
+    /// each note, every entry over by more than 1 ms: reclaimers on four CPUs whose
+    /// clocks run up to 1.5 ms apart (so some queries come after entries they would
+    /// have forgotten).
     #[test]
     fn ordered_ledger_answers_as_the_plain_list() {
         use rand::{Rng, SeedableRng};
