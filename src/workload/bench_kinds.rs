@@ -38,6 +38,12 @@ pub struct Kv {
     pub fill: Vec<(u64, u64)>,
 }
 
+/// The page a kv value of `value_size` bytes at `key` starts in (values lie back to
+/// back): what a request touches first, and what the look-ahead fetches for it.
+fn first_page(key: u64, value_size: u64) -> u64 {
+    key * value_size / 4096
+}
+
 impl Kv {
     pub fn new(idx: usize, cfg: &WorkloadCfg, mm: &mut Mm, sampler: Sampler) -> Kv {
         let value_size = cfg.value_size.expect("validated").0;
@@ -76,7 +82,7 @@ impl Kv {
         let Some(k) = a.peek(super::SECOND_STAGE_AHEAD) else {
             return;
         };
-        let e = cx.mm.spaces[self.space as usize].pte((k * self.value_size / 4096) as u32);
+        let e = cx.mm.spaces[self.space as usize].pte(first_page(k, self.value_size) as u32);
         if pte::kind(e) == pte::SWAP {
             sw.prefetch_slot(pte::slot(e));
         }
@@ -105,7 +111,7 @@ impl Kv {
                 // entries are already loading (the same keys, in the same order).
                 let space = &cx.mm.spaces[self.space as usize];
                 let value_size = self.value_size;
-                let prefetch_key = |k: u64| space.prefetch_entry((k * value_size / 4096) as u32);
+                let prefetch_key = |k: u64| space.prefetch_entry(first_page(k, value_size) as u32);
                 let kv_key = |picker, p| ahead_key(picker, p, 0, self.space, set_u32);
                 let (rng, ahead) = (&mut t.rng, &mut t.ahead);
                 let (key, set) = match &self.sampler {
@@ -142,7 +148,7 @@ impl Kv {
                 (key, set)
             }
         };
-        let first = key * self.value_size / 4096;
+        let first = first_page(key, self.value_size);
         let last = (key * self.value_size + self.value_size - 1) / 4096;
         for vpn in first..=last {
             // The retry redoes the whole request; pages already in are plain hits.
