@@ -182,11 +182,9 @@ impl ReclaimWait {
     pub fn note_isolated(&mut self, start_ns: u64, end_ns: u64, nr_pages: u64, file: bool) {
         self.forget_isolated_before(start_ns);
         if end_ns > start_ns && nr_pages > 0 {
-            // CPUs' clocks differ by about a slice, so an entry lands near the back.
-            let mut at = self.isolated.len();
-            while at > 0 && self.isolated[at - 1].end_ns > end_ns {
-                at -= 1;
-            }
+            // After the entries ending no later (CPUs' clocks differ by about a slice,
+            // so that is near the back).
+            let at = self.isolated.partition_point(|i| i.end_ns <= end_ns);
             self.isolated.insert(
                 at,
                 Isolation {

@@ -56,11 +56,8 @@ impl Writeback {
             lane.push_back((done_ns, self.seq, pfn));
         } else {
             // A ramdisk's copies can finish out of submission order (a later, shorter
-            // one first): those few go to their place from the back.
-            let mut at = lane.len() - 1;
-            while at > 0 && lane[at - 1].0 > done_ns {
-                at -= 1;
-            }
+            // one first): after the writes completing no later.
+            let at = lane.partition_point(|w| w.0 <= done_ns);
             lane.insert(at, (done_ns, self.seq, pfn));
         }
         self.nr_writeback += 1;
