@@ -37,6 +37,10 @@
 //! ```
 
 pub mod bench;
+
+/// Whether this crate was compiled with the committed profile (`pgo/`, added by the
+/// rustc wrapper `.cargo/config.toml` names): the speeds in BENCHMARKS.md assume it.
+pub const BUILT_WITH_PROFILE: bool = cfg!(reclaimsim_pgo);
 pub mod cache;
 pub mod fs;
 pub mod fuzz;
