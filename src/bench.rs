@@ -67,6 +67,9 @@ pub struct BenchReport {
     pub peak_rss_bytes_64g: u64,
     /// Peak RSS of a 1 TiB machine running a 1 GiB workload.
     pub peak_rss_bytes_1t_idle: u64,
+    /// Whether the simulator was compiled with the committed profile
+    /// ([`crate::BUILT_WITH_PROFILE`]); without it the speeds are 15–20 % lower.
+    pub built_with_profile: bool,
 }
 
 /// How a figure must compare with its target.
@@ -299,6 +302,17 @@ impl BenchReport {
                 String::new(),
             ]);
         }
+        rows.push([
+            "built_with_profile".to_string(),
+            if self.built_with_profile {
+                "yes"
+            } else {
+                "no (pgo/README.md)"
+            }
+            .to_string(),
+            "-".to_string(),
+            String::new(),
+        ]);
         let header = ["figure", "measured", "target", ""].map(String::from);
         let width = |c: usize| {
             rows.iter()
@@ -402,6 +416,7 @@ pub fn run(quick: bool) -> BenchReport {
         bytes_per_frame: std::mem::size_of::<Frame>(),
         peak_rss_bytes_64g: measure_rss_in_child(false),
         peak_rss_bytes_1t_idle: measure_rss_in_child(true),
+        built_with_profile: crate::BUILT_WITH_PROFILE,
     }
 }
 
@@ -772,6 +787,7 @@ mod tests {
             bytes_per_frame: 32,
             peak_rss_bytes_64g: 649 << 20,
             peak_rss_bytes_1t_idle: 18 << 20,
+            built_with_profile: true,
         }
     }
 
@@ -800,6 +816,7 @@ cache_clock_requests_per_sec      17.7 M                             -
 cache_sieve_requests_per_sec      25.0 M                             -
 cache_s3fifo_requests_per_sec     11.2 M                             -
 cache_arc_requests_per_sec        10.7 M                             -
+built_with_profile                yes                                -
 ";
         assert_eq!(report().text(), want);
     }
@@ -831,6 +848,7 @@ cache_arc_requests_per_sec        10.7 M                             -
         assert_eq!(v["fault_ratio"], 0.654);
         assert_eq!(v["bytes_per_frame"], 32);
         assert_eq!(v["peak_rss_bytes_64g"], 649u64 << 20);
+        assert_eq!(v["built_with_profile"], true);
         assert_eq!(
             v["targets"],
             serde_json::json!({
