@@ -3,7 +3,8 @@
 # reclaimsim crate with (pgo/README.md): an instrumented build runs every shipped
 # scenario and sweep, the scale benchmarks cut short and the cache simulator, and
 # llvm-profdata merges what they counted. Run it after changing hot code, then commit
-# the profile with the change. Takes about 10 minutes on 2 cores.
+# the profile with the change. About 4 minutes on 2 cores, 7 when the instrumented
+# build is not there yet.
 set -eu
 cd "$(dirname "$0")/.."
 [ -x "$(command -v cargo)" ] || . "$HOME/.cargo/env"
