@@ -67,6 +67,10 @@ pub struct Provenance {
     pub reclaimsim_version: String,
     /// SHA-256 of the fully resolved scenario (`scenario::resolved_hash`).
     pub scenario_hash: String,
+    /// When the periodic memcg statistics flush first ran (`run.memcg_stats_flush_first`,
+    /// drawn from the seed unless set): where in its 2 s period the run started.
+    #[serde(default)]
+    pub memcg_stats_flush_first_ns: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -563,6 +567,7 @@ impl Results {
                 seed: sim.scenario.run.seed,
                 reclaimsim_version: env!("CARGO_PKG_VERSION").to_string(),
                 scenario_hash: sim.scenario_hash().to_string(),
+                memcg_stats_flush_first_ns: sim.memcg_stats_flush_first_ns,
             },
         }
     }

@@ -141,6 +141,16 @@ pub struct Run {
     /// (0, the default: never). Each read flushes that cgroup's statistics if enough
     /// updates are pending (`mem_cgroup_flush_stats`), which reclaim then sees.
     pub memory_stat_poll: Nanos,
+    /// When the kernel's periodic rstat flush (`flush_memcg_stats_dwork`, every
+    /// FLUSH_TIME = 2 s since the root memcg came online at boot) first runs after the
+    /// run starts: in (0, 2s]. Reclaim's decisions read statistics that lag by up to a
+    /// period, so where in it a workload starts can decide an outcome, on the kernel as
+    /// here (README, "memcg statistics and the flusher's phase"). Left out, it is drawn
+    /// from `seed`, as a run on a machine that has been up a while starts at an
+    /// arbitrary point of the period; results.json records it
+    /// (`provenance.memcg_stats_flush_first_ns`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memcg_stats_flush_first: Option<Nanos>,
 }
 
 /// `run.access_sampling`: `each` simulates every access; `skip` draws how many
@@ -172,6 +182,7 @@ impl Default for Run {
             stop_when_done: false,
             access_sampling: AccessSampling::Each,
             memory_stat_poll: Nanos(0),
+            memcg_stats_flush_first: None,
         }
     }
 }

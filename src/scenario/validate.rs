@@ -744,6 +744,17 @@ fn check_run(r: &Run, c: &mut Checker) {
             ),
         );
     }
+    if let Some(first) = r.memcg_stats_flush_first {
+        if first.0 == 0 || first.0 > crate::mm::memcontrol::MEMCG_FLUSH_TIME_NS {
+            c.err(
+                "run.memcg_stats_flush_first",
+                format!(
+                    "must be in (0, 2s] (the flush runs every 2s), got {}",
+                    tm(first)
+                ),
+            );
+        }
+    }
     if !(1_000..=10_000_000).contains(&r.slice.0) {
         c.err(
             "run.slice",

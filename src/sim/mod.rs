@@ -146,6 +146,9 @@ pub struct Simulation {
     slices: u64,
     /// The resolved scenario's digest, taken before timed actions change it.
     scenario_hash: String,
+    /// When the periodic memcg statistics flush first ran (`run.memcg_stats_flush_first`,
+    /// or drawn from the seed).
+    pub memcg_stats_flush_first_ns: u64,
     /// Where the run stopped: the scenario's duration, or earlier if interrupted.
     end_ns: u64,
     interrupted: bool,
@@ -293,10 +296,8 @@ impl Simulation {
             queue.push(a.at.0, Event::Action(i as u32));
         }
         // Queued whatever kernel.memcg_stats_flush says: an action may switch it.
-        queue.push(
-            crate::mm::memcontrol::MEMCG_FLUSH_TIME_NS,
-            Event::MemcgFlush,
-        );
+        let memcg_stats_flush_first_ns = memcg_stats_flush_first(&scenario.run);
+        queue.push(memcg_stats_flush_first_ns, Event::MemcgFlush);
         if scenario.run.memory_stat_poll.0 > 0 {
             queue.push(scenario.run.memory_stat_poll.0, Event::MemoryStatRead);
         }
@@ -339,6 +340,7 @@ impl Simulation {
             now: 0,
             slices: 0,
             scenario_hash: scenario::resolved_hash(&scenario),
+            memcg_stats_flush_first_ns,
             end_ns: scenario.run.duration.0,
             interrupted: false,
             failed: None,
@@ -1076,6 +1078,19 @@ impl Simulation {
     pub fn thread(&self, i: usize) -> &Thread {
         &self.threads[i]
     }
+}
+
+/// When `flush_memcg_stats_dwork` first runs: `run.memcg_stats_flush_first`, or a time
+/// in (0, FLUSH_TIME] drawn from the seed. The kernel queues the work when the root
+/// memcg comes online at boot and every FLUSH_TIME after, so a run that starts a while
+/// after boot meets it at an arbitrary point of its period.
+fn memcg_stats_flush_first(run: &scenario::Run) -> u64 {
+    use rand::Rng;
+    let period_ns = crate::mm::memcontrol::MEMCG_FLUSH_TIME_NS;
+    run.memcg_stats_flush_first.map_or_else(
+        || rng::task_rng(run.seed, "flush_memcg_stats_dwork").gen_range(1..=period_ns),
+        |t| t.0,
+    )
 }
 
 /// What PSI counts a blocked task as: a memory stall, or waiting for I/O.
