@@ -178,11 +178,16 @@ fn moderate_allocation_is_reclaimed_by_kswapd() {
         r.vm("pgsteal_kswapd")
     );
     assert_eq!(r.vm("pgsteal_direct"), 0);
-    // Under rstat (the default) reclaim's first pass at 1 s reads what the flush at
-    // 0 s saw, empty lists: inactive_is_low says no, the cache (all active after two
-    // touches) is not deactivated, one direct reclaim makes little progress and
-    // sleeps (NOPROGRESS) until the 2 s flush. kswapd still does nearly all of it.
-    let r = run(&growth("rate = 50000", 1), &[]);
+    // Under rstat (the default), with the first periodic flush at 2 s (the phase is
+    // otherwise drawn from the seed), reclaim's first pass at 1 s reads copies no
+    // flush has filled yet, empty lists: inactive_is_low says no, the cache (all
+    // active after two touches) is not deactivated, one direct reclaim makes little
+    // progress and sleeps (NOPROGRESS) until the 2 s flush. kswapd still does nearly
+    // all of it.
+    let r = run(
+        &growth("rate = 50000", 1),
+        &["run.memcg_stats_flush_first=\"2s\""],
+    );
     assert!(
         r.vm("pgsteal_kswapd") > 90_000,
         "{}",
