@@ -119,3 +119,46 @@ pattern = "uniform"
     assert!(alloc > 0 && split > 0 && split <= alloc, "{alloc} {split}");
     assert!(r.vm("pswpout") > 0);
 }
+
+/// A THP is charged to its memcg in one charge of 512 pages, which limit reclaim may
+/// fail but never answers with an OOM kill (`mem_cgroup_oom` declines orders above
+/// PAGE_ALLOC_COSTLY_ORDER): the fault falls back to a base page. Under memory.max
+/// 3M, no swap, a 4 MiB heap whose first 2 MiB range is touched whole (one THP:
+/// 2 MiB charged, with the process's kernel memory under 1 MiB) and then 10 pages of
+/// the second: 2 MiB more does not fit and nothing can be reclaimed, so the second
+/// range falls back once (its page table is then populated: no second attempt), and
+/// its 10 base pages fit. Charged page by page, the THP would have been OOM-killed at
+/// the limit.
+#[test]
+fn a_thp_over_memory_max_falls_back_instead_of_oom() {
+    let text = r#"
+[run]
+duration = "1s"
+[machine]
+memory = "1G"
+[kernel]
+transparent_hugepage.enabled = "always"
+[[cgroup]]
+path = "box"
+memory.max = "3M"
+[[workload]]
+name = "heap"
+kind = "anon"
+cgroup = "box"
+size = "4M"
+pattern = "sequential"
+ops = 522
+"#;
+    let r = common::run_checked(text, &[]);
+    assert!(r.workloads["heap"].killed_at_ns.is_none(), "OOM-killed");
+    assert_eq!(r.vm("oom_kill"), 0);
+    assert_eq!(r.vm("thp_fault_alloc"), 1);
+    assert_eq!(r.vm("thp_fault_fallback"), 1);
+    assert_eq!(r.vm("thp_fault_fallback_charge"), 1);
+    // One THP fault, then 10 base-page faults; all 522 pages were charged at once
+    // (the heap exits at its last operation and frees them: the peak tells).
+    assert_eq!(r.vm("pgfault"), 11);
+    assert_eq!(r.workloads["heap"].ops, 522);
+    let peak = r.cgroups["box"]["memory"]["peak"].as_u64().unwrap();
+    assert!((522 * 4096..=3 << 20).contains(&peak), "memory.peak {peak}");
+}

@@ -119,24 +119,20 @@ impl Mm {
             };
             f.set(pg::SWAPBACKED);
         }
-        // mem_cgroup_charge of the folio: all or nothing.
-        for i in 0..HPAGE_PMD_NR {
-            if !self.mem_cgroup_charge(head + i) {
-                for j in 0..i {
-                    self.mem_cgroup_uncharge(head + j);
-                }
-                for j in 0..HPAGE_PMD_NR {
-                    self.frames[(head + j) as usize].order = 0;
-                }
-                self.free_pages(head, HPAGE_PMD_ORDER);
-                // The deposited table becomes the base pages' page table.
-                if deposited {
-                    self.spaces[space as usize].populate_pmd(vpn);
-                }
-                self.count(Ev::ThpFaultFallbackCharge, 1);
-                self.count(Ev::ThpFaultFallback, 1);
-                return None;
+        // mem_cgroup_charge of the folio: one charge of all its pages, which reclaims
+        // but never OOM-kills for it (a costly order).
+        if !self.mem_cgroup_charge_folio(head, HPAGE_PMD_NR as u64) {
+            for j in 0..HPAGE_PMD_NR {
+                self.frames[(head + j) as usize].order = 0;
             }
+            self.free_pages(head, HPAGE_PMD_ORDER);
+            // The deposited table becomes the base pages' page table.
+            if deposited {
+                self.spaces[space as usize].populate_pmd(vpn);
+            }
+            self.count(Ev::ThpFaultFallbackCharge, 1);
+            self.count(Ev::ThpFaultFallback, 1);
+            return None;
         }
         // The exception, then clearing 2 MiB (about half a page copy per page).
         self.charge(

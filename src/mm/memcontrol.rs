@@ -222,6 +222,22 @@ impl Mm {
         true
     }
 
+    /// `mem_cgroup_charge` of a folio of `nr_pages` pages from `head` to the current
+    /// task's memcg, in one `try_charge_memcg`. False: the charge failed (the caller
+    /// frees the folio); check `blocked_until` and whether the task was killed.
+    pub fn mem_cgroup_charge_folio(&mut self, head: Pfn, nr_pages: u64) -> bool {
+        let memcg = self.current_memcg();
+        if !self.try_charge_memcg(memcg, nr_pages, false) {
+            return false;
+        }
+        for pfn in head..head + nr_pages as Pfn {
+            let f = &mut self.frames[pfn as usize];
+            f.memcg = memcg as u16;
+            f.set(pg::CHARGED);
+        }
+        true
+    }
+
     /// `try_charge_memcg`: `nr_pages` for `memcg`. Over a memory.max on the way up,
     /// reclaim from that memcg (limit reclaim) and retry, up to MAX_RECLAIM_RETRIES
     /// times without progress, then the memcg OOM killer. With `noretry` one round of
@@ -229,20 +245,14 @@ impl Mm {
     /// `blocked_until` (reclaim has to sleep) and whether the task was killed.
     pub fn try_charge_memcg(&mut self, memcg: usize, nr_pages: u64, noretry: bool) -> bool {
         let mut retries = super::page_alloc::MAX_RECLAIM_RETRIES;
+        // A folio above PAGE_ALLOC_COSTLY_ORDER (a THP) is unlikely to fit so close to
+        // the limit: no retry on partial progress, and `mem_cgroup_oom` declines it
+        // (the caller falls back to small pages).
+        let costly = nr_pages > 1 << super::page_alloc::PAGE_ALLOC_COSTLY_ORDER;
         loop {
             let over = match self.memcg.counters.try_charge(memcg, nr_pages) {
                 Ok(()) => {
-                    // Over memory.high anywhere up the tree: owe reclaim and a delay,
-                    // paid on the way back to user space.
-                    let over = self.memcg.ancestors(memcg).any(|m| {
-                        let c = &self.memcg.counters.c[m];
-                        m != 0 && c.usage > c.high
-                    });
-                    if over {
-                        if let super::Current::Task(t) = self.current {
-                            self.over_high[t] += nr_pages;
-                        }
-                    }
+                    self.charge_over_high(memcg, nr_pages);
                     return true;
                 }
                 Err(over) => over,
@@ -259,12 +269,15 @@ impl Mm {
             if noretry {
                 return false;
             }
-            if reclaimed > 0 {
+            if reclaimed > 0 && !costly {
                 continue; // progress: try again
             }
             if retries > 0 {
                 retries -= 1;
                 continue;
+            }
+            if costly {
+                return false;
             }
             // mem_cgroup_oom: kill inside the memcg; a kill frees room, retry.
             if !self.mem_cgroup_out_of_memory(over) {
@@ -274,6 +287,34 @@ impl Mm {
                 return false;
             }
             retries = super::page_alloc::MAX_RECLAIM_RETRIES;
+        }
+    }
+
+    /// The end of a successful `try_charge_memcg`: over memory.high anywhere up the
+    /// tree, the task owes reclaim and maybe a delay (`memcg_nr_pages_over_high`), paid
+    /// on the way back to user space (`mem_cgroup_handle_over_high`). Owing more than a
+    /// charge batch, it pays now, still in the kernel ("memcg: synchronously enforce
+    /// memory.high for large overcharges"), unless it is reclaiming (PF_MEMALLOC): a
+    /// THP or a populating mmap would otherwise overrun memory.high by the whole
+    /// request first. A penalty sleep then ends the operation that charged
+    /// (`throttled_until`).
+    fn charge_over_high(&mut self, memcg: usize, nr_pages: u64) {
+        let over = self.memcg.ancestors(memcg).any(|m| {
+            let c = &self.memcg.counters.c[m];
+            m != 0 && c.usage > c.high
+        });
+        let super::Current::Task(t) = self.current else {
+            return;
+        };
+        if !over {
+            return;
+        }
+        self.over_high[t] += nr_pages;
+        if self.over_high[t] > MEMCG_CHARGE_BATCH && !self.in_reclaim {
+            if let Some(until_ns) = self.mem_cgroup_handle_over_high() {
+                self.throttled_until =
+                    Some(self.throttled_until.map_or(until_ns, |t| t.max(until_ns)));
+            }
         }
     }
 
