@@ -235,13 +235,13 @@ impl Mm {
             ));
         }
 
-        // Driver memory (PG_zram): the zram pool and a ramdisk's file pages.
+        // Driver memory: the zram pool and a ramdisk's file pages.
         let mut pool = |list: &super::list::ListHead, name: &str| -> Result<u64, String> {
             let mut n = 0u64;
             for pfn in list.iter(&self.frames) {
                 claim(pfn as usize, 3)?;
-                if !self.frames[pfn as usize].test(pg::ZRAM) {
-                    return Err(format!("{name} frame {pfn} lacks PG_zram"));
+                if self.frames[pfn as usize].list != on::ZRAM {
+                    return Err(format!("{name} frame {pfn} is not marked a driver page"));
                 }
                 n += 1;
             }

@@ -1060,7 +1060,7 @@ impl Mm {
                 return need - i;
             };
             let f = &mut self.frames[p as usize];
-            f.flags = page::pg::ZRAM;
+            f.flags = 0;
             f.list = page::on::ZRAM;
             self.brd_pool.add_head(&mut self.frames, p);
         }
