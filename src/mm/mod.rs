@@ -1018,6 +1018,11 @@ impl Mm {
         self.zones.iter().map(|z| z.nr_free_pages).sum()
     }
 
+    /// /proc/vmstat's `nr_mlock`: NR_MLOCK summed over the zones.
+    pub fn nr_mlock(&self) -> u64 {
+        self.zones.iter().map(|z| z.nr_mlock).sum()
+    }
+
     /// Node-wide LRU list size (`node_page_state(NR_LRU_BASE + lru)`).
     pub fn node_lru_pages(&self, l: usize) -> u64 {
         self.zones.iter().map(|z| z.lru_pages[l]).sum()
