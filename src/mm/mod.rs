@@ -35,6 +35,7 @@ pub mod madvise;
 pub mod memcontrol;
 pub mod memory;
 pub mod migrate;
+pub mod mlock;
 pub mod oom_kill;
 pub mod page;
 pub mod page_alloc;
@@ -277,6 +278,9 @@ pub struct Space {
     pub nr_swap: u64,
     /// Set when the owner was OOM-killed: the space no longer exists.
     pub dead: bool,
+    /// VM_LOCKED (mmap with MAP_LOCKED, or mlock2): its pages are mlocked as they are
+    /// faulted in and munlocked when unmapped (mm/mlock.c).
+    pub vm_locked: bool,
     /// Back the table with the host's huge pages (it spans no more pages than the
     /// machine has, so the host memory this can commit beyond what is written is at
     /// most 8 bytes per simulated page; a sparse 1 TiB mapping keeps 4 KiB pages).
@@ -987,6 +991,7 @@ impl Mm {
             nr_present: 0,
             nr_swap: 0,
             dead: false,
+            vm_locked: false,
             huge_table: nr_pages <= self.frames.len() as u64,
         });
         if self.cfg.lru_policy.is_some() {

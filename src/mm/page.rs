@@ -33,7 +33,8 @@ pub mod pg {
     pub const UNEVICTABLE: u16 = 1 << 9;
     /// Free, owned by the buddy allocator (PageBuddy).
     pub const BUDDY: u16 = 1 << 10;
-    // 1 << 11 is free: a zram or ramdisk page is one whose `Frame::list` is `on::ZRAM`.
+    /// In a VM_LOCKED mapping (PG_mlocked, mm/mlock.c): unevictable while it is.
+    pub const MLOCKED: u16 = 1 << 11;
     /// File page mapped into a page table (mmap), so reclaim must unmap it.
     pub const MAPPED: u16 = 1 << 12;
     /// Its owner died while the page was under writeback: free it at completion.
