@@ -24,6 +24,7 @@ pub mod compaction;
 pub mod damon;
 pub mod filemap;
 pub mod fork;
+pub mod gup;
 pub mod huge_memory;
 pub mod kcompactd;
 pub mod kswapd;
