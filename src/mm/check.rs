@@ -209,7 +209,25 @@ impl Mm {
             writeback,
             writeback_file,
             write_pending,
+            mlocked,
+            mlock_mismatch,
         } = t;
+        for (zi, z) in self.zones.iter().enumerate() {
+            if z.nr_mlock != mlocked[zi] {
+                return Err(format!(
+                    "zone {} NR_MLOCK {} but {} PG_mlocked pages",
+                    z.name(),
+                    z.nr_mlock,
+                    mlocked[zi]
+                ));
+            }
+        }
+        if mlock_mismatch > 0 {
+            return Err(format!(
+                "{mlock_mismatch} LRU pages PG_mlocked but not PG_unevictable, or the reverse"
+            ));
+        }
+        let mlocked: u64 = mlocked.iter().sum();
         if dirty != self.wb.nr_dirty {
             return Err(format!(
                 "nr_dirty {} but {dirty} dirty file pages",
@@ -235,13 +253,13 @@ impl Mm {
             ));
         }
 
-        // Driver memory (PG_zram): the zram pool and a ramdisk's file pages.
+        // Driver memory: the zram pool and a ramdisk's file pages.
         let mut pool = |list: &super::list::ListHead, name: &str| -> Result<u64, String> {
             let mut n = 0u64;
             for pfn in list.iter(&self.frames) {
                 claim(pfn as usize, 3)?;
-                if !self.frames[pfn as usize].test(pg::ZRAM) {
-                    return Err(format!("{name} frame {pfn} lacks PG_zram"));
+                if self.frames[pfn as usize].list != on::ZRAM {
+                    return Err(format!("{name} frame {pfn} is not marked a driver page"));
                 }
                 n += 1;
             }
@@ -342,6 +360,9 @@ impl Mm {
 
         // Page tables and page caches against the frames they map.
         let mut swap_refs = 0u64;
+        // Pages mapped by VM_LOCKED mappings: every one of them mlocked, and none
+        // other.
+        let mut locked_present = 0u64;
         for (si, s) in self.spaces.iter().enumerate() {
             if s.dead {
                 continue;
@@ -356,6 +377,12 @@ impl Mm {
                             return Err(format!(
                                 "{}[{idx}] maps frame {pfn} owned by {}[{}] flags {:#x}",
                                 s.name, f.mapping, f.index, f.flags
+                            ));
+                        }
+                        if f.test(pg::MLOCKED) != s.vm_locked {
+                            return Err(format!(
+                                "{}[{idx}] (VM_LOCKED: {}) maps frame {pfn} with flags {:#x}",
+                                s.name, s.vm_locked, f.flags
                             ));
                         }
                         present += 1;
@@ -381,6 +408,20 @@ impl Mm {
                     s.name, s.nr_present, s.nr_swap
                 ));
             }
+            if s.vm_locked {
+                if swapped > 0 {
+                    return Err(format!(
+                        "{}: VM_LOCKED, yet {swapped} of its pages were swapped out",
+                        s.name
+                    ));
+                }
+                locked_present += present;
+            }
+        }
+        if locked_present != mlocked {
+            return Err(format!(
+                "{mlocked} PG_mlocked pages but VM_LOCKED mappings map {locked_present}"
+            ));
         }
         // memcg charges: every charged page counted once, up the hierarchy; likewise
         // every used swap slot for memory.swap.current.
@@ -773,6 +814,11 @@ struct LruTally {
     writeback: u64,
     writeback_file: u64,
     write_pending: [u64; MAX_NR_ZONES],
+    /// PG_mlocked pages per zone (NR_MLOCK), and the pages whose PG_mlocked and
+    /// PG_unevictable disagree (the only unevictable pages here are mlocked ones, and
+    /// an mlocked page is culled before it is back on a list).
+    mlocked: [u64; MAX_NR_ZONES],
+    mlock_mismatch: u64,
 }
 
 impl LruTally {
@@ -785,5 +831,8 @@ impl LruTally {
         self.writeback_file += (wb && f.is_file_lru()) as u64;
         // NR_FILE_DIRTY + NR_WRITEBACK: a page redirtied under writeback counts in both.
         self.write_pending[f.zone as usize] += dirty_file as u64 + wb as u64;
+        let mlocked = f.test(pg::MLOCKED);
+        self.mlocked[f.zone as usize] += mlocked as u64;
+        self.mlock_mismatch += (mlocked != f.test(pg::UNEVICTABLE)) as u64;
     }
 }

@@ -212,12 +212,16 @@ impl Mm {
     }
 
     /// `move_folios_to_lru`: isolated pages back onto the lists their flags select, in
-    /// order, at the heads. The kernel updates the list sizes per folio under the
+    /// order, at the heads; one found unevictable goes through `folio_putback_lru`
+    /// (culled to the unevictable list). The kernel updates the list sizes per folio under the
     /// lruvec's lock; nothing reads them in between, so here each (memcg, list, zone)
     /// gets the batch's sum at once. Under MGLRU or a research policy, page by page.
     pub fn move_folios_to_lru(&mut self, pfns: &[Pfn]) {
         if self.lru_gen_enabled() || self.cfg.lru_policy.is_some() {
             for &pfn in pfns {
+                if !self.folio_evictable(pfn) {
+                    self.lru_add_evictability(pfn);
+                }
                 self.lruvec_add_folio(pfn);
             }
             return;
@@ -225,6 +229,9 @@ impl Mm {
         let mut added = [[0i64; MAX_NR_ZONES]; lru::NR_LRU_LISTS];
         let mut batch_memcg = None;
         for &pfn in pfns {
+            if !self.folio_evictable(pfn) {
+                self.lru_add_evictability(pfn);
+            }
             let f = &mut self.frames[pfn as usize];
             let l = lru_list_of(f);
             f.set(pg::LRU);

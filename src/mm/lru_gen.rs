@@ -851,8 +851,10 @@ impl Mm {
     /// with `force_scan`, and a young one is cleared (`walk_pmd_range_locked`).
     fn walk_space(&mut self, memcg: usize, si: u32, seq: u64, swappiness: u64, force_scan: bool) {
         let s = &self.spaces[si as usize];
-        // should_skip_vma: a mapping without recency is not walked.
+        // should_skip_vma: a mapping without recency is not walked, nor a VM_LOCKED
+        // one (its pages are on no generation).
         if s.dead
+            || s.vm_locked
             || !s.vma_has_recency()
             || (s.kind == SpaceKind::Anon && swappiness == 0)
             || (s.kind == SpaceKind::File && swappiness == SWAPPINESS_ANON_ONLY)
@@ -1026,8 +1028,10 @@ impl Mm {
         let t = f.is_file_lru() as usize;
         let memcg = f.memcg as usize;
         let gen = folio::lru_gen(&f).expect("on a generation list");
-        if f.test(pg::UNEVICTABLE) {
+        if f.test(pg::MLOCKED) {
+            // !folio_evictable: onto the unevictable list.
             self.lru_gen_del_folio(pfn, true);
+            self.frames[pfn as usize].set(pg::UNEVICTABLE);
             self.lruvec_add_folio(pfn);
             self.count(Ev::UnevictablePgsCulled, 1);
             return true;
@@ -1212,7 +1216,8 @@ impl Mm {
             let mut back = Vec::with_capacity(survivors.len());
             for pfn in survivors {
                 let f = self.frames[pfn as usize];
-                if f.test(pg::UNEVICTABLE) {
+                if !self.folio_evictable(pfn) {
+                    // folio_putback_lru (move_folios_to_lru culls it).
                     back.push(pfn);
                     continue;
                 }

@@ -539,7 +539,12 @@ impl Mm {
         let ev = |e: Ev| t.stat_hier(m, e);
         let k = t.kmem_hier(m);
         vec![
-            ("anon", size(lru::INACTIVE_ANON) + size(lru::ACTIVE_ANON)),
+            // NR_ANON_MAPPED counts mlocked anon too; the unevictable list holds
+            // nothing else here.
+            (
+                "anon",
+                size(lru::INACTIVE_ANON) + size(lru::ACTIVE_ANON) + size(lru::UNEVICTABLE),
+            ),
             ("file", size(lru::INACTIVE_FILE) + size(lru::ACTIVE_FILE)),
             ("inactive_anon", size(lru::INACTIVE_ANON)),
             ("active_anon", size(lru::ACTIVE_ANON)),

@@ -153,7 +153,7 @@ impl Mm {
                 let Some(pfn) = self.new_anon_page(space, vpn) else {
                     return self.alloc_failure();
                 };
-                self.folio_add_lru(pfn);
+                self.folio_add_lru_vma(pfn, space);
                 let s = &mut self.spaces[space as usize];
                 s.install_accessed(vpn, pte::present(pfn) | bits);
                 s.nr_present += 1;
@@ -179,6 +179,11 @@ impl Mm {
             s.install_accessed(vpn, pte::present(pfn) | bits);
             s.nr_present += 1;
             s.nr_swap -= 1;
+            // folio_add_anon_rmap_ptes → mlock_vma_folio. (A locked mapping's pages
+            // are never swapped out here, so this does not happen, but costs a test.)
+            if self.spaces[space as usize].vm_locked {
+                self.mlock_folio(pfn);
+            }
             self.try_free_swap_after_fault(pfn, write);
             return FaultResult::Done;
         }
@@ -199,7 +204,7 @@ impl Mm {
             self.workingset_refault(pfn, shadow_value);
         }
         let memstall = self.frames[pfn as usize].test(pg::WORKINGSET);
-        self.folio_add_lru(pfn);
+        self.folio_add_lru_vma(pfn, space);
         let s = &mut self.spaces[space as usize];
         s.install_accessed(vpn, pte::present(pfn) | bits);
         s.nr_present += 1;
@@ -292,11 +297,15 @@ impl Mm {
         n
     }
 
-    /// After swap-in: a write makes the swap copy stale, and a filling device wants its
-    /// slots back (`should_try_to_free_swap`).
+    /// After swap-in: a write makes the swap copy stale, a filling device wants its
+    /// slots back, and an mlocked page will not be swapped out again
+    /// (`should_try_to_free_swap`).
     fn try_free_swap_after_fault(&mut self, pfn: Pfn, write: bool) {
         let f = &self.frames[pfn as usize];
-        if f.test(pg::SWAPCACHE) && !f.test(pg::WRITEBACK) && (write || self.vm_swap_full()) {
+        if f.test(pg::SWAPCACHE)
+            && !f.test(pg::WRITEBACK)
+            && (write || f.test(pg::MLOCKED) || self.vm_swap_full())
+        {
             self.folio_free_swap(pfn);
         }
     }

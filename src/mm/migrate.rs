@@ -66,6 +66,9 @@ impl Mm {
                 pi.set_young(dst);
             }
         }
+        if f.test(pg::MLOCKED) {
+            self.migrate_mlock(src, dst);
+        }
         // The old page: nothing refers to it now; the memcg charge moved with the
         // frame (mem_cgroup_migrate), so it is freed uncharged.
         let old = &mut self.frames[src as usize];
@@ -77,6 +80,28 @@ impl Mm {
         super::page_alloc::free_one_page(&mut self.zones[zi], &mut self.frames, src, 0);
         self.count(crate::stats::vmstat::Ev::PgmigrateSuccess, 1);
         Ok(())
+    }
+
+    /// What moving an mlocked page counts (v6.x): unmapping `src` munlocks it
+    /// (`try_to_migrate_one` → `munlock_vma_folio`; drained after
+    /// `folio_migrate_flags` took PG_unevictable to `dst`, so munlocked, not
+    /// stranded); `dst`, which does not inherit PG_mlocked, is added to the LRU and
+    /// drained at once (PAGE_WAS_MLOCKED): evictable, so rescued from its inherited
+    /// PG_unevictable; `remove_migration_ptes` maps it into the VM_LOCKED mapping,
+    /// mlocking it, and it is culled back to the unevictable list. `dst` ends as the
+    /// copy left it (PG_mlocked, PG_unevictable), and NR_MLOCK moves to its zone.
+    fn migrate_mlock(&mut self, src: Pfn, dst: Pfn) {
+        use crate::stats::vmstat::Ev;
+        let (src_zone, dst_zone) = (
+            self.frames[src as usize].zone as usize,
+            self.frames[dst as usize].zone as usize,
+        );
+        self.zones[src_zone].nr_mlock -= 1;
+        self.zones[dst_zone].nr_mlock += 1;
+        self.count(Ev::UnevictablePgsMunlocked, 1);
+        self.count(Ev::UnevictablePgsRescued, 1);
+        self.count(Ev::UnevictablePgsMlocked, 1);
+        self.count(Ev::UnevictablePgsCulled, 1);
     }
 }
 
@@ -140,6 +165,36 @@ mod tests {
         assert_eq!(mm.nr_free_pages(), free);
         assert_eq!(mm.memcg.counters.c[memcg as usize].usage, usage);
         assert_eq!(mm.vmstat.get(crate::stats::vmstat::Ev::PgmigrateSuccess), 1);
+        mm.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn migrating_an_mlocked_page_munlocks_the_old_one_and_mlocks_the_new() {
+        use crate::stats::vmstat::Ev;
+        let mut mm = mm();
+        let space = mm.add_space(SpaceKind::Anon, "locked".into(), 4, Some(0));
+        mm.mmap_locked(space);
+        for vpn in 0..4 {
+            mm.handle_anon_fault(space, vpn, true);
+        }
+        let src = pte::pfn(mm.spaces[space as usize].pte(2));
+        let dst = migrate(&mut mm, src);
+        let f = mm.frames[dst as usize];
+        assert!(f.test(pg::MLOCKED) && f.test(pg::UNEVICTABLE) && !f.test(pg::ACTIVE));
+        assert_eq!(f.list as usize, lru::UNEVICTABLE);
+        // Four faults mlocked and culled four pages; the move adds one munlock (the
+        // old page), one rescue (the new page added evictable), one mlock and one cull
+        // (the new page mapped into the locked mapping). NR_MLOCK stays 4.
+        let counts = [
+            Ev::UnevictablePgsMlocked,
+            Ev::UnevictablePgsCulled,
+            Ev::UnevictablePgsMunlocked,
+            Ev::UnevictablePgsRescued,
+            Ev::UnevictablePgsStranded,
+        ]
+        .map(|e| mm.vmstat.get(e));
+        assert_eq!(counts, [5, 5, 1, 1, 0]);
+        assert_eq!(mm.nr_mlock(), 4);
         mm.check_invariants().unwrap();
     }
 

@@ -24,6 +24,7 @@ pub mod compaction;
 pub mod damon;
 pub mod filemap;
 pub mod fork;
+pub mod gup;
 pub mod huge_memory;
 pub mod kcompactd;
 pub mod kswapd;
@@ -35,6 +36,7 @@ pub mod madvise;
 pub mod memcontrol;
 pub mod memory;
 pub mod migrate;
+pub mod mlock;
 pub mod oom_kill;
 pub mod page;
 pub mod page_alloc;
@@ -277,6 +279,9 @@ pub struct Space {
     pub nr_swap: u64,
     /// Set when the owner was OOM-killed: the space no longer exists.
     pub dead: bool,
+    /// VM_LOCKED (mmap with MAP_LOCKED, or mlock2): its pages are mlocked as they are
+    /// faulted in and munlocked when unmapped (mm/mlock.c).
+    pub vm_locked: bool,
     /// Back the table with the host's huge pages (it spans no more pages than the
     /// machine has, so the host memory this can commit beyond what is written is at
     /// most 8 bytes per simulated page; a sparse 1 TiB mapping keeps 4 KiB pages).
@@ -987,6 +992,7 @@ impl Mm {
             nr_present: 0,
             nr_swap: 0,
             dead: false,
+            vm_locked: false,
             huge_table: nr_pages <= self.frames.len() as u64,
         });
         if self.cfg.lru_policy.is_some() {
@@ -1016,6 +1022,11 @@ impl Mm {
 
     pub fn nr_free_pages(&self) -> u64 {
         self.zones.iter().map(|z| z.nr_free_pages).sum()
+    }
+
+    /// /proc/vmstat's `nr_mlock`: NR_MLOCK summed over the zones.
+    pub fn nr_mlock(&self) -> u64 {
+        self.zones.iter().map(|z| z.nr_mlock).sum()
     }
 
     /// Node-wide LRU list size (`node_page_state(NR_LRU_BASE + lru)`).
@@ -1060,7 +1071,7 @@ impl Mm {
                 return need - i;
             };
             let f = &mut self.frames[p as usize];
-            f.flags = page::pg::ZRAM;
+            f.flags = 0;
             f.list = page::on::ZRAM;
             self.brd_pool.add_head(&mut self.frames, p);
         }

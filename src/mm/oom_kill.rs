@@ -81,13 +81,21 @@ impl Mm {
 
     /// `zap_page_range` over a whole anonymous mapping (munmap, exit): every page and
     /// swap slot it holds is freed and the page table is empty again. Pages under
-    /// writeback are freed when the write completes.
+    /// writeback are freed when the write completes. A VM_LOCKED mapping's pages are
+    /// munlocked as they are unmapped (`folio_remove_rmap_ptes` →
+    /// `munlock_vma_folio`), back to an evictable list before they are freed.
     pub fn zap_space(&mut self, si: u32) {
         let entries = self.spaces[si as usize].take_table();
+        let locked = self.spaces[si as usize].vm_locked;
         let mut freed = 0;
         for &e in &entries {
             match pte::kind(e) {
-                pte::PRESENT => self.free_anon_folio(pte::pfn(e)),
+                pte::PRESENT => {
+                    if locked {
+                        self.munlock_folio(pte::pfn(e));
+                    }
+                    self.free_anon_folio(pte::pfn(e))
+                }
                 pte::SWAP => {
                     let slot = pte::slot(e);
                     match self.swap.as_ref().and_then(|s| s.lookup_swap_cache(slot)) {
@@ -117,6 +125,7 @@ impl Mm {
             return;
         }
         self.lruvec_del_folio(pfn);
+        self.clear_mlock_on_free(pfn);
         if f.test(pg::SWAPCACHE) {
             self.swap_free(f.swap);
         }

@@ -33,8 +33,8 @@ pub mod pg {
     pub const UNEVICTABLE: u16 = 1 << 9;
     /// Free, owned by the buddy allocator (PageBuddy).
     pub const BUDDY: u16 = 1 << 10;
-    /// A zsmalloc page of the zram pool: kernel memory, on no LRU.
-    pub const ZRAM: u16 = 1 << 11;
+    /// In a VM_LOCKED mapping (PG_mlocked, mm/mlock.c): unevictable while it is.
+    pub const MLOCKED: u16 = 1 << 11;
     /// File page mapped into a page table (mmap), so reclaim must unmap it.
     pub const MAPPED: u16 = 1 << 12;
     /// Its owner died while the page was under writeback: free it at completion.
@@ -49,6 +49,8 @@ pub mod pg {
 pub mod on {
     /// LRU lists use their `lru` index 0..=4 (LRU_INACTIVE_ANON .. LRU_UNEVICTABLE).
     pub const BUDDY: u8 = 0x10;
+    /// Driver memory on no LRU: a zsmalloc page of the zram pool, or a page of a
+    /// ramdisk (brd) holding its data.
     pub const ZRAM: u8 = 0x20;
     pub const ISOLATED: u8 = 0x30;
     /// On a multi-gen LRU list: `LRU_GEN | gen` (the list it is physically on; its

@@ -316,7 +316,7 @@ impl Mm {
                 return false;
             };
             let f = &mut self.frames[p as usize];
-            f.flags = pg::ZRAM;
+            f.flags = 0;
             f.list = on::ZRAM;
             self.zram_pool.add_head(&mut self.frames, p);
         }

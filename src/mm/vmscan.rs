@@ -672,8 +672,8 @@ impl Mm {
         self.count_reclaim(sc.target, memcg, Ev::Pgrefill, nr_scanned);
         let mut nr_deactivate = 0;
         for &pfn in &taken {
-            if self.frames[pfn as usize].test(pg::UNEVICTABLE) {
-                self.lruvec_add_folio(pfn);
+            if !self.folio_evictable(pfn) {
+                self.folio_putback_lru(pfn);
                 continue;
             }
             // The young bits are harvested (and cleared) even though only VM_EXEC file
@@ -811,6 +811,23 @@ impl Mm {
 
     /// `folio_check_references` (classic rules, kernel-reference §2.10 step 6).
     fn folio_check_references(&mut self, pfn: Pfn) -> FolioRef {
+        // folio_referenced_one in a VM_LOCKED mapping: "restore the mlock which got
+        // missed" (mlock_vma_folio) and stop the walk; the folio, now PG_mlocked, is
+        // activated and culled to the unevictable list as it is put back. Every page
+        // of a locked mapping here is mlocked when it is faulted in and never left on
+        // an evictable list, so reclaim should not meet one; this is the kernel's
+        // answer if it does.
+        let f = self.frames[pfn as usize];
+        if self
+            .spaces
+            .get(f.mapping as usize)
+            .is_some_and(|s| s.vm_locked && !s.dead)
+            && self.folio_mapped(pfn)
+        {
+            self.charge(self.cfg.costs.rmap_walk_ns);
+            self.mlock_folio(pfn);
+            return FolioRef::Activate;
+        }
         if self.cfg.lru_policy.is_some() {
             // The research policy chose this page; its accesses are the policy's.
             return FolioRef::Reclaim;
@@ -875,8 +892,10 @@ impl Mm {
             match fate {
                 Fate::Freed => nr_reclaimed += 1,
                 Fate::Activate => {
-                    let file = self.frames[pfn as usize].is_file_lru() as usize;
-                    stat.nr_activate[file] += 1;
+                    if self.folio_evictable(pfn) {
+                        let file = self.frames[pfn as usize].is_file_lru() as usize;
+                        stat.nr_activate[file] += 1;
+                    }
                     self.activate_locked(pfn);
                     ret.push(pfn);
                 }
@@ -892,13 +911,18 @@ impl Mm {
     fn activate_locked(&mut self, pfn: Pfn) {
         let f = self.frames[pfn as usize];
         // Not a candidate for swapping: give the swap slot back if swap is filling up
-        // and no page table still points at it.
+        // (or the page is mlocked: it will not be swapped) and no page table still
+        // points at it.
         if f.test(pg::SWAPCACHE)
             && !f.test(pg::WRITEBACK)
-            && self.vm_swap_full()
+            && (self.vm_swap_full() || f.test(pg::MLOCKED))
             && self.anon_pte_maps(pfn)
         {
             self.folio_free_swap(pfn);
+        }
+        // An mlocked page is not activated: it goes to the unevictable list.
+        if f.test(pg::MLOCKED) {
+            return;
         }
         self.frames[pfn as usize].set(pg::ACTIVE);
         let memcg = f.memcg as usize;
@@ -928,7 +952,7 @@ impl Mm {
         if !f.test(pg::SWAPBACKED) && self.folio_locked_for_read(pfn) {
             return Fate::Keep;
         }
-        if f.test(pg::UNEVICTABLE) {
+        if !self.folio_evictable(pfn) {
             return Fate::Activate;
         }
         let file = f.is_file_lru();

@@ -60,6 +60,8 @@ pub struct Zone {
     pub lowmem_reserve: [u64; MAX_NR_ZONES],
     /// NR_ZONE_INACTIVE_ANON .. NR_ZONE_UNEVICTABLE.
     pub lru_pages: [u64; NR_LRU_LISTS],
+    /// NR_MLOCK: pages with PG_mlocked (mm/mlock.c).
+    pub nr_mlock: u64,
     /// Migratetype of each pageblock of the zone, stored XOR `MIGRATE_MOVABLE` so the
     /// array starts zeroed (movable) and costs host memory only where a type changed.
     pageblock_mt: Vec<u8>,
@@ -90,6 +92,7 @@ impl Zone {
             boosted_watermark: false,
             lowmem_reserve: [0; MAX_NR_ZONES],
             lru_pages: [0; NR_LRU_LISTS],
+            nr_mlock: 0,
             pageblock_mt: vec![0; nr_blocks],
             deferred_start_pfn: start_pfn,
             deferred_end_pfn: start_pfn,

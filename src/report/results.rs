@@ -268,12 +268,13 @@ pub struct ActionRecord {
 }
 
 /// State counters reported in `vmstat` besides the event counters.
-pub const STATE_COUNTERS: [&str; 15] = [
+pub const STATE_COUNTERS: [&str; 16] = [
     "nr_inactive_anon",
     "nr_active_anon",
     "nr_inactive_file",
     "nr_active_file",
     "nr_unevictable",
+    "nr_mlock",
     "nr_free_pages",
     "nr_file_pages",
     "nr_slab_reclaimable",
@@ -314,6 +315,7 @@ impl Results {
         for (name, l) in lru_state {
             vmstat.insert(name.into(), mm.node_lru_pages(l));
         }
+        vmstat.insert("nr_mlock".into(), mm.nr_mlock());
         vmstat.insert("nr_free_pages".into(), mm.nr_free_pages());
         vmstat.insert("nr_slab_reclaimable".into(), mm.slab_pages[1]);
         vmstat.insert("nr_slab_unreclaimable".into(), mm.slab_pages[0]);

@@ -1064,6 +1064,24 @@ pub struct Workload {
     /// benchmarks initialise their memory); threads split the range.
     #[serde(default)]
     pub init: Option<bool>,
+    /// anon, kv, anon-hog, mmap-latency: the anonymous mapping is made with
+    /// MAP_POPULATE: the mmap call faults every page in (`__mm_populate`), each charged
+    /// (with limit reclaim) and its CPU the task's. The call is the first thread's
+    /// first operation, before anything else it does and not counted in its
+    /// statistics; the other threads start when it returns (mmap-latency: every
+    /// mapping, each thread its own). Default: what `mlock` says. (Left out of the
+    /// resolved scenario when not given, as `mlock` is, so scenarios without them keep
+    /// their resolved hash.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub populate: Option<bool>,
+    /// anon, kv, anon-hog, mmap-latency: the anonymous mapping is locked (MAP_LOCKED,
+    /// VM_LOCKED): its pages are mlocked, on the unevictable list, never reclaimed,
+    /// until it is unmapped (exit, an OOM kill, mmap-latency's munmap). Populated at the
+    /// mapping call unless `populate = false`, which is mlock2's MLOCK_ONFAULT: each
+    /// page mlocked as it is first faulted in. RLIMIT_MEMLOCK is not modelled (the
+    /// workloads run as root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mlock: Option<bool>,
     /// Model the workload's page tables: a page-table page (unmovable kernel memory,
     /// charged to its memcg) for each 2 MiB of anonymous memory it touches, freed when
     /// the memory is unmapped. On by default, as the kernel has them.

@@ -1033,6 +1033,8 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
             "page_tables",
             "advice",
             "init",
+            "populate",
+            "mlock",
         ]),
         WorkloadKind::FileRead => with_pattern(&[
             "nr_files",
@@ -1053,6 +1055,8 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
             "ramp_time",
             "madvise_hugepage",
             "page_tables",
+            "populate",
+            "mlock",
         ]),
         WorkloadKind::Fio => vec![
             "rw",
@@ -1065,7 +1069,13 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
             "rwmixread",
             "advice",
         ],
-        WorkloadKind::MmapLatency => vec!["size", "madvise_hugepage", "page_tables"],
+        WorkloadKind::MmapLatency => vec![
+            "size",
+            "madvise_hugepage",
+            "page_tables",
+            "populate",
+            "mlock",
+        ],
         WorkloadKind::AnonHog => vec![
             "size",
             "grow_by",
@@ -1074,6 +1084,8 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
             "write_ratio",
             "madvise_hugepage",
             "page_tables",
+            "populate",
+            "mlock",
         ],
         WorkloadKind::Phases => vec![
             "phase",
@@ -1118,6 +1130,8 @@ fn given_keys(w: &Workload) -> Vec<&'static str> {
         madvise_hugepage,
         advice,
         init,
+        populate,
+        mlock,
         page_tables,
         kernel_stacks,
         size,
@@ -1324,7 +1338,18 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
         let mut allowed = kind_keys(w.kind);
         allowed.push("kernel_stacks"); // every kind's threads have one
         for field in given_keys(w) {
-            if !allowed.contains(&field) {
+            if allowed.contains(&field) {
+                continue;
+            }
+            if field == "populate" || field == "mlock" {
+                c.forbid(
+                    k(field),
+                    true,
+                    &format!(
+                        "{for_kind}: it applies to the anonymous mapping of kinds \"anon\", \"kv\", \"anon-hog\" and \"mmap-latency\""
+                    ),
+                );
+            } else {
                 c.forbid(k(field), true, &for_kind);
             }
         }

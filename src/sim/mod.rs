@@ -189,7 +189,10 @@ impl Simulation {
                 let rng = rng::task_rng(scenario.run.seed, &name);
                 let mut thread = Thread::new(i, t, rng, cursor, w.start_ns);
                 thread.init_left = w.init_accesses(t, nr_threads);
+                thread.populate = w.first_populate(t);
                 threads.push(thread);
+                // Threads waiting for the first one's mapping call are started by it.
+                let held = w.threads_held && t > 0;
                 tasks.push(Task {
                     name,
                     kind: TaskKind::Worker {
@@ -197,7 +200,7 @@ impl Simulation {
                         thread: threads.len() - 1,
                     },
                     gen: 0,
-                    pending: (!waits).then_some((w.start_ns, true)),
+                    pending: (!waits && !held).then_some((w.start_ns, true)),
                     exited: false,
                     cpu: 0,
                     sleep: None,
@@ -205,7 +208,7 @@ impl Simulation {
                     user_ns: 0,
                     system_ns: 0,
                 });
-                if !waits {
+                if !waits && !held {
                     queue.push(
                         w.start_ns,
                         Event::Ready {
@@ -904,6 +907,16 @@ impl Simulation {
             &mut rep,
         );
         let end = rep.end_ns.max(start);
+        // The first thread's mapping call returned (or the thread is gone without
+        // it): the threads that waited for it start.
+        if self.workloads[wi].threads_held
+            && (self.workloads[wi].populated_at.is_some()
+                || matches!(end_kind, SliceEnd::Exit | SliceEnd::AllocFailed))
+        {
+            let at = self.workloads[wi].populated_at.take().unwrap_or(end);
+            self.workloads[wi].threads_held = false;
+            self.start_threads(wi, at, |index| index > 0);
+        }
         if let Some(message) = self.workloads[wi].error() {
             self.failed.get_or_insert(SimError::Workload {
                 name: self.workloads[wi].name.clone(),
@@ -1001,20 +1014,27 @@ impl Simulation {
             self.waiting_on[w] = None;
             let at = now.max(self.workloads[w].start_ns);
             self.workloads[w].delay_start(at);
-            for task in 0..self.tasks.len() {
-                if let TaskKind::Worker { workload, thread } = self.tasks[task].kind {
-                    if workload == w {
-                        self.threads[thread].next_issue_ns = at;
-                        self.tasks[task].pending = Some((at, true));
-                        let gen = self.tasks[task].gen;
-                        self.queue.push(
-                            at,
-                            Event::Ready {
-                                task: task as u32,
-                                gen,
-                            },
-                        );
-                    }
+            // Held threads wait on for the first one's mapping call.
+            let held = self.workloads[w].threads_held;
+            self.start_threads(w, at, |index| !held || index == 0);
+        }
+    }
+
+    /// Starts at `at` the threads of workload `w` whose index `which` picks.
+    fn start_threads(&mut self, w: usize, at: u64, which: impl Fn(usize) -> bool) {
+        for task in 0..self.tasks.len() {
+            if let TaskKind::Worker { workload, thread } = self.tasks[task].kind {
+                if workload == w && which(self.threads[thread].index) {
+                    self.threads[thread].next_issue_ns = at;
+                    self.tasks[task].pending = Some((at, true));
+                    let gen = self.tasks[task].gen;
+                    self.queue.push(
+                        at,
+                        Event::Ready {
+                            task: task as u32,
+                            gen,
+                        },
+                    );
                 }
             }
         }

@@ -75,6 +75,12 @@ vm_events! {
     PgpgIn => "pgpgin",
     PgpgOut => "pgpgout",
     UnevictablePgsCulled => "unevictable_pgs_culled",
+    UnevictablePgsScanned => "unevictable_pgs_scanned",
+    UnevictablePgsRescued => "unevictable_pgs_rescued",
+    UnevictablePgsMlocked => "unevictable_pgs_mlocked",
+    UnevictablePgsMunlocked => "unevictable_pgs_munlocked",
+    UnevictablePgsCleared => "unevictable_pgs_cleared",
+    UnevictablePgsStranded => "unevictable_pgs_stranded",
 }
 
 pub const NR_EVENTS: usize = EV_NAMES.len();
@@ -112,6 +118,10 @@ mod tests {
             EV_NAMES[Ev::UnevictablePgsCulled as usize],
             "unevictable_pgs_culled"
         );
-        assert_eq!(NR_EVENTS, Ev::UnevictablePgsCulled as usize + 1);
+        assert_eq!(
+            EV_NAMES[Ev::UnevictablePgsStranded as usize],
+            "unevictable_pgs_stranded"
+        );
+        assert_eq!(NR_EVENTS, Ev::UnevictablePgsStranded as usize + 1);
     }
 }

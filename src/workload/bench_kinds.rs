@@ -8,8 +8,8 @@
 
 use super::pattern::{self, Draw, Sampler, Zipf};
 use super::{
-    after_hits, ahead_key, fault_in, hit_limit, hit_loop_cursor, next_ahead, prob_u32,
-    resolve_item, run_hit_loop, touch, Ctx, Picker, Step, Thread, WorkloadStats,
+    after_hits, ahead_key, fault_in, hit_limit, hit_loop_cursor, next_ahead, populate, prob_u32,
+    resolve_item, run_hit_loop, touch, Ctx, Picker, Populate, Step, Thread, WorkloadStats,
 };
 use crate::mm::memory::FaultResult;
 use crate::mm::page::{pte, Frame};
@@ -341,9 +341,11 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// `mmap-latency`: each thread maps `size` of fresh anonymous memory, writes it 4 KiB
 /// at a time (one zero-fill fault per page) and unmaps it. One operation per mapping;
 /// its latency is the time to fault the mapping in, as stutterp's worker reports.
+/// With `populate` (or `mlock`) the mmap call faults the pages in and the writes hit.
 pub struct MmapLatency {
     pub spaces: Vec<u32>,
     pub pages: u32,
+    pub populate: bool,
 }
 
 impl MmapLatency {
@@ -359,18 +361,37 @@ impl MmapLatency {
                 )
             })
             .collect();
-        MmapLatency { spaces, pages }
+        let populate = cfg.populate.unwrap_or(cfg.mlock.unwrap_or(false));
+        MmapLatency {
+            spaces,
+            pages,
+            populate,
+        }
     }
 
     pub(crate) fn op(&mut self, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
         let space = self.spaces[t.index];
+        if self.populate {
+            // mmap(MAP_POPULATE), or the rest of it (`t.populate` is this mapping's
+            // call until the munmap).
+            t.populate.get_or_insert(Populate::new(space, self.pages));
+            if let Some(step) = populate(cx, t, origin) {
+                return step;
+            }
+        }
         while t.progress < self.pages as u64 {
             if cx.clock >= cx.slice_end {
                 t.retry = Some((0, true, origin));
                 return Step::Yield;
             }
-            let step = fault_in(cx, t, space, t.progress as u32, true, origin);
-            if !matches!(step, Step::Op(FaultResult::Done, _)) {
+            let vpn = t.progress as u32;
+            // Populated, the writes hit (unless reclaim took a page since).
+            let step = if self.populate {
+                touch(cx, t, space, vpn, true, origin)
+            } else {
+                Some(fault_in(cx, t, space, vpn, true, origin))
+            };
+            if let Some(step) = step.filter(|s| !matches!(s, Step::Op(FaultResult::Done, _))) {
                 t.retry = Some((0, true, origin));
                 return step;
             }
@@ -384,6 +405,7 @@ impl MmapLatency {
             FaultResult::Done
         });
         t.progress = 0;
+        t.populate = None;
         t.retry = None;
         let unmap_ns = cx.clock - end_of_faults;
         cx.clock = end_of_faults;

@@ -83,6 +83,36 @@ pub struct Workload {
     /// phases: when every thread had finished its steps.
     pub finished_at: Option<u64>,
     pub threads_running: u32,
+    /// `populate` (or `mlock`) of the mapping the workload's threads share: what its
+    /// first thread's mapping call faults in (space, pages).
+    pub populate: Option<(u32, u32)>,
+    /// The threads after the first wait for that call to return (as a program's
+    /// workers start after it has mapped its memory); the engine starts them.
+    pub threads_held: bool,
+    /// When the mapping call returned, for the engine to start the held threads.
+    pub populated_at: Option<u64>,
+}
+
+/// An mmap with MAP_POPULATE (or MAP_LOCKED) in progress: pages `next..end` of
+/// `space` are still to be faulted in.
+#[derive(Debug, Clone, Copy)]
+pub struct Populate {
+    pub space: u32,
+    pub next: u32,
+    pub end: u32,
+    /// The call has been entered (its syscall cost charged).
+    pub entered: bool,
+}
+
+impl Populate {
+    pub fn new(space: u32, pages: u32) -> Populate {
+        Populate {
+            space,
+            next: 0,
+            end: pages,
+            entered: false,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -167,6 +197,8 @@ pub struct Thread {
     pub fio_pass: Option<bench_kinds::FioPass>,
     /// `--record-accesses`: where this thread's accesses are written.
     pub recorder: Option<Box<crate::trace::record::Recorder>>,
+    /// A mapping call populating its mapping, until it returns.
+    pub populate: Option<Populate>,
 }
 
 impl Thread {
@@ -197,6 +229,7 @@ impl Thread {
             skip: None,
             fio_pass: None,
             recorder: None,
+            populate: None,
         }
     }
 }
@@ -363,6 +396,29 @@ impl Workload {
             WorkloadKind::Highalloc => Spec::Highalloc(highalloc::Highalloc::new(cfg)),
             WorkloadKind::Trace => Spec::Trace(trace::Replay::new(idx, cfg, mm)),
         };
+        let mlock = cfg.mlock.unwrap_or(false);
+        // mmap-latency populates each of its mappings in its own operations.
+        let populate_pages = match &spec {
+            _ if !cfg.populate.unwrap_or(mlock) => None,
+            Spec::Anon { space, .. } => Some((*space, mm.spaces[*space as usize].nr_pages())),
+            Spec::Kv(kv) => Some((kv.space, mm.spaces[kv.space as usize].nr_pages())),
+            // The region kept at the start; pages it grows into fault in as they are
+            // first written (mlocked then, in a locked mapping).
+            Spec::AnonHog(h) => Some((h.space, h.size_pages as u32)),
+            _ => None,
+        };
+        if mlock {
+            let spaces = match &spec {
+                Spec::Anon { space, .. } => vec![*space],
+                Spec::Kv(kv) => vec![kv.space],
+                Spec::AnonHog(h) => vec![h.space],
+                Spec::MmapLatency(m) => m.spaces.clone(),
+                _ => Vec::new(),
+            };
+            for s in spaces {
+                mm.mmap_locked(s);
+            }
+        }
         let batch = if cfg.kind == WorkloadKind::Kv {
             cfg.pipeline.unwrap_or(1)
         } else {
@@ -389,7 +445,17 @@ impl Workload {
             killed_at: None,
             finished_at: None,
             threads_running: Workload::nr_threads(cfg),
+            populate: populate_pages,
+            threads_held: populate_pages.is_some() && Workload::nr_threads(cfg) > 1,
+            populated_at: None,
         }
+    }
+
+    /// What thread `index` starts with: the first thread of a workload that
+    /// populates its mapping makes the mapping call.
+    pub fn first_populate(&self, index: usize) -> Option<Populate> {
+        let (space, pages) = self.populate?;
+        (index == 0).then(|| Populate::new(space, pages))
     }
 
     /// `start_after`: the workload starts at `at` instead of its `start` (later): its
@@ -707,6 +773,7 @@ fn paced_hit_run(w: &Workload, t: &Thread) -> bool {
         && w.batch == 1
         && w.ops_left.is_none()
         && !t.unrecorded
+        && t.populate.is_none()
 }
 
 /// A paced thread's accesses, each at the time [`run_slice`]'s loop would issue it:
@@ -942,6 +1009,16 @@ fn end_of_op(w: &Workload, t: &mut Thread, clock: u64) {
 
 /// Dispatches one step to the workload's kind.
 fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
+    if t.populate.is_some() && !matches!(w.spec, Spec::MmapLatency(_)) {
+        if let Some(step) = populate(cx, t, origin) {
+            return step;
+        }
+        // The mapping call returned. It is not an operation of the workload's
+        // statistics (nor of `ops`): the thread goes on with its first one.
+        t.populate = None;
+        w.populated_at = Some(cx.clock);
+        return Step::Hits;
+    }
     let access_ns = cx.mm.cfg.costs.access_ns;
     let stats_from = w.stats_from_ns;
     let start_ns = w.start_ns;
@@ -1061,6 +1138,58 @@ pub(crate) fn after_hits(
             fault_in(cx, t, space, vpn, write, origin)
         }
     }
+}
+
+/// The mapping call of `t.populate` (mmap with MAP_POPULATE or MAP_LOCKED:
+/// `__mm_populate`): every page not yet present faulted in by the kernel
+/// ([`Mm::populate_page`]), with no user access; the call's entry costs a syscall.
+/// None once it has returned (`t.populate` says so until the caller clears it); else
+/// the step it stopped at: the slice's end, a sleep in reclaim (the call goes on
+/// after it: `t.retry` holds its place), or an OOM kill.
+pub(crate) fn populate(cx: &mut Ctx, t: &mut Thread, origin: u64) -> Option<Step> {
+    let mut p = t.populate?;
+    if !p.entered {
+        p.entered = true;
+        cx.kernel(|mm| {
+            mm.charge(mm.cfg.costs.syscall_ns);
+            FaultResult::Done
+        });
+    }
+    let stopped = loop {
+        if p.next >= p.end {
+            break None;
+        }
+        if cx.clock >= cx.slice_end {
+            t.retry = Some((0, true, origin));
+            break Some(Step::Yield);
+        }
+        let (space, vpn) = (p.space, p.next);
+        if pte::is_present(cx.mm.spaces[space as usize].pte(vpn)) {
+            p.next += 1;
+            continue;
+        }
+        match cx.kernel(|mm| mm.populate_page(space, vpn)) {
+            FaultResult::Done => p.next += 1,
+            FaultResult::Retry { until_ns } => {
+                t.retry = Some((0, true, origin));
+                break Some(Step::Op(FaultResult::Retry { until_ns }, 0));
+            }
+            // A missing anonymous page blocks only in reclaim (a throttle, or the
+            // memory.high delay on the way out): the page is in and the call goes on
+            // after the sleep, as after a retry.
+            FaultResult::Blocked { until_ns, .. } => {
+                p.next += 1;
+                t.retry = Some((0, true, origin));
+                break Some(Step::Op(FaultResult::Retry { until_ns }, 0));
+            }
+            FaultResult::Killed => break Some(Step::Op(FaultResult::Killed, 0)),
+        }
+    };
+    t.populate = Some(p);
+    if stopped.is_none() {
+        t.retry = None;
+    }
+    stopped
 }
 
 /// An access that found its page absent: the fault, then the access itself. The
