@@ -168,6 +168,35 @@ size = "1M"
     assert!(r.vm("nr_free_pages") > 250_000, "mappings are freed");
 }
 
+/// `ops = N` counts whole mmap-latency operations: a 1 MiB mapping takes 281.6 us to
+/// fault in (256 faults of 1.1 us) and 76.8 us to unmap, so each operation spans
+/// several 100 us slices and is one operation all the same. `ops = 1`: one operation,
+/// its 256 faults, nothing more. `ops = 5` on two threads: each thread takes the next
+/// operation while any are left and finishes the one it began, 5 and 1280 faults.
+#[test]
+fn mmap_latency_ops_counts_operations_that_span_slices() {
+    let text = r#"
+[run]
+duration = "2s"
+stop_when_done = true
+[machine]
+memory = "1G"
+[[workload]]
+name = "stutter"
+kind = "mmap-latency"
+size = "1M"
+ops = 1
+"#;
+    let r = run(text);
+    let w = &r.workloads["stutter"];
+    assert_eq!(w.ops, 1);
+    assert_eq!(r.vm("pgfault"), 256);
+    assert!(hdr(w.latency_ns.max, 281_600), "{}", w.latency_ns.max);
+    let r = run(&text.replace("ops = 1", "ops = 5\nthreads = 2"));
+    assert_eq!(r.workloads["stutter"].ops, 5);
+    assert_eq!(r.vm("pgfault"), 5 * 256);
+}
+
 #[test]
 fn mmap_latency_grows_under_reclaim() {
     // The same worker beside a hog that fills memory with zram swap: faults now wait

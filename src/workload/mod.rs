@@ -623,15 +623,11 @@ pub fn run_slice(
         let ops_before = t.ops;
         let step = run_op(w, t, &mut cx, origin);
         if let Some(left) = w.ops_left.as_mut() {
-            // Issued: the hits counted, and the operation the step ends in (a retry
-            // was counted when first issued).
-            let op = matches!(
-                step,
-                Step::Op(
-                    FaultResult::Done | FaultResult::Blocked { .. } | FaultResult::Killed,
-                    _
-                )
-            ) && retry.is_none();
+            // Issued: the hits counted, and the operation the step began, however it
+            // ended (done, asleep in reclaim, or part-way at the slice's end). Its
+            // continuations come back as retries and are not counted again, so an
+            // operation that spans slices is one operation.
+            let op = matches!(step, Step::Op(..) | Step::Yield) && retry.is_none();
             *left = left.saturating_sub(t.ops - ops_before + op as u64);
         }
         let op_start_ns = clock;
