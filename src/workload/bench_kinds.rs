@@ -370,11 +370,23 @@ impl MmapLatency {
                 return Step::Yield;
             }
             let step = fault_in(cx, t, space, t.progress as u32, true, origin);
-            if !matches!(step, Step::Op(FaultResult::Done, _)) {
-                t.retry = Some((0, true, origin));
-                return step;
+            match step {
+                Step::Op(FaultResult::Done, _) => t.progress += 1,
+                // The fault is done, and its return to user space sleeps
+                // (`mem_cgroup_handle_over_high`'s penalty, a reclaim throttle that
+                // let the allocation through): the program's next store is after it.
+                Step::Op(FaultResult::Blocked { until_ns, memstall }, _) => {
+                    t.progress += 1;
+                    t.retry = Some((0, true, origin));
+                    return Step::Wait { until_ns, memstall };
+                }
+                // Not done (asleep in reclaim before the page came, or killed): the
+                // same page again.
+                _ => {
+                    t.retry = Some((0, true, origin));
+                    return step;
+                }
             }
-            t.progress += 1;
         }
         // munmap: the latency is the fault-in; the unmap's cost is the task's all the
         // same.

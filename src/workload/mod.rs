@@ -461,6 +461,10 @@ pub(crate) enum Step {
     /// Mid-operation at the slice's end: go on next slice (the operation is in
     /// `Thread::retry`).
     Yield,
+    /// Mid-operation, asleep until `until_ns` (a fault that returned to user space
+    /// through memory.high's penalty or a reclaim throttle): the operation (in
+    /// `Thread::retry`) goes on from where it stopped when the thread wakes.
+    Wait { until_ns: u64, memstall: bool },
 }
 
 /// What an operation function gets: the thread's clock and the slice's accounting.
@@ -627,7 +631,8 @@ pub fn run_slice(
             // ended (done, asleep in reclaim, or part-way at the slice's end). Its
             // continuations come back as retries and are not counted again, so an
             // operation that spans slices is one operation.
-            let op = matches!(step, Step::Op(..) | Step::Yield) && retry.is_none();
+            let op =
+                matches!(step, Step::Op(..) | Step::Yield | Step::Wait { .. }) && retry.is_none();
             *left = left.saturating_sub(t.ops - ops_before + op as u64);
         }
         let op_start_ns = clock;
@@ -642,6 +647,16 @@ pub fn run_slice(
         match step {
             Step::Hits => continue,
             Step::Yield => break SliceEnd::Preempted,
+            Step::Wait { until_ns, memstall } => {
+                // The operation's latency still counts from its start.
+                if let Some((i, wr, _)) = t.retry {
+                    t.retry = Some((i, wr, origin));
+                }
+                break SliceEnd::Blocked {
+                    until_ns: until_ns.max(clock),
+                    memstall,
+                };
+            }
             Step::Finished => {
                 w.threads_running -= 1;
                 if w.threads_running == 0 {
