@@ -1020,7 +1020,9 @@ pub struct Workload {
     /// accesses are operations), then the workload is finished.
     #[serde(default)]
     pub ops: Option<u64>,
-    /// When the workload stops issuing operations (default: end of run).
+    /// When the workload stops issuing operations (default: end of run). A thread
+    /// asleep between operations then (pacing, think time) exits at once; one blocked
+    /// in the kernel exits when it wakes.
     #[serde(default)]
     pub stop: Option<Nanos>,
     /// Default: uniform.

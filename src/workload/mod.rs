@@ -578,7 +578,9 @@ pub fn run_slice(
             // Between batches: pacing and think time.
             if t.next_issue_ns > clock {
                 if t.next_issue_ns >= slice_end || t.next_issue_ns >= w.stop_ns {
-                    break SliceEnd::SleepUntil(t.next_issue_ns);
+                    // `stop` ends the program as `timeout`'s signal does: it leaves
+                    // the sleep and exits then, not when the sleep would have ended.
+                    break SliceEnd::SleepUntil(t.next_issue_ns.min(w.stop_ns));
                 }
                 clock = t.next_issue_ns; // a short gap: idle inside the slice
             }
@@ -759,7 +761,7 @@ impl Pacing {
         }
         if self.next_issue_ns > self.clock {
             if self.next_issue_ns >= self.slice_end || self.next_issue_ns >= self.stop_ns {
-                self.end = Some(SliceEnd::SleepUntil(self.next_issue_ns));
+                self.end = Some(SliceEnd::SleepUntil(self.next_issue_ns.min(self.stop_ns)));
                 return false;
             }
             self.clock = self.next_issue_ns;
