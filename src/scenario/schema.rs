@@ -1061,7 +1061,7 @@ pub struct Workload {
     #[serde(default)]
     pub page_tables: Option<bool>,
     /// A 16 KiB kernel stack (an order-2 unmovable block, charged to its memcg) per
-    /// thread, from the start of the run. On by default.
+    /// thread, from its fork (when the workload starts). On by default.
     #[serde(default)]
     pub kernel_stacks: Option<bool>,
     /// Operations per second per thread (paced); default: as fast as possible.

@@ -179,7 +179,11 @@ impl Simulation {
             let w = Workload::new(i, cfg, &scenario, &mut mm);
             let nr_threads = Workload::nr_threads(cfg) as usize;
             let waits = waiting_on[i].is_some();
+            // A workload that starts later is forked then, by its first thread: the
+            // others are made by that fork.
+            let at_boot = w.start_ns == 0 && !waits;
             for t in 0..nr_threads {
+                let runnable = !waits && (at_boot || t == 0);
                 let name = format!("{}/{t}", cfg.name);
                 // Sequential threads start spread over the range.
                 let cursor = (w.items() * t as u64) / nr_threads as u64;
@@ -194,7 +198,7 @@ impl Simulation {
                         thread: threads.len() - 1,
                     },
                     gen: 0,
-                    pending: (!waits).then_some((w.start_ns, true)),
+                    pending: runnable.then_some((w.start_ns, true)),
                     exited: false,
                     cpu: 0,
                     sleep: None,
@@ -202,7 +206,7 @@ impl Simulation {
                     user_ns: 0,
                     system_ns: 0,
                 });
-                if !waits {
+                if runnable {
                     queue.push(
                         w.start_ns,
                         Event::Ready {
@@ -218,14 +222,13 @@ impl Simulation {
         // within memory).
         let short = mm.brd_populate_files();
         debug_assert_eq!(short, 0, "ramdisk files exceed memory");
-        // Each workload's process, forked before the run: its kernel objects and (unless
-        // turned off) its threads' kernel stacks.
-        for (w, cfg) in scenario.workloads.iter().enumerate() {
-            mm.fork_workload(
-                w,
-                cfg.threads.max(1) as usize,
-                cfg.kernel_stacks != Some(false),
-            );
+        // The process of each workload there from the run's first instant, forked
+        // before it: its kernel objects and (unless turned off) its threads' kernel
+        // stacks. The others are forked as they start.
+        for (w, workload) in workloads.iter_mut().enumerate() {
+            if workload.start_ns == 0 && waiting_on[w].is_none() {
+                workload.fork_at_boot(w, &mut mm);
+            }
         }
         let kernel_task = |name: &str, kind| Task {
             name: name.to_string(),
@@ -541,11 +544,11 @@ impl Simulation {
 
     /// A row of the timeseries. Its PSI columns are what a reader of
     /// /proc/pressure/memory's `total=` lines sees change since the last sample.
-    /// When the last workload finished or was killed, once all have.
+    /// When the last workload finished, was killed or failed to fork, once all have.
     fn workloads_done_at(&self) -> Option<u64> {
         self.workloads
             .iter()
-            .map(|w| w.killed_at.or(w.finished_at))
+            .map(|w| w.killed_at.or(w.finished_at).or(w.fork_failed_at))
             .try_fold(0, |m, at| at.map(|a| a.max(m)))
     }
 
@@ -893,6 +896,7 @@ impl Simulation {
         // lru_gen_use_mm at context switch: its mm ran since MGLRU last walked it.
         self.mm.mm_ran[wi] = true;
         let mut rep = SliceReport::default();
+        let was_forked = self.workloads[wi].forked_at.is_some();
         let end_kind = workload::run_slice(
             &mut self.workloads[wi],
             &mut self.threads[ti],
@@ -908,6 +912,13 @@ impl Simulation {
                 time_ns: end,
                 message: message.to_string(),
             });
+        }
+        if let (false, Some(at)) = (was_forked, self.workloads[wi].forked_at) {
+            // The fork made the other threads: they run from its end.
+            let others: Vec<usize> = self.workload_tasks(wi).filter(|&o| o != task).collect();
+            for other in others {
+                self.queue_thread(other, at);
+            }
         }
         let t = &mut self.tasks[task];
         t.user_ns += rep.user_ns;
@@ -955,6 +966,16 @@ impl Simulation {
             }
             SliceEnd::Exit => {
                 self.tasks[task].exited = true;
+                if self.workloads[wi].forked_at.is_none() {
+                    // Stopped before it started, or its fork failed: the threads the
+                    // process would have made never exist.
+                    for other in self.workload_tasks(wi).collect::<Vec<_>>() {
+                        let o = &mut self.tasks[other];
+                        o.exited = true;
+                        o.pending = None;
+                        o.gen += 1;
+                    }
+                }
                 // A workload done before the run's end exits; one stopped by the end
                 // of the run (its duration, or stop_when_done's last workload) is
                 // still there when the results are taken.
@@ -999,23 +1020,34 @@ impl Simulation {
             self.waiting_on[w] = None;
             let at = now.max(self.workloads[w].start_ns);
             self.workloads[w].delay_start(at);
-            for task in 0..self.tasks.len() {
-                if let TaskKind::Worker { workload, thread } = self.tasks[task].kind {
-                    if workload == w {
-                        self.threads[thread].next_issue_ns = at;
-                        self.tasks[task].pending = Some((at, true));
-                        let gen = self.tasks[task].gen;
-                        self.queue.push(
-                            at,
-                            Event::Ready {
-                                task: task as u32,
-                                gen,
-                            },
-                        );
-                    }
-                }
-            }
+            // Its first thread forks the process, which makes the others.
+            self.queue_thread(self.mm.workload_task[w], at);
         }
+    }
+
+    /// The tasks of workload `w`'s threads, first thread first.
+    fn workload_tasks(&self, w: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.tasks.len()).filter(
+            move |&t| matches!(self.tasks[t].kind, TaskKind::Worker { workload, .. } if workload == w),
+        )
+    }
+
+    /// A workload thread that did not exist becomes runnable at `at`, its first
+    /// operation due then.
+    fn queue_thread(&mut self, task: usize, at: u64) {
+        let TaskKind::Worker { thread, .. } = self.tasks[task].kind else {
+            unreachable!("only workload threads are started");
+        };
+        self.threads[thread].next_issue_ns = at;
+        self.tasks[task].pending = Some((at, true));
+        let gen = self.tasks[task].gen;
+        self.queue.push(
+            at,
+            Event::Ready {
+                task: task as u32,
+                gen,
+            },
+        );
     }
 
     pub fn now(&self) -> u64 {

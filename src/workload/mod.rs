@@ -18,6 +18,7 @@ pub mod skip;
 pub mod slab;
 pub mod trace;
 
+use crate::mm::fork::ForkResult;
 use crate::mm::memory::FaultResult;
 use crate::mm::page::pte;
 use crate::mm::{Mm, SpaceKind};
@@ -83,6 +84,13 @@ pub struct Workload {
     /// phases: when every thread had finished its steps.
     pub finished_at: Option<u64>,
     pub threads_running: u32,
+    /// When its process was forked (None: not yet; its first thread forks it as it
+    /// starts), and when that fork failed (ENOMEM: the workload never ran).
+    pub forked_at: Option<u64>,
+    pub fork_failed_at: Option<u64>,
+    /// What its fork makes: a `task_struct` per thread, and kernel stacks or not.
+    fork_tasks: usize,
+    kernel_stacks: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -389,6 +397,10 @@ impl Workload {
             killed_at: None,
             finished_at: None,
             threads_running: Workload::nr_threads(cfg),
+            forked_at: None,
+            fork_failed_at: None,
+            fork_tasks: cfg.threads.max(1) as usize,
+            kernel_stacks: cfg.kernel_stacks != Some(false),
         }
     }
 
@@ -399,6 +411,13 @@ impl Workload {
         self.start_ns += shift;
         self.stats_from_ns += shift;
         self.stop_ns = stop_at(self.stop_key_ns, self.stats_from_ns, self.runtime_ns);
+    }
+
+    /// The process as the run begins (it runs from the first instant): forked
+    /// before the run, charged whatever the limits say.
+    pub fn fork_at_boot(&mut self, idx: usize, mm: &mut Mm) {
+        mm.fork_workload(idx, self.fork_tasks, self.kernel_stacks);
+        self.forked_at = Some(0);
     }
 
     /// `init`: how many in-order writes thread `index` of `nr` does before the
@@ -567,6 +586,12 @@ pub fn run_slice(
         if mm.workload_killed(t.workload) || clock >= w.stop_ns {
             break SliceEnd::Exit;
         }
+        if w.forked_at.is_none() {
+            if let Some(end) = fork_process(w, t, mm, &mut clock, slice_end, rep) {
+                break end;
+            }
+            continue;
+        }
         if t.retry.is_none() && t.batch_left == 0 && t.init_left == 0 && paced_hit_run(w, t) {
             if let Some(end) = paced_anon_hits(w, t, mm, &mut clock, slice_end, rep) {
                 break end;
@@ -699,6 +724,69 @@ pub fn run_slice(
     };
     rep.end_ns = clock;
     end
+}
+
+/// The workload starts: its first thread forks its process (`copy_process`, in that
+/// thread's time as system time: the launcher's fork and the program's clones of its
+/// other threads) before its first operation. None: forked, go on. A sleep in the
+/// fork's reclaim blocks the thread and the fork goes on when it wakes; ENOMEM ends
+/// the workload before it ran.
+fn fork_process(
+    w: &mut Workload,
+    t: &Thread,
+    mm: &mut Mm,
+    clock: &mut u64,
+    slice_end: u64,
+    rep: &mut SliceReport,
+) -> Option<SliceEnd> {
+    let mut cx = Ctx {
+        mm,
+        clock: *clock,
+        slice_end,
+        rep,
+        retry: None,
+        ops_cap: 0,
+        unpaced: false,
+        skip_hits: false,
+        deferred_ns: 0,
+    };
+    let (wi, nr, stacks) = (t.workload, w.fork_tasks, w.kernel_stacks);
+    let mut fork = ForkResult::Enomem;
+    let r = cx.kernel(|mm| {
+        fork = mm.copy_process(wi, nr, stacks, false);
+        match fork {
+            ForkResult::Retry { until_ns } => FaultResult::Retry { until_ns },
+            // Back to user space (memory.high's settling) only from a fork that
+            // succeeded.
+            ForkResult::Done => FaultResult::Done,
+            ForkResult::Enomem => FaultResult::Killed,
+        }
+    });
+    if cx.clock == *clock {
+        // Validation makes the syscall cost at least 1ns; a fork resumed after a sleep
+        // that found everything at hand still takes 1ns.
+        cx.clock += 1;
+        cx.rep.system_ns += 1;
+    }
+    *clock = cx.clock;
+    match (fork, r) {
+        (ForkResult::Done, FaultResult::Blocked { until_ns, memstall }) => {
+            w.forked_at = Some(*clock);
+            Some(SliceEnd::Blocked { until_ns, memstall })
+        }
+        (ForkResult::Done, _) => {
+            w.forked_at = Some(*clock);
+            None
+        }
+        (ForkResult::Retry { until_ns }, _) => Some(SliceEnd::Blocked {
+            until_ns: until_ns.max(*clock),
+            memstall: true,
+        }),
+        (ForkResult::Enomem, _) => {
+            w.fork_failed_at = Some(*clock);
+            Some(SliceEnd::Exit)
+        }
+    }
 }
 
 /// Whether a thread's operations are single paced accesses of an anon workload whose
