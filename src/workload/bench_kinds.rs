@@ -8,7 +8,7 @@
 
 use super::pattern::{self, Draw, Sampler, Zipf};
 use super::{
-    after_hits, ahead_key, fault_in, hit_limit, hit_loop_cursor, next_ahead, prob_u32,
+    after_hits, ahead_key, fault_in, hit_limit, hit_loop_cursor, next_ahead, prob_u32, read_op,
     resolve_item, run_hit_loop, touch, Ctx, Picker, Step, Thread, WorkloadStats,
 };
 use crate::mm::memory::FaultResult;
@@ -268,12 +268,14 @@ impl Fio {
         t.retry = Some((block, write, origin));
         let first = (block * self.bs_pages as u64) as u32;
         let n = self.bs_pages;
-        let r = if write {
-            cx.kernel(|mm| mm.filemap_write(space, first, n))
+        if write {
+            Step::Op(
+                cx.kernel(|mm| mm.filemap_write(space, first, n)),
+                n as u64 * 4096,
+            )
         } else {
-            cx.kernel(|mm| mm.filemap_read(space, first, n))
-        };
-        Step::Op(r, n as u64 * 4096)
+            read_op(cx, t, space, first, n, false)
+        }
     }
 }
 

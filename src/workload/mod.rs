@@ -173,6 +173,8 @@ pub struct Thread {
     pub skip: Option<Box<skip::SkipSet>>,
     /// fio: the random pass in progress.
     pub fio_pass: Option<bench_kinds::FioPass>,
+    /// The read() in progress, part-way through after a sleep (see [`read_op`]).
+    pub read: Option<crate::mm::filemap::ReadIter>,
     /// `--record-accesses`: where this thread's accesses are written.
     pub recorder: Option<Box<crate::trace::record::Recorder>>,
 }
@@ -204,6 +206,7 @@ impl Thread {
             ahead: None,
             skip: None,
             fio_pass: None,
+            read: None,
             recorder: None,
         }
     }
@@ -481,8 +484,9 @@ pub(crate) enum Step {
     /// `Thread::retry`).
     Yield,
     /// Mid-operation, asleep until `until_ns` (a fault that returned to user space
-    /// through memory.high's penalty or a reclaim throttle): the operation (in
-    /// `Thread::retry`) goes on from where it stopped when the thread wakes.
+    /// through memory.high's penalty or a reclaim throttle, a read() waiting for a
+    /// page being read): the operation (in `Thread::retry`) goes on from where it
+    /// stopped when the thread wakes.
     Wait { until_ns: u64, memstall: bool },
 }
 
@@ -1091,17 +1095,17 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
             let space = spaces[(item / per_file_items) as usize];
             let first = ((item % per_file_items) * *io_pages as u64) as u32;
             let (n, mmap) = (*io_pages, *mmap);
-            let r = if write {
-                cx.kernel(|mm| mm.filemap_write(space, first, n))
+            if write {
+                let r = cx.kernel(|mm| mm.filemap_write(space, first, n));
+                if !matches!(r, FaultResult::Retry { .. } | FaultResult::Killed) {
+                    record_pages(t, space, first, n, write);
+                }
+                Step::Op(r, n as u64 * 4096)
             } else if mmap {
-                mmap_read(cx, t, space, first, n)
+                Step::Op(mmap_read(cx, t, space, first, n), n as u64 * 4096)
             } else {
-                cx.kernel(|mm| mm.filemap_read(space, first, n))
-            };
-            if !mmap && !matches!(r, FaultResult::Retry { .. } | FaultResult::Killed) {
-                record_pages(t, space, first, n, write);
+                read_op(cx, t, space, first, n, true)
             }
-            Step::Op(r, n as u64 * 4096)
         }
         Spec::Kv(kv) => kv.op(t, cx, origin),
         Spec::Fio(f) => f.op(t, cx, origin),
@@ -1233,6 +1237,36 @@ pub(crate) fn record_pages(t: &mut Thread, space: u32, first: u32, n: u32, write
         for vpn in first..first + n {
             r.push(space, vpn, write);
         }
+    }
+}
+
+/// A read() of `n` pages from `first` of `space` (`filemap_read`): a new one unless
+/// the operation is a retry. One that has to wait part-way (a batch's page still
+/// being read) leaves the thread asleep and goes on from where it stopped when the
+/// thread wakes; a read that completes is an operation's outcome. With `record`, a
+/// read is recorded (`--record-accesses`) once, when it has entered the kernel.
+pub(crate) fn read_op(
+    cx: &mut Ctx,
+    t: &mut Thread,
+    space: u32,
+    first: u32,
+    n: u32,
+    record: bool,
+) -> Step {
+    if cx.retry.is_none() {
+        t.read = None;
+    }
+    let entered = t.read.is_some();
+    let read = &mut t.read;
+    let r = cx.kernel(|mm| mm.filemap_read(space, first, n, read));
+    if record && !entered && t.read.is_some() && r != FaultResult::Killed {
+        record_pages(t, space, first, n, false);
+    }
+    match r {
+        FaultResult::Blocked { until_ns, memstall } if t.read.is_some_and(|it| it.copied < n) => {
+            Step::Wait { until_ns, memstall }
+        }
+        r => Step::Op(r, n as u64 * 4096),
     }
 }
 
