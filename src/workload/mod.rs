@@ -758,11 +758,11 @@ fn fork_process(
     let mut fork = ForkResult::Enomem;
     let r = cx.kernel(|mm| {
         fork = mm.copy_process(wi, nr, stacks, false);
+        // Only a fork that succeeded goes back to user space here (memory.high's
+        // settling); the thread of one that failed never runs.
         match fork {
-            ForkResult::Retry { until_ns } => FaultResult::Retry { until_ns },
-            // Back to user space (memory.high's settling) only from a fork that
-            // succeeded.
             ForkResult::Done => FaultResult::Done,
+            ForkResult::Retry { until_ns } => FaultResult::Retry { until_ns },
             ForkResult::Enomem => FaultResult::Killed,
         }
     });
