@@ -98,3 +98,57 @@ fn readahead_runs_are_deterministic() {
         serde_json::to_string(&b.vmstat).unwrap()
     );
 }
+
+/// One 200 MiB read() under memory.max = 140M goes through the page cache a batch
+/// at a time, as filemap_read does: its pages are charged as readahead brings them,
+/// and once the cgroup is at its limit the charges reclaim the pages it has already
+/// copied, so it completes as 100 reads of 2 MiB do: one operation, every page of
+/// the file read from the device once (pgpgin 200 MiB in KiB, no refault: nothing
+/// is evicted before it is copied), no OOM kill, the cgroup never over its limit.
+/// The device reads 51200 pages at 2 GiB/s (1908 ns a page): the read cannot take
+/// less than 51200 × 1908 ns.
+#[test]
+fn a_read_bigger_than_the_limit_is_charged_as_it_goes() {
+    let text = r#"
+[run]
+duration = "5s"
+stop_when_done = true
+[machine]
+memory = "1G"
+[[cgroup]]
+path = "r"
+memory.max = "140M"
+[[workload]]
+name = "reader"
+kind = "file-read"
+nr_files = 1
+file_size = "200M"
+io_size = "200M"
+pattern = "sequential"
+cgroup = "r"
+ops = 1
+"#;
+    let one = common::run_checked(text, &[]);
+    let many = common::run_checked(
+        &text
+            .replace("io_size = \"200M\"", "io_size = \"2M\"")
+            .replace("ops = 1", "ops = 100"),
+        &[],
+    );
+    for (r, ops) in [(&one, 1), (&many, 100)] {
+        let w = &r.workloads["reader"];
+        assert_eq!(w.ops, ops);
+        assert_eq!(w.killed_at_ns, None);
+        assert_eq!(r.vm("oom_kill"), 0);
+        assert_eq!(r.vm("pgpgin"), 200 << 10);
+        assert_eq!(r.vm("workingset_refault_file"), 0);
+        let m = &r.cgroups["r"]["memory"];
+        assert!(m["peak"].as_u64().unwrap() <= 140 << 20);
+        assert!(m["events"]["max"].as_u64().unwrap() > 0, "it reclaimed");
+    }
+    assert!(
+        one.workloads["reader"].latency_ns.max >= 51200 * 1908,
+        "{}",
+        one.workloads["reader"].latency_ns.max
+    );
+}

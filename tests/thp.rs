@@ -82,9 +82,15 @@ start = "2500ms"
         assert_eq!(r.vm("thp_fault_fallback"), 64, "{defrag}");
         assert_eq!(r.vm("pgsteal_direct"), 0, "{defrag}: no direct reclaim");
     }
+    // defer: the fault neither compacts nor reclaims; it wakes kcompactd and falls
+    // back. Whether kcompactd's work arrives in time for a later fault depends on the
+    // layout the cache left (here its scanners meet at once over pageblocks marked
+    // skip, and only compaction_restarting clears them): not asserted.
     let r = run("defer", false);
-    assert!(r.vm("thp_fault_alloc") > 0 && r.vm("thp_fault_fallback") > 0);
+    assert!(r.vm("thp_fault_fallback") > 0);
+    assert_eq!(r.vm("thp_fault_alloc") + r.vm("thp_fault_fallback"), 64);
     assert!(r.vm("compact_daemon_wake") > 0);
+    assert_eq!(r.vm("compact_stall"), 0, "no direct compaction");
     assert_eq!(r.vm("pgsteal_direct"), 0);
     let r = run("madvise", true);
     assert!(r.vm("thp_fault_alloc") > 0);

@@ -168,6 +168,87 @@ size = "1M"
     assert!(r.vm("nr_free_pages") > 250_000, "mappings are freed");
 }
 
+/// `ops = N` counts whole mmap-latency operations: a 1 MiB mapping takes 281.6 us to
+/// fault in (256 faults of 1.1 us) and 76.8 us to unmap, so each operation spans
+/// several 100 us slices and is one operation all the same. `ops = 1`: one operation,
+/// its 256 faults, nothing more. `ops = 5` on two threads: each thread takes the next
+/// operation while any are left and finishes the one it began, 5 and 1280 faults.
+#[test]
+fn mmap_latency_ops_counts_operations_that_span_slices() {
+    let text = r#"
+[run]
+duration = "2s"
+stop_when_done = true
+[machine]
+memory = "1G"
+[[workload]]
+name = "stutter"
+kind = "mmap-latency"
+size = "1M"
+ops = 1
+"#;
+    let r = run(text);
+    let w = &r.workloads["stutter"];
+    assert_eq!(w.ops, 1);
+    assert_eq!(r.vm("pgfault"), 256);
+    assert!(hdr(w.latency_ns.max, 281_600), "{}", w.latency_ns.max);
+    let r = run(&text.replace("ops = 1", "ops = 5\nthreads = 2"));
+    assert_eq!(r.workloads["stutter"].ops, 5);
+    assert_eq!(r.vm("pgfault"), 5 * 256);
+}
+
+/// memory.high's penalty sleeps after a fault, on the way back to user space
+/// (`mem_cgroup_handle_over_high`), and the program's next store comes after it: a
+/// 31 MiB mapping (7936 pages) under memory.high = 30M (7680 pages), no swap, goes
+/// over high, and reclaim can free nothing (every page is anon). Once the overage is
+/// ~86 pages, a batch of 64 over high costs more than HZ/100 jiffies, so the faults
+/// sleep (past 10 ms each) between batches; the operation still takes all 7936
+/// faults, then unmaps, which leaves the cgroup its process's kernel memory: slab
+/// pages for mm_struct (1), sighand_cache (1) and the task_struct (3), the others
+/// fitting in the objcg stock, and one 16 KiB stack: 9 pages, 36864 bytes. The
+/// thread then thinks past the run's end. With memory.high = max the same faults and
+/// no sleep: 7936 × 1.1 us.
+#[test]
+fn mmap_latency_over_memory_high_finishes_its_mapping_after_the_sleeps() {
+    let text = r#"
+[run]
+duration = "1s"
+[machine]
+memory = "1G"
+[[cgroup]]
+path = "lat"
+memory.high = "30M"
+[[workload]]
+name = "maps"
+kind = "mmap-latency"
+size = "31M"
+cgroup = "lat"
+think_time = "10s"
+"#;
+    let faults_ns = 7936 * 1_100;
+    let r = run(text);
+    let w = &r.workloads["maps"];
+    assert_eq!(w.ops, 1);
+    assert_eq!(r.vm("pgfault"), 7936);
+    assert!(
+        w.latency_ns.max > faults_ns + 10_000_000,
+        "{}",
+        w.latency_ns.max
+    );
+    let m = &r.cgroups["lat"]["memory"];
+    assert!(m["events"]["high"].as_u64().unwrap() > 0);
+    assert_eq!(m["current"].as_u64(), Some(9 * 4096));
+    let r = run(&text.replace("memory.high = \"30M\"", "memory.high = \"max\""));
+    let w = &r.workloads["maps"];
+    assert_eq!(w.ops, 1);
+    assert_eq!(r.vm("pgfault"), 7936);
+    assert!(hdr(w.latency_ns.max, faults_ns), "{}", w.latency_ns.max);
+    assert_eq!(
+        r.cgroups["lat"]["memory"]["current"].as_u64(),
+        Some(9 * 4096)
+    );
+}
+
 #[test]
 fn mmap_latency_grows_under_reclaim() {
     // The same worker beside a hog that fills memory with zram swap: faults now wait

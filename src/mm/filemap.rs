@@ -11,6 +11,17 @@ use super::{Advice, Mm};
 use crate::stats::trace::Tp;
 use crate::stats::vmstat::Ev;
 
+/// `FOLIO_BATCH_SIZE`: the folios `filemap_get_read_batch` takes at a time.
+const FOLIO_BATCH_SIZE: u64 = 31;
+
+/// A read() the kernel is part-way through (`struct kiocb` and its iterator): the
+/// pages copied so far, and `ra->prev_pos` as the read found it (`last_pos`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadIter {
+    pub copied: u32,
+    pub prev_pos: i64,
+}
+
 impl Mm {
     /// `filemap_add_folio`: a new page for `space[index]`, allocated with `gfp` and
     /// charged, on the inactive file list (or the active one when its shadow says it
@@ -79,22 +90,51 @@ impl Mm {
         }
     }
 
-    /// `filemap_read`: read() of pages `[first, first + n)`. Per run of pages
-    /// (`filemap_get_pages`): a missing page starts synchronous readahead (and is
-    /// read alone if readahead did not bring it), a page marked PG_readahead starts
-    /// the next asynchronous window. The read waits for the pages still in flight;
-    /// its pages are marked accessed, except a first page the previous read ended in.
-    /// Every wait happens at the call's instant: a later window is submitted before
-    /// an earlier one completes, where the kernel submits it after the wait.
-    pub fn filemap_read(&mut self, space: u32, first: u32, n: u32) -> FaultResult {
-        if let Err(r) = self.vfs_open(space) {
-            return r;
-        }
-        self.charge(self.cfg.costs.syscall_ns + n as u64 * self.cfg.costs.copy_page_ns);
+    /// `filemap_read`: read() of pages `[first, first + n)`, a batch at a time as
+    /// `filemap_get_pages` gets them: a missing page starts synchronous readahead (and
+    /// is read alone if readahead did not bring it); `filemap_get_read_batch` takes
+    /// the cached run from there, at most FOLIO_BATCH_SIZE pages, up to and including
+    /// a page marked PG_readahead (which starts the next asynchronous window) or one
+    /// still being read; the batch's pages are copied and marked accessed (except a
+    /// first page the previous read ended in), and the loop goes on. A batch ending
+    /// in a page still being read is copied up to it and the read sleeps until that
+    /// page is uptodate (`filemap_update_page`): it returns `Blocked` with `iter`
+    /// saying where it stopped, and the caller calls again after the sleep to go on.
+    /// So a read bigger than memory charges its pages as it goes, and reclaim can take
+    /// those already copied. `iter` is None for a new read(); `Done` once all `n`
+    /// pages are copied.
+    ///
+    /// The kernel waits before copying the pages ahead of the one it waits for (its
+    /// batch holds references to them, so reclaim cannot take them meanwhile); here
+    /// they are copied first, which leaves them with the reader all the same.
+    pub fn filemap_read(
+        &mut self,
+        space: u32,
+        first: u32,
+        n: u32,
+        iter: &mut Option<ReadIter>,
+    ) -> FaultResult {
+        let it = match *iter {
+            Some(it) => it,
+            None => {
+                if let Err(r) = self.vfs_open(space) {
+                    return r;
+                }
+                self.charge(self.cfg.costs.syscall_ns);
+                let it = ReadIter {
+                    copied: 0,
+                    prev_pos: self.spaces[space as usize].ra.prev_pos,
+                };
+                *iter = Some(it);
+                it
+            }
+        };
         let last = first as u64 + n as u64;
-        let last_pos = self.spaces[space as usize].ra.prev_pos;
-        let mut index = first as u64;
+        // The first page is not marked accessed again if the previous read ended in it.
+        let skip_first = it.prev_pos > 0 && (it.prev_pos - 1) >> 12 == first as i64;
+        let mut index = first as u64 + it.copied as u64;
         while index < last {
+            // filemap_get_pages.
             if !self.page_cache_present(space, index) {
                 if let Err(r) = self.page_cache_sync_ra(space, index, last - index) {
                     return r;
@@ -105,29 +145,64 @@ impl Mm {
                     }
                 }
             }
-            // filemap_get_read_batch: the cached run from index, up to a marked page.
-            while index < last && self.page_cache_present(space, index) {
-                let pfn = pte::pfn(self.spaces[space as usize].pte(index as u32));
-                index += 1;
+            // filemap_get_read_batch: the cached run from index, ending after a page
+            // not yet uptodate or one marked PG_readahead.
+            let mut end = index;
+            let mut locked_until = None;
+            while end < last
+                && end - index < FOLIO_BATCH_SIZE
+                && self.page_cache_present(space, end)
+            {
+                let idx = end as u32;
+                end += 1;
+                let pfn = pte::pfn(self.spaces[space as usize].pte(idx));
+                let pending = self
+                    .read_pending_until(space, idx)
+                    .filter(|&done| done > self.clock());
+                if pending.is_some() {
+                    locked_until = pending;
+                    break;
+                }
                 if self.frames[pfn as usize].test(pg::READAHEAD) {
-                    let at = index - 1;
-                    if let Err(r) = self.page_cache_async_ra(space, pfn, at, last - at) {
-                        return r;
-                    }
                     break;
                 }
             }
-        }
-        let wait = self.wait_on_reads(space, first, last as u32);
-        let skip_first = last_pos > 0 && (last_pos - 1) >> 12 == first as i64;
-        for idx in first..last as u32 {
-            let e = self.spaces[space as usize].pte(idx);
-            if pte::is_present(e) && !(skip_first && idx == first) {
-                self.folio_mark_accessed(pte::pfn(e));
+            let tail = end - 1;
+            let tail_pfn = pte::pfn(self.spaces[space as usize].pte(tail as u32));
+            if self.frames[tail_pfn as usize].test(pg::READAHEAD) {
+                // filemap_readahead.
+                if let Err(r) = self.page_cache_async_ra(space, tail_pfn, tail, last - tail) {
+                    return r;
+                }
+            }
+            if locked_until.is_some() {
+                end = tail; // the batch without the page being read
+            }
+            self.charge((end - index) * self.cfg.costs.copy_page_ns);
+            for idx in index..end {
+                // The kernel's batch holds references to its folios, so reclaim for
+                // the async window cannot free them; here it may have, and the copy
+                // is made all the same.
+                let e = self.spaces[space as usize].pte(idx as u32);
+                if pte::is_present(e) && !(skip_first && idx == first as u64) {
+                    self.folio_mark_accessed(pte::pfn(e));
+                }
+            }
+            index = end;
+            if let Some(it) = iter.as_mut() {
+                it.copied = (index - first as u64) as u32;
+            }
+            if let Some(until_ns) = locked_until {
+                // folio_put_wait_locked, a memory stall if the page was in the
+                // working set (a refault being read back).
+                let e = self.spaces[space as usize].pte(index as u32);
+                let memstall =
+                    pte::is_present(e) && self.frames[pte::pfn(e) as usize].test(pg::WORKINGSET);
+                return FaultResult::Blocked { until_ns, memstall };
             }
         }
         self.spaces[space as usize].ra.prev_pos = (last * 4096) as i64;
-        wait
+        FaultResult::Done
     }
 
     /// `do_read_fault`: an mmap load of `space[index]` found no page-table entry.

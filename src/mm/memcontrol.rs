@@ -319,7 +319,8 @@ impl Mm {
     }
 
     /// A kernel charge of `nr_pages` for `memcg`: `try_charge_memcg` from a task, or
-    /// unconditionally (`force`: a process set up before the run, as if forked then).
+    /// unconditionally (`force`: a process there from the run's first instant, as if
+    /// forked just before it).
     /// Nothing is charged under `kernel.memcg_kmem = false` (cgroup.memory=nokmem).
     fn memcg_kmem_try_charge(&mut self, memcg: usize, nr_pages: u64, force: bool) -> bool {
         if !self.cfg.memcg_kmem {

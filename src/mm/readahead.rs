@@ -459,9 +459,23 @@ mod tests {
         (ra.start, ra.size, ra.async_size)
     }
 
+    /// read() of `n` pages from `first` to its end, sleeping (time moved on) as it
+    /// asks; returns its first call's outcome.
+    fn read(mm: &mut Mm, space: u32, first: u32, n: u32) -> FaultResult {
+        let mut iter = None;
+        let first_call = mm.filemap_read(space, first, n, &mut iter);
+        let mut r = first_call;
+        while let FaultResult::Blocked { until_ns, .. } = r {
+            mm.now = mm.now.max(until_ns);
+            r = mm.filemap_read(space, first, n, &mut iter);
+        }
+        assert_eq!(r, FaultResult::Done);
+        first_call
+    }
+
     /// Reads page `idx` with read(), then lets every read in flight complete.
     fn read_page(mm: &mut Mm, space: u32, idx: u32) -> FaultResult {
-        let r = mm.filemap_read(space, idx, 1);
+        let r = read(mm, space, idx, 1);
         mm.now += 1_000_000_000;
         r
     }
@@ -562,7 +576,7 @@ mod tests {
         assert_eq!(cached(&mm, f), vec![0, 1]);
         assert!(marked(&mm, f).is_empty());
         // An 8-page read under FMODE_RANDOM: those 8 pages, no more.
-        mm.filemap_read(f, 10, 8);
+        read(&mut mm, f, 10, 8);
         assert_eq!(
             cached(&mm, f),
             [0, 1].into_iter().chain(10..18).collect::<Vec<_>>()
@@ -573,9 +587,56 @@ mod tests {
         assert_eq!(mm.spaces[f as usize].ra.ra_pages, 64);
         // A 16-page read at 0: get_init_ra_size(16, 64) = 16 ≤ 64/4 → 32 pages,
         // async 32 - 16 = 16 (marker at page 16).
-        mm.filemap_read(f, 0, 16);
+        read(&mut mm, f, 0, 16);
         assert_eq!(window(&mm, f), (0, 32, 16));
         assert_eq!(marked(&mm, f), vec![16]);
+    }
+
+    /// A read() longer than a readahead window goes through the page cache a batch
+    /// at a time and sleeps where it meets a page still being read (filemap_read,
+    /// filemap_get_pages, v6.18). 640 pages from 0 with read_ahead_kb = 128 (32
+    /// pages) and max_sectors_kb = 1280 (io_pages 320): the request exceeds the
+    /// window, so ractl_max_pages allows min(640, 320) = 320 and get_init_ra_size
+    /// gives the maximum, 320 pages, async 320 >> 1 = 160 (not bigger than the
+    /// request): [0, 320) marked at 160. Page 0 is being read: the read sleeps
+    /// before copying anything. Woken, it copies batches of 31 up to the marker,
+    /// whose batch sends the next window (expected index 0 + 320 - 160: start 320,
+    /// get_next_ra_size(320, 320) = 320 pages, all async, marked at 320), then the
+    /// rest of the first window, and meets page 320, marked and still being read: the
+    /// next window [640, 960) goes out and the read sleeps with 320 pages copied.
+    /// Woken again, it copies the last 320 and is done, every page marked accessed.
+    #[test]
+    fn a_long_read_goes_a_batch_at_a_time_and_sleeps_on_pages_being_read() {
+        let (mut mm, f) = file_mm(128, 1024);
+        let mut iter = None;
+        let r = mm.filemap_read(f, 0, 640, &mut iter);
+        let FaultResult::Blocked { until_ns, .. } = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(iter.map(|i| i.copied), Some(0));
+        assert_eq!(window(&mm, f), (0, 320, 160));
+        assert_eq!(cached(&mm, f), (0..320).collect::<Vec<_>>());
+        assert_eq!(marked(&mm, f), vec![160]);
+        mm.now = until_ns;
+        let r = mm.filemap_read(f, 0, 640, &mut iter);
+        let FaultResult::Blocked { until_ns, .. } = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(iter.map(|i| i.copied), Some(320));
+        assert_eq!(window(&mm, f), (640, 320, 320));
+        assert_eq!(cached(&mm, f), (0..960).collect::<Vec<_>>());
+        assert_eq!(marked(&mm, f), vec![640]);
+        mm.now = until_ns;
+        assert_eq!(mm.filemap_read(f, 0, 640, &mut iter), FaultResult::Done);
+        assert_eq!(iter.map(|i| i.copied), Some(640));
+        let referenced = (0..960u32)
+            .filter(|&i| {
+                let e = mm.spaces[f as usize].pte(i);
+                mm.frames[pte::pfn(e) as usize].test(pg::REFERENCED)
+            })
+            .count();
+        assert_eq!(referenced, 640);
+        assert_eq!(mm.spaces[f as usize].ra.prev_pos, 640 * 4096);
     }
 
     #[test]
@@ -585,7 +646,7 @@ mod tests {
         read_page(&mut mm, f, 1);
         assert_eq!(cached(&mm, f), vec![0, 1]);
         // A 4-page read: ra_pages 0 forces req_count to 1 per missing page.
-        mm.filemap_read(f, 8, 4);
+        read(&mut mm, f, 8, 4);
         assert_eq!(cached(&mm, f), vec![0, 1, 8, 9, 10, 11]);
     }
 

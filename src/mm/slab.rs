@@ -100,8 +100,8 @@ impl Mm {
     /// `kmem_cache_alloc` from an accounted cache (SLAB_ACCOUNT): the object's bytes are
     /// charged to `memcg` first (`memcg_slab_pre_alloc_hook`), then the object is
     /// taken; a failed allocation takes the charge back. `force`: charge regardless of
-    /// limits (a process set up before the run). None: the charge or the allocation
-    /// failed (see `blocked_until`).
+    /// limits (a process there from the run's first instant). None: the charge or the
+    /// allocation failed (see `blocked_until`).
     pub fn kmem_cache_alloc_account(
         &mut self,
         cache: u32,

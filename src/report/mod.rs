@@ -141,6 +141,8 @@ pub fn summary(r: &Results) -> String {
             lat(w.latency_ns.max),
             if let Some(t) = w.killed_at_ns {
                 format!("  OOM-killed at {:.3}s", t as f64 / 1e9)
+            } else if let Some(t) = w.fork_failed_at_ns {
+                format!("  fork failed (ENOMEM) at {:.3}s", t as f64 / 1e9)
             } else {
                 String::new()
             }
@@ -195,15 +197,16 @@ pub fn summary(r: &Results) -> String {
         s.push_str(&throttle_histogram(r));
     }
     for e in &r.events {
-        let _ = writeln!(
-            s,
-            "\n{} at {:.3}s: {} (rss {} pages, swap {} pages)",
-            e.event,
-            e.time_ns as f64 / 1e9,
-            e.workload,
-            e.rss_pages,
-            e.swap_pages
-        );
+        let at = e.time_ns as f64 / 1e9;
+        let _ = if e.event == "fork_failed" {
+            writeln!(s, "\n{} at {at:.3}s: {} (ENOMEM)", e.event, e.workload)
+        } else {
+            writeln!(
+                s,
+                "\n{} at {at:.3}s: {} (rss {} pages, swap {} pages)",
+                e.event, e.workload, e.rss_pages, e.swap_pages
+            )
+        };
     }
     s
 }

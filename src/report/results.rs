@@ -42,7 +42,7 @@ pub struct Results {
     /// stats, and DAMON_RECLAIM's read-only parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub damon: Option<DamonResult>,
-    /// OOM kills, in time order.
+    /// OOM kills and failed forks, in time order.
     pub events: Vec<EventRecord>,
     /// Timed actions applied, in time order.
     pub actions: Vec<ActionRecord>,
@@ -81,6 +81,10 @@ pub struct WorkloadResult {
     pub bytes_per_sec: f64,
     pub latency_ns: Latency,
     pub killed_at_ns: Option<u64>,
+    /// Its process could not be forked as it started (ENOMEM: its memcg at its limit
+    /// with nothing to reclaim or kill, or no memory): it never ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork_failed_at_ns: Option<u64>,
     /// `phases`: time from start until every thread finished its steps (null if they
     /// did not finish within the run).
     #[serde(default)]
@@ -386,6 +390,7 @@ impl Results {
                     },
                     latency_ns,
                     killed_at_ns: w.killed_at,
+                    fork_failed_at_ns: w.fork_failed_at,
                     runtime_ns: w.finished_at.map(|t| t - w.start_ns),
                     alloc_success: w.is_highalloc().then_some(w.stats.alloc_success),
                 },
@@ -461,7 +466,7 @@ impl Results {
                 )
             })
             .collect();
-        let events = mm
+        let mut events: Vec<EventRecord> = mm
             .oom_events
             .iter()
             .map(|e| EventRecord {
@@ -472,6 +477,17 @@ impl Results {
                 swap_pages: e.swap_pages,
             })
             .collect();
+        events.extend(sim.workloads.iter().filter_map(|w| {
+            Some(EventRecord {
+                time_ns: w.fork_failed_at?,
+                event: "fork_failed".into(),
+                workload: w.name.clone(),
+                rss_pages: 0,
+                swap_pages: 0,
+            })
+        }));
+        // Stable: kills at one instant stay in the order they happened.
+        events.sort_by_key(|e| e.time_ns);
         let secs = end as f64 / 1e9;
         let cgroups = (1..mm.memcg.cgs.len())
             .map(|m| {

@@ -1031,7 +1031,9 @@ pub struct Workload {
     /// accesses are operations), then the workload is finished.
     #[serde(default)]
     pub ops: Option<u64>,
-    /// When the workload stops issuing operations (default: end of run).
+    /// When the workload stops issuing operations (default: end of run). A thread
+    /// asleep between operations then (pacing, think time) exits at once; one blocked
+    /// in the kernel exits when it wakes.
     #[serde(default)]
     pub stop: Option<Nanos>,
     /// Default: uniform.
@@ -1088,7 +1090,7 @@ pub struct Workload {
     #[serde(default)]
     pub page_tables: Option<bool>,
     /// A 16 KiB kernel stack (an order-2 unmovable block, charged to its memcg) per
-    /// thread, from the start of the run. On by default.
+    /// thread, from its fork (when the workload starts). On by default.
     #[serde(default)]
     pub kernel_stacks: Option<bool>,
     /// Operations per second per thread (paced); default: as fast as possible.

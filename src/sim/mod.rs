@@ -182,7 +182,13 @@ impl Simulation {
             let w = Workload::new(i, cfg, &scenario, &mut mm);
             let nr_threads = Workload::nr_threads(cfg) as usize;
             let waits = waiting_on[i].is_some();
+            // A workload that starts later is forked then, by its first thread: the
+            // others are made by that fork.
+            let at_boot = w.start_ns == 0 && !waits;
             for t in 0..nr_threads {
+                // Threads waiting for the first one's mapping call are started by it.
+                let held = w.threads_held && t > 0;
+                let runnable = !waits && (t == 0 || (at_boot && !held));
                 let name = format!("{}/{t}", cfg.name);
                 // Sequential threads start spread over the range.
                 let cursor = (w.items() * t as u64) / nr_threads as u64;
@@ -191,8 +197,6 @@ impl Simulation {
                 thread.init_left = w.init_accesses(t, nr_threads);
                 thread.populate = w.first_populate(t);
                 threads.push(thread);
-                // Threads waiting for the first one's mapping call are started by it.
-                let held = w.threads_held && t > 0;
                 tasks.push(Task {
                     name,
                     kind: TaskKind::Worker {
@@ -200,7 +204,7 @@ impl Simulation {
                         thread: threads.len() - 1,
                     },
                     gen: 0,
-                    pending: (!waits && !held).then_some((w.start_ns, true)),
+                    pending: runnable.then_some((w.start_ns, true)),
                     exited: false,
                     cpu: 0,
                     sleep: None,
@@ -208,7 +212,7 @@ impl Simulation {
                     user_ns: 0,
                     system_ns: 0,
                 });
-                if !waits && !held {
+                if runnable {
                     queue.push(
                         w.start_ns,
                         Event::Ready {
@@ -224,14 +228,13 @@ impl Simulation {
         // within memory).
         let short = mm.brd_populate_files();
         debug_assert_eq!(short, 0, "ramdisk files exceed memory");
-        // Each workload's process, forked before the run: its kernel objects and (unless
-        // turned off) its threads' kernel stacks.
-        for (w, cfg) in scenario.workloads.iter().enumerate() {
-            mm.fork_workload(
-                w,
-                cfg.threads.max(1) as usize,
-                cfg.kernel_stacks != Some(false),
-            );
+        // The process of each workload there from the run's first instant, forked
+        // before it: its kernel objects and (unless turned off) its threads' kernel
+        // stacks. The others are forked as they start.
+        for (w, workload) in workloads.iter_mut().enumerate() {
+            if workload.start_ns == 0 && waiting_on[w].is_none() {
+                workload.fork_at_boot(w, &mut mm);
+            }
         }
         let kernel_task = |name: &str, kind| Task {
             name: name.to_string(),
@@ -546,11 +549,11 @@ impl Simulation {
 
     /// A row of the timeseries. Its PSI columns are what a reader of
     /// /proc/pressure/memory's `total=` lines sees change since the last sample.
-    /// When the last workload finished or was killed, once all have.
+    /// When the last workload finished, was killed or failed to fork, once all have.
     fn workloads_done_at(&self) -> Option<u64> {
         self.workloads
             .iter()
-            .map(|w| w.killed_at.or(w.finished_at))
+            .map(|w| w.killed_at.or(w.finished_at).or(w.fork_failed_at))
             .try_fold(0, |m, at| at.map(|a| a.max(m)))
     }
 
@@ -898,6 +901,8 @@ impl Simulation {
         // lru_gen_use_mm at context switch: its mm ran since MGLRU last walked it.
         self.mm.mm_ran[wi] = true;
         let mut rep = SliceReport::default();
+        let was_forked = self.workloads[wi].forked_at.is_some();
+        let held_before = self.workloads[wi].threads_held;
         let end_kind = workload::run_slice(
             &mut self.workloads[wi],
             &mut self.threads[ti],
@@ -915,7 +920,13 @@ impl Simulation {
         {
             let at = self.workloads[wi].populated_at.take().unwrap_or(end);
             self.workloads[wi].threads_held = false;
-            self.start_threads(wi, at, |index| index > 0);
+            // After a failed fork they never existed.
+            if self.workloads[wi].fork_failed_at.is_none() {
+                let others: Vec<usize> = self.workload_tasks(wi).skip(1).collect();
+                for other in others {
+                    self.queue_thread(other, at);
+                }
+            }
         }
         if let Some(message) = self.workloads[wi].error() {
             self.failed.get_or_insert(SimError::Workload {
@@ -923,6 +934,13 @@ impl Simulation {
                 time_ns: end,
                 message: message.to_string(),
             });
+        }
+        if let (false, false, Some(at)) = (was_forked, held_before, self.workloads[wi].forked_at) {
+            // The fork made the other threads: they run from its end.
+            let others: Vec<usize> = self.workload_tasks(wi).filter(|&o| o != task).collect();
+            for other in others {
+                self.queue_thread(other, at);
+            }
         }
         let t = &mut self.tasks[task];
         t.user_ns += rep.user_ns;
@@ -970,6 +988,16 @@ impl Simulation {
             }
             SliceEnd::Exit => {
                 self.tasks[task].exited = true;
+                if self.workloads[wi].forked_at.is_none() {
+                    // Stopped before it started, or its fork failed: the threads the
+                    // process would have made never exist.
+                    for other in self.workload_tasks(wi).collect::<Vec<_>>() {
+                        let o = &mut self.tasks[other];
+                        o.exited = true;
+                        o.pending = None;
+                        o.gen += 1;
+                    }
+                }
                 // A workload done before the run's end exits; one stopped by the end
                 // of the run (its duration, or stop_when_done's last workload) is
                 // still there when the results are taken.
@@ -1014,30 +1042,35 @@ impl Simulation {
             self.waiting_on[w] = None;
             let at = now.max(self.workloads[w].start_ns);
             self.workloads[w].delay_start(at);
-            // Held threads wait on for the first one's mapping call.
-            let held = self.workloads[w].threads_held;
-            self.start_threads(w, at, |index| !held || index == 0);
+            // Its first thread forks the process, which makes the others (or, with
+            // a populating mapping call, which starts them when the call returns).
+            self.queue_thread(self.mm.workload_task[w], at);
         }
     }
 
-    /// Starts at `at` the threads of workload `w` whose index `which` picks.
-    fn start_threads(&mut self, w: usize, at: u64, which: impl Fn(usize) -> bool) {
-        for task in 0..self.tasks.len() {
-            if let TaskKind::Worker { workload, thread } = self.tasks[task].kind {
-                if workload == w && which(self.threads[thread].index) {
-                    self.threads[thread].next_issue_ns = at;
-                    self.tasks[task].pending = Some((at, true));
-                    let gen = self.tasks[task].gen;
-                    self.queue.push(
-                        at,
-                        Event::Ready {
-                            task: task as u32,
-                            gen,
-                        },
-                    );
-                }
-            }
-        }
+    /// The tasks of workload `w`'s threads, first thread first.
+    fn workload_tasks(&self, w: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.tasks.len()).filter(
+            move |&t| matches!(self.tasks[t].kind, TaskKind::Worker { workload, .. } if workload == w),
+        )
+    }
+
+    /// A workload thread that did not exist becomes runnable at `at`, its first
+    /// operation due then.
+    fn queue_thread(&mut self, task: usize, at: u64) {
+        let TaskKind::Worker { thread, .. } = self.tasks[task].kind else {
+            unreachable!("only workload threads are started");
+        };
+        self.threads[thread].next_issue_ns = at;
+        self.tasks[task].pending = Some((at, true));
+        let gen = self.tasks[task].gen;
+        self.queue.push(
+            at,
+            Event::Ready {
+                task: task as u32,
+                gen,
+            },
+        );
     }
 
     pub fn now(&self) -> u64 {

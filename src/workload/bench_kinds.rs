@@ -9,7 +9,7 @@
 use super::pattern::{self, Draw, Sampler, Zipf};
 use super::{
     after_hits, ahead_key, fault_in, hit_limit, hit_loop_cursor, next_ahead, populate, prob_u32,
-    resolve_item, run_hit_loop, touch, Ctx, Picker, Populate, Step, Thread, WorkloadStats,
+    read_op, resolve_item, run_hit_loop, touch, Ctx, Picker, Populate, Step, Thread, WorkloadStats,
 };
 use crate::mm::memory::FaultResult;
 use crate::mm::page::{pte, Frame};
@@ -268,12 +268,14 @@ impl Fio {
         t.retry = Some((block, write, origin));
         let first = (block * self.bs_pages as u64) as u32;
         let n = self.bs_pages;
-        let r = if write {
-            cx.kernel(|mm| mm.filemap_write(space, first, n))
+        if write {
+            Step::Op(
+                cx.kernel(|mm| mm.filemap_write(space, first, n)),
+                n as u64 * 4096,
+            )
         } else {
-            cx.kernel(|mm| mm.filemap_read(space, first, n))
-        };
-        Step::Op(r, n as u64 * 4096)
+            read_op(cx, t, space, first, n, false)
+        }
     }
 }
 
@@ -391,11 +393,23 @@ impl MmapLatency {
             } else {
                 Some(fault_in(cx, t, space, vpn, true, origin))
             };
-            if let Some(step) = step.filter(|s| !matches!(s, Step::Op(FaultResult::Done, _))) {
-                t.retry = Some((0, true, origin));
-                return step;
+            match step {
+                None | Some(Step::Op(FaultResult::Done, _)) => t.progress += 1,
+                // The fault is done, and its return to user space sleeps
+                // (`mem_cgroup_handle_over_high`'s penalty, a reclaim throttle that
+                // let the allocation through): the program's next store is after it.
+                Some(Step::Op(FaultResult::Blocked { until_ns, memstall }, _)) => {
+                    t.progress += 1;
+                    t.retry = Some((0, true, origin));
+                    return Step::Wait { until_ns, memstall };
+                }
+                // Not done (asleep in reclaim before the page came, or killed): the
+                // same page again.
+                Some(step) => {
+                    t.retry = Some((0, true, origin));
+                    return step;
+                }
             }
-            t.progress += 1;
         }
         // munmap: the latency is the fault-in; the unmap's cost is the task's all the
         // same.

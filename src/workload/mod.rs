@@ -18,6 +18,7 @@ pub mod skip;
 pub mod slab;
 pub mod trace;
 
+use crate::mm::fork::ForkResult;
 use crate::mm::memory::FaultResult;
 use crate::mm::page::pte;
 use crate::mm::{Mm, SpaceKind};
@@ -91,6 +92,13 @@ pub struct Workload {
     pub threads_held: bool,
     /// When the mapping call returned, for the engine to start the held threads.
     pub populated_at: Option<u64>,
+    /// When its process was forked (None: not yet; its first thread forks it as it
+    /// starts), and when that fork failed (ENOMEM: the workload never ran).
+    pub forked_at: Option<u64>,
+    pub fork_failed_at: Option<u64>,
+    /// What its fork makes: a `task_struct` per thread, and kernel stacks or not.
+    fork_tasks: usize,
+    kernel_stacks: bool,
 }
 
 /// An mmap with MAP_POPULATE (or MAP_LOCKED) in progress: pages `next..end` of
@@ -195,6 +203,8 @@ pub struct Thread {
     pub skip: Option<Box<skip::SkipSet>>,
     /// fio: the random pass in progress.
     pub fio_pass: Option<bench_kinds::FioPass>,
+    /// The read() in progress, part-way through after a sleep (see [`read_op`]).
+    pub read: Option<crate::mm::filemap::ReadIter>,
     /// `--record-accesses`: where this thread's accesses are written.
     pub recorder: Option<Box<crate::trace::record::Recorder>>,
     /// A mapping call populating its mapping, until it returns.
@@ -228,6 +238,7 @@ impl Thread {
             ahead: None,
             skip: None,
             fio_pass: None,
+            read: None,
             recorder: None,
             populate: None,
         }
@@ -448,6 +459,10 @@ impl Workload {
             populate: populate_pages,
             threads_held: populate_pages.is_some() && Workload::nr_threads(cfg) > 1,
             populated_at: None,
+            forked_at: None,
+            fork_failed_at: None,
+            fork_tasks: cfg.threads.max(1) as usize,
+            kernel_stacks: cfg.kernel_stacks != Some(false),
         }
     }
 
@@ -465,6 +480,13 @@ impl Workload {
         self.start_ns += shift;
         self.stats_from_ns += shift;
         self.stop_ns = stop_at(self.stop_key_ns, self.stats_from_ns, self.runtime_ns);
+    }
+
+    /// The process as the run begins (it runs from the first instant): forked
+    /// before the run, charged whatever the limits say.
+    pub fn fork_at_boot(&mut self, idx: usize, mm: &mut Mm) {
+        mm.fork_workload(idx, self.fork_tasks, self.kernel_stacks);
+        self.forked_at = Some(0);
     }
 
     /// `init`: how many in-order writes thread `index` of `nr` does before the
@@ -527,6 +549,11 @@ pub(crate) enum Step {
     /// Mid-operation at the slice's end: go on next slice (the operation is in
     /// `Thread::retry`).
     Yield,
+    /// Mid-operation, asleep until `until_ns` (a fault that returned to user space
+    /// through memory.high's penalty or a reclaim throttle, a read() waiting for a
+    /// page being read): the operation (in `Thread::retry`) goes on from where it
+    /// stopped when the thread wakes.
+    Wait { until_ns: u64, memstall: bool },
 }
 
 /// What an operation function gets: the thread's clock and the slice's accounting.
@@ -629,6 +656,12 @@ pub fn run_slice(
         if mm.workload_killed(t.workload) || clock >= w.stop_ns {
             break SliceEnd::Exit;
         }
+        if w.forked_at.is_none() {
+            if let Some(end) = fork_process(w, t, mm, &mut clock, slice_end, rep) {
+                break end;
+            }
+            continue;
+        }
         if t.retry.is_none() && t.batch_left == 0 && t.init_left == 0 && paced_hit_run(w, t) {
             if let Some(end) = paced_anon_hits(w, t, mm, &mut clock, slice_end, rep) {
                 break end;
@@ -640,7 +673,9 @@ pub fn run_slice(
             // Between batches: pacing and think time.
             if t.next_issue_ns > clock {
                 if t.next_issue_ns >= slice_end || t.next_issue_ns >= w.stop_ns {
-                    break SliceEnd::SleepUntil(t.next_issue_ns);
+                    // `stop` ends the program as `timeout`'s signal does: it leaves
+                    // the sleep and exits then, not when the sleep would have ended.
+                    break SliceEnd::SleepUntil(t.next_issue_ns.min(w.stop_ns));
                 }
                 clock = t.next_issue_ns; // a short gap: idle inside the slice
             }
@@ -687,17 +722,17 @@ pub fn run_slice(
             deferred_ns: 0,
         };
         let ops_before = t.ops;
+        // An anonymous mapping's populating call is no operation of the workload's.
+        let mapping_call = t.populate.is_some() && !matches!(w.spec, Spec::MmapLatency(_));
         let step = run_op(w, t, &mut cx, origin);
         if let Some(left) = w.ops_left.as_mut() {
-            // Issued: the hits counted, and the operation the step ends in (a retry
-            // was counted when first issued).
-            let op = matches!(
-                step,
-                Step::Op(
-                    FaultResult::Done | FaultResult::Blocked { .. } | FaultResult::Killed,
-                    _
-                )
-            ) && retry.is_none();
+            // Issued: the hits counted, and the operation the step began, however it
+            // ended (done, asleep in reclaim, or part-way at the slice's end). Its
+            // continuations come back as retries and are not counted again, so an
+            // operation that spans slices is one operation.
+            let op = matches!(step, Step::Op(..) | Step::Yield | Step::Wait { .. })
+                && retry.is_none()
+                && !mapping_call;
             *left = left.saturating_sub(t.ops - ops_before + op as u64);
         }
         let op_start_ns = clock;
@@ -712,6 +747,16 @@ pub fn run_slice(
         match step {
             Step::Hits => continue,
             Step::Yield => break SliceEnd::Preempted,
+            Step::Wait { until_ns, memstall } => {
+                // The operation's latency still counts from its start.
+                if let Some((i, wr, _)) = t.retry {
+                    t.retry = Some((i, wr, origin));
+                }
+                break SliceEnd::Blocked {
+                    until_ns: until_ns.max(clock),
+                    memstall,
+                };
+            }
             Step::Finished => {
                 w.threads_running -= 1;
                 if w.threads_running == 0 {
@@ -752,6 +797,69 @@ pub fn run_slice(
     };
     rep.end_ns = clock;
     end
+}
+
+/// The workload starts: its first thread forks its process (`copy_process`, in that
+/// thread's time as system time: the launcher's fork and the program's clones of its
+/// other threads) before its first operation. None: forked, go on. A sleep in the
+/// fork's reclaim blocks the thread and the fork goes on when it wakes; ENOMEM ends
+/// the workload before it ran.
+fn fork_process(
+    w: &mut Workload,
+    t: &Thread,
+    mm: &mut Mm,
+    clock: &mut u64,
+    slice_end: u64,
+    rep: &mut SliceReport,
+) -> Option<SliceEnd> {
+    let mut cx = Ctx {
+        mm,
+        clock: *clock,
+        slice_end,
+        rep,
+        retry: None,
+        ops_cap: 0,
+        unpaced: false,
+        skip_hits: false,
+        deferred_ns: 0,
+    };
+    let (wi, nr, stacks) = (t.workload, w.fork_tasks, w.kernel_stacks);
+    let mut fork = ForkResult::Enomem;
+    let r = cx.kernel(|mm| {
+        fork = mm.copy_process(wi, nr, stacks, false);
+        // Only a fork that succeeded goes back to user space here (memory.high's
+        // settling); the thread of one that failed never runs.
+        match fork {
+            ForkResult::Done => FaultResult::Done,
+            ForkResult::Retry { until_ns } => FaultResult::Retry { until_ns },
+            ForkResult::Enomem => FaultResult::Killed,
+        }
+    });
+    if cx.clock == *clock {
+        // Validation makes the syscall cost at least 1ns; a fork resumed after a sleep
+        // that found everything at hand still takes 1ns.
+        cx.clock += 1;
+        cx.rep.system_ns += 1;
+    }
+    *clock = cx.clock;
+    match (fork, r) {
+        (ForkResult::Done, FaultResult::Blocked { until_ns, memstall }) => {
+            w.forked_at = Some(*clock);
+            Some(SliceEnd::Blocked { until_ns, memstall })
+        }
+        (ForkResult::Done, _) => {
+            w.forked_at = Some(*clock);
+            None
+        }
+        (ForkResult::Retry { until_ns }, _) => Some(SliceEnd::Blocked {
+            until_ns: until_ns.max(*clock),
+            memstall: true,
+        }),
+        (ForkResult::Enomem, _) => {
+            w.fork_failed_at = Some(*clock);
+            Some(SliceEnd::Exit)
+        }
+    }
 }
 
 /// Whether a thread's operations are single paced accesses of an anon workload whose
@@ -815,7 +923,7 @@ impl Pacing {
         }
         if self.next_issue_ns > self.clock {
             if self.next_issue_ns >= self.slice_end || self.next_issue_ns >= self.stop_ns {
-                self.end = Some(SliceEnd::SleepUntil(self.next_issue_ns));
+                self.end = Some(SliceEnd::SleepUntil(self.next_issue_ns.min(self.stop_ns)));
                 return false;
             }
             self.clock = self.next_issue_ns;
@@ -1067,17 +1175,17 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
             let space = spaces[(item / per_file_items) as usize];
             let first = ((item % per_file_items) * *io_pages as u64) as u32;
             let (n, mmap) = (*io_pages, *mmap);
-            let r = if write {
-                cx.kernel(|mm| mm.filemap_write(space, first, n))
+            if write {
+                let r = cx.kernel(|mm| mm.filemap_write(space, first, n));
+                if !matches!(r, FaultResult::Retry { .. } | FaultResult::Killed) {
+                    record_pages(t, space, first, n, write);
+                }
+                Step::Op(r, n as u64 * 4096)
             } else if mmap {
-                mmap_read(cx, t, space, first, n)
+                Step::Op(mmap_read(cx, t, space, first, n), n as u64 * 4096)
             } else {
-                cx.kernel(|mm| mm.filemap_read(space, first, n))
-            };
-            if !mmap && !matches!(r, FaultResult::Retry { .. } | FaultResult::Killed) {
-                record_pages(t, space, first, n, write);
+                read_op(cx, t, space, first, n, true)
             }
-            Step::Op(r, n as u64 * 4096)
         }
         Spec::Kv(kv) => kv.op(t, cx, origin),
         Spec::Fio(f) => f.op(t, cx, origin),
@@ -1261,6 +1369,36 @@ pub(crate) fn record_pages(t: &mut Thread, space: u32, first: u32, n: u32, write
         for vpn in first..first + n {
             r.push(space, vpn, write);
         }
+    }
+}
+
+/// A read() of `n` pages from `first` of `space` (`filemap_read`): a new one unless
+/// the operation is a retry. One that has to wait part-way (a batch's page still
+/// being read) leaves the thread asleep and goes on from where it stopped when the
+/// thread wakes; a read that completes is an operation's outcome. With `record`, a
+/// read is recorded (`--record-accesses`) once, when it has entered the kernel.
+pub(crate) fn read_op(
+    cx: &mut Ctx,
+    t: &mut Thread,
+    space: u32,
+    first: u32,
+    n: u32,
+    record: bool,
+) -> Step {
+    if cx.retry.is_none() {
+        t.read = None;
+    }
+    let entered = t.read.is_some();
+    let read = &mut t.read;
+    let r = cx.kernel(|mm| mm.filemap_read(space, first, n, read));
+    if record && !entered && t.read.is_some() && r != FaultResult::Killed {
+        record_pages(t, space, first, n, false);
+    }
+    match r {
+        FaultResult::Blocked { until_ns, memstall } if t.read.is_some_and(|it| it.copied < n) => {
+            Step::Wait { until_ns, memstall }
+        }
+        r => Step::Op(r, n as u64 * 4096),
     }
 }
 

@@ -135,15 +135,15 @@ impl Replay {
         t.retry = Some((r.key, r.write, origin));
         let step = if self.file {
             let space = self.space;
-            let res = if r.write {
-                cx.kernel(|mm| mm.filemap_write(space, first, n))
+            if r.write {
+                let res = cx.kernel(|mm| mm.filemap_write(space, first, n));
+                if !matches!(res, FaultResult::Retry { .. } | FaultResult::Killed) {
+                    super::record_pages(t, space, first, n, true);
+                }
+                Step::Op(res, n as u64 * 4096)
             } else {
-                cx.kernel(|mm| mm.filemap_read(space, first, n))
-            };
-            if !matches!(res, FaultResult::Retry { .. } | FaultResult::Killed) {
-                super::record_pages(t, space, first, n, r.write);
+                super::read_op(cx, t, space, first, n, true)
             }
-            Step::Op(res, n as u64 * 4096)
         } else {
             self.anon_request(t, cx, first, n, r.write, origin)
         };
