@@ -1,6 +1,7 @@
 //! `Results`: everything a run reports, the same data as results.json (schema in the
 //! README). Maps are BTreeMaps so the JSON is byte-identical run to run.
 
+use crate::mm::memcontrol::PeakFile;
 use crate::mm::page::lru;
 use crate::scenario::units::PAGE_SIZE;
 use crate::sim::{Simulation, TaskKind};
@@ -258,9 +259,14 @@ pub struct ActionRecord {
     pub time_ns: u64,
     pub key: String,
     pub value: String,
-    /// What a cgroup file write did (e.g. "reclaimed 262144 pages").
+    /// What a cgroup file write did (e.g. "reclaimed 262144 pages"), or what a read
+    /// showed (bytes, or "max").
     #[serde(default)]
     pub outcome: Option<String>,
+    /// The named open file a memory.peak or memory.swap.peak write or read went
+    /// through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fd: Option<String>,
 }
 
 /// State counters reported in `vmstat` besides the event counters.
@@ -482,24 +488,44 @@ impl Results {
                 let e = mm.memcg.events_hier(m);
                 let pgscan = stat.get("pgscan").and_then(|v| v.as_u64()).unwrap_or(0);
                 let pressure = resource(sim.pressure(m));
+                let mut memory = serde_json::json!({
+                    "current": c.usage * PAGE_SIZE,
+                    "peak": mm.memcg.peak_show(m, PeakFile::Memory, None) * PAGE_SIZE,
+                    "min": c.min * PAGE_SIZE,
+                    "low": c.low * PAGE_SIZE,
+                    "high": limit(c.high),
+                    "max": limit(c.max),
+                    "stat": stat,
+                    "events": {"low": e.low, "high": e.high, "max": e.max, "oom": e.oom, "oom_kill": e.oom_kill},
+                    "pressure": pressure,
+                    "swap": {
+                        "current": mm.memcg.swap.c[m].usage * PAGE_SIZE,
+                        "max": limit(mm.memcg.swap.c[m].max),
+                        "peak": mm.memcg.peak_show(m, PeakFile::Swap, None) * PAGE_SIZE,
+                    },
+                });
+                // What a read through each named open file shows at the end.
+                for file in [PeakFile::Memory, PeakFile::Swap] {
+                    let by_fd: serde_json::Map<String, serde_json::Value> = (0..mm.memcg.peak_fds.len())
+                        .filter(|&fd| mm.memcg.peak_fds[fd].memcg == m && mm.memcg.peak_fds[fd].file == file)
+                        .map(|fd| {
+                            let shown = mm.memcg.peak_show(m, file, Some(fd)) * PAGE_SIZE;
+                            (mm.memcg.peak_fds[fd].name.clone(), shown.into())
+                        })
+                        .collect();
+                    if by_fd.is_empty() {
+                        continue;
+                    }
+                    let at = match file {
+                        PeakFile::Memory => &mut memory,
+                        PeakFile::Swap => &mut memory["swap"],
+                    };
+                    at["peak_by_fd"] = by_fd.into();
+                }
                 (
                     mm.memcg.cgs[m].path.clone(),
                     serde_json::json!({
-                        "memory": {
-                            "current": c.usage * PAGE_SIZE,
-                            "peak": c.watermark * PAGE_SIZE,
-                            "min": c.min * PAGE_SIZE,
-                            "low": c.low * PAGE_SIZE,
-                            "high": limit(c.high),
-                            "max": limit(c.max),
-                            "stat": stat,
-                            "events": {"low": e.low, "high": e.high, "max": e.max, "oom": e.oom, "oom_kill": e.oom_kill},
-                            "pressure": pressure,
-                            "swap": {
-                                "current": mm.memcg.swap.c[m].usage * PAGE_SIZE,
-                                "max": limit(mm.memcg.swap.c[m].max),
-                            },
-                        },
+                        "memory": memory,
                         "pgscan_per_sec": if secs > 0.0 { round3(pgscan as f64 / secs) } else { 0.0 },
                     }),
                 )

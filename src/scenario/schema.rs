@@ -1229,7 +1229,8 @@ fn default_pattern() -> Pattern {
 
 /// A knob written at a simulated time, as an administrator or an agent would: a
 /// scenario key (`set = "kernel.vm.swappiness"`), or a cgroup interface file
-/// (`cgroup = "workload.slice"`, `write = "memory.reclaim"`).
+/// (`cgroup = "workload.slice"`, `write = "memory.reclaim"`), or a cgroup file read
+/// (`read = "memory.peak"`: what it shows then is the action's outcome).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Action {
@@ -1242,6 +1243,16 @@ pub struct Action {
     pub cgroup: Option<String>,
     #[serde(default)]
     pub write: Option<String>,
+    /// A cgroup interface file read (one of [`CGROUP_READABLE`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<String>,
+    /// The open file a memory.peak or memory.swap.peak write or read goes through,
+    /// by a name of the scenario's choosing: the file stays open from its first use to
+    /// the end of the run, and a write resets the peak that later reads through the
+    /// same name see (v6.12's per-open-file reset). Without it, the action opens the
+    /// file, writes or reads, and closes it again, as `echo`/`cat` do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fd: Option<String>,
     /// A debugfs file written: "lru_gen" (MGLRU's `+ memcg node seq ...` age and
     /// `- memcg node seq ...` evict commands in `value`).
     #[serde(default)]
@@ -1251,14 +1262,35 @@ pub struct Action {
     /// 2: reclaimable slab, of which nothing here can be dropped; 3: both).
     #[serde(default)]
     pub sysctl: Option<String>,
-    pub value: toml::Value,
+    /// What is written; every action but a `read` has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<toml::Value>,
 }
 
 /// The cgroup interface files an action can write.
-pub const CGROUP_WRITABLE: [&str; 5] = [
+pub const CGROUP_WRITABLE: [&str; 7] = [
     "memory.reclaim",
     "memory.min",
     "memory.low",
     "memory.high",
     "memory.max",
+    "memory.peak",
+    "memory.swap.peak",
 ];
+
+/// The cgroup interface files an action can read (the outcome is what `cat` prints:
+/// bytes, or `max`).
+pub const CGROUP_READABLE: [&str; 8] = [
+    "memory.current",
+    "memory.peak",
+    "memory.min",
+    "memory.low",
+    "memory.high",
+    "memory.max",
+    "memory.swap.current",
+    "memory.swap.peak",
+];
+
+/// The files whose reads and writes go through an open file (`fd`) that remembers
+/// something: memory.peak and memory.swap.peak (`struct cgroup_of_peak`).
+pub const CGROUP_PER_FD: [&str; 2] = ["memory.peak", "memory.swap.peak"];

@@ -78,7 +78,7 @@ fn full_scenario_with_defaults() {
     assert_eq!(sc.workloads[0].pattern, Some(Pattern::Zipf));
     assert_eq!(sc.workloads[1].io_size, Some(Bytes(4096)));
     assert_eq!(sc.workloads[1].threads, 1);
-    assert_eq!(sc.actions[0].value, toml::Value::Integer(100));
+    assert_eq!(sc.actions[0].value, Some(toml::Value::Integer(100)));
 }
 
 #[test]
@@ -534,4 +534,95 @@ fn mglru_keys_and_debugfs_writes_are_checked_where_they_are_written() {
         "action[0].debugfs",
         "multi-gen LRU",
     );
+}
+
+#[test]
+fn cgroup_reads_and_named_files_are_checked_where_they_are_written() {
+    // FULL plus cgroup `app` and, as action[1] (and action[2]), the block given.
+    let with = |block: &str| format!("{FULL}\n[[cgroup]]\npath = \"app\"\n\n{block}");
+    // The 1-based line of the `nth` (0-based) occurrence of `needle` in `text`.
+    let line_of = |text: &str, needle: &str, nth: usize| {
+        let at = text.match_indices(needle).nth(nth).expect(needle).0;
+        text[..at].lines().count() + 1
+    };
+    let peak = "[[action]]\nat = \"6s\"\ncgroup = \"app\"\nwrite = \"memory.peak\"\n";
+    let read = "[[action]]\nat = \"6s\"\ncgroup = \"app\"\nread = \"memory.peak\"\n";
+    let ok = with(&format!(
+        "{peak}fd = \"A.1\"\nvalue = \"reset\"\n\n{read}fd = \"A.1\"\n\n{read}"
+    ));
+    let sc = parse(&ok, &[]).unwrap();
+    assert_eq!(sc.actions[2].value, None);
+    assert_eq!(sc.actions[1].fd.as_deref(), Some("A.1"));
+    let cases: &[(String, &str, usize, &str, &str)] = &[
+        // A missing key points at its table's header.
+        (with(peak), "[[action]]", 1, "action[1].value", "missing"),
+        (
+            with(&format!("{peak}value = \"\"\n")),
+            "value = \"\"",
+            0,
+            "action[1].value",
+            "any non-empty string",
+        ),
+        (
+            with("[[action]]\nat = \"6s\"\ncgroup = \"app\"\nwrite = \"memory.reclaim\"\nfd = \"A\"\nvalue = \"1M\"\n"),
+            "fd = \"A\"",
+            0,
+            "action[1].fd",
+            "only a cgroup's memory.peak or memory.swap.peak",
+        ),
+        (
+            with(&format!("{peak}fd = \"a b\"\nvalue = \"x\"\n")),
+            "fd = ",
+            0,
+            "action[1].fd",
+            "holds ` `",
+        ),
+        (
+            with(&format!(
+                "{peak}fd = \"A\"\nvalue = \"x\"\n\n[[action]]\nat = \"6s\"\ncgroup = \"app\"\nread = \"memory.swap.peak\"\nfd = \"A\"\n"
+            )),
+            "fd = ",
+            1,
+            "action[2].fd",
+            "`A` is already open on app/memory.peak (action[1])",
+        ),
+        (
+            with(&format!("{read}value = 1\n")),
+            "value = 1\n",
+            0,
+            "action[1].value",
+            "a read writes nothing",
+        ),
+        (
+            with("[[action]]\nat = \"6s\"\ncgroup = \"app\"\nread = \"memory.stat\"\n"),
+            "read = ",
+            0,
+            "action[1].read",
+            "`memory.stat` cannot be read",
+        ),
+        (
+            with("[[action]]\nat = \"6s\"\ncgroup = \"/\"\nread = \"memory.current\"\n"),
+            "read = ",
+            0,
+            "action[1].read",
+            "the root cgroup has no memory.current",
+        ),
+        (
+            with("[[action]]\nat = \"6s\"\ncgroup = \"/\"\nwrite = \"memory.peak\"\nvalue = \"x\"\n"),
+            "write = ",
+            0,
+            "action[1].write",
+            "the root cgroup has no memory.peak",
+        ),
+        (
+            with(&format!("{peak}read = \"memory.peak\"\nvalue = \"x\"\n")),
+            "[[action]]",
+            1,
+            "action[1]",
+            "not both",
+        ),
+    ];
+    for (text, needle, nth, key, part) in cases {
+        check(&fails(text, &[]), line_of(text, needle, *nth), key, part);
+    }
 }

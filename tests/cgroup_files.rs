@@ -1,0 +1,304 @@
+//! Cgroup files that users and the kernel's own cgroup selftests read and write:
+//! memory.peak and memory.swap.peak through named open files. Every expected value
+//! is worked out by hand from the kernel's rules (mm/memcontrol.c `peak_write`,
+//! `peak_show`; mm/page_counter.c), not taken from a run.
+
+mod common;
+
+use reclaimsim::report::results::Results;
+
+const MIB: u64 = 1 << 20;
+
+fn run(text: &str) -> Results {
+    common::run_checked(text, &[])
+}
+
+/// The outcome of the action at `at_ns` on `key` (and through `fd`) as a number.
+fn shown(r: &Results, at_ns: u64, key: &str, fd: Option<&str>) -> u64 {
+    let a = r
+        .actions
+        .iter()
+        .find(|a| a.time_ns == at_ns && a.key == key && a.fd.as_deref() == fd)
+        .unwrap_or_else(|| panic!("no action on {key} at {at_ns}"));
+    let text = a.outcome.as_deref().unwrap_or_default();
+    text.parse()
+        .unwrap_or_else(|_| panic!("{key} at {at_ns}: {text:?}"))
+}
+
+/// Anonymous workloads of exact sizes in cgroup `app`: no kernel memory charged
+/// (kmem off, no page tables), so memory.current is their pages and nothing else.
+/// `a` (10M) all along; `b` (10M) from 1 s; `c` (10M) from 1 s to 3 s; `d` (5M)
+/// from 4 s. Usage: 10M, 30M from 1 s, 20M from 3 s, 25M from 4 s.
+const PEAK: &str = r#"
+[run]
+duration = "6s"
+[machine]
+memory = "512M"
+nr_cpus = 2
+[kernel]
+memcg_kmem = false
+[[cgroup]]
+path = "app"
+[[workload]]
+name = "a"
+kind = "anon"
+size = "10M"
+init = true
+pattern = "sequential"
+rate = 1000000
+page_tables = false
+cgroup = "app"
+[[workload]]
+name = "b"
+kind = "anon"
+size = "10M"
+init = true
+pattern = "sequential"
+rate = 1000000
+page_tables = false
+cgroup = "app"
+start = "1s"
+[[workload]]
+name = "c"
+kind = "anon"
+size = "10M"
+init = true
+pattern = "sequential"
+rate = 1000000
+page_tables = false
+cgroup = "app"
+start = "1s"
+stop = "3s"
+[[workload]]
+name = "d"
+kind = "anon"
+size = "5M"
+init = true
+pattern = "sequential"
+rate = 1000000
+page_tables = false
+cgroup = "app"
+start = "4s"
+
+[[action]]
+at = "500ms"
+cgroup = "app"
+write = "memory.peak"
+fd = "A"
+value = "reset"
+[[action]]
+at = "3200ms"
+cgroup = "app"
+read = "memory.peak"
+fd = "A"
+[[action]]
+at = "3500ms"
+cgroup = "app"
+read = "memory.current"
+[[action]]
+at = "3500ms"
+cgroup = "app"
+write = "memory.peak"
+fd = "B"
+value = "reset"
+[[action]]
+at = "5s"
+cgroup = "app"
+read = "memory.peak"
+fd = "A"
+[[action]]
+at = "5s"
+cgroup = "app"
+read = "memory.peak"
+fd = "B"
+[[action]]
+at = "5s"
+cgroup = "app"
+read = "memory.peak"
+[[action]]
+at = "5s"
+cgroup = "app"
+read = "memory.peak"
+fd = "never-written"
+"#;
+
+#[test]
+fn memory_peak_resets_per_open_file() {
+    let r = run(PEAK);
+    let s = 1_000_000_000 / 1000; // ns per ms
+                                  // A writes at 0.5 s: usage 10M (`a` alone), so A's value and the counter's
+                                  // local_watermark are 10M.
+    let a0 = &r.actions[0];
+    assert_eq!(
+        (a0.key.as_str(), a0.outcome.as_deref()),
+        ("app/memory.peak", Some("reset to 10485760 bytes"))
+    );
+    // 1 s: b and c take usage to 30M; 3 s: c exits, usage 20M. A at 3.2 s reads
+    // max(its 10M, local_watermark 30M) = 30M.
+    assert_eq!(shown(&r, 3200 * s, "app/memory.peak", Some("A")), 30 * MIB);
+    assert_eq!(shown(&r, 3500 * s, "app/memory.current", None), 20 * MIB);
+    // B writes at 3.5 s, at 20M: local_watermark = 20M and watcher A's value is
+    // raised from 10M to 20M. 4 s: d takes usage to 25M, local_watermark 25M.
+    // At 5 s A reads max(20M, 25M) = 25M and B max(20M, 25M) = 25M. A's 30M since
+    // its own reset is not kept: the kernel's peak_write raises the other files to
+    // the usage of the moment, not to the peak they had seen (cgroup-v2.rst promises
+    // "since ... the most recent reset for that FD"; the code gives this).
+    assert_eq!(shown(&r, 5000 * s, "app/memory.peak", Some("A")), 25 * MIB);
+    assert_eq!(shown(&r, 5000 * s, "app/memory.peak", Some("B")), 25 * MIB);
+    // A fresh open, and a named file that never wrote: the all-time peak, 30M.
+    assert_eq!(shown(&r, 5000 * s, "app/memory.peak", None), 30 * MIB);
+    assert_eq!(
+        shown(&r, 5000 * s, "app/memory.peak", Some("never-written")),
+        30 * MIB
+    );
+    // results.json: the all-time peak, and each named file's reading at the end
+    // (nothing moved after 4 s).
+    let m = &r.cgroups["app"]["memory"];
+    assert_eq!(m["current"].as_u64(), Some(25 * MIB));
+    assert_eq!(m["peak"].as_u64(), Some(30 * MIB));
+    let by_fd = &m["peak_by_fd"];
+    assert_eq!(
+        (
+            by_fd["A"].as_u64(),
+            by_fd["B"].as_u64(),
+            by_fd["never-written"].as_u64()
+        ),
+        (Some(25 * MIB), Some(25 * MIB), Some(30 * MIB))
+    );
+    // No swap was used: swap.peak is 0 and no file was named on it.
+    assert_eq!(m["swap"]["peak"].as_u64(), Some(0));
+    assert!(m["swap"].get("peak_by_fd").is_none());
+}
+
+/// memory.swap.peak: `x` and `y` (in `app`) each write 40M, then touch one page
+/// for the rest of the run; `y` is stopped at 3 s and exits, freeing its slots.
+/// memory.reclaim takes 30M to zram at 2 s and 5M at 4 s. Nothing else moves swap
+/// usage (no other reclaim; a zram swap-in would free its slot, but the pages read
+/// are never the ones reclaimed), and each reclaim is read at its instant.
+const SWAP_PEAK: &str = r#"
+[run]
+duration = "6s"
+[machine]
+memory = "512M"
+nr_cpus = 2
+[machine.swap]
+type = "zram"
+size = "256M"
+[kernel]
+memcg_kmem = false
+[[cgroup]]
+path = "app"
+[[workload]]
+name = "x"
+kind = "phases"
+page_tables = false
+cgroup = "app"
+[[workload.phase]]
+duration = "20ms"
+size = "40M"
+pattern = "sequential"
+write_ratio = 1.0
+[[workload.phase]]
+duration = "10s"
+size = "4K"
+pattern = "sequential"
+[[workload]]
+name = "y"
+kind = "phases"
+page_tables = false
+cgroup = "app"
+stop = "3s"
+[[workload.phase]]
+duration = "20ms"
+size = "40M"
+pattern = "sequential"
+write_ratio = 1.0
+[[workload.phase]]
+duration = "10s"
+size = "4K"
+pattern = "sequential"
+
+[[action]]
+at = "2s"
+cgroup = "app"
+write = "memory.reclaim"
+value = "30M"
+[[action]]
+at = "2s"
+cgroup = "app"
+read = "memory.swap.current"
+[[action]]
+at = "3500ms"
+cgroup = "app"
+read = "memory.swap.current"
+[[action]]
+at = "3500ms"
+cgroup = "app"
+write = "memory.swap.peak"
+fd = "S"
+value = "1"
+[[action]]
+at = "4s"
+cgroup = "app"
+write = "memory.reclaim"
+value = "5M"
+[[action]]
+at = "4s"
+cgroup = "app"
+read = "memory.swap.current"
+[[action]]
+at = "5s"
+cgroup = "app"
+read = "memory.swap.peak"
+fd = "S"
+[[action]]
+at = "5s"
+cgroup = "app"
+read = "memory.swap.peak"
+"#;
+
+/// The pages a memory.reclaim action reports.
+fn reclaimed_pages(r: &Results, at_ns: u64) -> u64 {
+    let a = r
+        .actions
+        .iter()
+        .find(|a| a.time_ns == at_ns && a.key.ends_with("/memory.reclaim"))
+        .expect("a reclaim");
+    let text = a.outcome.as_deref().unwrap_or_default();
+    text.trim_start_matches("reclaimed ")
+        .trim_end_matches(" pages")
+        .parse()
+        .unwrap_or_else(|_| panic!("{text:?}"))
+}
+
+#[test]
+fn memory_swap_peak_resets_per_open_file() {
+    let r = run(SWAP_PEAK);
+    let ms = 1_000_000;
+    let current = |at| shown(&r, at * ms, "app/memory.swap.current", None);
+    // Anon pages reclaimed to zram each take a new slot (none of them had one), so
+    // swap usage right after the first reclaim is its pages, and the second reclaim
+    // adds its pages to what was left after y's exit.
+    let (s1, s2, s3) = (current(2000), current(3500), current(4000));
+    assert_eq!(s1, reclaimed_pages(&r, 2000 * ms) * 4096);
+    assert_eq!(s3, s2 + reclaimed_pages(&r, 4000 * ms) * 4096);
+    assert!(s2 < s1 && s3 < s1, "{s1} {s2} {s3}");
+    // S resets at 3.5 s to the usage then (s2); from there the counter's
+    // local_watermark follows usage up to s3, so S reads max(s2, s3) = s3 at 5 s.
+    let reset = r
+        .actions
+        .iter()
+        .find(|a| a.key == "app/memory.swap.peak" && a.time_ns == 3500 * ms)
+        .and_then(|a| a.outcome.clone());
+    assert_eq!(reset, Some(format!("reset to {s2} bytes")));
+    assert_eq!(shown(&r, 5000 * ms, "app/memory.swap.peak", Some("S")), s3);
+    // A fresh open shows the all-time peak, s1, which S's reset did not touch.
+    assert_eq!(shown(&r, 5000 * ms, "app/memory.swap.peak", None), s1);
+    let swap = &r.cgroups["app"]["memory"]["swap"];
+    assert_eq!(
+        (swap["peak"].as_u64(), swap["peak_by_fd"]["S"].as_u64()),
+        (Some(s1), Some(s3))
+    );
+    // The memory counter's peak is its own: S was opened on memory.swap.peak.
+    assert!(r.cgroups["app"]["memory"].get("peak_by_fd").is_none());
+}
