@@ -302,3 +302,76 @@ fn memory_swap_peak_resets_per_open_file() {
     // The memory counter's peak is its own: S was opened on memory.swap.peak.
     assert!(r.cgroups["app"]["memory"].get("peak_by_fd").is_none());
 }
+
+/// `p` (memory.high 29M) holds `p/c1` (memory.max 20M) and `p/c2`. `small` (10M)
+/// runs in c2; `big` in c1 writes 30M, no swap. Once big has 19M, p is over its
+/// high: big's charges count high events at p (the level over its high, not c1);
+/// at 20M c1's max fails the charge (max events at c1), reclaim finds nothing, and
+/// the memcg OOM killer kills big inside c1. `small` is left alone.
+const EVENTS: &str = r#"
+[run]
+duration = "5s"
+[machine]
+memory = "512M"
+nr_cpus = 2
+[kernel]
+memcg_kmem = false
+[[cgroup]]
+path = "p"
+memory.high = "29M"
+[[cgroup]]
+path = "p/c1"
+memory.max = "20M"
+[[cgroup]]
+path = "p/c2"
+[[workload]]
+name = "big"
+kind = "anon"
+size = "30M"
+init = true
+pattern = "sequential"
+rate = 1000000
+page_tables = false
+cgroup = "p/c1"
+[[workload]]
+name = "small"
+kind = "anon"
+size = "10M"
+init = true
+pattern = "sequential"
+rate = 1000000
+page_tables = false
+cgroup = "p/c2"
+"#;
+
+/// memory.events (`hier`) or memory.events.local of a cgroup, in the kernel's order:
+/// low, high, max, oom, oom_kill.
+fn events(r: &Results, cg: &str, local: bool) -> [u64; 5] {
+    let e = &r.cgroups[cg]["memory"]["events"];
+    let e = if local { &e["local"] } else { e };
+    ["low", "high", "max", "oom", "oom_kill"]
+        .map(|k| e[k].as_u64().unwrap_or_else(|| panic!("{cg} {k}")))
+}
+
+#[test]
+fn memory_events_local_counts_where_it_happened_and_events_sum_the_subtree() {
+    let r = run(EVENTS);
+    assert!(r.workloads["big"].killed_at_ns.is_some());
+    assert!(r.workloads["small"].killed_at_ns.is_none());
+    // c1: the max events and the OOM kill are its own; a leaf's two files agree.
+    let c1 = events(&r, "p/c1", true);
+    let [_, _, max, _, _] = c1;
+    assert!(max > 0);
+    assert_eq!(c1, [0, 0, max, 1, 1]);
+    assert_eq!(events(&r, "p/c1", false), c1);
+    // p: only the high events happened at p itself (its usage was over its high);
+    // its memory.events adds c1's (and c2's: none) to them.
+    let p = events(&r, "p", true);
+    let [_, high, _, _, _] = p;
+    assert!(high > 0);
+    assert_eq!(p, [0, high, 0, 0, 0]);
+    assert_eq!(events(&r, "p", false), [0, high, max, 1, 1]);
+    // Events go up, never down or sideways: c2 saw none.
+    assert_eq!(events(&r, "p/c2", true), [0; 5]);
+    assert_eq!(events(&r, "p/c2", false), [0; 5]);
+}

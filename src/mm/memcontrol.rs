@@ -11,7 +11,10 @@ use super::Mm;
 use crate::scenario::Scenario;
 use crate::stats::vmstat::{Ev, VmStat};
 
-/// memory.events.
+/// memory.events' counters. `Memcg::events` holds what happened in the memcg itself
+/// (`memory_events_local`, memory.events.local); memory.events is their sum over the
+/// subtree, as `memcg_memory_event` adds each event to the memcg and every ancestor
+/// below the root.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MemcgEvents {
     pub low: u64,
@@ -28,6 +31,7 @@ pub struct Memcg {
     pub children: Vec<usize>,
     /// Events that happened in this memcg itself (memory.stat sums the subtree).
     pub stat: VmStat,
+    /// memory.events.local.
     pub events: MemcgEvents,
     /// Kernel memory charged to this memcg itself.
     pub kmem: MemcgKmem,

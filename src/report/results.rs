@@ -1,7 +1,7 @@
 //! `Results`: everything a run reports, the same data as results.json (schema in the
 //! README). Maps are BTreeMaps so the JSON is byte-identical run to run.
 
-use crate::mm::memcontrol::PeakFile;
+use crate::mm::memcontrol::{MemcgEvents, PeakFile};
 use crate::mm::page::lru;
 use crate::scenario::units::PAGE_SIZE;
 use crate::sim::{Simulation, TaskKind};
@@ -485,7 +485,10 @@ impl Results {
                 };
                 let stat: serde_json::Map<String, serde_json::Value> =
                     mm.memory_stat(m).into_iter().map(|(k, v)| (k.to_string(), v.into())).collect();
-                let e = mm.memcg.events_hier(m);
+                // memory.events (the subtree's) with memory.events.local (this
+                // cgroup's own) under it: `memory.events.local.oom` as a path.
+                let mut events = events_json(mm.memcg.events_hier(m));
+                events["local"] = events_json(mm.memcg.cgs[m].events);
                 let pgscan = stat.get("pgscan").and_then(|v| v.as_u64()).unwrap_or(0);
                 let pressure = resource(sim.pressure(m));
                 let mut memory = serde_json::json!({
@@ -496,7 +499,7 @@ impl Results {
                     "high": limit(c.high),
                     "max": limit(c.max),
                     "stat": stat,
-                    "events": {"low": e.low, "high": e.high, "max": e.max, "oom": e.oom, "oom_kill": e.oom_kill},
+                    "events": events,
                     "pressure": pressure,
                     "swap": {
                         "current": mm.memcg.swap.c[m].usage * PAGE_SIZE,
@@ -596,6 +599,17 @@ impl Results {
     pub fn vm(&self, name: &str) -> u64 {
         self.vmstat.get(name).copied().unwrap_or(0)
     }
+}
+
+/// memory.events' keys, as the kernel prints them.
+fn events_json(e: MemcgEvents) -> serde_json::Value {
+    serde_json::json!({
+        "low": e.low,
+        "high": e.high,
+        "max": e.max,
+        "oom": e.oom,
+        "oom_kill": e.oom_kill,
+    })
 }
 
 /// The shape of results.json for a scenario, as a JSON value holding every path a run
