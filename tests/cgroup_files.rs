@@ -375,3 +375,261 @@ fn memory_events_local_counts_where_it_happened_and_events_sum_the_subtree() {
     assert_eq!(events(&r, "p/c2", true), [0; 5]);
     assert_eq!(events(&r, "p/c2", false), [0; 5]);
 }
+
+fn run_with(text: &str, sets: &[&str]) -> Results {
+    common::run_checked(text, sets)
+}
+
+/// OOM victims chosen by oom_badness: in `pool` (memory.max 100M, no swap, no
+/// kernel memory or page tables charged) `a` holds 60M (15360 pages) and `b` 30M
+/// (7680 pages); at 1 s `trigger`, at oom_score_adj -1000, wants 20M, and at 100M
+/// the memcg OOM killer picks between a and b. totalpages is mem_cgroup_get_max:
+/// memory.max, 25600 pages (no swap to add), so one point of oom_score_adj is
+/// 25600 / 1000 = 25 pages (the kernel divides first).
+const BADNESS: &str = r#"
+[run]
+duration = "3s"
+[machine]
+memory = "512M"
+nr_cpus = 2
+[kernel]
+memcg_kmem = false
+[[cgroup]]
+path = "pool"
+memory.max = "100M"
+[[workload]]
+name = "a"
+kind = "anon"
+size = "60M"
+init = true
+pattern = "sequential"
+rate = 1000000
+page_tables = false
+cgroup = "pool"
+[[workload]]
+name = "b"
+kind = "anon"
+size = "30M"
+init = true
+pattern = "sequential"
+rate = 1000000
+page_tables = false
+cgroup = "pool"
+[[workload]]
+name = "trigger"
+kind = "anon"
+size = "20M"
+init = true
+pattern = "sequential"
+rate = 1000000
+page_tables = false
+cgroup = "pool"
+start = "1s"
+oom_score_adj = -1000
+"#;
+
+/// The one workload the OOM killer killed.
+fn killed(r: &Results) -> Vec<&str> {
+    r.events.iter().map(|e| e.workload.as_str()).collect()
+}
+
+#[test]
+fn oom_score_adj_steers_the_victim() {
+    // No adjustment: a's 15360 points beat b's 7680.
+    let r = run_with(BADNESS, &[]);
+    assert_eq!(killed(&r), ["a"]);
+    assert_eq!((r.events[0].rss_pages, r.events[0].swap_pages), (15360, 0));
+    assert!(r.workloads["trigger"].killed_at_ns.is_none());
+    // b at +500: 7680 + 500 × 25 = 20180 > 15360.
+    let r = run_with(BADNESS, &["workload[1].oom_score_adj=500"]);
+    assert_eq!(killed(&r), ["b"]);
+    // a at -300: 15360 - 300 × 25 = 7860 > 7680, a still goes. (Scaled without the
+    // kernel's early division, -300 × 25.6 = -7680 would tie a with b, and b, later
+    // in the scan, would win the tie.)
+    let r = run_with(BADNESS, &["workload[0].oom_score_adj=-300"]);
+    assert_eq!(killed(&r), ["a"]);
+    // a at -308: 15360 - 7700 = 7660 < 7680: b goes.
+    let r = run_with(BADNESS, &["workload[0].oom_score_adj=-308"]);
+    assert_eq!(killed(&r), ["b"]);
+    // a and b at -1000, like trigger: nothing can be chosen. No one is killed, the
+    // trigger's fault fails and is retried (pagefault_out_of_memory), each time
+    // over the limit again: usage stays at memory.max and memory.events counts an
+    // oom per attempt.
+    let r = run_with(
+        BADNESS,
+        &[
+            "workload[0].oom_score_adj=-1000",
+            "workload[1].oom_score_adj=-1000",
+        ],
+    );
+    assert!(r.events.is_empty());
+    assert_eq!(r.vm("oom_kill"), 0);
+    let m = &r.cgroups["pool"]["memory"];
+    assert_eq!(m["current"].as_u64(), Some(100 * MIB));
+    assert!(m["events"]["oom"].as_u64().unwrap() > 1);
+}
+
+/// memory.oom.group: `job` (oom.group 1, memory.max 60M) holds `job/worker` with
+/// `big` (writing 80M) and `job/side` with `helper` (10M) and `keeper` (10M,
+/// oom_score_adj -1000); `bystander` (10M) is in `other`. No swap, no kernel memory
+/// or page tables charged. With helper and keeper in, big reaches 40M (10240
+/// points, against helper's 2560) when job hits its max.
+const GROUP: &str = r#"
+[run]
+duration = "3s"
+[machine]
+memory = "512M"
+nr_cpus = 2
+[kernel]
+memcg_kmem = false
+[[cgroup]]
+path = "job"
+memory.max = "60M"
+memory.oom.group = 1
+[[cgroup]]
+path = "job/worker"
+[[cgroup]]
+path = "job/side"
+[[cgroup]]
+path = "other"
+[[workload]]
+name = "helper"
+kind = "anon"
+size = "10M"
+init = true
+pattern = "sequential"
+rate = 20000
+page_tables = false
+cgroup = "job/side"
+[[workload]]
+name = "keeper"
+kind = "anon"
+size = "10M"
+init = true
+pattern = "sequential"
+rate = 20000
+page_tables = false
+cgroup = "job/side"
+oom_score_adj = -1000
+[[workload]]
+name = "bystander"
+kind = "anon"
+size = "10M"
+init = true
+pattern = "sequential"
+rate = 20000
+page_tables = false
+cgroup = "other"
+[[workload]]
+name = "big"
+kind = "anon"
+size = "80M"
+init = true
+pattern = "sequential"
+rate = 1000000
+page_tables = false
+cgroup = "job/worker"
+start = "500ms"
+"#;
+
+/// One memory.events key of a cgroup: its memory.events (`local` false) or
+/// memory.events.local.
+fn event(r: &Results, cg: &str, key: &str, local: bool) -> u64 {
+    let e = &r.cgroups[cg]["memory"]["events"];
+    let e = if local { &e["local"] } else { e };
+    e[key].as_u64().unwrap_or_else(|| panic!("{cg} {key}"))
+}
+
+#[test]
+fn oom_group_kills_the_whole_group_but_oom_score_adj_min() {
+    let r = run(GROUP);
+    // The memcg OOM in job picks big; job, between big's cgroup and the OOM
+    // domain (job itself), has oom.group: every process of job's subtree goes but
+    // keeper, at -1000. bystander, outside, is untouched.
+    assert_eq!(killed(&r), ["big", "helper"]);
+    let at = |w: &str| r.workloads[w].killed_at_ns;
+    assert!(at("big").is_some() && at("big") == at("helper"));
+    assert!(at("keeper").is_none() && at("bystander").is_none());
+    assert!(r.workloads["keeper"].ops > r.workloads["helper"].ops);
+    // Counters: oom_kill for big, helper, and big once more (the group scan meets
+    // big before it has exited: __oom_kill_process counts it again); the group kill
+    // is counted at job, the oom at job (whose max was hit).
+    assert_eq!(r.vm("oom_kill"), 3);
+    assert_eq!(event(&r, "job/worker", "oom_kill", true), 2);
+    assert_eq!(event(&r, "job/side", "oom_kill", true), 1);
+    assert_eq!(
+        [
+            event(&r, "job", "oom", true),
+            event(&r, "job", "oom_kill", true),
+            event(&r, "job", "oom_group_kill", true),
+        ],
+        [1, 0, 1]
+    );
+    assert_eq!(
+        [
+            event(&r, "job", "oom", false),
+            event(&r, "job", "oom_kill", false),
+            event(&r, "job", "oom_group_kill", false),
+        ],
+        [1, 3, 1]
+    );
+    // What is left in job: keeper's 10M.
+    assert_eq!(
+        r.cgroups["job"]["memory"]["current"].as_u64(),
+        Some(10 * MIB)
+    );
+}
+
+#[test]
+fn oom_group_above_the_oom_domain_is_not_used() {
+    // The limit moved to job/worker (30M): the OOM is job/worker's, and the search
+    // for an oom.group stops there, so job's setting does not apply: big alone.
+    let r = run_with(
+        GROUP,
+        &["cgroup[0].memory.max=max", "cgroup[1].memory.max=30M"],
+    );
+    assert_eq!(killed(&r), ["big"]);
+    assert_eq!(r.vm("oom_kill"), 1);
+    assert_eq!(event(&r, "job", "oom_group_kill", false), 0);
+    assert_eq!(event(&r, "job/worker", "oom", true), 1);
+    assert!(r.workloads["helper"].killed_at_ns.is_none());
+}
+
+#[test]
+fn oom_group_in_a_global_oom_reaches_up_to_the_root() {
+    // No limit; the machine is too small for big (128M, big writing 200M): the
+    // global OOM (after reclaim's retries, some seconds in) picks big, and job's
+    // oom.group (between big's cgroup and the root) takes helper with it. No memcg
+    // oom event: no limit was hit.
+    let r = run_with(
+        GROUP,
+        &[
+            "cgroup[0].memory.max=max",
+            "machine.memory=128M",
+            "workload[3].size=200M",
+            "run.duration=12s",
+        ],
+    );
+    assert_eq!(killed(&r), ["big", "helper"]);
+    assert_eq!(r.vm("oom_kill"), 3);
+    assert_eq!(event(&r, "job", "oom_group_kill", true), 1);
+    assert_eq!(event(&r, "job", "oom", false), 0);
+    assert!(r.workloads["bystander"].killed_at_ns.is_none());
+    assert!(r.workloads["keeper"].killed_at_ns.is_none());
+}
+
+#[test]
+fn oom_group_is_written_and_read_by_actions() {
+    // oom.group off in the file, on from 100 ms by an action (read back at 200 ms):
+    // the same group kill.
+    let text = GROUP.replace("memory.oom.group = 1\n", "")
+        + "[[action]]\nat = \"100ms\"\ncgroup = \"job\"\nwrite = \"memory.oom.group\"\nvalue = 1\n\
+           [[action]]\nat = \"200ms\"\ncgroup = \"job\"\nread = \"memory.oom.group\"\n";
+    let r = run(&text);
+    assert_eq!(r.actions[1].outcome.as_deref(), Some("1"));
+    assert_eq!(killed(&r), ["big", "helper"]);
+    // Without it, big alone.
+    let r = run(&GROUP.replace("memory.oom.group = 1\n", ""));
+    assert_eq!(killed(&r), ["big"]);
+    assert_eq!(r.vm("oom_kill"), 1);
+}

@@ -22,6 +22,9 @@ pub struct MemcgEvents {
     pub max: u64,
     pub oom: u64,
     pub oom_kill: u64,
+    /// MEMCG_OOM_GROUP_KILL: a whole memory.oom.group was killed with this memcg as
+    /// the group.
+    pub oom_group_kill: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -33,6 +36,8 @@ pub struct Memcg {
     pub stat: VmStat,
     /// memory.events.local.
     pub events: MemcgEvents,
+    /// memory.oom.group.
+    pub oom_group: bool,
     /// Kernel memory charged to this memcg itself.
     pub kmem: MemcgKmem,
 }
@@ -120,6 +125,7 @@ impl MemcgTree {
             children: Vec::new(),
             stat: VmStat::default(),
             events: MemcgEvents::default(),
+            oom_group: false,
             kmem: MemcgKmem::default(),
         };
         let mut t = MemcgTree {
@@ -142,6 +148,7 @@ impl MemcgTree {
                 children: Vec::new(),
                 stat: VmStat::default(),
                 events: MemcgEvents::default(),
+                oom_group: cg.memory.oom.group == 1,
                 kmem: MemcgKmem::default(),
             });
             t.cgs[parent].children.push(id);
@@ -290,6 +297,7 @@ impl MemcgTree {
             e.max += x.max;
             e.oom += x.oom;
             e.oom_kill += x.oom_kill;
+            e.oom_group_kill += x.oom_group_kill;
         }
         e
     }
@@ -759,6 +767,12 @@ impl Mm {
         format!("reset to {} bytes", usage * 4096)
     }
 
+    /// `memory_oom_group_write`: 0 or 1.
+    pub fn memory_oom_group_write(&mut self, memcg: usize, group: bool) -> String {
+        self.memcg.cgs[memcg].oom_group = group;
+        "set".into()
+    }
+
     /// What `cat` of a cgroup file shows now (through the open file `fd`, for the peak
     /// files): bytes, or `max`. None for a file the simulator does not show.
     pub fn cgroup_file_show(&self, memcg: usize, file: &str, fd: Option<&str>) -> Option<String> {
@@ -782,6 +796,7 @@ impl Mm {
             "memory.high" => limit(c.high),
             "memory.max" => limit(c.max),
             "memory.swap.current" => (t.swap.c[memcg].usage * 4096).to_string(),
+            "memory.oom.group" => u8::from(t.cgs[memcg].oom_group).to_string(),
             _ => return None,
         })
     }

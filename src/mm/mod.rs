@@ -619,6 +619,8 @@ pub struct Mm {
     pub memcg: memcontrol::MemcgTree,
     /// Each workload's memcg.
     pub workload_memcg: Vec<usize>,
+    /// Each workload's process's `oom_score_adj`.
+    pub workload_oom_score_adj: Vec<i32>,
     /// `kernel.memcg_protection` and `memory_recursiveprot`.
     pub protection_mode: vmscan::ProtectionMode,
     pub recursiveprot: bool,
@@ -765,6 +767,11 @@ impl Mm {
             out: Vec::new(),
             oom_events: Vec::new(),
             workload_dead: vec![false; sc.workloads.len()],
+            workload_oom_score_adj: sc
+                .workloads
+                .iter()
+                .map(|w| w.oom_score_adj.unwrap_or(0))
+                .collect(),
             direct_reclaim_ns: 0,
             throttle_mode: Default::default(),
             reclaim_wait: Default::default(),

@@ -609,6 +609,7 @@ fn events_json(e: MemcgEvents) -> serde_json::Value {
         "max": e.max,
         "oom": e.oom,
         "oom_kill": e.oom_kill,
+        "oom_group_kill": e.oom_group_kill,
     })
 }
 

@@ -681,6 +681,24 @@ pub struct CgroupMemory {
     pub max: Limit,
     /// `memory.swap.max`.
     pub swap: CgroupSwap,
+    /// `memory.oom.group`.
+    #[serde(skip_serializing_if = "CgroupOom::is_default")]
+    pub oom: CgroupOom,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CgroupOom {
+    /// `memory.oom.group` (0 or 1): the OOM killer kills every process of the cgroup
+    /// and its descendants together, or none (mm/memcontrol.c
+    /// `mem_cgroup_get_oom_group`).
+    pub group: u32,
+}
+
+impl CgroupOom {
+    fn is_default(&self) -> bool {
+        self.group == 0
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -1085,6 +1103,12 @@ pub struct Workload {
     /// The cgroup the workload's tasks run in (a `[[cgroup]]` path; default the root).
     #[serde(default)]
     pub cgroup: Option<String>,
+    /// `/proc/PID/oom_score_adj` of the workload's process, -1000..=1000 (default
+    /// 0): its OOM badness moves by that many thousandths of the memory the OOM
+    /// killer weighs against; -1000 (OOM_SCORE_ADJ_MIN) is never killed, not even by
+    /// memory.oom.group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oom_score_adj: Option<i32>,
     /// kv: number of keys, bytes per value, share of requests that are sets,
     /// requests a client sends before waiting for replies, server CPU per request.
     #[serde(default)]
@@ -1268,7 +1292,7 @@ pub struct Action {
 }
 
 /// The cgroup interface files an action can write.
-pub const CGROUP_WRITABLE: [&str; 7] = [
+pub const CGROUP_WRITABLE: [&str; 8] = [
     "memory.reclaim",
     "memory.min",
     "memory.low",
@@ -1276,11 +1300,12 @@ pub const CGROUP_WRITABLE: [&str; 7] = [
     "memory.max",
     "memory.peak",
     "memory.swap.peak",
+    "memory.oom.group",
 ];
 
 /// The cgroup interface files an action can read (the outcome is what `cat` prints:
 /// bytes, or `max`).
-pub const CGROUP_READABLE: [&str; 8] = [
+pub const CGROUP_READABLE: [&str; 9] = [
     "memory.current",
     "memory.peak",
     "memory.min",
@@ -1289,6 +1314,7 @@ pub const CGROUP_READABLE: [&str; 8] = [
     "memory.max",
     "memory.swap.current",
     "memory.swap.peak",
+    "memory.oom.group",
 ];
 
 /// The files whose reads and writes go through an open file (`fd`) that remembers

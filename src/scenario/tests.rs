@@ -626,3 +626,62 @@ fn cgroup_reads_and_named_files_are_checked_where_they_are_written() {
         check(&fails(text, &[]), line_of(text, needle, *nth), key, part);
     }
 }
+
+#[test]
+fn oom_keys_are_checked_where_they_are_written() {
+    let line_of =
+        |text: &str, needle: &str| text[..text.rfind(needle).expect(needle)].lines().count() + 1;
+    // oom_score_adj on any workload kind, -1000..=1000.
+    let ok = edit("skew = 0.9", "skew = 0.9\noom_score_adj = -1000");
+    assert_eq!(
+        parse(&ok, &[]).unwrap().workloads[0].oom_score_adj,
+        Some(-1000)
+    );
+    let bad = edit("skew = 0.9", "skew = 0.9\noom_score_adj = 1001");
+    check(
+        &fails(&bad, &[]),
+        line_of(&bad, "oom_score_adj"),
+        "workload[0].oom_score_adj",
+        "must be in -1000..=1000, got 1001",
+    );
+    // memory.oom.group: 0 or 1, in the file and written by an action.
+    let cg = |group: &str, action: &str| {
+        format!("{FULL}\n[[cgroup]]\npath = \"app\"\nmemory.oom.group = {group}\n\n{action}")
+    };
+    let sc = parse(&cg("1", ""), &[]).unwrap();
+    assert_eq!(sc.cgroups[0].memory.oom.group, 1);
+    let bad = cg("2", "");
+    check(
+        &fails(&bad, &[]),
+        line_of(&bad, "memory.oom.group"),
+        "cgroup[0].memory.oom.group",
+        "must be 0 or 1, got 2",
+    );
+    let write = |cgroup: &str, value: &str| {
+        cg(
+            "0",
+            &format!(
+                "[[action]]\nat = \"6s\"\ncgroup = \"{cgroup}\"\nwrite = \"memory.oom.group\"\nvalue = {value}\n"
+            ),
+        )
+    };
+    for value in ["1", "0", "\"1\""] {
+        parse(&write("app", value), &[]).unwrap();
+    }
+    for value in ["2", "\"on\"", "true"] {
+        let bad = write("app", value);
+        check(
+            &fails(&bad, &[]),
+            line_of(&bad, "value = "),
+            "action[1].value",
+            "memory.oom.group takes 0 or 1",
+        );
+    }
+    let bad = write("/", "1");
+    check(
+        &fails(&bad, &[]),
+        line_of(&bad, "write = "),
+        "action[1].write",
+        "the root cgroup has no memory.oom.group",
+    );
+}

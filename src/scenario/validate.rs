@@ -613,6 +613,20 @@ fn bad_name(name: &str, extra: &[char]) -> Option<String> {
     None
 }
 
+/// A memory.oom.group write's value: 0 or 1, as a number or its digits.
+pub fn oom_group_value(v: &toml::Value) -> Option<bool> {
+    let n = match v {
+        toml::Value::Integer(n) => *n,
+        toml::Value::String(s) => s.trim().parse().ok()?,
+        _ => return None,
+    };
+    match n {
+        0 => Some(false),
+        1 => Some(true),
+        _ => None,
+    }
+}
+
 /// An open file's name reaches results.json's keys and timeseries.csv's column
 /// names (`memory.peak[NAME]:cgroup`): letters, digits, `_`, `-` and `.`.
 fn bad_fd_name(name: &str) -> Option<String> {
@@ -702,6 +716,12 @@ fn check_cgroups(sc: &Scenario, c: &mut Checker) {
             }
         }
         let m = &cg.memory;
+        if m.oom.group > 1 {
+            c.err(
+                k("memory.oom.group"),
+                format!("must be 0 or 1, got {}", m.oom.group),
+            );
+        }
         let max = m.max.pages();
         for (field, v) in [("min", m.min), ("low", m.low)] {
             if let Some(b) = v.filter(|b| b.pages() > max) {
@@ -1290,6 +1310,9 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
                 ),
             );
         }
+        if let Some(adj) = w.oom_score_adj {
+            c.range(k("oom_score_adj"), adj, -1000, 1000);
+        }
         if let Some(stop) = w.stop.filter(|s| *s <= w.start) {
             c.err(
                 k("stop"),
@@ -1813,13 +1836,24 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
                     );
                     continue;
                 }
-                if CGROUP_PER_FD.contains(&file.as_str()) {
-                    if cg == "/" {
+                if cg == "/" && file != "memory.reclaim" {
+                    c.err(
+                        format!("action[{i}].write"),
+                        format!("the root cgroup has no {file}: write it in a child cgroup"),
+                    );
+                    continue;
+                }
+                if file == "memory.oom.group" {
+                    // memory_oom_group_write: kstrtoint, then 0 or 1.
+                    if oom_group_value(value).is_none() {
                         c.err(
-                            format!("action[{i}].write"),
-                            format!("the root cgroup has no {file}: write it in a child cgroup"),
+                            format!("action[{i}].value"),
+                            format!("memory.oom.group takes 0 or 1, got `{value}`"),
                         );
                     }
+                    continue;
+                }
+                if CGROUP_PER_FD.contains(&file.as_str()) {
                     // peak_write: any non-empty string resets (`echo reset > memory.peak`).
                     let ok = match value {
                         toml::Value::String(v) => !v.is_empty(),

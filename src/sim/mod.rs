@@ -641,6 +641,11 @@ impl Simulation {
                 if let Some(pf) = crate::mm::memcontrol::PeakFile::from_name(file) {
                     let outcome = self.mm.memcg_peak_write(memcg, pf, a.fd.as_deref());
                     (format!("{cg}/{file}"), Some(outcome))
+                } else if file == "memory.oom.group" {
+                    let group = scenario::validate::oom_group_value(&value)
+                        .ok_or_else(|| err(format!("`{value}` is not 0 or 1")))?;
+                    let outcome = self.mm.memory_oom_group_write(memcg, group);
+                    (format!("{cg}/{file}"), Some(outcome))
                 } else {
                     let pages = self.write_pages(memcg, &value).map_err(err)?;
                     self.mm.now = t;
