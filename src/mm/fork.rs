@@ -135,6 +135,7 @@ impl Mm {
             }
         }
         if !kernel_stacks {
+            self.workload_forked[w] = true;
             return ForkResult::Done;
         }
         let gfp = page_alloc::Gfp {
@@ -156,6 +157,7 @@ impl Mm {
             }
             self.kernel_stacks[w].push(pfn);
         }
+        self.workload_forked[w] = true;
         ForkResult::Done
     }
 

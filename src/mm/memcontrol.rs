@@ -11,7 +11,10 @@ use super::Mm;
 use crate::scenario::Scenario;
 use crate::stats::vmstat::{Ev, VmStat};
 
-/// memory.events.
+/// memory.events' counters. `Memcg::events` holds what happened in the memcg itself
+/// (`memory_events_local`, memory.events.local); memory.events is their sum over the
+/// subtree, as `memcg_memory_event` adds each event to the memcg and every ancestor
+/// below the root.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MemcgEvents {
     pub low: u64,
@@ -19,6 +22,9 @@ pub struct MemcgEvents {
     pub max: u64,
     pub oom: u64,
     pub oom_kill: u64,
+    /// MEMCG_OOM_GROUP_KILL: a whole memory.oom.group was killed with this memcg as
+    /// the group.
+    pub oom_group_kill: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -28,7 +34,10 @@ pub struct Memcg {
     pub children: Vec<usize>,
     /// Events that happened in this memcg itself (memory.stat sums the subtree).
     pub stat: VmStat,
+    /// memory.events.local.
     pub events: MemcgEvents,
+    /// memory.oom.group.
+    pub oom_group: bool,
     /// Kernel memory charged to this memcg itself.
     pub kmem: MemcgKmem,
 }
@@ -63,6 +72,48 @@ pub struct MemcgTree {
     pub counters: Counters,
     /// The `swap` page counters (memory.swap.current / memory.swap.max).
     pub swap: Counters,
+    /// The memory.peak and memory.swap.peak files the scenario's actions hold open,
+    /// by name (each on one cgroup's file), in the order the actions first name them.
+    pub peak_fds: Vec<OfPeak>,
+}
+
+/// A cgroup's two peak files, each over its own page counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeakFile {
+    /// memory.peak, over the `memory` counter.
+    Memory,
+    /// memory.swap.peak, over the `swap` counter.
+    Swap,
+}
+
+impl PeakFile {
+    pub fn from_name(file: &str) -> Option<PeakFile> {
+        match file {
+            "memory.peak" => Some(PeakFile::Memory),
+            "memory.swap.peak" => Some(PeakFile::Swap),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PeakFile::Memory => "memory.peak",
+            PeakFile::Swap => "memory.swap.peak",
+        }
+    }
+}
+
+/// An open memory.peak or memory.swap.peak file (`struct cgroup_of_peak`, v6.12+),
+/// under the name the scenario gives it.
+#[derive(Debug, Clone)]
+pub struct OfPeak {
+    pub name: String,
+    pub memcg: usize,
+    pub file: PeakFile,
+    /// The usage this file last reset the peak to, raised by other files' resets;
+    /// None until its first write (OFP_PEAK_UNSET), when it joins the cgroup's
+    /// watchers (`memory_peaks` / `swap_peaks`).
+    pub value: Option<u64>,
 }
 
 impl MemcgTree {
@@ -74,12 +125,14 @@ impl MemcgTree {
             children: Vec::new(),
             stat: VmStat::default(),
             events: MemcgEvents::default(),
+            oom_group: false,
             kmem: MemcgKmem::default(),
         };
         let mut t = MemcgTree {
             cgs: vec![root],
             counters: Counters::new(),
             swap: Counters::new(),
+            peak_fds: Vec::new(),
         };
         for cg in &sc.cgroups {
             let parent = cg
@@ -95,6 +148,7 @@ impl MemcgTree {
                 children: Vec::new(),
                 stat: VmStat::default(),
                 events: MemcgEvents::default(),
+                oom_group: cg.memory.oom.group == 1,
                 kmem: MemcgKmem::default(),
             });
             t.cgs[parent].children.push(id);
@@ -108,7 +162,82 @@ impl MemcgTree {
                 m.low.map_or(0, |b| b.pages()),
             );
         }
+        // Opened before the run: the name is the file, whenever it is first used.
+        for a in &sc.actions {
+            let (Some(name), Some(cg)) = (&a.fd, &a.cgroup) else {
+                continue;
+            };
+            let file = a.write.as_deref().or(a.read.as_deref());
+            let (Some(file), Some(memcg)) = (file.and_then(PeakFile::from_name), t.id_of(cg))
+            else {
+                continue;
+            };
+            if t.fd_of(name).is_none() {
+                t.peak_fds.push(OfPeak {
+                    name: name.clone(),
+                    memcg,
+                    file,
+                    value: None,
+                });
+            }
+        }
         t
+    }
+
+    /// The open peak file named `name`.
+    pub fn fd_of(&self, name: &str) -> Option<usize> {
+        self.peak_fds.iter().position(|f| f.name == name)
+    }
+
+    fn peak_counters(&self, file: PeakFile) -> &Counters {
+        match file {
+            PeakFile::Memory => &self.counters,
+            PeakFile::Swap => &self.swap,
+        }
+    }
+
+    /// `peak_write` (mm/memcontrol.c, v6.12+; `of_peak_reset` later): a write of
+    /// anything through open file `fd` (None: a file opened for this write alone)
+    /// resets the counter's `local_watermark` to the usage now, raises every other
+    /// file that has written (the watchers) to that usage if it is below, and makes
+    /// `fd` a watcher whose value is that usage. Note that a watcher's own peak since
+    /// its reset is not kept: raised to the usage now, it reads the new
+    /// `local_watermark` from then on, as the kernel's code does (cgroup-v2.rst's
+    /// "since ... the most recent reset for that FD" is not what it delivers).
+    /// Returns the usage in pages.
+    pub fn peak_write(&mut self, memcg: usize, file: PeakFile, fd: Option<usize>) -> u64 {
+        let counters = match file {
+            PeakFile::Memory => &mut self.counters,
+            PeakFile::Swap => &mut self.swap,
+        };
+        let usage = counters.c[memcg].usage;
+        counters.c[memcg].local_watermark = usage;
+        for w in self
+            .peak_fds
+            .iter_mut()
+            .filter(|w| w.memcg == memcg && w.file == file)
+        {
+            if let Some(v) = w.value.as_mut() {
+                *v = (*v).max(usage);
+            }
+        }
+        // An unnamed file is registered and, closed at once, released again
+        // (`peak_release`): it leaves nothing behind.
+        if let Some(fd) = fd {
+            self.peak_fds[fd].value = Some(usage);
+        }
+        usage
+    }
+
+    /// `peak_show`: through a file that never wrote, the peak since the cgroup was
+    /// created (`watermark`); through one that did, the higher of its value and the
+    /// peak since the latest reset by any file (`local_watermark`). In pages.
+    pub fn peak_show(&self, memcg: usize, file: PeakFile, fd: Option<usize>) -> u64 {
+        let c = &self.peak_counters(file).c[memcg];
+        match fd.and_then(|fd| self.peak_fds[fd].value) {
+            None => c.watermark,
+            Some(v) => v.max(c.local_watermark),
+        }
     }
 
     pub fn id_of(&self, path: &str) -> Option<usize> {
@@ -168,6 +297,7 @@ impl MemcgTree {
             e.max += x.max;
             e.oom += x.oom;
             e.oom_kill += x.oom_kill;
+            e.oom_group_kill += x.oom_group_kill;
         }
         e
     }
@@ -676,6 +806,48 @@ impl Mm {
 }
 
 impl Mm {
+    /// A write to memory.peak or memory.swap.peak through the open file named `fd`
+    /// (None: opened for this write alone), a timed action's.
+    pub fn memcg_peak_write(&mut self, memcg: usize, file: PeakFile, fd: Option<&str>) -> String {
+        let fd = fd.and_then(|name| self.memcg.fd_of(name));
+        let usage = self.memcg.peak_write(memcg, file, fd);
+        format!("reset to {} bytes", usage * 4096)
+    }
+
+    /// `memory_oom_group_write`: 0 or 1.
+    pub fn memory_oom_group_write(&mut self, memcg: usize, group: bool) -> String {
+        self.memcg.cgs[memcg].oom_group = group;
+        "set".into()
+    }
+
+    /// What `cat` of a cgroup file shows now (through the open file `fd`, for the peak
+    /// files): bytes, or `max`. None for a file the simulator does not show.
+    pub fn cgroup_file_show(&self, memcg: usize, file: &str, fd: Option<&str>) -> Option<String> {
+        let limit = |pages: u64| {
+            if pages >= super::page_counter::PAGE_COUNTER_MAX {
+                "max".to_string()
+            } else {
+                (pages * 4096).to_string()
+            }
+        };
+        let t = &self.memcg;
+        if let Some(pf) = PeakFile::from_name(file) {
+            let fd = fd.and_then(|name| t.fd_of(name));
+            return Some((t.peak_show(memcg, pf, fd) * 4096).to_string());
+        }
+        let c = &t.counters.c[memcg];
+        Some(match file {
+            "memory.current" => (c.usage * 4096).to_string(),
+            "memory.min" => (c.min * 4096).to_string(),
+            "memory.low" => (c.low * 4096).to_string(),
+            "memory.high" => limit(c.high),
+            "memory.max" => limit(c.max),
+            "memory.swap.current" => (t.swap.c[memcg].usage * 4096).to_string(),
+            "memory.oom.group" => u8::from(t.cgs[memcg].oom_group).to_string(),
+            _ => return None,
+        })
+    }
+
     /// Writes a cgroup interface file (a timed action by an administrator or agent,
     /// running outside any simulated task). Returns what the write did, for results.
     pub fn memcg_write(&mut self, memcg: usize, file: &str, pages: u64) -> String {
@@ -876,6 +1048,67 @@ mod tests {
             calculate_high_delay(calculate_overage(105 * 256, high), 32, 1000),
             79
         );
+    }
+
+    /// A tree with cgroup `app` (id 1) and open peak files `A` and `B` on its
+    /// memory.peak.
+    fn peak_tree() -> MemcgTree {
+        let sc = crate::scenario::parse_str(
+            "[machine]\nmemory = \"1G\"\n[[cgroup]]\npath = \"app\"\n\
+             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n\
+             [[action]]\nat = \"1s\"\ncgroup = \"app\"\nwrite = \"memory.peak\"\nfd = \"A\"\nvalue = \"x\"\n\
+             [[action]]\nat = \"2s\"\ncgroup = \"app\"\nread = \"memory.peak\"\nfd = \"B\"\n",
+            "t.toml",
+            &[],
+        )
+        .unwrap();
+        MemcgTree::new(&sc)
+    }
+
+    #[test]
+    fn peak_files_reset_per_open_file_as_peak_write_does() {
+        const M: u64 = 256; // pages per MiB
+        let mut t = peak_tree();
+        let (app, a, b) = (1, t.fd_of("A").unwrap(), t.fd_of("B").unwrap());
+        let mem = PeakFile::Memory;
+        let read = |t: &MemcgTree, fd: Option<usize>| t.peak_show(app, mem, fd) / M;
+        // Usage 10M; A writes: A's value and local_watermark are 10M.
+        t.counters.charge(app, 10 * M);
+        assert_eq!(t.peak_write(app, mem, Some(a)), 10 * M);
+        // Up to 30M: every charge raises local_watermark; A reads max(10, 30).
+        t.counters.charge(app, 20 * M);
+        assert_eq!(read(&t, Some(a)), 30);
+        // B has not written: it reads the all-time watermark, as a fresh open does.
+        assert_eq!((read(&t, Some(b)), read(&t, None)), (30, 30));
+        // Down to 20M, B writes: local_watermark = 20M, and A, a watcher, is raised
+        // from 10M to 20M. A's 30M since its own reset is gone: the kernel keeps no
+        // per-file peak, only its value and the shared local_watermark.
+        t.counters.uncharge(app, 10 * M);
+        assert_eq!(t.peak_write(app, mem, Some(b)), 20 * M);
+        assert_eq!(t.peak_fds[a].value, Some(20 * M));
+        // Up to 25M: A reads max(20, 25), B max(20, 25); a fresh open the 30M.
+        t.counters.charge(app, 5 * M);
+        assert_eq!(
+            (read(&t, Some(a)), read(&t, Some(b)), read(&t, None)),
+            (25, 25, 30)
+        );
+        // A writes at 25M, which raises watcher B from 20M to 25M too. Usage falls
+        // to 15M and an unnamed write (`echo x > memory.peak`) resets
+        // local_watermark there, raising no one (both are above 15M). Up to 16M: A
+        // and B read their 25M, above the local 16M.
+        t.peak_write(app, mem, Some(a));
+        assert_eq!(t.peak_fds[b].value, Some(25 * M));
+        t.counters.uncharge(app, 10 * M);
+        assert_eq!(t.peak_write(app, mem, None), 15 * M);
+        t.counters.charge(app, M);
+        assert_eq!(t.counters.c[app].local_watermark, 16 * M);
+        assert_eq!(
+            (read(&t, Some(a)), read(&t, Some(b)), read(&t, None)),
+            (25, 25, 30)
+        );
+        // The swap counter's file is another file: untouched by all this.
+        assert_eq!(t.peak_show(app, PeakFile::Swap, None), 0);
+        assert_eq!(t.swap.c[app].local_watermark, 0);
     }
 
     #[test]

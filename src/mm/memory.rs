@@ -24,10 +24,24 @@ pub enum FaultResult {
 }
 
 impl Mm {
-    /// What a caller whose allocation returned nothing reports.
+    /// What a caller whose allocation returned nothing reports. A process at
+    /// OOM_SCORE_ADJ_MIN that the OOM killer could not help (nothing else
+    /// killable) is never killed for it: since v5.16 the fault returns VM_FAULT_OOM
+    /// and `pagefault_out_of_memory` lets it be retried, here a jiffy later (the
+    /// kernel retries at once and spins; a global OOM with nothing killable panics
+    /// there, "System is deadlocked on memory").
     pub fn alloc_failure(&mut self) -> FaultResult {
         match self.blocked_until.take() {
             Some(until_ns) => FaultResult::Retry { until_ns },
+            None if self.current_workload.is_some_and(|w| {
+                !self.workload_dead[w]
+                    && self.workload_oom_score_adj[w] == super::oom_kill::OOM_SCORE_ADJ_MIN
+            }) =>
+            {
+                FaultResult::Retry {
+                    until_ns: self.clock() + self.cfg.jiffy_ns(),
+                }
+            }
             None => FaultResult::Killed,
         }
     }

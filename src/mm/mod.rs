@@ -624,6 +624,8 @@ pub struct Mm {
     pub memcg: memcontrol::MemcgTree,
     /// Each workload's memcg.
     pub workload_memcg: Vec<usize>,
+    /// Each workload's process's `oom_score_adj`.
+    pub workload_oom_score_adj: Vec<i32>,
     /// `kernel.memcg_protection` and `memory_recursiveprot`.
     pub protection_mode: vmscan::ProtectionMode,
     pub recursiveprot: bool,
@@ -657,6 +659,9 @@ pub struct Mm {
     pub oom_events: Vec<OomEvent>,
     /// Workloads whose process is gone: exited, or killed by the OOM killer.
     pub workload_dead: Vec<bool>,
+    /// Whose process has been forked (`copy_process` done): the OOM killer sees no
+    /// other (a child is not on the task list until its fork succeeds).
+    pub workload_forked: Vec<bool>,
     /// CPU time spent in direct reclaim, all tasks.
     pub direct_reclaim_ns: u64,
     /// `kernel.reclaim_throttle`.
@@ -770,6 +775,12 @@ impl Mm {
             out: Vec::new(),
             oom_events: Vec::new(),
             workload_dead: vec![false; sc.workloads.len()],
+            workload_forked: vec![false; sc.workloads.len()],
+            workload_oom_score_adj: sc
+                .workloads
+                .iter()
+                .map(|w| w.oom_score_adj.unwrap_or(0))
+                .collect(),
             direct_reclaim_ns: 0,
             throttle_mode: Default::default(),
             reclaim_wait: Default::default(),

@@ -26,8 +26,12 @@ pub struct PageCounter {
     /// Σ over children of their protected usage.
     pub children_min_usage: u64,
     pub children_low_usage: u64,
-    /// Peak usage (memory.peak).
+    /// Peak usage since the counter was created (what memory.peak shows through a
+    /// file that never wrote to it); no write resets it on cgroup v2.
     pub watermark: u64,
+    /// Peak usage since the last write to memory.peak through any open file
+    /// (`local_watermark`, v6.12+): a write sets it to the usage of the moment.
+    pub local_watermark: u64,
     pub failcnt: u64,
 }
 
@@ -47,6 +51,7 @@ impl PageCounter {
             children_min_usage: 0,
             children_low_usage: 0,
             watermark: 0,
+            local_watermark: 0,
             failcnt: 0,
         }
     }
@@ -90,6 +95,19 @@ impl Counters {
         parent.children_low_usage = (parent.children_low_usage as i64 + dlow) as u64;
     }
 
+    /// The peaks a charge raises, as `page_counter_charge` does: the all-time
+    /// `watermark` can only be behind when `local_watermark` is, since a reset lowers
+    /// only the local one, so the global one is compared only then.
+    fn raise_watermarks(&mut self, c: usize, usage: u64) {
+        let pc = &mut self.c[c];
+        if usage > pc.local_watermark {
+            pc.local_watermark = usage;
+            if usage > pc.watermark {
+                pc.watermark = usage;
+            }
+        }
+    }
+
     /// `page_counter_charge`: unconditional, up the tree.
     pub fn charge(&mut self, i: usize, n: u64) {
         let mut cur = Some(i);
@@ -97,7 +115,7 @@ impl Counters {
             let usage = self.c[c].usage + n;
             self.c[c].usage = usage;
             self.propagate_protected_usage(c, usage);
-            self.c[c].watermark = self.c[c].watermark.max(usage);
+            self.raise_watermarks(c, usage);
             cur = self.c[c].parent;
         }
     }
@@ -123,7 +141,7 @@ impl Counters {
             }
             self.c[c].usage = new;
             self.propagate_protected_usage(c, new);
-            self.c[c].watermark = self.c[c].watermark.max(new);
+            self.raise_watermarks(c, new);
             cur = self.c[c].parent;
         }
         Ok(())

@@ -654,6 +654,7 @@ fn metric_quantity(path: &str) -> (Quantity, f64) {
     let cgroup_bytes = path.starts_with("cgroups.")
         && !path.contains(".events.")
         && (matches!(last, "current" | "peak" | "min" | "low" | "high" | "max")
+            || path.contains(".peak_by_fd.")
             || (path.contains(".stat.")
                 && !last.starts_with("pg")
                 && !last.starts_with("workingset")));
@@ -1693,6 +1694,10 @@ mod tests {
         assert_eq!(
             metric_quantity("cgroups.a.memory.stat.pgscan"),
             (Quantity::Count(String::new()), 1.0)
+        );
+        assert_eq!(
+            metric_quantity("cgroups.a.memory.swap.peak_by_fd.S"),
+            (Quantity::Bytes, 1.0)
         );
     }
 }

@@ -1,6 +1,7 @@
 //! `Results`: everything a run reports, the same data as results.json (schema in the
 //! README). Maps are BTreeMaps so the JSON is byte-identical run to run.
 
+use crate::mm::memcontrol::{MemcgEvents, PeakFile};
 use crate::mm::page::lru;
 use crate::scenario::units::PAGE_SIZE;
 use crate::sim::{Simulation, TaskKind};
@@ -266,9 +267,14 @@ pub struct ActionRecord {
     pub time_ns: u64,
     pub key: String,
     pub value: String,
-    /// What a cgroup file write did (e.g. "reclaimed 262144 pages").
+    /// What a cgroup file write did (e.g. "reclaimed 262144 pages"), or what a read
+    /// showed (bytes, or "max").
     #[serde(default)]
     pub outcome: Option<String>,
+    /// The named open file a memory.peak or memory.swap.peak write or read went
+    /// through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fd: Option<String>,
 }
 
 /// State counters reported in `vmstat` besides the event counters.
@@ -501,27 +507,50 @@ impl Results {
                 };
                 let stat: serde_json::Map<String, serde_json::Value> =
                     mm.memory_stat(m).into_iter().map(|(k, v)| (k.to_string(), v.into())).collect();
-                let e = mm.memcg.events_hier(m);
+                // memory.events (the subtree's) with memory.events.local (this
+                // cgroup's own) under it: `memory.events.local.oom` as a path.
+                let mut events = events_json(mm.memcg.events_hier(m));
+                events["local"] = events_json(mm.memcg.cgs[m].events);
                 let pgscan = stat.get("pgscan").and_then(|v| v.as_u64()).unwrap_or(0);
                 let pressure = resource(sim.pressure(m));
+                let mut memory = serde_json::json!({
+                    "current": c.usage * PAGE_SIZE,
+                    "peak": mm.memcg.peak_show(m, PeakFile::Memory, None) * PAGE_SIZE,
+                    "min": c.min * PAGE_SIZE,
+                    "low": c.low * PAGE_SIZE,
+                    "high": limit(c.high),
+                    "max": limit(c.max),
+                    "stat": stat,
+                    "events": events,
+                    "pressure": pressure,
+                    "swap": {
+                        "current": mm.memcg.swap.c[m].usage * PAGE_SIZE,
+                        "max": limit(mm.memcg.swap.c[m].max),
+                        "peak": mm.memcg.peak_show(m, PeakFile::Swap, None) * PAGE_SIZE,
+                    },
+                });
+                // What a read through each named open file shows at the end.
+                for file in [PeakFile::Memory, PeakFile::Swap] {
+                    let by_fd: serde_json::Map<String, serde_json::Value> = (0..mm.memcg.peak_fds.len())
+                        .filter(|&fd| mm.memcg.peak_fds[fd].memcg == m && mm.memcg.peak_fds[fd].file == file)
+                        .map(|fd| {
+                            let shown = mm.memcg.peak_show(m, file, Some(fd)) * PAGE_SIZE;
+                            (mm.memcg.peak_fds[fd].name.clone(), shown.into())
+                        })
+                        .collect();
+                    if by_fd.is_empty() {
+                        continue;
+                    }
+                    let at = match file {
+                        PeakFile::Memory => &mut memory,
+                        PeakFile::Swap => &mut memory["swap"],
+                    };
+                    at["peak_by_fd"] = by_fd.into();
+                }
                 (
                     mm.memcg.cgs[m].path.clone(),
                     serde_json::json!({
-                        "memory": {
-                            "current": c.usage * PAGE_SIZE,
-                            "peak": c.watermark * PAGE_SIZE,
-                            "min": c.min * PAGE_SIZE,
-                            "low": c.low * PAGE_SIZE,
-                            "high": limit(c.high),
-                            "max": limit(c.max),
-                            "stat": stat,
-                            "events": {"low": e.low, "high": e.high, "max": e.max, "oom": e.oom, "oom_kill": e.oom_kill},
-                            "pressure": pressure,
-                            "swap": {
-                                "current": mm.memcg.swap.c[m].usage * PAGE_SIZE,
-                                "max": limit(mm.memcg.swap.c[m].max),
-                            },
-                        },
+                        "memory": memory,
                         "pgscan_per_sec": if secs > 0.0 { round3(pgscan as f64 / secs) } else { 0.0 },
                     }),
                 )
@@ -593,6 +622,18 @@ impl Results {
     pub fn vm(&self, name: &str) -> u64 {
         self.vmstat.get(name).copied().unwrap_or(0)
     }
+}
+
+/// memory.events' keys, as the kernel prints them.
+fn events_json(e: MemcgEvents) -> serde_json::Value {
+    serde_json::json!({
+        "low": e.low,
+        "high": e.high,
+        "max": e.max,
+        "oom": e.oom,
+        "oom_kill": e.oom_kill,
+        "oom_group_kill": e.oom_group_kill,
+    })
 }
 
 /// The shape of results.json for a scenario, as a JSON value holding every path a run

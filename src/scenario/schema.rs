@@ -692,6 +692,24 @@ pub struct CgroupMemory {
     pub max: Limit,
     /// `memory.swap.max`.
     pub swap: CgroupSwap,
+    /// `memory.oom.group`.
+    #[serde(skip_serializing_if = "CgroupOom::is_default")]
+    pub oom: CgroupOom,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CgroupOom {
+    /// `memory.oom.group` (0 or 1): the OOM killer kills every process of the cgroup
+    /// and its descendants together, or none (mm/memcontrol.c
+    /// `mem_cgroup_get_oom_group`).
+    pub group: u32,
+}
+
+impl CgroupOom {
+    fn is_default(&self) -> bool {
+        self.group == 0
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -1116,6 +1134,12 @@ pub struct Workload {
     /// The cgroup the workload's tasks run in (a `[[cgroup]]` path; default the root).
     #[serde(default)]
     pub cgroup: Option<String>,
+    /// `/proc/PID/oom_score_adj` of the workload's process, -1000..=1000 (default
+    /// 0): its OOM badness moves by that many thousandths of the memory the OOM
+    /// killer weighs against; -1000 (OOM_SCORE_ADJ_MIN) is never killed, not even by
+    /// memory.oom.group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oom_score_adj: Option<i32>,
     /// kv: number of keys, bytes per value, share of requests that are sets,
     /// requests a client sends before waiting for replies, server CPU per request.
     #[serde(default)]
@@ -1260,7 +1284,8 @@ fn default_pattern() -> Pattern {
 
 /// A knob written at a simulated time, as an administrator or an agent would: a
 /// scenario key (`set = "kernel.vm.swappiness"`), or a cgroup interface file
-/// (`cgroup = "workload.slice"`, `write = "memory.reclaim"`).
+/// (`cgroup = "workload.slice"`, `write = "memory.reclaim"`), or a cgroup file read
+/// (`read = "memory.peak"`: what it shows then is the action's outcome).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Action {
@@ -1273,6 +1298,16 @@ pub struct Action {
     pub cgroup: Option<String>,
     #[serde(default)]
     pub write: Option<String>,
+    /// A cgroup interface file read (one of [`CGROUP_READABLE`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<String>,
+    /// The open file a memory.peak or memory.swap.peak write or read goes through,
+    /// by a name of the scenario's choosing: the file stays open from its first use to
+    /// the end of the run, and a write resets the peak that later reads through the
+    /// same name see (v6.12's per-open-file reset). Without it, the action opens the
+    /// file, writes or reads, and closes it again, as `echo`/`cat` do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fd: Option<String>,
     /// A debugfs file written: "lru_gen" (MGLRU's `+ memcg node seq ...` age and
     /// `- memcg node seq ...` evict commands in `value`).
     #[serde(default)]
@@ -1282,14 +1317,37 @@ pub struct Action {
     /// 2: reclaimable slab, of which nothing here can be dropped; 3: both).
     #[serde(default)]
     pub sysctl: Option<String>,
-    pub value: toml::Value,
+    /// What is written; every action but a `read` has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<toml::Value>,
 }
 
 /// The cgroup interface files an action can write.
-pub const CGROUP_WRITABLE: [&str; 5] = [
+pub const CGROUP_WRITABLE: [&str; 8] = [
     "memory.reclaim",
     "memory.min",
     "memory.low",
     "memory.high",
     "memory.max",
+    "memory.peak",
+    "memory.swap.peak",
+    "memory.oom.group",
 ];
+
+/// The cgroup interface files an action can read (the outcome is what `cat` prints:
+/// bytes, or `max`).
+pub const CGROUP_READABLE: [&str; 9] = [
+    "memory.current",
+    "memory.peak",
+    "memory.min",
+    "memory.low",
+    "memory.high",
+    "memory.max",
+    "memory.swap.current",
+    "memory.swap.peak",
+    "memory.oom.group",
+];
+
+/// The files whose reads and writes go through an open file (`fd`) that remembers
+/// something: memory.peak and memory.swap.peak (`struct cgroup_of_peak`).
+pub const CGROUP_PER_FD: [&str; 2] = ["memory.peak", "memory.swap.peak"];

@@ -78,7 +78,7 @@ fn full_scenario_with_defaults() {
     assert_eq!(sc.workloads[0].pattern, Some(Pattern::Zipf));
     assert_eq!(sc.workloads[1].io_size, Some(Bytes(4096)));
     assert_eq!(sc.workloads[1].threads, 1);
-    assert_eq!(sc.actions[0].value, toml::Value::Integer(100));
+    assert_eq!(sc.actions[0].value, Some(toml::Value::Integer(100)));
 }
 
 #[test]
@@ -533,5 +533,155 @@ fn mglru_keys_and_debugfs_writes_are_checked_where_they_are_written() {
         32,
         "action[0].debugfs",
         "multi-gen LRU",
+    );
+}
+
+#[test]
+fn cgroup_reads_and_named_files_are_checked_where_they_are_written() {
+    // FULL plus cgroup `app` and, as action[1] (and action[2]), the block given.
+    let with = |block: &str| format!("{FULL}\n[[cgroup]]\npath = \"app\"\n\n{block}");
+    // The 1-based line of the `nth` (0-based) occurrence of `needle` in `text`.
+    let line_of = |text: &str, needle: &str, nth: usize| {
+        let at = text.match_indices(needle).nth(nth).expect(needle).0;
+        text[..at].lines().count() + 1
+    };
+    let peak = "[[action]]\nat = \"6s\"\ncgroup = \"app\"\nwrite = \"memory.peak\"\n";
+    let read = "[[action]]\nat = \"6s\"\ncgroup = \"app\"\nread = \"memory.peak\"\n";
+    let ok = with(&format!(
+        "{peak}fd = \"A.1\"\nvalue = \"reset\"\n\n{read}fd = \"A.1\"\n\n{read}"
+    ));
+    let sc = parse(&ok, &[]).unwrap();
+    assert_eq!(sc.actions[2].value, None);
+    assert_eq!(sc.actions[1].fd.as_deref(), Some("A.1"));
+    let cases: &[(String, &str, usize, &str, &str)] = &[
+        // A missing key points at its table's header.
+        (with(peak), "[[action]]", 1, "action[1].value", "missing"),
+        (
+            with(&format!("{peak}value = \"\"\n")),
+            "value = \"\"",
+            0,
+            "action[1].value",
+            "any non-empty string",
+        ),
+        (
+            with("[[action]]\nat = \"6s\"\ncgroup = \"app\"\nwrite = \"memory.reclaim\"\nfd = \"A\"\nvalue = \"1M\"\n"),
+            "fd = \"A\"",
+            0,
+            "action[1].fd",
+            "only a cgroup's memory.peak or memory.swap.peak",
+        ),
+        (
+            with(&format!("{peak}fd = \"a b\"\nvalue = \"x\"\n")),
+            "fd = ",
+            0,
+            "action[1].fd",
+            "holds ` `",
+        ),
+        (
+            with(&format!(
+                "{peak}fd = \"A\"\nvalue = \"x\"\n\n[[action]]\nat = \"6s\"\ncgroup = \"app\"\nread = \"memory.swap.peak\"\nfd = \"A\"\n"
+            )),
+            "fd = ",
+            1,
+            "action[2].fd",
+            "`A` is already open on app/memory.peak (action[1])",
+        ),
+        (
+            with(&format!("{read}value = 1\n")),
+            "value = 1\n",
+            0,
+            "action[1].value",
+            "a read writes nothing",
+        ),
+        (
+            with("[[action]]\nat = \"6s\"\ncgroup = \"app\"\nread = \"memory.stat\"\n"),
+            "read = ",
+            0,
+            "action[1].read",
+            "`memory.stat` cannot be read",
+        ),
+        (
+            with("[[action]]\nat = \"6s\"\ncgroup = \"/\"\nread = \"memory.current\"\n"),
+            "read = ",
+            0,
+            "action[1].read",
+            "the root cgroup has no memory.current",
+        ),
+        (
+            with("[[action]]\nat = \"6s\"\ncgroup = \"/\"\nwrite = \"memory.peak\"\nvalue = \"x\"\n"),
+            "write = ",
+            0,
+            "action[1].write",
+            "the root cgroup has no memory.peak",
+        ),
+        (
+            with(&format!("{peak}read = \"memory.peak\"\nvalue = \"x\"\n")),
+            "[[action]]",
+            1,
+            "action[1]",
+            "not both",
+        ),
+    ];
+    for (text, needle, nth, key, part) in cases {
+        check(&fails(text, &[]), line_of(text, needle, *nth), key, part);
+    }
+}
+
+#[test]
+fn oom_keys_are_checked_where_they_are_written() {
+    let line_of =
+        |text: &str, needle: &str| text[..text.rfind(needle).expect(needle)].lines().count() + 1;
+    // oom_score_adj on any workload kind, -1000..=1000.
+    let ok = edit("skew = 0.9", "skew = 0.9\noom_score_adj = -1000");
+    assert_eq!(
+        parse(&ok, &[]).unwrap().workloads[0].oom_score_adj,
+        Some(-1000)
+    );
+    let bad = edit("skew = 0.9", "skew = 0.9\noom_score_adj = 1001");
+    check(
+        &fails(&bad, &[]),
+        line_of(&bad, "oom_score_adj"),
+        "workload[0].oom_score_adj",
+        "must be in -1000..=1000, got 1001",
+    );
+    // memory.oom.group: 0 or 1, in the file and written by an action.
+    let cg = |group: &str, action: &str| {
+        format!("{FULL}\n[[cgroup]]\npath = \"app\"\nmemory.oom.group = {group}\n\n{action}")
+    };
+    let sc = parse(&cg("1", ""), &[]).unwrap();
+    assert_eq!(sc.cgroups[0].memory.oom.group, 1);
+    let bad = cg("2", "");
+    check(
+        &fails(&bad, &[]),
+        line_of(&bad, "memory.oom.group"),
+        "cgroup[0].memory.oom.group",
+        "must be 0 or 1, got 2",
+    );
+    let write = |cgroup: &str, value: &str| {
+        cg(
+            "0",
+            &format!(
+                "[[action]]\nat = \"6s\"\ncgroup = \"{cgroup}\"\nwrite = \"memory.oom.group\"\nvalue = {value}\n"
+            ),
+        )
+    };
+    for value in ["1", "0", "\"1\""] {
+        parse(&write("app", value), &[]).unwrap();
+    }
+    for value in ["2", "\"on\"", "true"] {
+        let bad = write("app", value);
+        check(
+            &fails(&bad, &[]),
+            line_of(&bad, "value = "),
+            "action[1].value",
+            "memory.oom.group takes 0 or 1",
+        );
+    }
+    let bad = write("/", "1");
+    check(
+        &fails(&bad, &[]),
+        line_of(&bad, "write = "),
+        "action[1].write",
+        "the root cgroup has no memory.oom.group",
     );
 }

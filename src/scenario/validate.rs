@@ -613,6 +613,38 @@ fn bad_name(name: &str, extra: &[char]) -> Option<String> {
     None
 }
 
+/// A memory.oom.group write's value: 0 or 1, as a number or its digits.
+pub fn oom_group_value(v: &toml::Value) -> Option<bool> {
+    let n = match v {
+        toml::Value::Integer(n) => *n,
+        toml::Value::String(s) => s.trim().parse().ok()?,
+        _ => return None,
+    };
+    match n {
+        0 => Some(false),
+        1 => Some(true),
+        _ => None,
+    }
+}
+
+/// An open file's name reaches results.json's keys and timeseries.csv's column
+/// names (`memory.peak[NAME]:cgroup`): letters, digits, `_`, `-` and `.`.
+fn bad_fd_name(name: &str) -> Option<String> {
+    if name.is_empty() || name.len() > 64 {
+        return Some(format!("`{name}`: 1 to 64 characters"));
+    }
+    if let Some(ch) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+    {
+        return Some(format!(
+            "`{name}` holds `{ch}`: a name of letters, digits, `_`, `-` and `.` (it names \
+             a key of results.json and a column of timeseries.csv)"
+        ));
+    }
+    None
+}
+
 /// The cgroup v2 interface files the root cgroup lacks (CFTYPE_NOT_ON_ROOT in
 /// mm/memcontrol.c): the root has no limits or protection, only memory.reclaim and
 /// memory.pressure among those the simulator models.
@@ -684,6 +716,12 @@ fn check_cgroups(sc: &Scenario, c: &mut Checker) {
             }
         }
         let m = &cg.memory;
+        if m.oom.group > 1 {
+            c.err(
+                k("memory.oom.group"),
+                format!("must be 0 or 1, got {}", m.oom.group),
+            );
+        }
         let max = m.max.pages();
         for (field, v) in [("min", m.min), ("low", m.low)] {
             if let Some(b) = v.filter(|b| b.pages() > max) {
@@ -1297,6 +1335,9 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
                 ),
             );
         }
+        if let Some(adj) = w.oom_score_adj {
+            c.range(k("oom_score_adj"), adj, -1000, 1000);
+        }
         if let Some(stop) = w.stop.filter(|s| *s <= w.start) {
             c.err(
                 k("stop"),
@@ -1654,8 +1695,50 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
     let mut order: Vec<usize> = (0..sc.actions.len()).collect();
     order.sort_by_key(|&i| sc.actions[i].at);
     let mut live = sc.clone();
+    // Each named open file, where it was opened: (cgroup, file, the action naming it).
+    let mut fds: HashMap<&str, (&str, &str, usize)> = HashMap::new();
     for i in order {
         let a = &sc.actions[i];
+        if a.read.is_none() && a.value.is_none() {
+            c.err(
+                format!("action[{i}].value"),
+                "missing: every action but a `read` writes a value",
+            );
+            continue;
+        }
+        if let Some(name) = &a.fd {
+            let file = a.write.as_deref().or(a.read.as_deref());
+            match (a.cgroup.as_deref(), file) {
+                (Some(cg), Some(file)) if CGROUP_PER_FD.contains(&file) => {
+                    if let Some(why) = bad_fd_name(name) {
+                        c.err(format!("action[{i}].fd"), why);
+                        continue;
+                    }
+                    let first = *fds.entry(name).or_insert((cg, file, i));
+                    if (first.0, first.1) != (cg, file) {
+                        c.err(
+                            format!("action[{i}].fd"),
+                            format!(
+                                "`{name}` is already open on {}/{} (action[{}]): an open file \
+                                 is one cgroup's file; give this one another name",
+                                first.0, first.1, first.2
+                            ),
+                        );
+                        continue;
+                    }
+                }
+                _ => {
+                    c.err(
+                        format!("action[{i}].fd"),
+                        format!(
+                            "only a cgroup's {} is written or read through a named open file",
+                            CGROUP_PER_FD.join(" or ")
+                        ),
+                    );
+                    continue;
+                }
+            }
+        }
         if a.at >= sc.run.duration {
             c.err(
                 format!("action[{i}].at"),
@@ -1667,17 +1750,22 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
             );
         }
         if let Some(name) = &a.sysctl {
-            if a.set.is_some() || a.cgroup.is_some() || a.write.is_some() || a.debugfs.is_some() {
+            if a.set.is_some()
+                || a.cgroup.is_some()
+                || a.write.is_some()
+                || a.read.is_some()
+                || a.debugfs.is_some()
+            {
                 c.err(
                     format!("action[{i}]"),
                     "give one of `set`, `cgroup` and `write`, `debugfs`, or `sysctl`",
                 );
             } else if name == "vm.compact_memory" {
-                if a.value.as_integer() != Some(1) {
+                if a.value.as_ref().and_then(|v| v.as_integer()) != Some(1) {
                     c.err(format!("action[{i}].value"), "vm.compact_memory takes 1");
                 }
             } else if name == "vm.drop_caches" {
-                if !matches!(a.value.as_integer(), Some(1..=3)) {
+                if !matches!(a.value.as_ref().and_then(|v| v.as_integer()), Some(1..=3)) {
                     c.err(
                         format!("action[{i}].value"),
                         "vm.drop_caches takes 1, 2 or 3",
@@ -1695,7 +1783,7 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
             continue;
         }
         if let Some(file) = &a.debugfs {
-            if a.set.is_some() || a.cgroup.is_some() || a.write.is_some() {
+            if a.set.is_some() || a.cgroup.is_some() || a.write.is_some() || a.read.is_some() {
                 c.err(
                     format!("action[{i}]"),
                     "give one of `set`, `cgroup` and `write`, or `debugfs`",
@@ -1712,7 +1800,7 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
                 );
             } else {
                 let nr_memcgs = sc.cgroups.len() + 1;
-                match a.value.as_str() {
+                match a.value.as_ref().and_then(|v| v.as_str()) {
                     None => c.err(
                         format!("action[{i}].value"),
                         "expected the commands as a string, e.g. \"+ 1 0 7\"",
@@ -1726,9 +1814,41 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
             }
             continue;
         }
-        let set = match (&a.set, &a.cgroup, &a.write) {
-            (Some(s), None, None) => s,
-            (None, Some(cg), Some(file)) => {
+        let value = a.value.as_ref();
+        let set = match (&a.set, &a.cgroup, &a.write, &a.read) {
+            (Some(s), None, None, None) => s,
+            (None, Some(cg), None, Some(file)) => {
+                if value.is_some() {
+                    c.err(
+                        format!("action[{i}].value"),
+                        "a read writes nothing: drop `value`",
+                    );
+                    continue;
+                }
+                if cg != "/" && !sc.cgroups.iter().any(|x| &x.path == cg) {
+                    c.err(format!("action[{i}].cgroup"), format!("no cgroup `{cg}`"));
+                    continue;
+                }
+                if !CGROUP_READABLE.contains(&file.as_str()) {
+                    c.err(
+                        format!("action[{i}].read"),
+                        format!(
+                            "`{file}` cannot be read (one of {})",
+                            CGROUP_READABLE.join(", ")
+                        ),
+                    );
+                } else if cg == "/" {
+                    c.err(
+                        format!("action[{i}].read"),
+                        format!("the root cgroup has no {file}: read it in a child cgroup"),
+                    );
+                }
+                continue;
+            }
+            (None, Some(cg), Some(file), None) => {
+                let Some(value) = value else {
+                    continue; // reported above
+                };
                 if cg != "/" && !sc.cgroups.iter().any(|x| &x.path == cg) {
                     c.err(format!("action[{i}].cgroup"), format!("no cgroup `{cg}`"));
                 }
@@ -1750,9 +1870,43 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
                             CGROUP_WRITABLE.join(", ")
                         ),
                     );
+                    continue;
                 }
-                if let Some(Err(why)) = a
-                    .value
+                if cg == "/" && file != "memory.reclaim" {
+                    c.err(
+                        format!("action[{i}].write"),
+                        format!("the root cgroup has no {file}: write it in a child cgroup"),
+                    );
+                    continue;
+                }
+                if file == "memory.oom.group" {
+                    // memory_oom_group_write: kstrtoint, then 0 or 1.
+                    if oom_group_value(value).is_none() {
+                        c.err(
+                            format!("action[{i}].value"),
+                            format!("memory.oom.group takes 0 or 1, got `{value}`"),
+                        );
+                    }
+                    continue;
+                }
+                if CGROUP_PER_FD.contains(&file.as_str()) {
+                    // peak_write: any non-empty string resets (`echo reset > memory.peak`).
+                    let ok = match value {
+                        toml::Value::String(v) => !v.is_empty(),
+                        toml::Value::Integer(_) => true,
+                        _ => false,
+                    };
+                    if !ok {
+                        c.err(
+                            format!("action[{i}].value"),
+                            format!(
+                                "{file} takes any non-empty string (e.g. \"reset\"), got `{value}`"
+                            ),
+                        );
+                    }
+                    continue;
+                }
+                if let Some(Err(why)) = value
                     .as_str()
                     .filter(|v| super::size_expr::is_expr(v))
                     .map(super::size_expr::parse)
@@ -1760,7 +1914,7 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
                     c.err(format!("action[{i}].value"), why);
                     continue;
                 }
-                let ok = match &a.value {
+                let ok = match value {
                     toml::Value::String(v) => {
                         v == "max" || units::parse_size(v).is_ok() || super::size_expr::is_expr(v)
                     }
@@ -1770,19 +1924,23 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
                 if !ok
                     || (file.as_str() != "memory.high"
                         && file.as_str() != "memory.max"
-                        && a.value.as_str() == Some("max"))
+                        && value.as_str() == Some("max"))
                 {
                     c.err(
                         format!("action[{i}].value"),
-                        format!("`{}` is not a size for {file}", a.value),
+                        format!("`{value}` is not a size for {file}"),
                     );
                 }
+                continue;
+            }
+            (None, Some(_), Some(_), Some(_)) => {
+                c.err(format!("action[{i}]"), "give `write` or `read`, not both");
                 continue;
             }
             _ => {
                 c.err(
                     format!("action[{i}]"),
-                    "give either `set`, or `cgroup` and `write`",
+                    "give either `set`, or `cgroup` and `write` (or `read`)",
                 );
                 continue;
             }
@@ -1812,7 +1970,10 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
         };
         let before = nr_kdamonds(&live);
         let lru_before = live.kernel.lru;
-        if let Err(e) = super::apply_key(&mut live, set, &a.value) {
+        let Some(value) = value else {
+            continue; // reported above
+        };
+        if let Err(e) = super::apply_key(&mut live, set, value) {
             let field = if e.bad_key { "set" } else { "value" };
             c.err(format!("action[{i}].{field}"), e.to_string());
             continue;

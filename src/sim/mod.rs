@@ -578,13 +578,18 @@ impl Simulation {
             time_ns: t,
             message,
         };
+        // Validation gave every action but a read its value.
+        let value = a
+            .value
+            .clone()
+            .unwrap_or(toml::Value::String(String::new()));
         let (key, outcome) = match (&a.set, &a.cgroup, &a.write) {
             _ if a.sysctl.as_deref() == Some("vm.drop_caches") => {
                 // drop_caches_sysctl_handler: bit 0 the page cache, bit 1 the slab
                 // shrinkers.
                 self.mm.now = t;
                 self.mm.cpu_ns = 0;
-                let v = a.value.as_integer().unwrap_or(0);
+                let v = value.as_integer().unwrap_or(0);
                 let dropped = if v & 1 != 0 {
                     self.mm.drop_pagecache()
                 } else {
@@ -609,7 +614,7 @@ impl Simulation {
                 )
             }
             _ if a.debugfs.is_some() => {
-                let text = a.value.as_str().unwrap_or_default();
+                let text = value.as_str().unwrap_or_default();
                 let cmds = crate::mm::lru_gen::parse_lru_gen_cmds(text, self.mm.lruvecs.len())
                     .map_err(err)?;
                 self.mm.now = t;
@@ -618,9 +623,22 @@ impl Simulation {
                 ("debugfs/lru_gen".to_string(), Some(outcome))
             }
             (Some(set), _, _) => {
-                scenario::set_key(&mut self.scenario, set, &a.value).map_err(err)?;
+                scenario::set_key(&mut self.scenario, set, &value).map_err(err)?;
                 self.mm.apply_kernel_settings(&self.scenario);
                 (set.clone(), None)
+            }
+            (None, Some(cg), None) if a.read.is_some() => {
+                let file = a.read.as_deref().unwrap_or_default();
+                let memcg = self
+                    .mm
+                    .memcg
+                    .id_of(cg)
+                    .ok_or_else(|| err(format!("no cgroup `{cg}`")))?;
+                let shown = self
+                    .mm
+                    .cgroup_file_show(memcg, file, a.fd.as_deref())
+                    .ok_or_else(|| err(format!("cannot read {file}")))?;
+                (format!("{cg}/{file}"), Some(shown))
             }
             (None, Some(cg), Some(file)) => {
                 let memcg = self
@@ -628,45 +646,62 @@ impl Simulation {
                     .memcg
                     .id_of(cg)
                     .ok_or_else(|| err(format!("no cgroup `{cg}`")))?;
-                let pages = match &a.value {
-                    toml::Value::String(v) if v == "max" => {
-                        crate::mm::page_counter::PAGE_COUNTER_MAX
-                    }
-                    toml::Value::String(v) if scenario::size_expr::is_expr(v) => {
-                        // Computed from the cgroup's files now, as a script would.
-                        let expr = scenario::size_expr::parse(v).map_err(err)?;
-                        let c = &self.mm.memcg.counters.c[memcg];
-                        let bytes = |p: u64| p.saturating_mul(4096);
-                        scenario::size_expr::eval(&expr, |f| {
-                            use scenario::size_expr::CgroupFile as F;
-                            bytes(match f {
-                                F::Current => c.usage,
-                                F::Peak => c.watermark,
-                                F::Min => c.min,
-                                F::Low => c.low,
-                                F::High => c.high,
-                                F::Max => c.max,
-                            })
-                        }) / 4096
-                    }
-                    toml::Value::String(v) => scenario::units::parse_size(v).map_err(err)? / 4096,
-                    toml::Value::Integer(n) => *n as u64 / 4096,
-                    other => return Err(err(format!("`{other}` is not a size"))),
-                };
-                self.mm.now = t;
-                self.mm.cpu_ns = 0;
-                let outcome = self.mm.memcg_write(memcg, file, pages);
-                (format!("{cg}/{file}"), Some(outcome))
+                if let Some(pf) = crate::mm::memcontrol::PeakFile::from_name(file) {
+                    let outcome = self.mm.memcg_peak_write(memcg, pf, a.fd.as_deref());
+                    (format!("{cg}/{file}"), Some(outcome))
+                } else if file == "memory.oom.group" {
+                    let group = scenario::validate::oom_group_value(&value)
+                        .ok_or_else(|| err(format!("`{value}` is not 0 or 1")))?;
+                    let outcome = self.mm.memory_oom_group_write(memcg, group);
+                    (format!("{cg}/{file}"), Some(outcome))
+                } else {
+                    let pages = self.write_pages(memcg, &value).map_err(err)?;
+                    self.mm.now = t;
+                    self.mm.cpu_ns = 0;
+                    let outcome = self.mm.memcg_write(memcg, file, pages);
+                    (format!("{cg}/{file}"), Some(outcome))
+                }
             }
             _ => return Err(err("an action needs `set`, or `cgroup` and `write`".into())),
         };
         self.actions.push(ActionRecord {
             time_ns: t,
             key,
-            value: crate::sweep::value_text(&a.value),
+            value: a
+                .value
+                .as_ref()
+                .map_or_else(String::new, crate::sweep::value_text),
             outcome,
+            fd: a.fd.clone(),
         });
         Ok(())
+    }
+
+    /// A cgroup size write's value in pages: `max`, a size, or an expression of the
+    /// cgroup's files computed now, as a script would.
+    fn write_pages(&self, memcg: usize, value: &toml::Value) -> Result<u64, String> {
+        Ok(match value {
+            toml::Value::String(v) if v == "max" => crate::mm::page_counter::PAGE_COUNTER_MAX,
+            toml::Value::String(v) if scenario::size_expr::is_expr(v) => {
+                let expr = scenario::size_expr::parse(v)?;
+                let c = &self.mm.memcg.counters.c[memcg];
+                let bytes = |p: u64| p.saturating_mul(4096);
+                scenario::size_expr::eval(&expr, |f| {
+                    use scenario::size_expr::CgroupFile as F;
+                    bytes(match f {
+                        F::Current => c.usage,
+                        F::Peak => c.watermark,
+                        F::Min => c.min,
+                        F::Low => c.low,
+                        F::High => c.high,
+                        F::Max => c.max,
+                    })
+                }) / 4096
+            }
+            toml::Value::String(v) => scenario::units::parse_size(v)? / 4096,
+            toml::Value::Integer(n) => *n as u64 / 4096,
+            other => return Err(format!("`{other}` is not a size")),
+        })
     }
 
     fn arm_io_poll(&mut self) {

@@ -1,5 +1,6 @@
 //! The timeseries written to timeseries.csv: one row per sample interval.
 
+use crate::mm::memcontrol::PeakFile;
 use crate::mm::page::lru;
 use crate::mm::Mm;
 use crate::stats::vmstat::{Ev, NR_EVENTS};
@@ -35,7 +36,11 @@ pub struct TimeSeries {
     pub rows: Vec<Vec<f64>>,
     last_ev: Option<[u64; NR_EVENTS]>,
     last_t_ns: u64,
-    /// Extra columns after `COLUMNS`: `memory.current:<path>` (pages) per cgroup.
+    /// Extra columns after `COLUMNS`, in pages: `memory.current:<path>` per cgroup,
+    /// then `memory.peak:<path>` and `memory.swap.peak:<path>` per cgroup (what a
+    /// freshly opened file shows: the peak since the run began), then
+    /// `memory.peak[FD]:<path>` and `memory.swap.peak[FD]:<path>` per named open file
+    /// (what a read through it shows).
     pub cgroup_columns: Vec<String>,
 }
 
@@ -60,16 +65,27 @@ impl TimeSeries {
             }
         };
         let swap_used = mm.swap.as_ref().map_or(0, |s| s.nr_used_slots());
+        let t = &mm.memcg;
         if self.cgroup_columns.is_empty() {
-            self.cgroup_columns = mm
-                .memcg
-                .cgs
-                .iter()
-                .skip(1)
-                .map(|c| format!("memory.current:{}", c.path))
-                .collect();
+            for file in ["memory.current", "memory.peak", "memory.swap.peak"] {
+                self.cgroup_columns
+                    .extend(t.cgs.iter().skip(1).map(|c| format!("{file}:{}", c.path)));
+            }
+            self.cgroup_columns.extend(
+                t.peak_fds
+                    .iter()
+                    .map(|f| format!("{}[{}]:{}", f.file.name(), f.name, t.cgs[f.memcg].path)),
+            );
         }
-        let cgroups = (1..mm.memcg.cgs.len()).map(|m| mm.memcg.counters.c[m].usage as f64);
+        let cgroups = (1..t.cgs.len())
+            .map(|m| t.counters.c[m].usage)
+            .chain((1..t.cgs.len()).map(|m| t.peak_show(m, PeakFile::Memory, None)))
+            .chain((1..t.cgs.len()).map(|m| t.peak_show(m, PeakFile::Swap, None)))
+            .chain((0..t.peak_fds.len()).map(|fd| {
+                let f = &t.peak_fds[fd];
+                t.peak_show(f.memcg, f.file, Some(fd))
+            }))
+            .map(|pages| pages as f64);
         self.rows.push(vec![
             t_ns as f64 / 1e9,
             mm.nr_free_pages() as f64,
