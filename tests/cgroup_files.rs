@@ -633,3 +633,124 @@ fn oom_group_is_written_and_read_by_actions() {
     assert_eq!(killed(&r), ["big"]);
     assert_eq!(r.vm("oom_kill"), 1);
 }
+
+/// memory.stat's page states and the v6.15+ events, by hand. Nothing is under
+/// pressure but where asked (512M, kmem off, no page tables), so each state is what
+/// its workload made:
+/// - `mapper` has loaded every page of its 8M file through mmap within its first
+///   pass: `file` and `file_mapped` are both 8M (2048 pages).
+/// - `writer` wrote its 4M file once; nothing has expired (dirty_expire 30 s) or
+///   crossed the background threshold (10% of ~500M): `file_dirty` 4M, no writeback.
+///   Page cache outlives the process, so it is there after the writer exits.
+/// - `huge` faulted an 8M madvised mapping: 4 THPs, `anon_thp` 8M, thp_fault_alloc 4.
+/// - `swapper` wrote 16M once under an 8M memory.max: at least 2048 pages went out to
+///   zram, all by its limit reclaim (`pgsteal_direct`), each a `pswpout` of its
+///   memcg; it is the only swapper, so /proc/vmstat's pswpout is the same number.
+///   Swapped-out pages leave no swap cache (`swapcached` 0).
+/// - `reader` read a 16M file once; memory.reclaim of 4M at 0.5 s takes its clean,
+///   once-referenced pages: `pgscan_proactive` and `pgsteal_proactive` at least 1024,
+///   none of it direct, and none of it in /proc/vmstat (cgroup reclaim is not).
+#[test]
+fn memory_stat_page_states_and_proactive_counters() {
+    let text = r#"[run]
+duration = "1s"
+[machine]
+memory = "512M"
+nr_cpus = 2
+[machine.swap]
+type = "zram"
+size = "256M"
+[kernel]
+memcg_kmem = false
+transparent_hugepage.enabled = "madvise"
+[[cgroup]]
+path = "map"
+[[cgroup]]
+path = "write"
+[[cgroup]]
+path = "thp"
+[[cgroup]]
+path = "pro"
+memory.max = "8M"
+[[cgroup]]
+path = "cache"
+[[workload]]
+name = "mapper"
+kind = "file-read"
+cgroup = "map"
+nr_files = 1
+file_size = "8M"
+io_size = "4K"
+mmap = true
+pattern = "sequential"
+page_tables = false
+[[workload]]
+name = "writer"
+kind = "file-write"
+cgroup = "write"
+nr_files = 1
+file_size = "4M"
+io_size = "4K"
+pattern = "sequential"
+ops = 1024
+[[workload]]
+name = "huge"
+madvise_hugepage = true
+kind = "anon"
+cgroup = "thp"
+size = "8M"
+pattern = "sequential"
+page_tables = false
+[[workload]]
+name = "swapper"
+kind = "anon"
+cgroup = "pro"
+size = "16M"
+pattern = "sequential"
+ops = 4096
+page_tables = false
+[[workload]]
+name = "reader"
+kind = "file-read"
+cgroup = "cache"
+nr_files = 1
+file_size = "16M"
+io_size = "4K"
+pattern = "sequential"
+ops = 4096
+[[action]]
+at = "500ms"
+cgroup = "cache"
+write = "memory.reclaim"
+value = "4M""#;
+    let r = run(text);
+    let stat = |cg: &str, key: &str| {
+        r.cgroups[cg]["memory"]["stat"][key]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{cg} memory.stat {key}"))
+    };
+    let vm = |key: &str| r.vmstat[key];
+    assert_eq!(stat("map", "file_mapped"), 8 * MIB);
+    assert_eq!(stat("map", "file"), 8 * MIB);
+    assert_eq!(stat("write", "file_dirty"), 4 * MIB);
+    assert_eq!(stat("write", "file_writeback"), 0);
+    assert_eq!(stat("write", "file_mapped"), 0);
+    assert_eq!(stat("thp", "anon_thp"), 8 * MIB);
+    assert_eq!(stat("thp", "anon"), 8 * MIB);
+    assert_eq!(stat("thp", "thp_fault_alloc"), 4);
+    assert_eq!(vm("thp_fault_alloc"), 4);
+    let swapped = stat("pro", "pswpout");
+    assert!(swapped >= 2048, "{swapped}");
+    assert_eq!(stat("pro", "pgsteal_direct"), swapped);
+    assert_eq!(vm("pswpout"), swapped);
+    assert_eq!(stat("pro", "swapcached"), 0);
+    assert_eq!(stat("pro", "pgsteal_proactive"), 0);
+    let proactive = stat("cache", "pgsteal_proactive");
+    assert!(proactive >= 1024, "{proactive}");
+    assert!(stat("cache", "pgscan_proactive") >= proactive);
+    assert_eq!(stat("cache", "pgsteal"), proactive);
+    assert_eq!(stat("cache", "pgscan_direct"), 0);
+    assert_eq!(stat("cache", "file"), 16 * MIB - proactive * 4096);
+    assert_eq!(vm("pgscan_proactive") + vm("pgsteal_proactive"), 0);
+    assert_eq!(vm("pgscan_direct") + vm("pgsteal_direct"), 0);
+}

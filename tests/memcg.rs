@@ -561,5 +561,8 @@ ops = 1
     // pages of the process's and the file's kernel objects).
     let r = common::run_checked(text, &["cgroup.0.memory.high=\"max\""]);
     let peak = r.cgroups["box"]["memory"]["peak"].as_u64().unwrap();
-    assert!((64 << 20..(64 << 20) + (64 << 10)).contains(&peak), "{peak}");
+    assert!(
+        (64 << 20..(64 << 20) + (64 << 10)).contains(&peak),
+        "{peak}"
+    );
 }

@@ -478,6 +478,68 @@ impl Mm {
                 ));
             }
         }
+        self.check_page_states()
+    }
+
+    /// memory.stat's page states (`Memcg::state`) against the frames: per memcg the
+    /// mapped file pages, swap-cache pages and pages of unsplit anonymous THPs; in
+    /// sum the dirty and writeback pages against the writeback counts.
+    fn check_page_states(&self) -> Result<(), String> {
+        use super::huge_memory::HPAGE_PMD_ORDER;
+        use super::memcontrol::{PageState, NR_PAGE_STATE};
+        // A free block's pages other than its head keep the flags they were freed
+        // with: only pages outside free blocks count.
+        let mut free = vec![false; self.frames.len()];
+        for z in &self.zones {
+            for o in 0..NR_PAGE_ORDERS {
+                for mt in 0..MIGRATE_PCPTYPES {
+                    for pfn in z.free_area[o].free_list[mt].iter(&self.frames) {
+                        free[pfn as usize..pfn as usize + (1 << o)].fill(true);
+                    }
+                }
+            }
+        }
+        let mut tally = vec![[0u64; NR_PAGE_STATE]; self.memcg.cgs.len()];
+        for (pfn, f) in self.frames.iter().enumerate() {
+            if free[pfn] || f.test(pg::BUDDY) {
+                continue;
+            }
+            let t = &mut tally[f.memcg as usize];
+            if f.test(pg::MAPPED) {
+                t[PageState::FileMapped as usize] += 1;
+            }
+            if f.test(pg::SWAPCACHE) {
+                t[PageState::SwapCache as usize] += 1;
+            }
+            if f.order as usize == HPAGE_PMD_ORDER && f.test(pg::SWAPBACKED) {
+                t[PageState::AnonThps as usize] += 1;
+            }
+        }
+        for (m, cg) in self.memcg.cgs.iter().enumerate() {
+            for item in [
+                PageState::FileMapped,
+                PageState::SwapCache,
+                PageState::AnonThps,
+            ] {
+                let (counted, found) = (cg.state[item as usize], tally[m][item as usize]);
+                if counted != found {
+                    return Err(format!(
+                        "memcg {m}: {item:?} counts {counted} pages, the frames say {found}"
+                    ));
+                }
+            }
+        }
+        for (item, global) in [
+            (PageState::FileDirty, self.wb.nr_dirty),
+            (PageState::Writeback, self.wb.nr_writeback),
+        ] {
+            let sum: u64 = self.memcg.cgs.iter().map(|c| c.state[item as usize]).sum();
+            if sum != global {
+                return Err(format!(
+                    "{item:?}: the memcgs count {sum} pages, the node {global}"
+                ));
+            }
+        }
         Ok(())
     }
 

@@ -3,6 +3,7 @@
 //! `generic_perform_write`, `filemap_add_folio`; mm/memory.c `do_read_fault` and
 //! `do_fault_around`; kernel-reference §2.1, §2.13). Readahead is mm/readahead.rs.
 
+use super::memcontrol::PageState;
 use super::memory::FaultResult;
 use super::page::{pg, pte, Pfn};
 use super::page_alloc::{Gfp, GFP_HIGHUSER_MOVABLE};
@@ -263,6 +264,7 @@ impl Mm {
                 continue;
             }
             self.frames[pfn as usize].clear(pg::MAPPED);
+            self.mod_page_state(pfn, PageState::FileMapped, -1);
             *self.spaces[space as usize].pte_mut(idx) = e & !(pte::YOUNG | pte::DIRTY);
             if e & pte::DIRTY != 0 {
                 self.folio_mark_dirty(pfn);
@@ -316,6 +318,7 @@ impl Mm {
                 continue;
             }
             self.frames[pfn as usize].set(pg::MAPPED);
+            self.mod_page_state(pfn, PageState::FileMapped, 1);
             self.spaces[space as usize].set_bits(idx, pte::YOUNG);
             mapped_target |= idx == target;
         }
@@ -376,6 +379,9 @@ impl Mm {
 
     /// The fault's page-table entry for `space[index]` (young: the access follows).
     fn map_file_page(&mut self, space: u32, index: u32, pfn: Pfn) {
+        if !self.frames[pfn as usize].test(pg::MAPPED) {
+            self.mod_page_state(pfn, PageState::FileMapped, 1);
+        }
         self.frames[pfn as usize].set(pg::MAPPED);
         self.spaces[space as usize].set_bits(index, pte::YOUNG);
     }

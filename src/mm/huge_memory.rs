@@ -10,6 +10,7 @@
 //! zram; `thp_split_page`), and compaction's migrate scanner steps over it. What a
 //! THP saves in TLB misses is not modelled.
 
+use super::memcontrol::PageState;
 use super::page::{pg, pte, Frame, Pfn};
 use super::page_alloc::Gfp;
 use super::Mm;
@@ -145,7 +146,13 @@ impl Mm {
             self.spaces[space as usize].install_accessed(base + i, e);
         }
         self.spaces[space as usize].nr_present += HPAGE_PMD_NR as u64;
-        self.count(Ev::ThpFaultAlloc, 1);
+        self.mod_page_state(head, PageState::AnonThps, HPAGE_PMD_NR as i64);
+        // count_memcg_event_mm: the faulting mm's memcg, which the THP is charged to.
+        self.count_memcg(
+            self.frames[head as usize].memcg as usize,
+            Ev::ThpFaultAlloc,
+            1,
+        );
         Some(super::memory::FaultResult::Done)
     }
 
@@ -163,6 +170,7 @@ impl Mm {
     /// where they are on the LRU.
     pub fn split_huge_page(&mut self, pfn: Pfn) {
         let base = pfn & !(HPAGE_PMD_NR - 1);
+        self.mod_page_state(base, PageState::AnonThps, -(HPAGE_PMD_NR as i64));
         for p in base..base + HPAGE_PMD_NR {
             self.frames[p as usize].order = 0;
         }

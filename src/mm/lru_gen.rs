@@ -1135,12 +1135,8 @@ impl Mm {
         }
         self.charge(scanned * self.cfg.costs.scan_page_ns);
         let isolated = list.len() as u64;
-        let item = if self.is_kswapd() {
-            Ev::PgscanKswapd
-        } else {
-            Ev::PgscanDirect
-        };
-        self.count_reclaim(sc.target, memcg, item, isolated);
+        let item = self.reclaimer_item(sc, Ev::PgscanKswapd);
+        self.count_reclaimer(sc, memcg, item, isolated);
         self.count_reclaim(sc.target, memcg, Ev::Pgrefill, sorted);
         self.count(
             if t == FILE {
@@ -1242,7 +1238,7 @@ impl Mm {
                 self.frames[pfn as usize].list = on::NONE;
                 self.lruvec_add_folio(pfn);
             }
-            self.count_steal(sc.target, memcg, t == FILE, reclaimed);
+            self.count_steal(sc, memcg, t == FILE, reclaimed);
             if clean.is_empty() {
                 break;
             }

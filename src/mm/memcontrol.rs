@@ -40,7 +40,28 @@ pub struct Memcg {
     pub oom_group: bool,
     /// Kernel memory charged to this memcg itself.
     pub kmem: MemcgKmem,
+    /// Page states counted for this memcg's own pages (`lruvec_stat`, pages),
+    /// indexed by [`PageState`].
+    pub state: [u64; NR_PAGE_STATE],
 }
+
+/// Node page states memory.stat shows that the LRU sizes do not give: counted as a
+/// page enters and leaves the state, on the page's memcg (`__lruvec_stat_mod_folio`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageState {
+    /// NR_FILE_MAPPED: page-cache pages mapped by a process (PG_mapped here).
+    FileMapped,
+    /// NR_FILE_DIRTY: dirty page-cache pages.
+    FileDirty,
+    /// NR_WRITEBACK: pages under writeback, page cache and swap writes alike.
+    Writeback,
+    /// NR_SWAPCACHE: pages in the swap cache.
+    SwapCache,
+    /// NR_ANON_THPS: pages of anonymous THPs not yet split.
+    AnonThps,
+}
+
+pub const NR_PAGE_STATE: usize = 5;
 
 /// Kernel memory charged to one memcg (not its children): MEMCG_KMEM and the kernel
 /// items of memory.stat.
@@ -127,6 +148,7 @@ impl MemcgTree {
             events: MemcgEvents::default(),
             oom_group: false,
             kmem: MemcgKmem::default(),
+            state: [0; NR_PAGE_STATE],
         };
         let mut t = MemcgTree {
             cgs: vec![root],
@@ -150,6 +172,7 @@ impl MemcgTree {
                 events: MemcgEvents::default(),
                 oom_group: cg.memory.oom.group == 1,
                 kmem: MemcgKmem::default(),
+                state: [0; NR_PAGE_STATE],
             });
             t.cgs[parent].children.push(id);
             let m = &cg.memory;
@@ -287,6 +310,14 @@ impl MemcgTree {
         k
     }
 
+    /// A page state summed over the subtree, in pages (memory.stat is hierarchical).
+    pub fn state_hier(&self, m: usize, item: PageState) -> u64 {
+        self.subtree(m)
+            .iter()
+            .map(|&c| self.cgs[c].state[item as usize])
+            .sum()
+    }
+
     /// memory.events counters summed over the subtree.
     pub fn events_hier(&self, m: usize) -> MemcgEvents {
         let mut e = MemcgEvents::default();
@@ -307,6 +338,17 @@ impl MemcgTree {
 pub const MEMCG_FLUSH_TIME_NS: u64 = 2_000_000_000;
 
 impl Mm {
+    /// `__lruvec_stat_mod_folio`: `nr` pages of page `pfn`'s memcg enter (`nr` > 0) or
+    /// leave a page state.
+    #[inline]
+    pub fn mod_page_state(&mut self, pfn: Pfn, item: PageState, nr: i64) {
+        let memcg = self.frames[pfn as usize].memcg as usize;
+        // Wraps below zero as the kernel's counters would: the checker's tally of the
+        // frames catches it.
+        let v = &mut self.memcg.cgs[memcg].state[item as usize];
+        *v = v.wrapping_add_signed(nr);
+    }
+
     /// Counts an event globally (/proc/vmstat) and in a memcg (memory.stat).
     #[inline]
     pub fn count_memcg(&mut self, memcg: usize, e: Ev, n: u64) {
@@ -388,7 +430,7 @@ impl Mm {
                 Err(over) => over,
             };
             self.memcg.cgs[over].events.max += 1;
-            let reclaimed = self.try_to_free_mem_cgroup_pages(over, nr_pages);
+            let reclaimed = self.try_to_free_mem_cgroup_pages(over, nr_pages, false);
             if self.blocked_until.is_some() {
                 return false;
             }
@@ -663,11 +705,14 @@ impl Mm {
     }
 
     /// memory.stat of a memcg as the kernel prints it (bytes for sizes, counts for
-    /// events).
+    /// events), in v6.18's order (`memory_stats[]`, then pgscan and pgsteal, then
+    /// `memcg_vm_event_stat[]`), with the keys the simulator can compute; README's
+    /// memory.stat section lists the others and why they are left out.
     pub fn memory_stat(&self, m: usize) -> Vec<(&'static str, u64)> {
         let size = |l: usize| self.lruvec_size_hier(m, l) * 4096;
         let t = &self.memcg;
         let ev = |e: Ev| t.stat_hier(m, e);
+        let state = |item: PageState| t.state_hier(m, item) * 4096;
         let k = t.kmem_hier(m);
         vec![
             // NR_ANON_MAPPED counts mlocked anon too; the unevictable list holds
@@ -677,34 +722,50 @@ impl Mm {
                 size(lru::INACTIVE_ANON) + size(lru::ACTIVE_ANON) + size(lru::UNEVICTABLE),
             ),
             ("file", size(lru::INACTIVE_FILE) + size(lru::ACTIVE_FILE)),
+            ("kernel", k.kmem_pages * 4096),
+            ("kernel_stack", k.kernel_stack_pages * 4096),
+            ("pagetables", k.pagetables_pages * 4096),
+            ("file_mapped", state(PageState::FileMapped)),
+            ("file_dirty", state(PageState::FileDirty)),
+            ("file_writeback", state(PageState::Writeback)),
+            ("swapcached", state(PageState::SwapCache)),
+            ("anon_thp", state(PageState::AnonThps)),
             ("inactive_anon", size(lru::INACTIVE_ANON)),
             ("active_anon", size(lru::ACTIVE_ANON)),
             ("inactive_file", size(lru::INACTIVE_FILE)),
             ("active_file", size(lru::ACTIVE_FILE)),
             ("unevictable", size(lru::UNEVICTABLE)),
-            ("kernel", k.kmem_pages * 4096),
-            ("kernel_stack", k.kernel_stack_pages * 4096),
-            ("pagetables", k.pagetables_pages * 4096),
             ("slab_reclaimable", k.slab_bytes[1]),
             ("slab_unreclaimable", k.slab_bytes[0]),
             ("slab", k.slab_bytes[0] + k.slab_bytes[1]),
-            ("pgscan", ev(Ev::PgscanKswapd) + ev(Ev::PgscanDirect)),
-            ("pgsteal", ev(Ev::PgstealKswapd) + ev(Ev::PgstealDirect)),
-            ("pgscan_kswapd", ev(Ev::PgscanKswapd)),
-            ("pgscan_direct", ev(Ev::PgscanDirect)),
-            ("pgsteal_kswapd", ev(Ev::PgstealKswapd)),
-            ("pgsteal_direct", ev(Ev::PgstealDirect)),
-            ("pgrefill", ev(Ev::Pgrefill)),
-            ("pgactivate", ev(Ev::Pgactivate)),
-            ("pgdeactivate", ev(Ev::Pgdeactivate)),
-            ("pgfault", ev(Ev::Pgfault)),
-            ("pgmajfault", ev(Ev::Pgmajfault)),
             ("workingset_refault_anon", ev(Ev::WorkingsetRefaultAnon)),
             ("workingset_refault_file", ev(Ev::WorkingsetRefaultFile)),
             ("workingset_activate_anon", ev(Ev::WorkingsetActivateAnon)),
             ("workingset_activate_file", ev(Ev::WorkingsetActivateFile)),
             ("workingset_restore_anon", ev(Ev::WorkingsetRestoreAnon)),
             ("workingset_restore_file", ev(Ev::WorkingsetRestoreFile)),
+            (
+                "pgscan",
+                ev(Ev::PgscanKswapd) + ev(Ev::PgscanDirect) + ev(Ev::PgscanProactive),
+            ),
+            (
+                "pgsteal",
+                ev(Ev::PgstealKswapd) + ev(Ev::PgstealDirect) + ev(Ev::PgstealProactive),
+            ),
+            ("pswpin", ev(Ev::Pswpin)),
+            ("pswpout", ev(Ev::Pswpout)),
+            ("pgscan_kswapd", ev(Ev::PgscanKswapd)),
+            ("pgscan_direct", ev(Ev::PgscanDirect)),
+            ("pgscan_proactive", ev(Ev::PgscanProactive)),
+            ("pgsteal_kswapd", ev(Ev::PgstealKswapd)),
+            ("pgsteal_direct", ev(Ev::PgstealDirect)),
+            ("pgsteal_proactive", ev(Ev::PgstealProactive)),
+            ("pgfault", ev(Ev::Pgfault)),
+            ("pgmajfault", ev(Ev::Pgmajfault)),
+            ("pgrefill", ev(Ev::Pgrefill)),
+            ("pgactivate", ev(Ev::Pgactivate)),
+            ("pgdeactivate", ev(Ev::Pgdeactivate)),
+            ("thp_fault_alloc", ev(Ev::ThpFaultAlloc)),
         ]
     }
 }
@@ -749,7 +810,7 @@ impl Mm {
                 continue;
             }
             self.memcg.cgs[m].events.high += 1;
-            reclaimed += self.try_to_free_mem_cgroup_pages(m, nr_pages);
+            reclaimed += self.try_to_free_mem_cgroup_pages(m, nr_pages, false);
         }
         reclaimed
     }
@@ -895,7 +956,7 @@ impl Mm {
         while reclaimed < target {
             let batch = ((target - reclaimed) / 4).max(1);
             self.blocked_until = None;
-            let got = self.try_to_free_mem_cgroup_pages(memcg, batch);
+            let got = self.try_to_free_mem_cgroup_pages(memcg, batch, true);
             if got == 0 {
                 if retries == 0 {
                     return format!("EAGAIN after {reclaimed} of {target} pages");
@@ -918,7 +979,7 @@ impl Mm {
                 return total;
             }
             self.blocked_until = None;
-            let got = self.try_to_free_mem_cgroup_pages(memcg, usage - limit);
+            let got = self.try_to_free_mem_cgroup_pages(memcg, usage - limit, false);
             total += got;
             if got > 0 {
                 continue;

@@ -2,6 +2,7 @@
 //! kernel-reference §8.2).
 
 use super::memcontrol::KmemItem;
+use super::memcontrol::PageState;
 use super::page::{pg, pte, Pfn};
 use super::page_alloc::GFP_HIGHUSER_MOVABLE;
 use super::{Mm, SpaceKind};
@@ -212,7 +213,8 @@ impl Mm {
         // The allocation may have reclaimed, but nothing else owns this slot: it is as
         // it was.
         self.count_memcg(self.current_memcg(), Ev::Pgmajfault, 1);
-        self.count(Ev::Pswpin, 1);
+        // swap_read_folio: count_memcg_folio_events, the memcg the page is charged to.
+        self.count_memcg(self.frames[pfn as usize].memcg as usize, Ev::Pswpin, 1);
         self.count(Ev::PgpgIn, 4);
         if shadow {
             self.workingset_refault(pfn, shadow_value);
@@ -243,6 +245,7 @@ impl Mm {
                 let f = &mut self.frames[pfn as usize];
                 f.set(pg::SWAPCACHE);
                 f.swap = slot;
+                self.mod_page_state(pfn, PageState::SwapCache, 1);
                 self.swap.as_mut().unwrap().mark_swapcache(slot, pfn);
                 let nr_ra = self.swap_vma_readahead(space, vpn);
                 let now = self.now;
@@ -289,7 +292,7 @@ impl Mm {
                 break;
             };
             let f = &mut self.frames[pfn as usize];
-            f.set(pg::SWAPBACKED | pg::SWAPCACHE | pg::READAHEAD);
+            f.set(pg::SWAPBACKED | pg::READAHEAD);
             f.mapping = space;
             f.index = i;
             f.swap = slot;
@@ -298,15 +301,18 @@ impl Mm {
                 self.blocked_until = None; // readahead gives up rather than sleeps
                 break;
             }
+            // In the swap cache once charged: counted on the memcg it was charged to.
+            self.frames[pfn as usize].set(pg::SWAPCACHE);
+            self.mod_page_state(pfn, PageState::SwapCache, 1);
             if pte::kind(shadow) == pte::SHADOW {
                 self.workingset_refault(pfn, pte::shadow_value(shadow));
             }
             self.folio_add_lru(pfn);
             self.swap.as_mut().unwrap().mark_swapcache(slot, pfn);
+            self.count_memcg(self.frames[pfn as usize].memcg as usize, Ev::Pswpin, 1);
             n += 1;
         }
         self.count(Ev::SwapRa, n);
-        self.count(Ev::Pswpin, n);
         self.count(Ev::PgpgIn, 4 * n);
         n
     }

@@ -8,6 +8,7 @@ use super::compaction::{
     CompactResult, DEF_COMPACT_PRIORITY, INIT_COMPACT_PRIORITY, MAX_COMPACT_RETRIES,
     MIN_COMPACT_COSTLY_PRIORITY, MIN_COMPACT_PRIORITY,
 };
+use super::memcontrol::PageState;
 use super::page::{on, pg, Frame, Pfn};
 use super::zone::*;
 use super::{Current, Mm};
@@ -445,6 +446,18 @@ pub fn free_one_page(z: &mut Zone, frames: &mut [Frame], pfn: Pfn, order: usize)
 impl Mm {
     /// Frees a block back to the buddy allocator.
     pub fn free_pages(&mut self, pfn: Pfn, order: usize) {
+        if order == 0 {
+            // A page freed from the swap cache (`__delete_from_swap_cache` before the
+            // free) or from an unsplit THP (a zapped THP's pages go one by one here)
+            // leaves its state.
+            let f = self.frames[pfn as usize];
+            if f.test(pg::SWAPCACHE) {
+                self.mod_page_state(pfn, PageState::SwapCache, -1);
+            }
+            if f.order as usize == super::huge_memory::HPAGE_PMD_ORDER && f.test(pg::SWAPBACKED) {
+                self.mod_page_state(pfn, PageState::AnonThps, -1);
+            }
+        }
         self.mem_cgroup_uncharge(pfn);
         let zi = self.frames[pfn as usize].zone as usize;
         free_one_page(&mut self.zones[zi], &mut self.frames, pfn, order);

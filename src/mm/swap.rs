@@ -6,6 +6,7 @@
 //! pages compressed in a pool of real frames taken from the buddy allocator, so what
 //! swapping to zram frees is a page minus its compressed size.
 
+use super::memcontrol::PageState;
 use super::page::{on, pg, pte, Pfn, Pte};
 use super::page_alloc::GFP_MEMALLOC_NOWAIT;
 use super::vmscan::PageOut;
@@ -167,6 +168,7 @@ impl Mm {
         let f = &mut self.frames[pfn as usize];
         f.swap = slot;
         f.set(pg::SWAPCACHE | pg::DIRTY);
+        self.mod_page_state(pfn, PageState::SwapCache, 1);
         true
     }
 
@@ -200,6 +202,7 @@ impl Mm {
         f.clear(pg::SWAPCACHE);
         f.set(pg::DIRTY);
         f.swap = u32::MAX;
+        self.mod_page_state(pfn, PageState::SwapCache, -1);
         self.swap_free(slot);
     }
 
@@ -243,7 +246,8 @@ impl Mm {
                     return PageOut::Activate;
                 }
                 self.frames[pfn as usize].clear(pg::DIRTY);
-                self.count(Ev::Pswpout, 1);
+                // count_swpout_vm_event: the page's memcg too.
+                self.count_memcg(self.frames[pfn as usize].memcg as usize, Ev::Pswpout, 1);
                 self.vmscan_write(pfn);
                 self.count(Ev::PgpgOut, 4);
                 // zram completes the write at once: folio_end_writeback runs now.
@@ -261,7 +265,8 @@ impl Mm {
                 f.clear(pg::DIRTY);
                 f.set(pg::WRITEBACK | pg::RECLAIM);
                 self.plug.push((pfn, true));
-                self.count(Ev::Pswpout, 1);
+                // count_swpout_vm_event: the page's memcg too.
+                self.count_memcg(self.frames[pfn as usize].memcg as usize, Ev::Pswpout, 1);
                 self.vmscan_write(pfn);
                 self.count(Ev::PgpgOut, 4);
                 PageOut::Async

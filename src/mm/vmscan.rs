@@ -6,6 +6,7 @@
 //! slice, interleaving with the allocating tasks as the real one does on another CPU.
 //! Direct reclaim runs it to completion in one call.
 
+use super::memcontrol::PageState;
 use super::page::{lru, on, pg, pte, Pfn};
 use super::page_alloc::Gfp;
 use super::throttle::Sleep;
@@ -58,6 +59,9 @@ pub struct ScanControl {
     pub memcg_low_reclaim: bool,
     /// A memcg was spared for memory.low: a low-reclaim pass is owed.
     pub memcg_low_skipped: bool,
+    /// memory.reclaim's: its scans and steals count as pgscan_proactive and
+    /// pgsteal_proactive.
+    pub proactive: bool,
     pub anon_cost: u64,
     pub file_cost: u64,
     pub nr_scanned: u64,
@@ -90,6 +94,7 @@ impl ScanControl {
             target: 0,
             memcg_low_reclaim: false,
             memcg_low_skipped: false,
+            proactive: false,
             anon_cost: 0,
             file_cost: 0,
             nr_scanned: 0,
@@ -715,17 +720,8 @@ impl Mm {
         }
         let isolated_at = self.clock();
         let (taken, nr_scanned) = self.isolate_lru_folios(nr_to_scan, l, memcg, sc);
-        let kswapd = self.is_kswapd();
-        self.count_reclaim(
-            sc.target,
-            memcg,
-            if kswapd {
-                Ev::PgscanKswapd
-            } else {
-                Ev::PgscanDirect
-            },
-            nr_scanned,
-        );
+        let item = self.reclaimer_item(sc, Ev::PgscanKswapd);
+        self.count_reclaimer(sc, memcg, item, nr_scanned);
         self.count(
             if file { Ev::PgscanFile } else { Ev::PgscanAnon },
             nr_scanned,
@@ -751,7 +747,7 @@ impl Mm {
         if activated > 0 {
             self.workingset_age_nonresident(memcg, activated);
         }
-        self.count_steal(sc.target, memcg, file, nr_reclaimed);
+        self.count_steal(sc, memcg, file, nr_reclaimed);
         self.lru_note_cost(memcg, file, stat.nr_pageout, nr_scanned - nr_reclaimed);
         // Every isolated page dirty and not queued: the flushers are behind.
         if stat.nr_unqueued_dirty == nr_taken {
@@ -770,15 +766,34 @@ impl Mm {
         nr_reclaimed
     }
 
-    /// `pgsteal_{kswapd,direct}` (memory.stat always, vmstat for global reclaim) and
-    /// `pgsteal_{anon,file}`.
-    pub(super) fn count_steal(&mut self, target: usize, memcg: usize, file: bool, n: u64) {
-        let item = if self.is_kswapd() {
-            Ev::PgstealKswapd
-        } else {
-            Ev::PgstealDirect
-        };
-        self.count_reclaim(target, memcg, item, n);
+    /// `reclaimer_offset`: which of a reclaim counter's kswapd, direct and proactive
+    /// (memory.reclaim's) variants `sc`'s reclaimer counts in (no khugepaged here).
+    /// `kswapd` is the PgscanKswapd or PgstealKswapd item.
+    pub(super) fn reclaimer_item(&self, sc: &ScanControl, kswapd: Ev) -> Ev {
+        match (kswapd, self.is_kswapd(), sc.proactive) {
+            (_, true, _) => kswapd,
+            (Ev::PgscanKswapd, false, true) => Ev::PgscanProactive,
+            (Ev::PgscanKswapd, false, false) => Ev::PgscanDirect,
+            (_, false, true) => Ev::PgstealProactive,
+            (_, false, false) => Ev::PgstealDirect,
+        }
+    }
+
+    /// A reclaim event of `sc`'s: memory.stat always, /proc/vmstat unless it is
+    /// cgroup reclaim (`cgroup_reclaim`: a target memcg, which memory.reclaim always
+    /// has, the root's included).
+    pub(super) fn count_reclaimer(&mut self, sc: &ScanControl, memcg: usize, e: Ev, n: u64) {
+        if sc.target == 0 && !sc.proactive {
+            self.vmstat.count(e, n);
+        }
+        self.memcg.cgs[memcg].stat.count(e, n);
+    }
+
+    /// `pgsteal_{kswapd,direct,proactive}` (memory.stat always, vmstat for global
+    /// reclaim) and `pgsteal_{anon,file}`.
+    pub(super) fn count_steal(&mut self, sc: &ScanControl, memcg: usize, file: bool, n: u64) {
+        let item = self.reclaimer_item(sc, Ev::PgstealKswapd);
+        self.count_reclaimer(sc, memcg, item, n);
         self.count(
             if file {
                 Ev::PgstealFile
@@ -1051,7 +1066,9 @@ impl Mm {
             }
             SpaceKind::File => {
                 *s.pte_mut(f.index) = e & !(pte::YOUNG | pte::DIRTY);
-                self.frames[pfn as usize].clear(pg::MAPPED);
+                if self.frames[pfn as usize].test_clear(pg::MAPPED) {
+                    self.mod_page_state(pfn, PageState::FileMapped, -1);
+                }
             }
         }
         if dirty {
@@ -1412,11 +1429,18 @@ impl Mm {
     }
 
     /// `try_to_free_mem_cgroup_pages`: reclaim from a memcg's subtree (limit reclaim
-    /// by a charging task). Not counted in /proc/vmstat's scan counters or allocstall;
-    /// memory.stat counts it.
-    pub fn try_to_free_mem_cgroup_pages(&mut self, memcg: usize, nr_pages: u64) -> u64 {
+    /// by a charging task, or memory.reclaim's `proactive` reclaim:
+    /// MEMCG_RECLAIM_PROACTIVE). Not counted in /proc/vmstat's scan counters or
+    /// allocstall; memory.stat counts it.
+    pub fn try_to_free_mem_cgroup_pages(
+        &mut self,
+        memcg: usize,
+        nr_pages: u64,
+        proactive: bool,
+    ) -> u64 {
         let mut sc = ScanControl::new(nr_pages.max(SWAP_CLUSTER_MAX), super::zone::ZONE_NORMAL, 0);
         sc.target = memcg;
+        sc.proactive = proactive;
         let cpu_before = self.cpu_ns;
         let was = self.in_reclaim;
         self.in_reclaim = true;
@@ -1820,7 +1844,7 @@ mod tests {
         mm.lruvecs[0].workingset_activate = [5, 11];
         // Flushed, as reclaim reads them.
         mm.do_flush_stats(0);
-        mm.try_to_free_mem_cgroup_pages(app, 32);
+        mm.try_to_free_mem_cgroup_pages(app, 32, false);
         assert_eq!(mm.lruvecs[app].refaults, [3, 7]);
         assert_eq!(mm.lruvecs[0].refaults, [0, 0]);
         // A later limit reclaim with no new activations: nothing to deactivate for

@@ -9,6 +9,7 @@
 //! rotates it to the inactive tail. Writers are throttled by `balance_dirty_pages`
 //! (kernel-reference §5.4; at the end of this file); reclaim_throttle is not here.
 
+use super::memcontrol::PageState;
 use super::page::{pg, Pfn};
 use super::{Current, Mm};
 use crate::scenario::units::PAGE_SIZE;
@@ -112,6 +113,7 @@ impl Mm {
         self.wb.dirty_fifo.push_back((now_ms, pfn));
         self.wb.nr_dirty += 1;
         self.wb.nr_write_pending[f.zone as usize] += 1;
+        self.mod_page_state(pfn, PageState::FileDirty, 1);
         self.count(Ev::NrDirtied, 1);
         // folio_account_dirtied: the dirtier's and its CPU's counts, which decide when
         // balance_dirty_pages_ratelimited looks at the global state.
@@ -183,6 +185,7 @@ impl Mm {
         }
         self.wb.nr_dirty -= 1;
         self.wb.nr_write_pending[f.zone as usize] -= 1;
+        self.mod_page_state(pfn, PageState::FileDirty, -1);
         self.plug.push((pfn, false));
         self.count(Ev::PgpgOut, 4);
     }
@@ -211,6 +214,7 @@ impl Mm {
             let zone = self.frames[pfn as usize].zone as usize;
             self.wb
                 .push_inflight(done.expect("submitted"), pfn, zone, to_swap);
+            self.mod_page_state(pfn, PageState::Writeback, 1);
         }
     }
 
@@ -218,6 +222,7 @@ impl Mm {
     pub fn complete_io(&mut self, now: u64) {
         while let Some(pfn) = self.wb.pop_done(now) {
             self.wb.nr_writeback -= 1;
+            self.mod_page_state(pfn, PageState::Writeback, -1);
             self.wb.nr_write_pending[self.frames[pfn as usize].zone as usize] -= 1;
             if self.frames[pfn as usize].is_file_lru() {
                 self.wb.nr_writeback_file -= 1;
