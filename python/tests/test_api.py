@@ -9,6 +9,7 @@ import _thread
 import io
 import os
 import subprocess
+import signal
 import threading
 import time
 from pathlib import Path
@@ -160,8 +161,15 @@ def test_the_gil_is_released_while_it_runs():
 
 def test_ctrl_c_stops_a_run():
     sc = reclaimsim.load(QUICKSTART, set={"run.duration": "600s"})
-    threading.Timer(0.3, _thread.interrupt_main).start()
-    t0 = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        reclaimsim.run(sc)
-    assert time.monotonic() - t0 < 5
+    # Python's own handler, as an interactive session has it: a process started in
+    # the background of a non-interactive shell (a CI job, `cargo test &`) inherits
+    # SIGINT ignored, and interrupt_main then does nothing at all.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        threading.Timer(0.3, _thread.interrupt_main).start()
+        t0 = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            reclaimsim.run(sc)
+        assert time.monotonic() - t0 < 5
+    finally:
+        signal.signal(signal.SIGINT, previous)
