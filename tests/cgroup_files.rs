@@ -754,3 +754,49 @@ value = "4M""#;
     assert_eq!(vm("pgscan_proactive") + vm("pgsteal_proactive"), 0);
     assert_eq!(vm("pgscan_direct") + vm("pgsteal_direct"), 0);
 }
+
+/// timeseries.csv carries memory.events.local per cgroup (`memory.events.local.<key>:
+/// <path>`, counts so far): in EVENTS, each column only grows, c2's stay 0, and the
+/// last row is what the previous test worked out by hand from the files (c1: its max
+/// events, oom 1, oom_kill 1; p: its high events; nothing else).
+#[test]
+fn memory_events_local_is_in_the_timeseries() {
+    use reclaimsim::sim::{RunOptions, Simulation};
+    let sc = reclaimsim::scenario::parse_str(EVENTS, "t.toml", &[]).unwrap();
+    let out = Simulation::new(sc)
+        .run_with_series(RunOptions {
+            check: true,
+            ..Default::default()
+        })
+        .unwrap();
+    let csv = out.series.to_csv();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let rows: Vec<Vec<u64>> = lines
+        .map(|l| {
+            l.split(',')
+                .map(|x| x.parse::<f64>().unwrap() as u64)
+                .collect()
+        })
+        .collect();
+    let column = |key: &str, cg: &str| -> Vec<u64> {
+        let name = format!("memory.events.local.{key}:{cg}");
+        let i = header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no column {name}"));
+        rows.iter().map(|r| r[i]).collect()
+    };
+    let r = &out.results;
+    for cg in ["p", "p/c1", "p/c2"] {
+        let local = events(r, cg, true);
+        for (k, key) in ["low", "high", "max", "oom", "oom_kill"].iter().enumerate() {
+            let c = column(key, cg);
+            assert!(c.windows(2).all(|w| w[0] <= w[1]), "{cg} {key}: {c:?}");
+            assert_eq!(*c.last().unwrap(), local[k], "{cg} {key}");
+        }
+        assert!(column("oom_group_kill", cg).iter().all(|&v| v == 0));
+    }
+    assert_eq!(*column("oom_kill", "p/c1").last().unwrap(), 1);
+    assert!(column("max", "p/c2").iter().all(|&v| v == 0));
+}

@@ -165,8 +165,8 @@ fn peak_memory_grows_with_cgroup_depth_only_by_per_cgroup_state() {
     assert!(user_ns > 3_000_000_000, "{user_ns}");
     // What one more cgroup may cost, from the types (vectors grow by doubling, so up
     // to twice their elements): its PSI group (O(nr_cpus)); its memcg, memory and
-    // swap page counters and lruvec; three timeseries cells per row (memory.current,
-    // memory.peak, memory.swap.peak; 3 rows); its entry in
+    // swap page counters and lruvec; nine timeseries cells per row (memory.current,
+    // memory.peak, memory.swap.peak, memory.events.local's six keys; 3 rows); its entry in
     // results.json: per object a B-tree leaf (11 slots of String key + Value, ~630
     // bytes), which holds at least 5 of its values; per value a slot of a further node
     // and its key's bytes: 640 bytes an object and 128 a value.
@@ -177,12 +177,13 @@ fn peak_memory_grows_with_cgroup_depth_only_by_per_cgroup_state() {
         + 2 * std::mem::size_of::<PageCounter>()
         + std::mem::size_of::<Lruvec>()
         + std::mem::size_of::<usize>() // the parent's children list
-        + 3 * 3 * std::mem::size_of::<f64>();
+        + 9 * 3 * std::mem::size_of::<f64>();
     let per_cgroup_bytes = 2 * sim_bytes + json_bytes;
-    // Paths are held by the memcg tree, the timeseries' three column names
-    // ("memory.current:", "memory.peak:", "memory.swap.peak:" + path) and the
+    // Paths are held by the memcg tree, the timeseries' nine column names
+    // ("memory.current:", "memory.peak:", "memory.swap.peak:",
+    // "memory.events.local.<key>:" + path: a String of up to 24 + 37 bytes more) and the
     // results' keys and JSON.
-    let path_bytes = 6 * (chain_path_bytes(DEEP) + DEEP * 24);
+    let path_bytes = 12 * (chain_path_bytes(DEEP) + DEEP * 64);
     let bound = (DEEP - 1) * per_cgroup_bytes + path_bytes;
     eprintln!(
         "peak: depth 1 {shallow} B, depth {DEEP} {deep} B; per cgroup {per_cgroup_bytes} B \

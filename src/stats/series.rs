@@ -39,10 +39,15 @@ pub struct TimeSeries {
     /// Extra columns after `COLUMNS`, in pages: `memory.current:<path>` per cgroup,
     /// then `memory.peak:<path>` and `memory.swap.peak:<path>` per cgroup (what a
     /// freshly opened file shows: the peak since the run began), then
+    /// `memory.events.local.<key>:<path>` per key and cgroup (counts so far), then
     /// `memory.peak[FD]:<path>` and `memory.swap.peak[FD]:<path>` per named open file
     /// (what a read through it shows).
     pub cgroup_columns: Vec<String>,
 }
+
+/// memory.events.local's keys, in the file's order: a timeseries column each per
+/// cgroup.
+const EVENTS_LOCAL_KEYS: [&str; 6] = ["low", "high", "max", "oom", "oom_kill", "oom_group_kill"];
 
 impl TimeSeries {
     /// Adds the row for time `t_ns`, with the stall times (ns) PSI's totals grew by
@@ -71,6 +76,14 @@ impl TimeSeries {
                 self.cgroup_columns
                     .extend(t.cgs.iter().skip(1).map(|c| format!("{file}:{}", c.path)));
             }
+            for key in EVENTS_LOCAL_KEYS {
+                self.cgroup_columns.extend(
+                    t.cgs
+                        .iter()
+                        .skip(1)
+                        .map(|c| format!("memory.events.local.{key}:{}", c.path)),
+                );
+            }
             self.cgroup_columns.extend(
                 t.peak_fds
                     .iter()
@@ -81,6 +94,19 @@ impl TimeSeries {
             .map(|m| t.counters.c[m].usage)
             .chain((1..t.cgs.len()).map(|m| t.peak_show(m, PeakFile::Memory, None)))
             .chain((1..t.cgs.len()).map(|m| t.peak_show(m, PeakFile::Swap, None)))
+            .chain(EVENTS_LOCAL_KEYS.iter().flat_map(|&key| {
+                (1..t.cgs.len()).map(move |m| {
+                    let e = &t.cgs[m].events;
+                    match key {
+                        "low" => e.low,
+                        "high" => e.high,
+                        "max" => e.max,
+                        "oom" => e.oom,
+                        "oom_kill" => e.oom_kill,
+                        _ => e.oom_group_kill,
+                    }
+                })
+            }))
             .chain((0..t.peak_fds.len()).map(|fd| {
                 let f = &t.peak_fds[fd];
                 t.peak_show(f.memcg, f.file, Some(fd))
