@@ -222,7 +222,7 @@ impl KeyMap {
     /// Starts loading `key`'s home slot.
     #[inline]
     pub fn prefetch(&self, key: u64) {
-        crate::host_memory::prefetch(&self.slots[self.home(key)]);
+        crate::prefetch::prefetch(&self.slots[self.home(key)]);
     }
 
     #[inline]

@@ -29,7 +29,7 @@ pub fn parse_size(s: &str) -> Result<CacheSize, String> {
             )),
         };
     }
-    match crate::scenario::units::parse_size(s) {
+    match crate::units::parse_size(s) {
         Ok(0) | Err(_) => Err(format!(
             "`{s}`: expected a size like 4096, 64M or 1G (more than 0), or a fraction like 0.1"
         )),

@@ -417,7 +417,7 @@ impl Space {
     #[inline]
     pub fn prefetch_entry(&self, idx: u32) {
         if let Some(e) = self.entries.get(idx as usize) {
-            crate::host_memory::prefetch(e);
+            crate::prefetch::prefetch(e);
         }
     }
 

@@ -114,7 +114,7 @@ impl SwapDevice {
     #[inline]
     pub fn prefetch_slot(&self, slot: u32) {
         if let Some(e) = self.slots.get(slot as usize) {
-            crate::host_memory::prefetch(e);
+            crate::prefetch::prefetch(e);
         }
         self.prefetch_for_free(slot);
     }
@@ -124,10 +124,10 @@ impl SwapDevice {
     /// the misses overlap the fault's allocation and reclaim.
     pub fn prefetch_for_free(&self, slot: u32) {
         if let Some(m) = self.slot_memcg.get(slot as usize) {
-            crate::host_memory::prefetch(m);
+            crate::prefetch::prefetch(m);
         }
         if let Some(w) = self.stored_map.get(slot as usize / 64) {
-            crate::host_memory::prefetch(w);
+            crate::prefetch::prefetch(w);
         }
     }
 

@@ -13,7 +13,9 @@ mod keypath;
 pub mod masim;
 pub mod schema;
 pub mod size_expr;
-pub mod units;
+/// Sizes and times as scenarios write them (a leaf module, `crate::units`, so the
+/// cache simulator can parse sizes without depending on scenarios).
+pub use crate::units;
 pub mod validate;
 
 pub use schema::*;

@@ -208,7 +208,7 @@ pub enum Draw {
     Alias(u64),
 }
 
-pub use crate::host_memory::prefetch;
+pub use crate::prefetch::prefetch;
 
 /// Zipf over the ranks `first..=last` (weights k^-s) by rejection-inversion
 /// (Hörmann & Derflinger 1996, "Rejection-inversion to generate variates from
