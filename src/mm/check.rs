@@ -478,30 +478,21 @@ impl Mm {
                 ));
             }
         }
-        self.check_page_states()
+        self.check_page_states(&owner)
     }
 
     /// memory.stat's page states (`Memcg::state`) against the frames: per memcg the
     /// mapped file pages, swap-cache pages and pages of unsplit anonymous THPs; in
     /// sum the dirty and writeback pages against the writeback counts.
-    fn check_page_states(&self) -> Result<(), String> {
+    /// `owner` is the frames' owners as `check_invariants` claimed them (1: buddy).
+    fn check_page_states(&self, owner: &[u8]) -> Result<(), String> {
         use super::huge_memory::HPAGE_PMD_ORDER;
         use super::memcontrol::{PageState, NR_PAGE_STATE};
         // A free block's pages other than its head keep the flags they were freed
         // with: only pages outside free blocks count.
-        let mut free = vec![false; self.frames.len()];
-        for z in &self.zones {
-            for o in 0..NR_PAGE_ORDERS {
-                for mt in 0..MIGRATE_PCPTYPES {
-                    for pfn in z.free_area[o].free_list[mt].iter(&self.frames) {
-                        free[pfn as usize..pfn as usize + (1 << o)].fill(true);
-                    }
-                }
-            }
-        }
         let mut tally = vec![[0u64; NR_PAGE_STATE]; self.memcg.cgs.len()];
         for (pfn, f) in self.frames.iter().enumerate() {
-            if free[pfn] || f.test(pg::BUDDY) {
+            if owner[pfn] == 1 {
                 continue;
             }
             let t = &mut tally[f.memcg as usize];

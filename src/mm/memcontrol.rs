@@ -27,6 +27,20 @@ pub struct MemcgEvents {
     pub oom_group_kill: u64,
 }
 
+impl MemcgEvents {
+    /// The counters by memory.events' keys, in the file's order.
+    pub fn items(&self) -> [(&'static str, u64); 6] {
+        [
+            ("low", self.low),
+            ("high", self.high),
+            ("max", self.max),
+            ("oom", self.oom),
+            ("oom_kill", self.oom_kill),
+            ("oom_group_kill", self.oom_group_kill),
+        ]
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Memcg {
     pub path: String,

@@ -626,14 +626,11 @@ impl Results {
 
 /// memory.events' keys, as the kernel prints them.
 fn events_json(e: MemcgEvents) -> serde_json::Value {
-    serde_json::json!({
-        "low": e.low,
-        "high": e.high,
-        "max": e.max,
-        "oom": e.oom,
-        "oom_kill": e.oom_kill,
-        "oom_group_kill": e.oom_group_kill,
-    })
+    e.items()
+        .into_iter()
+        .map(|(key, n)| (key.to_string(), serde_json::Value::from(n)))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
 }
 
 /// The shape of results.json for a scenario, as a JSON value holding every path a run

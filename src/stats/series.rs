@@ -1,6 +1,6 @@
 //! The timeseries written to timeseries.csv: one row per sample interval.
 
-use crate::mm::memcontrol::PeakFile;
+use crate::mm::memcontrol::{MemcgEvents, PeakFile};
 use crate::mm::page::lru;
 use crate::mm::Mm;
 use crate::stats::vmstat::{Ev, NR_EVENTS};
@@ -45,10 +45,6 @@ pub struct TimeSeries {
     pub cgroup_columns: Vec<String>,
 }
 
-/// memory.events.local's keys, in the file's order: a timeseries column each per
-/// cgroup.
-const EVENTS_LOCAL_KEYS: [&str; 6] = ["low", "high", "max", "oom", "oom_kill", "oom_group_kill"];
-
 impl TimeSeries {
     /// Adds the row for time `t_ns`, with the stall times (ns) PSI's totals grew by
     /// since the last row.
@@ -76,7 +72,7 @@ impl TimeSeries {
                 self.cgroup_columns
                     .extend(t.cgs.iter().skip(1).map(|c| format!("{file}:{}", c.path)));
             }
-            for key in EVENTS_LOCAL_KEYS {
+            for (key, _) in MemcgEvents::default().items() {
                 self.cgroup_columns.extend(
                     t.cgs
                         .iter()
@@ -94,19 +90,10 @@ impl TimeSeries {
             .map(|m| t.counters.c[m].usage)
             .chain((1..t.cgs.len()).map(|m| t.peak_show(m, PeakFile::Memory, None)))
             .chain((1..t.cgs.len()).map(|m| t.peak_show(m, PeakFile::Swap, None)))
-            .chain(EVENTS_LOCAL_KEYS.iter().flat_map(|&key| {
-                (1..t.cgs.len()).map(move |m| {
-                    let e = &t.cgs[m].events;
-                    match key {
-                        "low" => e.low,
-                        "high" => e.high,
-                        "max" => e.max,
-                        "oom" => e.oom,
-                        "oom_kill" => e.oom_kill,
-                        _ => e.oom_group_kill,
-                    }
-                })
-            }))
+            .chain(
+                (0..MemcgEvents::default().items().len())
+                    .flat_map(|k| (1..t.cgs.len()).map(move |m| t.cgs[m].events.items()[k].1)),
+            )
             .chain((0..t.peak_fds.len()).map(|fd| {
                 let f = &t.peak_fds[fd];
                 t.peak_show(f.memcg, f.file, Some(fd))
