@@ -761,15 +761,7 @@ value = "4M""#;
 /// events, oom 1, oom_kill 1; p: its high events; nothing else).
 #[test]
 fn memory_events_local_is_in_the_timeseries() {
-    use reclaimsim::sim::{RunOptions, Simulation};
-    let sc = reclaimsim::scenario::parse_str(EVENTS, "t.toml", &[]).unwrap();
-    let out = Simulation::new(sc)
-        .run_with_series(RunOptions {
-            check: true,
-            ..Default::default()
-        })
-        .unwrap();
-    let csv = out.series.to_csv();
+    let (results, csv) = common::run_checked_csv(EVENTS);
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let rows: Vec<Vec<u64>> = lines
@@ -787,7 +779,7 @@ fn memory_events_local_is_in_the_timeseries() {
             .unwrap_or_else(|| panic!("no column {name}"));
         rows.iter().map(|r| r[i]).collect()
     };
-    let r = &out.results;
+    let r = &results;
     for cg in ["p", "p/c1", "p/c2"] {
         let local = events(r, cg, true);
         for (k, key) in ["low", "high", "max", "oom", "oom_kill"].iter().enumerate() {

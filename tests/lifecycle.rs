@@ -15,15 +15,7 @@ type Sample = (f64, Vec<(String, u64)>);
 
 /// Runs `text` (invariants checked) and returns its results with its samples.
 fn run_sampled(text: &str) -> (Results, Vec<Sample>) {
-    use reclaimsim::sim::{RunOptions, Simulation};
-    let sc = reclaimsim::scenario::parse_str(text, "t.toml", &[]).unwrap();
-    let out = Simulation::new(sc)
-        .run_with_series(RunOptions {
-            check: true,
-            ..Default::default()
-        })
-        .unwrap();
-    let csv = out.series.to_csv();
+    let (results, csv) = common::run_checked_csv(text);
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let rows = lines
@@ -40,7 +32,7 @@ fn run_sampled(text: &str) -> (Results, Vec<Sample>) {
             (v[0].parse().unwrap(), cgroups)
         })
         .collect();
-    (out.results, rows)
+    (results, rows)
 }
 
 /// A workload is forked when it starts, and its cgroup is charged nothing for it

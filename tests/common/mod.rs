@@ -16,3 +16,17 @@ pub fn run_checked(text: &str, sets: &[&str]) -> Results {
         })
         .unwrap_or_else(|e| panic!("{e}"))
 }
+
+/// As [`run_checked`] (no overrides), also returning timeseries.csv's text.
+#[allow(dead_code)] // not every test file that shares this module samples
+pub fn run_checked_csv(text: &str) -> (Results, String) {
+    let sc = scenario::parse_str(text, "test.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
+    let out = Simulation::new(sc)
+        .run_with_series(RunOptions {
+            check: true,
+            ..Default::default()
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    let csv = out.series.to_csv();
+    (out.results, csv)
+}
