@@ -340,3 +340,42 @@ fn bad_dirty_bytes_are_scenario_errors() {
     assert!(e.contains("action[0].value: "), "{e}");
     assert!(e.contains("at least 8K (2 pages), got 4K"), "{e}");
 }
+
+#[test]
+fn reclaim_that_finds_only_dirty_pages_makes_the_flusher_write_them_all() {
+    // A writer fills a 64 MiB cgroup with dirty page cache. Background writeback starts
+    // at 50 % of the machine's dirtyable memory (~120 MiB) and nothing expires within
+    // the run, so only the cgroup's reclaim can get the pages written: every page it
+    // isolates is dirty and unqueued, so it wakes the flushers (wakeup_flusher_threads)
+    // and their next round writes every page dirty then (wb_check_start_all),
+    // threshold or not.
+    let r = common::run_checked(
+        r#"
+[run]
+duration = "2s"
+[machine]
+memory = "256M"
+[kernel]
+vm.dirty_ratio = 60
+vm.dirty_background_ratio = 50
+[[cgroup]]
+path = "w"
+memory.max = "64M"
+[[workload]]
+name = "writer"
+kind = "file-write"
+nr_files = 1
+file_size = "1G"
+io_size = "64K"
+pattern = "sequential"
+rate = 2000
+cgroup = "w"
+"#,
+        &[],
+    );
+    let v = |k: &str| r.vmstat[k];
+    assert!(v("nr_vmscan_immediate_reclaim") > 0);
+    // The cgroup's 16384 pages, less what its kernel objects take.
+    assert!(v("nr_written") >= 16_000, "{}", v("nr_written"));
+    assert_eq!(v("nr_vmscan_write"), 0);
+}

@@ -1507,7 +1507,7 @@ impl Mm {
         }
         // Too much of the oldest generation's file cache is dirty: wake the flushers.
         if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
-            self.out.push(super::Out::WakeFlusher { at: self.clock() });
+            self.wakeup_flusher_threads();
         }
         // The seed: a memcg that gave MIN_LRU_BATCH without ageing spares kswapd's
         // next round of ageing.

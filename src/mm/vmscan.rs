@@ -751,7 +751,7 @@ impl Mm {
         self.lru_note_cost(memcg, file, stat.nr_pageout, nr_scanned - nr_reclaimed);
         // Every isolated page dirty and not queued: the flushers are behind.
         if stat.nr_unqueued_dirty == nr_taken {
-            self.out.push(super::Out::WakeFlusher { at: self.clock() });
+            self.wakeup_flusher_threads();
         }
         sc.nr.dirty += stat.nr_dirty;
         sc.nr.congested += stat.nr_congested;

@@ -37,6 +37,9 @@ pub struct Writeback {
     /// `writeback_in_progress`: the flusher has background work queued (it stopped
     /// only to let the device drain and runs again).
     pub running: bool,
+    /// `WB_start_all`'s work still to do: pages the flusher writes whatever the
+    /// thresholds say, set when reclaim wakes it (`wakeup_flusher_threads`).
+    pub start_all_pages: u64,
     /// Dirty throttling state: bandwidth estimates, ratelimits, per-task counters.
     pub throttle: DirtyThrottle,
     /// I/O completions, (time, sequence, pfn), one lane per device (the storage's
@@ -257,8 +260,9 @@ impl Mm {
         }
     }
 
-    /// One round of the flusher (`wb_workfn` → `wb_do_writeback`): background writeback
-    /// while over the background threshold, then expired pages, a chunk at a time.
+    /// One round of the flusher (`wb_workfn` → `wb_do_writeback`): a start-all's pages
+    /// (`wb_check_start_all`), background writeback while over the background
+    /// threshold, then expired pages, a chunk at a time, oldest dirtied first.
     pub fn wb_writeback(&mut self) -> FlusherNext {
         self.wb_bandwidth_estimate_start();
         let (bg_thresh, _) = self.dirty_thresholds();
@@ -274,6 +278,7 @@ impl Mm {
                 break;
             }
             let Some(&(t, pfn)) = self.wb.dirty_fifo.front() else {
+                self.wb.start_all_pages = self.wb.nr_dirty.max(1);
                 break;
             };
             let f = &self.frames[pfn as usize];
@@ -287,10 +292,11 @@ impl Mm {
                 continue;
             }
             let expired = now_ms.saturating_sub(t) >= expire_ms;
-            if !expired && self.wb.nr_dirty <= bg_thresh {
+            if !expired && self.wb.nr_dirty <= bg_thresh && self.wb.start_all_pages == 0 {
                 break;
             }
             self.wb.dirty_fifo.pop_front();
+            self.wb.start_all_pages = self.wb.start_all_pages.saturating_sub(1);
             self.start_file_writeback(pfn, false);
             self.charge(self.cfg.costs.reclaim_page_ns);
             written += 1;
@@ -686,6 +692,17 @@ impl Mm {
         let th = &mut self.wb.throttle;
         th.dirty_limit = thresh;
         th.ratelimit_pages = (thresh / (nr_cpus.max(1) * 32)).max(16);
+    }
+
+    /// `wakeup_flusher_threads(WB_REASON_VMSCAN)` → `wb_start_writeback`: reclaim found
+    /// only dirty pages not queued for I/O. Unless a start-all is already pending, the
+    /// flusher's next round writes every page dirty then (`wb_check_start_all`: its
+    /// work is `get_nr_dirty_pages()`, not bounded by the background threshold).
+    pub(super) fn wakeup_flusher_threads(&mut self) {
+        if self.wb.start_all_pages == 0 {
+            self.wb.start_all_pages = self.wb.nr_dirty.max(1);
+        }
+        self.out.push(super::Out::WakeFlusher { at: self.clock() });
     }
 
     /// `wb_start_background_writeback`, unless the flusher is already at it.
