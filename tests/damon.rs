@@ -155,14 +155,12 @@ fn reclaim(extra: &str, duration: &str) -> Results {
 
 #[test]
 fn a_time_quota_bounds_kdamond_cpu() {
-    // vaddr pageout of regions idle for 1 s, under a 10 ms/s time quota, against the
-    // same scheme as `stat` (monitoring alone: applying it costs nothing) and against
-    // no quota. DAMOS turns the time quota into bytes per window at the throughput
-    // measured so far (4 MiB/ms assumed before any), so the first window may overrun
-    // and later ones track it: allow the first window's 40 MiB at the pageout's
-    // per-page cost beyond the budget. (Regions of free or already paged-out memory
-    // cost almost nothing to "apply" and would inflate the estimate, as in the
-    // kernel; the resume point keeps them out of the first pass over the mapping.)
+    // vaddr pageout of regions idle for 1 s, under a 10 ms/s time quota; the same
+    // scheme without a quota gives the pageout's CPU cost per page, independent of the
+    // quota's enforcement (less `stat`'s run: monitoring alone, applying costs nothing).
+    // DAMOS turns the time quota into bytes per window at the throughput measured so
+    // far, 4 MiB/ms assumed before any (damos_set_effective_quota): the first window
+    // takes 40 MiB whatever it costs, each later one 10 ms of pageout.
     let scheme = |action: &str, quota: &str| {
         hot_cold(
             "768M",
@@ -173,17 +171,57 @@ fn a_time_quota_bounds_kdamond_cpu() {
         )
     };
     let q = "quotas.ms = 10\nquotas.reset_interval_ms = 1000";
-    let quota = run_checked(&scheme("pageout", q), &[]);
+    let (quota, csv) = common::run_checked_csv(&scheme("pageout", q));
     let monitor = run_checked(&scheme("stat", q), &[]);
     let none = run_checked(&scheme("pageout", ""), &[]);
     let cpu = |r: &Results| r.tasks["kdamond.0"].system_ns;
-    let spent = cpu(&quota).saturating_sub(cpu(&monitor));
-    let pages = quota.vmstat["pswpout"];
-    assert!(pages > 0);
-    let per_page = spent / pages;
-    let budget = 5 * 10_000_000 + 10_240 * per_page;
+    let per_page_ns =
+        cpu(&none).saturating_sub(cpu(&monitor)) as f64 / none.vmstat["pswpout"] as f64;
+    assert!(per_page_ns > 0.0);
+    let first_window_pages = 40 * 256;
+    let window_pages = 10e6 / per_page_ns;
+    // Windows are 1 s apart and charged on 100 ms aggregation ticks, samples 1 s apart:
+    // each sample interval holds one window's charges (the first from 1.1 s, when the
+    // cold regions are 1 s old).
+    let pswpout_col = csv
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .position(|c| c == "pswpout_per_s");
+    let per_window: Vec<f64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            l.split(',')
+                .nth(pswpout_col.unwrap())
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        per_window[..2],
+        [0.0, first_window_pages as f64],
+        "{per_window:?}"
+    );
+    for (i, &pages) in per_window.iter().enumerate().skip(2) {
+        assert!(
+            pages <= window_pages * 1.05,
+            "window {i}: {pages} pages paged out, 10 ms is {window_pages:.0} pages"
+        );
+    }
+    // The quota, not a lack of cold regions, binds: a later window uses all of it.
     assert!(
-        spent <= budget,
+        per_window[2] >= window_pages * 0.95,
+        "{per_window:?}, 10 ms is {window_pages:.0} pages"
+    );
+    // So kdamond's pageout CPU is the first window's 40 MiB and at most 10 ms a window
+    // after it (5 at most in 6 s).
+    let spent = cpu(&quota).saturating_sub(cpu(&monitor)) as f64;
+    let budget = first_window_pages as f64 * per_page_ns + 5.0 * 10e6;
+    assert!(
+        spent <= budget * 1.05,
         "pageout CPU {spent} ns, budget {budget} ns"
     );
     // It is the quota that binds: without it the whole cold part goes at once.
@@ -193,7 +231,11 @@ fn a_time_quota_bounds_kdamond_cpu() {
         "{}",
         none.vmstat["pswpout"]
     );
-    assert!(pages < cold / 2, "{pages}");
+    assert!(
+        quota.vmstat["pswpout"] < cold / 2,
+        "{}",
+        quota.vmstat["pswpout"]
+    );
     assert!(cpu(&none) > cpu(&quota));
     let st = &quota.damon.as_ref().unwrap().kdamonds["kdamond.0"].schemes[0];
     assert!(st.qt_exceeds > 0 && st.sz_applied > 0);
