@@ -10,9 +10,11 @@
 
 use reclaimsim::sim::{RunOptions, Simulation};
 
+mod common;
+
+use common::shipped::{cut, shipped};
+
 const GOLDEN: &str = "tests/data/golden.txt";
-/// Simulated time each scenario is cut to.
-const CUT_NS: u64 = 2_000_000_000;
 
 /// FNV-1a, 64 bits: enough to tell results apart, and no dependency.
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -21,68 +23,11 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-fn parse_ns(v: &toml::Value) -> Option<u64> {
-    let s = v.as_str()?;
-    let (num, unit) = s.split_at(s.find(|c: char| c.is_ascii_alphabetic())?);
-    let n: f64 = num.trim().parse().ok()?;
-    let scale = match unit {
-        "ns" => 1.0,
-        "us" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        _ => return None,
-    };
-    Some((n * scale) as u64)
-}
-
-/// The scenario cut to `CUT_NS`: no sweep; what would start or happen later (a
-/// workload's `start`, a timed action) is moved to the middle of the cut run.
-fn cut(text: &str) -> String {
-    let mut v: toml::Table = text.parse().expect("a shipped scenario parses");
-    v.remove("sweep");
-    let run = v
-        .entry("run")
-        .or_insert(toml::Value::Table(Default::default()))
-        .as_table_mut()
-        .unwrap();
-    run.insert("duration".into(), toml::Value::String("2s".into()));
-    run.remove("stop_when_done");
-    let middle = toml::Value::String("1s".into());
-    for (list, key) in [("workload", "start"), ("action", "at")] {
-        if let Some(items) = v.get_mut(list).and_then(|w| w.as_array_mut()) {
-            for item in items {
-                let t = item.as_table_mut().unwrap();
-                if t.get(key).and_then(parse_ns).is_some_and(|ns| ns >= CUT_NS) {
-                    t.insert(key.into(), middle.clone());
-                }
-            }
-        }
-    }
-    toml::to_string(&v).unwrap()
-}
-
-fn shipped() -> Vec<(String, String)> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    files.sort();
-    files
-        .into_iter()
-        .map(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read_to_string(&p).unwrap())
-        })
-        .collect()
-}
-
 #[test]
 fn shipped_scenarios_give_their_golden_results() {
     let mut lines = Vec::new();
     for (name, text) in shipped() {
-        let text = cut(&text);
+        let text = cut(&text, "2s");
         // Config files (masim .cfg, phases programs) resolve against scenarios/.
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("scenarios")
