@@ -4,6 +4,8 @@
 mod common;
 use common::run_checked as run;
 use reclaimsim::report::results::Results;
+use reclaimsim::scenario;
+use reclaimsim::sim::{RunOptions, Simulation};
 
 fn vm(r: &Results, k: &str) -> u64 {
     r.vmstat[k]
@@ -184,21 +186,36 @@ fn kswapd_prefers_the_clean_page_cache_memcg_with_the_seed_and_the_memcg_lru() {
 
 #[test]
 fn mglru_holds_every_invariant_in_every_shipped_scenario() {
-    // Every shipped scenario with MGLRU, each memcg_reclaim mode, 3 s, checker on.
-    for name in ["quickstart", "memcg-low-step", "memcg-oom", "stutterp"] {
-        let text = std::fs::read_to_string(format!("scenarios/{name}.toml")).unwrap();
+    // Every shipped scenario (scenarios/*.toml, cut to 3 s as the golden test cuts
+    // them) with MGLRU, each memcg_reclaim mode, checker on at every sample.
+    let shipped = common::shipped::shipped();
+    assert!(shipped.len() >= 10, "{}", shipped.len());
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    std::thread::scope(|s| {
         for mode in ["iter", "seed", "memcg-lru"] {
-            let r = run(
-                &text,
-                &[
-                    "kernel.lru=mglru",
-                    &format!("kernel.lru_gen.memcg_reclaim=\"{mode}\""),
-                    "run.duration=3s",
-                ],
-            );
-            assert!(vm(&r, "pgfault") > 0, "{name} {mode}");
+            let (shipped, dir) = (&shipped, &dir);
+            s.spawn(move || {
+                for (name, text) in shipped {
+                    let text = common::shipped::cut(text, "3s");
+                    let sets = [
+                        "kernel.lru=mglru".to_string(),
+                        format!("kernel.lru_gen.memcg_reclaim=\"{mode}\""),
+                    ];
+                    // Config files (masim .cfg, traces) resolve against scenarios/.
+                    let path = dir.join(name);
+                    let sc = scenario::parse_str(&text, path.to_str().unwrap(), &sets)
+                        .unwrap_or_else(|e| panic!("{name}: {e}"));
+                    let r = Simulation::new(sc)
+                        .run(RunOptions {
+                            check: true,
+                            ..Default::default()
+                        })
+                        .unwrap_or_else(|e| panic!("{name} {mode}: {e}"));
+                    assert!(r.duration_ns > 0, "{name} {mode}");
+                }
+            });
         }
-    }
+    });
 }
 
 #[test]
@@ -303,16 +320,12 @@ value = "+ 2 0 0; - 2 0 1000"
     assert_eq!(r["actions"][0]["outcome"], "0, -EINVAL");
 }
 
-/// scenarios/mglru-mixed.toml at an eighth of its size (2 GiB, 5 s).
-fn mixed_small(variant: &str) -> Results {
-    let text = std::fs::read_to_string("scenarios/mglru-mixed.toml")
-        .unwrap()
-        .replace("memory = \"16G\"", "memory = \"2G\"")
-        .replace("size = \"4G\"", "size = \"512M\"")
-        .replace("keys = 3670016", "keys = 458752")
-        .replace("size = \"2560M\"", "size = \"320M\"")
-        .replace("ramp_time = \"10s\"", "ramp_time = \"2500ms\"")
-        .replace("duration = \"16s\"", "duration = \"5s\"");
+/// scenarios/mglru-mixed.toml as shipped (16 GiB, 16 s), the README's table. At an
+/// eighth of the size fio's gain over iter is gone (-2 % to 0 %, within what a small
+/// change of layout or timing moves it), so the directions are pinned where the
+/// README claims them.
+fn mixed(variant: &str) -> Results {
+    let text = std::fs::read_to_string("scenarios/mglru-mixed.toml").unwrap();
     let (lru, mode) = match variant {
         "classic" => ("classic", "seed"),
         m => ("mglru", m),
@@ -336,8 +349,13 @@ fn mglru_mixed_reproduces_the_seeds_directions() {
     // reclaim CPU and less direct reclaim leave both workloads faster than under
     // iter, and than under classic (which walks the rmap of every mapped page it
     // scans). The memcg LRU that followed beats iter and classic on both too.
-    let [classic, iter, seed, memcg_lru] =
-        ["classic", "iter", "seed", "memcg-lru"].map(mixed_small);
+    // Directions only: the magnitudes differ from the seed's, for the reasons the
+    // README gives.
+    let [classic, iter, seed, memcg_lru] = std::thread::scope(|s| {
+        ["classic", "iter", "seed", "memcg-lru"]
+            .map(|v| s.spawn(move || mixed(v)))
+            .map(|h| h.join().unwrap())
+    });
     let kv = |r: &Results| r.workloads["memcached"].throughput;
     let fio = |r: &Results| r.workloads["fio"].throughput;
     for (what, get) in [
@@ -345,17 +363,8 @@ fn mglru_mixed_reproduces_the_seeds_directions() {
         ("fio", &fio),
     ] {
         for (name, base) in [("iter", &iter), ("classic", &classic)] {
-            // At this size fio's gain over iter (+7.6 % at full size) is gone: within
-            // ±2.5 %, the size of the noise a small change of layout or timing makes
-            // (one more kernel thread, the process's kernel objects at fork moved it
-            // from -0.1 % to -2.3 %): there, not worse by more than that.
-            let margin = if (what, name) == ("fio", "iter") {
-                0.975
-            } else {
-                1.0
-            };
             assert!(
-                get(&seed) > get(base) * margin,
+                get(&seed) > get(base),
                 "{what}: seed {} vs {name} {}",
                 get(&seed),
                 get(base)
@@ -368,14 +377,7 @@ fn mglru_mixed_reproduces_the_seeds_directions() {
             );
         }
     }
-    // The seed's memcached gain is large (the seed: +119-123 %), and comes from swapping
-    // less.
-    assert!(
-        kv(&seed) > kv(&iter) * 1.2,
-        "{} vs {}",
-        kv(&seed),
-        kv(&iter)
-    );
+    // The mechanism: the seed swaps memcached less and leaves less to direct reclaim.
     assert!(vm(&seed, "pswpout") * 2 < vm(&iter, "pswpout"));
     assert!(vm(&seed, "pgscan_direct") < vm(&iter, "pgscan_direct"));
 }
