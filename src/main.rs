@@ -621,8 +621,11 @@ fn cmd_sweep(
                 if let Some(p) = &o.pivot {
                     print!("\n{}", sweep::table(p));
                 }
+                let at_once = o
+                    .max_in_flight
+                    .map_or(String::new(), |n| format!(", at most {n} at once"));
                 println!(
-                    "\n{} points: {} run, {} already complete; {:.2}s wall for {:.2}s of runs; wrote {}/sweep.csv",
+                    "\n{} points: {} run, {} already complete; {:.2}s wall for {:.2}s of runs{at_once}; wrote {}/sweep.csv",
                     o.points,
                     o.ran,
                     o.skipped,

@@ -121,6 +121,8 @@ pub struct SweepOutcome {
     /// ratio shows the parallelism).
     pub wall_s: f64,
     pub point_time_s: f64,
+    /// The most points that ran at once (None where the caller ran them: Python).
+    pub max_in_flight: Option<usize>,
     pub csv: String,
     /// pivot.csv, if the sweep asks for one.
     pub pivot: Option<String>,
@@ -678,6 +680,7 @@ impl PreparedSweep {
             stale_dirs,
             wall_s: self.started.elapsed().as_secs_f64(),
             point_time_s,
+            max_in_flight: None,
             csv,
             pivot,
         })
@@ -746,16 +749,17 @@ pub fn run_sweep(
     let mut todo = todo;
     todo.sort_by_key(|&i| (std::cmp::Reverse(work_estimate(prep.scenario(i))), i));
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let (in_flight, max_in_flight) = (
+        std::sync::atomic::AtomicUsize::new(0),
+        std::sync::atomic::AtomicUsize::new(0),
+    );
     // A point's outcome: its wall time (None if interrupted before it ran), or why not.
     type Outcome = Result<Option<f64>, SweepError>;
     let slots: Vec<std::sync::Mutex<Option<Outcome>>> =
         todo.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    let run_one = |k: usize| -> Outcome {
+    let run_point = |k: usize| -> Outcome {
         let i = todo[k];
         let p = &prep.pts[i];
-        if interrupted() {
-            return Ok(None);
-        }
         let started = Instant::now();
         let dir = point_dir(out, p);
         // A point about to rerun loses its old results first: a run that fails
@@ -782,6 +786,17 @@ pub fn run_sweep(
             });
         }
         Ok(Some(wall_s))
+    };
+    // Counts the points running at once, for the outcome.
+    let run_one = |k: usize| -> Outcome {
+        if interrupted() {
+            return Ok(None);
+        }
+        let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        max_in_flight.fetch_max(now, Ordering::SeqCst);
+        let outcome = run_point(k);
+        in_flight.fetch_sub(1, Ordering::SeqCst);
+        outcome
     };
     pool.scope(|s| {
         for _ in 0..opts.jobs.max(1).min(todo.len()) {
@@ -812,7 +827,9 @@ pub fn run_sweep(
             points: prep.pts.len(),
         });
     }
-    prep.finish(ran, point_time_s)
+    let mut o = prep.finish(ran, point_time_s)?;
+    o.max_in_flight = Some(max_in_flight.into_inner());
+    Ok(o)
 }
 
 /// Makes a point's directory and removes its earlier run's files.

@@ -48,15 +48,9 @@ fn six_points_run_in_parallel_and_resume() {
     let out = dir.path().join("sw");
     let o = run_sweep(&sc, &out, 2).unwrap();
     assert_eq!((o.points, o.ran, o.skipped), (6, 6, 0));
-    // Two workers: the sweep takes clearly less than its points' time end to end.
-    // (Contention from other tests slows both sides alike, so the ratio holds.)
-    assert!(
-        o.wall_s < 0.8 * o.point_time_s,
-        "wall {:.2}s for {:.2}s of points",
-        o.wall_s,
-        o.point_time_s
-    );
-
+    // Two workers: two points ran at once (a point takes tens of ms, far longer than
+    // a worker takes to start on its first).
+    assert_eq!(o.max_in_flight, Some(2));
     // One row per point, first parameter outermost; columns named by key and path.
     let lines: Vec<&str> = o.csv.lines().collect();
     assert_eq!(
@@ -95,6 +89,7 @@ fn six_points_run_in_parallel_and_resume() {
     std::fs::remove_file(out.join("point-004/results.json")).unwrap();
     let again = run_sweep(&sc, &out, 2).unwrap();
     assert_eq!((again.ran, again.skipped), (1, 5));
+    assert_eq!(again.max_in_flight, Some(1));
     assert_eq!(again.csv, o.csv);
     // A changed sweep does not reuse points run with other values.
     let changed = scenario::parse_str(
