@@ -31,7 +31,7 @@ pub fn cut(text: &str, duration: &str) -> String {
     run.remove("stop_when_done");
     // As a person would write it (results record the scenario's text).
     let middle_ms = cut_ns / 2_000_000;
-    let middle = toml::Value::String(if middle_ms % 1000 == 0 {
+    let middle = toml::Value::String(if middle_ms.is_multiple_of(1000) {
         format!("{}s", middle_ms / 1000)
     } else {
         format!("{middle_ms}ms")
