@@ -229,8 +229,12 @@ fn a_sweep_point_bigger_than_the_host_is_refused_before_any_runs() {
 fn a_zone_smaller_than_a_max_order_block_defers_nothing() {
     // Found by the fuzz harness: a 96 KiB DMA32 zone (24 pages) has no whole
     // max-order block to defer; the checker took its empty deferred range for a
-    // misaligned one.
-    run(
+    // misaligned one. By hand: DMA32 is pfns 0..24, freed as blocks of 16 and 8 pages
+    // and all initialised; Normal is 24..32768: its unaligned head 24..1024 is freed
+    // in smaller blocks, and the 31 max-order (1024-page) blocks from 1024 up are
+    // deferred; the workload's process, forked as the run is built, takes its few
+    // pages from the highest, which deferred_grow_zone initialises first.
+    let sc = scenario::parse_str(
         r#"
 [run]
 duration = "300ms"
@@ -243,6 +247,34 @@ kind = "anon"
 size = "100M"
 pattern = "sequential"
 "#,
-        true,
+        "t.toml",
+        &[],
+    )
+    .unwrap();
+    let sim = Simulation::new(sc);
+    let z = &sim.mm.zones;
+    assert_eq!((z[0].start_pfn, z[0].end_pfn), (0, 24));
+    assert_eq!(z[0].nr_deferred_blocks(), 0);
+    assert_eq!(z[0].deferred_start_pfn, z[0].deferred_end_pfn);
+    assert_eq!(
+        (z[0].free_area[4].nr_free, z[0].free_area[3].nr_free),
+        (1, 1)
     );
+    assert_eq!((z[1].start_pfn, z[1].end_pfn), (24, 32768));
+    assert_eq!(
+        (
+            z[1].deferred_start_pfn,
+            z[1].deferred_end_pfn,
+            z[1].nr_deferred_blocks()
+        ),
+        (1024, 32768 - 1024, 30)
+    );
+    // The run, checker on, initialises deferred blocks as the fill needs them.
+    let r = sim
+        .run(RunOptions {
+            check: true,
+            ..Default::default()
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.vmstat["pgfault"] >= 100 * 256, "{}", r.vmstat["pgfault"]);
 }
