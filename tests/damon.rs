@@ -107,8 +107,26 @@ fn cold_regions_are_found_within_a_few_aggregations() {
             assert_eq!(n, 0, "cold region {s:x}-{e:x} at {t}");
         }
     }
-    // Both kinds are there, and regions tile the mapping.
+    // Both kinds are there.
     assert!(late.iter().any(|l| l.2 <= hot_end) && late.iter().any(|l| l.1 >= hot_end));
+    // And at every aggregation the regions tile the mapping: in address order, each
+    // starting where the one before ended, from its first byte to its last.
+    let mut times: Vec<f64> = lines.iter().map(|l| l.0).collect();
+    times.dedup();
+    assert!(times.len() >= 10, "{}", times.len());
+    for t in times {
+        let mut regions: Vec<(u64, u64)> = lines
+            .iter()
+            .filter(|l| l.0 == t)
+            .map(|l| (l.1, l.2))
+            .collect();
+        regions.sort();
+        assert_eq!(regions[0].0, base, "at {t}");
+        assert_eq!(regions.last().unwrap().1, base + (512 << 20), "at {t}");
+        for w in regions.windows(2) {
+            assert_eq!(w[0].1, w[1].0, "at {t}: {regions:x?}");
+        }
+    }
 }
 
 #[test]
