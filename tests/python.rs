@@ -9,7 +9,8 @@ use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_reclaimsim");
 
-fn run(cmd: &mut Command, what: &str) {
+/// Runs `cmd` to success; its standard output.
+fn run(cmd: &mut Command, what: &str) -> String {
     let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
     assert!(
         out.status.success(),
@@ -17,6 +18,7 @@ fn run(cmd: &mut Command, what: &str) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// PATH with `dir` first.
@@ -66,13 +68,28 @@ fn the_python_package_passes_its_tests() {
             .env("PATH", path_with(&venv.join("bin"))),
         "pip install ./python",
     );
-    run(
+    // -rsxX lists any test skipped or expected to fail, with its reason: each is a
+    // test that did not run, and fails this one (a broken `import ray` must not turn
+    // into skips).
+    let out = run(
         Command::new(venv.join("bin/python"))
-            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+            .args(["-m", "pytest", "-q", "-rsxX", "-p", "no:cacheprovider"])
             .arg(root.join("python/tests"))
             .env("RECLAIMSIM_BIN", BIN)
             .env("RECLAIMSIM_ROOT", root)
             .current_dir(root),
         "pytest python/tests",
     );
+    let summary = out
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    for word in ["skipped", "xfailed", "xpassed", "deselected"] {
+        assert!(
+            !summary.contains(word),
+            "pytest python/tests: tests that did not run ({summary}):\n{out}"
+        );
+    }
+    assert!(summary.contains(" passed"), "{out}");
 }

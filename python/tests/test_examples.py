@@ -5,7 +5,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(os.environ.get("RECLAIMSIM_ROOT", Path(__file__).resolve().parents[2]))
 
@@ -19,7 +18,7 @@ def run_example(name, *args):
 
 
 def test_memcg_low_step_example(tmp_path):
-    pytest.importorskip("matplotlib")
+    import matplotlib  # noqa: F401  (the example plots: tests/python.rs installs it)
     out = run_example("memcg_low_step.py", "--out", str(tmp_path), "--jobs", "2")
     # The seed's table: the workload scanned in proportion below memory.low's step
     # under the new kernel, flat under the cliff.
@@ -32,7 +31,7 @@ def test_memcg_low_step_example(tmp_path):
 
 
 def test_ray_example(tmp_path):
-    pytest.importorskip("ray")
+    import ray  # noqa: F401  (tests/python.rs installs it)
     out = run_example("ray_sweep.py", "--out", str(tmp_path))
     assert "12 points, 0 complete already, 12 to run on Ray" in out
     assert (tmp_path / "sweep.csv").exists()
