@@ -186,8 +186,13 @@ fn kswapd_prefers_the_clean_page_cache_memcg_with_the_seed_and_the_memcg_lru() {
 
 #[test]
 fn mglru_holds_every_invariant_in_every_shipped_scenario() {
-    // Every shipped scenario (scenarios/*.toml, cut to 3 s as the golden test cuts
-    // them) with MGLRU, each memcg_reclaim mode, checker on at every sample.
+    // Every shipped scenario (scenarios/*.toml, without its sweep) run whole with
+    // MGLRU, in each memcg_reclaim mode, checker on at every sample. Whole: most only
+    // come under memory pressure after 9 to 15 s. Two have none as shipped (their
+    // sweeps add it): masim-stairs's 100 MB in 1 GiB, and damon-reclaim's program,
+    // which fits, with DAMON_RECLAIM off. Every other one reclaims (globally, or
+    // in a memcg at its limit), so MGLRU's ageing and eviction run under the checker.
+    const NO_PRESSURE: [&str; 2] = ["damon-reclaim.toml", "masim-stairs.toml"];
     let shipped = common::shipped::shipped();
     assert!(shipped.len() >= 10, "{}", shipped.len());
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
@@ -196,7 +201,7 @@ fn mglru_holds_every_invariant_in_every_shipped_scenario() {
             let (shipped, dir) = (&shipped, &dir);
             s.spawn(move || {
                 for (name, text) in shipped {
-                    let text = common::shipped::cut(text, "3s");
+                    let text = common::shipped::without_sweep(text);
                     let sets = [
                         "kernel.lru=mglru".to_string(),
                         format!("kernel.lru_gen.memcg_reclaim=\"{mode}\""),
@@ -211,7 +216,17 @@ fn mglru_holds_every_invariant_in_every_shipped_scenario() {
                             ..Default::default()
                         })
                         .unwrap_or_else(|e| panic!("{name} {mode}: {e}"));
-                    assert!(r.duration_ns > 0, "{name} {mode}");
+                    let scanned = vm(&r, "pgscan_kswapd")
+                        + vm(&r, "pgscan_direct")
+                        + r.cgroups
+                            .values()
+                            .map(|c| c["memory"]["stat"]["pgscan"].as_u64().unwrap())
+                            .sum::<u64>();
+                    assert_eq!(
+                        scanned > 0,
+                        !NO_PRESSURE.contains(&name.as_str()),
+                        "{name} {mode}: {scanned} pages scanned"
+                    );
                 }
             });
         }

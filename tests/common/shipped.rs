@@ -49,6 +49,13 @@ pub fn cut(text: &str, duration: &str) -> String {
     toml::to_string(&v).unwrap()
 }
 
+/// The scenario as shipped, less its sweep.
+pub fn without_sweep(text: &str) -> String {
+    let mut v: toml::Table = text.parse().expect("a shipped scenario parses");
+    v.remove("sweep");
+    toml::to_string(&v).unwrap()
+}
+
 pub fn shipped() -> Vec<(String, String)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
