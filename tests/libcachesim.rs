@@ -88,12 +88,16 @@ print(json.dumps(out))
 
 fn venv_python(dir: &Path) -> PathBuf {
     let venv = dir.join("venv");
-    let st = Command::new("python3")
+    let out = Command::new("python3")
         .args(["-m", "venv"])
         .arg(&venv)
-        .status()
+        .output()
         .expect("python3 runs (CI installs it)");
-    assert!(st.success());
+    assert!(
+        out.status.success(),
+        "python3 -m venv (python3-venv, which CI installs): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = Command::new(venv.join("bin/pip"))
         .args([
             "install",
