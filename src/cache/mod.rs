@@ -19,6 +19,9 @@ pub mod run;
 pub mod s3fifo;
 pub mod sieve;
 
+/// The requests a simulation runs over: the trace readers' records.
+pub use crate::trace::Request;
+
 /// A replacement policy over keys (trace objects, or pages).
 pub trait Policy: Send {
     /// A request for `key` (of `size`): true if it is cached (a hit, recorded as the
@@ -95,30 +98,6 @@ pub fn kernel_policy(name: &'static str) -> Option<crate::mm::lru_policy::Policy
 /// The constructor of policy `name`.
 pub fn policy(name: &str) -> Option<NewPolicy> {
     POLICIES.iter().find(|(n, _)| *n == name).map(|&(_, f)| f)
-}
-
-/// One request of a trace.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Request {
-    pub key: u64,
-    pub size: u64,
-    /// The trace's timestamp in its own unit (oracleGeneral: seconds; 0 where the
-    /// format has none). The cache simulator ignores it; the `trace` workload paces by it.
-    pub time: f64,
-    /// A store (text `w`, lackey `S`/`M`).
-    pub write: bool,
-}
-
-impl Request {
-    /// A read of `key` of `size` with no timestamp.
-    pub fn new(key: u64, size: u64) -> Request {
-        Request {
-            key,
-            size,
-            time: 0.0,
-            write: false,
-        }
-    }
 }
 
 /// What a run over a trace counted.

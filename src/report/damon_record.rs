@@ -5,66 +5,40 @@
 //! a real one.
 
 use crate::mm::damon::Recording;
-use std::io::Write;
+use crate::trace::damo::{WriteRecord, WriteRegion, WriteSnapshot};
 
-/// The record file's bytes.
+/// The record file's bytes: the kernel model's recording in the trace format's
+/// plain types, encoded by [`crate::trace::damo::encode`].
 pub fn encode(rec: &Recording) -> Vec<u8> {
-    let records: Vec<serde_json::Value> = rec
+    let targets: Vec<WriteRecord> = rec
         .records
         .iter()
-        .enumerate()
-        .map(|(id, r)| {
-            let snapshots: Vec<serde_json::Value> = r
+        .map(|r| WriteRecord {
+            kdamond: r.kdamond,
+            sample_us: r.attrs.sample_us,
+            aggr_us: r.attrs.aggr_us,
+            ops_update_us: r.attrs.ops_update_us,
+            snapshots: r
                 .snapshots
                 .iter()
-                .map(|s| {
-                    let regions: Vec<serde_json::Value> = s
+                .map(|s| WriteSnapshot {
+                    start_ns: s.start_ns,
+                    end_ns: s.end_ns,
+                    regions: s
                         .regions
                         .iter()
-                        .map(|g| {
-                            serde_json::json!({
-                                "start": g.start,
-                                "end": g.end,
-                                "nr_accesses": { "samples": g.nr_accesses, "percent": null },
-                                "age": { "usec": null, "aggr_intervals": g.age },
-                                "probe_hits": [],
-                                "sz_filter_passed": 0,
-                            })
+                        .map(|g| WriteRegion {
+                            start: g.start,
+                            end: g.end,
+                            nr_accesses: g.nr_accesses,
+                            age: g.age,
                         })
-                        .collect();
-                    serde_json::json!({
-                        "start_time": s.start_ns,
-                        "end_time": s.end_ns,
-                        "total_bytes": null,
-                        "damos_stats": null,
-                        "sample_interval_us": null,
-                        "regions": regions,
-                    })
+                        .collect(),
                 })
-                .collect();
-            serde_json::json!({
-                "kdamond_idx": r.kdamond,
-                "context_idx": 0,
-                "scheme_idx": null,
-                // Unique per record: `damo report wss` keys its results by it.
-                "target_id": id,
-                "intervals": {
-                    "sample_us": r.attrs.sample_us,
-                    "aggr_us": r.attrs.aggr_us,
-                    "ops_update_us": r.attrs.ops_update_us,
-                },
-                "scheme_filters": [],
-                "data_source": "unknown",
-                "snapshots": snapshots,
-            })
+                .collect(),
         })
         .collect();
-    let json = serde_json::to_vec(&records).expect("a JSON value serialises");
-    // zlib (RFC 1950), not gzip: damo recognises the format by `file`'s "zlib
-    // compressed data".
-    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-    z.write_all(&json).expect("writing to a Vec");
-    z.finish().expect("writing to a Vec")
+    crate::trace::damo::encode(&targets)
 }
 
 #[cfg(test)]

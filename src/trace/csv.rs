@@ -7,8 +7,8 @@
 //! column every request has size 1; rows of size 0 are skipped, as libCacheSim's
 //! readers skip them.
 
+use super::Request;
 use super::TraceError;
-use crate::cache::Request;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 

@@ -19,8 +19,8 @@
 //! generated as they are consumed: a 1 GiB region accessed in 20 samples is 5 M
 //! requests, none of them stored.
 
+use super::Request;
 use super::TraceError;
-use crate::cache::Request;
 use serde::Deserialize;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -311,6 +311,97 @@ impl Iterator for Reader {
     }
 }
 
+/// One monitoring target's record as `damo record` writes it (the writer's types:
+/// the reader's [`Record`] reads only what replay needs): its kdamond, its
+/// intervals, and a snapshot per aggregation window.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WriteRecord {
+    pub kdamond: usize,
+    pub sample_us: u64,
+    pub aggr_us: u64,
+    pub ops_update_us: u64,
+    pub snapshots: Vec<WriteSnapshot>,
+}
+
+/// One aggregation window's regions.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WriteSnapshot {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub regions: Vec<WriteRegion>,
+}
+
+/// A region: bytes `start..end`, sampled accessed `nr_accesses` times in the window,
+/// unchanged for `age` aggregation intervals.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct WriteRegion {
+    pub start: u64,
+    pub end: u64,
+    pub nr_accesses: u32,
+    pub age: u32,
+}
+
+/// A record file's bytes (damo's `json_compressed` format: a zlib stream of a JSON
+/// list with one record per target; `target_id` is the record's index, unique as
+/// `damo report wss` needs).
+pub fn encode(records: &[WriteRecord]) -> Vec<u8> {
+    use std::io::Write;
+    let records: Vec<serde_json::Value> = records
+        .iter()
+        .enumerate()
+        .map(|(id, r)| {
+            let snapshots: Vec<serde_json::Value> = r
+                .snapshots
+                .iter()
+                .map(|s| {
+                    let regions: Vec<serde_json::Value> = s
+                        .regions
+                        .iter()
+                        .map(|g| {
+                            serde_json::json!({
+                                "start": g.start,
+                                "end": g.end,
+                                "nr_accesses": { "samples": g.nr_accesses, "percent": null },
+                                "age": { "usec": null, "aggr_intervals": g.age },
+                                "probe_hits": [],
+                                "sz_filter_passed": 0,
+                            })
+                        })
+                        .collect();
+                    serde_json::json!({
+                        "start_time": s.start_ns,
+                        "end_time": s.end_ns,
+                        "total_bytes": null,
+                        "damos_stats": null,
+                        "sample_interval_us": null,
+                        "regions": regions,
+                    })
+                })
+                .collect();
+            serde_json::json!({
+                "kdamond_idx": r.kdamond,
+                "context_idx": 0,
+                "scheme_idx": null,
+                "target_id": id,
+                "intervals": {
+                    "sample_us": r.sample_us,
+                    "aggr_us": r.aggr_us,
+                    "ops_update_us": r.ops_update_us,
+                },
+                "scheme_filters": [],
+                "data_source": "unknown",
+                "snapshots": snapshots,
+            })
+        })
+        .collect();
+    let json = serde_json::to_vec(&records).expect("a JSON value serialises");
+    // zlib (RFC 1950), not gzip: damo recognises the format by `file`'s "zlib
+    // compressed data".
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(&json).expect("writing to a Vec");
+    z.finish().expect("writing to a Vec")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -579,16 +670,14 @@ mod tests {
             snaps in proptest::collection::vec(
                 proptest::collection::vec((0u64..4, 1u64..4, 0u32..10), 0..5), 1..5),
         ) {
-            use crate::mm::damon::{Attrs, RecordedRegion, RecordedSnapshot, Recording};
-            let attrs = Attrs {
+            let mut target = WriteRecord {
+                kdamond: 0,
                 sample_us: 1000,
                 aggr_us: 1000 * m,
                 ops_update_us: 1_000_000,
-                min_nr_regions: 10,
-                max_nr_regions: 1000,
+                snapshots: Vec::new(),
             };
-            let window = attrs.aggr_us * 1000;
-            let mut recording = Recording::default();
+            let window = target.aggr_us * 1000;
             let mut want = Vec::new();
             for (i, regions) in snaps.iter().enumerate() {
                 // Regions: gap pages, then size pages, one after another.
@@ -598,7 +687,7 @@ mod tests {
                 for &(gap, size, k) in regions {
                     let start = (at + gap) * PAGE_SIZE;
                     at += gap + size;
-                    rs.push(RecordedRegion { start, end: at * PAGE_SIZE, nr_accesses: k, age: 0 });
+                    rs.push(WriteRegion { start, end: at * PAGE_SIZE, nr_accesses: k, age: 0 });
                     if k > 0 {
                         for p in start / PAGE_SIZE..at {
                             counts.insert(p, (k as u64).min(m));
@@ -607,11 +696,11 @@ mod tests {
                 }
                 want.push(counts);
                 let start_ns = i as u64 * window;
-                recording.add(0, 0, attrs, RecordedSnapshot {
+                target.snapshots.push(WriteSnapshot {
                     start_ns, end_ns: start_ns + window, regions: rs,
                 });
             }
-            let bytes = crate::report::damon_record::encode(&recording);
+            let bytes = encode(&[target]);
             let reqs: Vec<Request> = Reader::new(&bytes[..], Path::new("damon.data"))
                 .unwrap()
                 .map(Result::unwrap)

@@ -5,8 +5,8 @@
 //! crosses a page boundary), a write for S and M.
 
 use super::text::Access;
+use super::Request;
 use super::TraceError;
-use crate::cache::Request;
 use std::io::BufRead;
 use std::path::Path;
 

@@ -16,8 +16,8 @@
 //!
 //! Memory is one entry per distinct range or object, whatever the trace's length.
 
+use super::Request;
 use super::{Format, TraceError};
-use crate::cache::Request;
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;

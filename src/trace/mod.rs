@@ -18,8 +18,31 @@ pub mod oracle;
 pub mod record;
 pub mod text;
 
-use crate::cache::Request;
 use std::path::{Path, PathBuf};
+
+/// One request of a trace.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Request {
+    pub key: u64,
+    pub size: u64,
+    /// The trace's timestamp in its own unit (oracleGeneral: seconds; 0 where the
+    /// format has none). The cache simulator ignores it; the `trace` workload paces by it.
+    pub time: f64,
+    /// A store (text `w`, lackey `S`/`M`).
+    pub write: bool,
+}
+
+impl Request {
+    /// A read of `key` of `size` with no timestamp.
+    pub fn new(key: u64, size: u64) -> Request {
+        Request {
+            key,
+            size,
+            time: 0.0,
+            write: false,
+        }
+    }
+}
 
 /// Where a trace went wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -3,8 +3,8 @@
 //! next_access_vtime (i64: the index of the next request for the object, -1 if
 //! none).
 
+use super::Request;
 use super::TraceError;
-use crate::cache::Request;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 

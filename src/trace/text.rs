@@ -2,8 +2,8 @@
 //! optionally followed by `r` or `w` (whitespace or a comma between). Blank lines and
 //! lines starting with `#` are skipped. Every request has size 1.
 
+use super::Request;
 use super::TraceError;
-use crate::cache::Request;
 use std::io::BufRead;
 use std::path::Path;
 

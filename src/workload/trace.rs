@@ -10,10 +10,10 @@
 //! the first request's (the next pass's times follow the last's by one unit).
 
 use super::{touch, Ctx, Step, Thread};
-use crate::cache::Request;
 use crate::mm::memory::FaultResult;
 use crate::mm::{Mm, SpaceKind};
 use crate::scenario::{Backing, LoadedTrace, TracePacing, Workload as WorkloadCfg};
+use crate::trace::Request;
 use crate::trace::Requests;
 
 pub struct Replay {
