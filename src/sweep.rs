@@ -14,7 +14,7 @@
 //! by its results.json path (checked against the results schema before anything runs).
 
 use crate::report::{self, outdir::OutDir, results::Results};
-use crate::scenario::{self, Scenario, Sweep};
+use crate::scenario::{self, value_text, Scenario, Sweep};
 use crate::sim::{RunOptions, Simulation};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -207,14 +207,6 @@ pub fn check_host_memory(
         }
     }
     Ok(())
-}
-
-/// A value as sweep.csv and point directories spell it (strings without quotes).
-pub fn value_text(v: &toml::Value) -> String {
-    match v {
-        toml::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
 }
 
 /// A point's swept values (and linked keys) as point.json and sweep.json spell them.

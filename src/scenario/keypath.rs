@@ -19,6 +19,15 @@ pub enum Seg {
 /// and reading a nest thousands deep back would overflow the stack.
 pub const MAX_SEGMENTS: usize = 64;
 
+/// A value as results, sweep.csv and point directories spell it (strings without
+/// quotes).
+pub fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
 /// Parses `a.b[1].c`, `a.b.1.c` and keys with dashes (`kernel.vm.page-cluster`). An all-digit
 /// segment is an index: no key of the schema is a number.
 pub fn parse(key: &str) -> Result<Vec<Seg>, String> {

@@ -18,6 +18,7 @@ pub mod size_expr;
 pub use crate::units;
 pub mod validate;
 
+pub use keypath::value_text;
 pub use schema::*;
 
 use keypath::Seg;

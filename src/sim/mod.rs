@@ -670,7 +670,7 @@ impl Simulation {
             value: a
                 .value
                 .as_ref()
-                .map_or_else(String::new, crate::sweep::value_text),
+                .map_or_else(String::new, crate::scenario::value_text),
             outcome,
             fd: a.fd.clone(),
         });
