@@ -413,7 +413,7 @@ fn cmd_run(
     if let Err(e) = reclaimsim::host_memory::check_file(&sc, &scenario, &sets) {
         return fail(2, e);
     }
-    if damon_record && reclaimsim::mm::damon::configs_from_scenario(&sc).is_empty() {
+    if damon_record && reclaimsim::scenario::mm_config::damon_configs(&sc).is_empty() {
         return fail(
             2,
             format!(

@@ -60,41 +60,6 @@ pub const POLICIES: &[(&str, NewPolicy)] = &[
     ("arc", |c| Box::new(arc::Arc::new(c))),
 ];
 
-/// A policy as the kernel model asks it ([`crate::mm::lru_policy`]): keys are pages
-/// of size 1; a page joining is looked up first (a ghost hit is remembered for the
-/// insert, as the simulator's miss path does), an eviction is the policy's victim as
-/// if a one-page miss needed room.
-struct KernelPolicy(Box<dyn Policy>);
-
-impl crate::mm::lru_policy::PagePolicy for KernelPolicy {
-    fn add(&mut self, key: u64) {
-        if !self.0.lookup(key, 1) {
-            self.0.insert(key, 1);
-        }
-    }
-
-    fn access(&mut self, key: u64) {
-        self.0.lookup(key, 1);
-    }
-
-    fn remove(&mut self, key: u64) {
-        self.0.remove(key);
-    }
-
-    fn evict(&mut self) -> Option<u64> {
-        self.0.evict()
-    }
-}
-
-/// The kernel model's constructor for research policy `name` (None for the kernel's
-/// own LRUs, which are not here).
-pub fn kernel_policy(name: &'static str) -> Option<crate::mm::lru_policy::PolicyFactory> {
-    let new = policy(name)?;
-    Some(crate::mm::lru_policy::PolicyFactory::new(name, move |c| {
-        Box::new(KernelPolicy(new(c)))
-    }))
-}
-
 /// The constructor of policy `name`.
 pub fn policy(name: &str) -> Option<NewPolicy> {
     POLICIES.iter().find(|(n, _)| *n == name).map(|&(_, f)| f)

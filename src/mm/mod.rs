@@ -124,90 +124,6 @@ pub struct Config {
 }
 
 impl Config {
-    /// Reads the settings; the default `min_free_kbytes` comes from `lowmem_pages`.
-    pub fn from_scenario(sc: &Scenario, lowmem_pages: u64) -> Config {
-        let vm = &sc.kernel.vm;
-        Config {
-            swappiness: vm.swappiness as u64,
-            min_free_kbytes: vm
-                .min_free_kbytes
-                .unwrap_or_else(|| zone::calculate_min_free_kbytes(lowmem_pages)),
-            watermark_scale_factor: vm.watermark_scale_factor as u64,
-            watermark_boost_factor: vm.watermark_boost_factor as u64,
-            dirty_background_ratio: vm.dirty_background_ratio as u64,
-            dirty_ratio: vm.dirty_ratio as u64,
-            dirty_bytes: vm.dirty_bytes.0,
-            dirty_background_bytes: vm.dirty_background_bytes.0,
-            dirty_expire_ns: vm.dirty_expire_centisecs as u64 * 10_000_000,
-            dirty_writeback_interval_ns: vm.dirty_writeback_centisecs as u64 * 10_000_000,
-            page_cluster: vm.page_cluster,
-            hz: sc.kernel.hz.0 as u64,
-            lru_gen: {
-                let g = &sc.kernel.lru_gen;
-                let bits = g.enabled.0;
-                lru_gen::LruGenConfig {
-                    enabled: sc.kernel.lru == crate::scenario::LruKind::Mglru && bits & 1 != 0,
-                    mm_walk: bits & 2 != 0,
-                    nonleaf_young: bits & 4 != 0,
-                    min_ttl_jiffies: lru_gen::msecs_to_jiffies(g.min_ttl_ms, sc.kernel.hz.0 as u64),
-                    memcg_reclaim: match g.memcg_reclaim {
-                        crate::scenario::MemcgReclaim::Iter => lru_gen::MemcgReclaim::Iter,
-                        crate::scenario::MemcgReclaim::Seed => lru_gen::MemcgReclaim::Seed,
-                        crate::scenario::MemcgReclaim::MemcgLru => lru_gen::MemcgReclaim::MemcgLru,
-                    },
-                }
-            },
-            lru_policy: crate::cache::kernel_policy(sc.kernel.lru.name()),
-            damon: damon::configs_from_scenario(sc),
-            extfrag_threshold: vm.extfrag_threshold as i64,
-            compaction_proactiveness: vm.compaction_proactiveness as u64,
-            compact_unevictable_allowed: vm.compact_unevictable_allowed != 0,
-            kswapd_compacts: sc.kernel.kswapd_compaction
-                == crate::scenario::KswapdCompaction::Kswapd,
-            thp_enabled: sc.kernel.transparent_hugepage.enabled,
-            thp_defrag: sc.kernel.transparent_hugepage.defrag,
-            thp_madvised: sc
-                .workloads
-                .iter()
-                .map(|w| w.madvise_hugepage.unwrap_or(false))
-                .collect(),
-            page_tables: sc
-                .workloads
-                .iter()
-                .map(|w| w.page_tables.unwrap_or(true))
-                .collect(),
-            ra_pages: (sc.machine.storage.read_ahead_kb / 4) as u32,
-            io_pages: (sc.machine.storage.max_sectors_kb / 4).max(1) as u32,
-            memcg_stats_rstat: sc.kernel.memcg_stats_flush
-                == crate::scenario::MemcgStatsFlush::Rstat,
-            memcg_kmem: sc.kernel.memcg_kmem.0,
-            vfs_cache_pressure: vm.vfs_cache_pressure as u64,
-            nr_cpus: sc.machine.nr_cpus as u64,
-            fault_around_pages: {
-                let pages = (sc.kernel.fault_around_bytes.0 / 4096).max(1);
-                1 << pages.ilog2()
-            },
-            // At least 1ns each: validation rejects 0, and should a path bypass it no
-            // work may take zero virtual time (a task would loop at one instant).
-            costs: Costs {
-                access_ns: sc.costs.access.0.max(1),
-                minor_fault_ns: sc.costs.minor_fault.0.max(1),
-                major_fault_ns: sc.costs.major_fault.0.max(1),
-                scan_page_ns: sc.costs.scan_page.0.max(1),
-                reclaim_page_ns: sc.costs.reclaim_page.0.max(1),
-                rmap_walk_ns: sc.costs.rmap_walk.0.max(1),
-                syscall_ns: sc.costs.syscall.0.max(1),
-                copy_page_ns: sc.costs.copy_page.0.max(1),
-                walk_pte_ns: sc.costs.walk_pte.0.max(1),
-                walk_young_ns: sc.costs.walk_young.0.max(1),
-                damon_check_ns: sc.costs.damon_check.0.max(1),
-                shrink_object_ns: sc.costs.shrink_object.0.max(1),
-                compress_ns: sc.machine.swap.compress_time.0,
-                decompress_ns: sc.machine.swap.decompress_time.0,
-            },
-        }
-    }
-
     /// One jiffy in nanoseconds.
     pub fn jiffy_ns(&self) -> u64 {
         1_000_000_000 / self.hz
@@ -330,17 +246,6 @@ impl Space {
     /// FMODE_NOREUSE files have none: their pages age first-in first-out.
     pub fn vma_has_recency(&self) -> bool {
         self.advice == Advice::Normal
-    }
-}
-
-impl Advice {
-    pub fn from_scenario(a: crate::scenario::Advice) -> Advice {
-        match a {
-            crate::scenario::Advice::Normal => Advice::Normal,
-            crate::scenario::Advice::Random => Advice::Random,
-            crate::scenario::Advice::Sequential => Advice::Sequential,
-            crate::scenario::Advice::Noreuse => Advice::NoReuse,
-        }
     }
 }
 
@@ -732,7 +637,7 @@ impl Mm {
         let mut frames: Vec<Frame> = bytemuck::zeroed_vec(total_pages as usize);
         crate::host_memory::advise_huge_pages(&frames);
         let lowmem_pages: u64 = zones.iter().map(|z| z.managed_pages).sum();
-        let cfg = Config::from_scenario(sc, lowmem_pages);
+        let cfg = crate::scenario::mm_config::mm_config(sc, lowmem_pages);
         for z in zones.iter_mut() {
             page_alloc::init_free_area(z, &mut frames);
         }
@@ -835,7 +740,7 @@ impl Mm {
         let was_lru_gen = self.cfg.lru_gen.enabled;
         let old_proactiveness = self.cfg.compaction_proactiveness;
         let was_rstat = self.cfg.memcg_stats_rstat;
-        self.cfg = Config::from_scenario(sc, self.managed_pages());
+        self.cfg = crate::scenario::mm_config::mm_config(sc, self.managed_pages());
         // Switched to flushed statistics mid-run: they start from a flush.
         if self.cfg_applied && !was_rstat && self.cfg.memcg_stats_rstat {
             self.do_flush_stats(0);

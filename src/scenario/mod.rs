@@ -11,6 +11,7 @@
 pub mod damon;
 mod keypath;
 pub mod masim;
+pub mod mm_config;
 pub mod schema;
 pub mod size_expr;
 /// Sizes and times as scenarios write them (a leaf module, `crate::units`, so the

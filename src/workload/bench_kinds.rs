@@ -195,7 +195,7 @@ impl Fio {
             } else {
                 Advice::Sequential
             },
-            Advice::from_scenario,
+            crate::scenario::mm_config::advice,
         );
         for &s in &spaces {
             mm.generic_fadvise(s, advice);

@@ -327,7 +327,7 @@ impl Workload {
                 let pages = cfg.size.expect("validated").pages().max(1);
                 let space = mm.add_space(SpaceKind::Anon, cfg.name.clone(), pages, Some(idx));
                 if let Some(a) = cfg.advice {
-                    mm.madvise(space, crate::mm::Advice::from_scenario(a));
+                    mm.madvise(space, crate::scenario::mm_config::advice(a));
                 }
                 Spec::Anon {
                     space,
@@ -353,7 +353,7 @@ impl Workload {
                     })
                     .collect();
                 let items = spaces.len() as u64 * (per_file / io_pages as u64).max(1);
-                let advice = crate::mm::Advice::from_scenario(cfg.advice.unwrap_or_default());
+                let advice = crate::scenario::mm_config::advice(cfg.advice.unwrap_or_default());
                 if cfg.mmap.unwrap_or(false) {
                     // The files are mapped into this workload's mm: MGLRU's aging
                     // walks their PTEs. Advice is madvise on the mapping, but noreuse

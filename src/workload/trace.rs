@@ -49,7 +49,7 @@ impl Replay {
             mm.add_space(SpaceKind::Anon, cfg.name.clone(), pages, Some(idx))
         };
         if let Some(a) = cfg.advice {
-            let advice = crate::mm::Advice::from_scenario(a);
+            let advice = crate::scenario::mm_config::advice(a);
             if file {
                 mm.generic_fadvise(space, advice);
             } else {

@@ -1,0 +1,307 @@
+//! The one place a scenario becomes the kernel model's settings: TOML → validated
+//! [`Scenario`] → [`Config`] (sysctls, costs, MGLRU, DAMON's kdamonds, the LRU
+//! policy), and the scenario's enums turned into the model's.
+//!
+//! The research replacement policies meet the kernel here too: `kernel.lru` naming a
+//! policy of [`crate::cache`] gets an adapter to the model's [`PagePolicy`] hook, so
+//! neither the model nor the cache simulator imports the other.
+
+use super::{KswapdCompaction, LruKind, MemcgReclaim, MemcgStatsFlush, Scenario};
+use crate::cache::{self, Policy};
+use crate::mm::lru_policy::{PagePolicy, PolicyFactory};
+use crate::mm::{lru_gen, zone, Advice, Config, Costs};
+
+/// The kernel model's settings from a validated scenario; the default
+/// `min_free_kbytes` comes from `lowmem_pages`.
+pub fn mm_config(sc: &Scenario, lowmem_pages: u64) -> Config {
+    let vm = &sc.kernel.vm;
+    Config {
+        swappiness: vm.swappiness as u64,
+        min_free_kbytes: vm
+            .min_free_kbytes
+            .unwrap_or_else(|| zone::calculate_min_free_kbytes(lowmem_pages)),
+        watermark_scale_factor: vm.watermark_scale_factor as u64,
+        watermark_boost_factor: vm.watermark_boost_factor as u64,
+        dirty_background_ratio: vm.dirty_background_ratio as u64,
+        dirty_ratio: vm.dirty_ratio as u64,
+        dirty_bytes: vm.dirty_bytes.0,
+        dirty_background_bytes: vm.dirty_background_bytes.0,
+        dirty_expire_ns: vm.dirty_expire_centisecs as u64 * 10_000_000,
+        dirty_writeback_interval_ns: vm.dirty_writeback_centisecs as u64 * 10_000_000,
+        page_cluster: vm.page_cluster,
+        hz: sc.kernel.hz.0 as u64,
+        lru_gen: {
+            let g = &sc.kernel.lru_gen;
+            let bits = g.enabled.0;
+            lru_gen::LruGenConfig {
+                enabled: sc.kernel.lru == LruKind::Mglru && bits & 1 != 0,
+                mm_walk: bits & 2 != 0,
+                nonleaf_young: bits & 4 != 0,
+                min_ttl_jiffies: lru_gen::msecs_to_jiffies(g.min_ttl_ms, sc.kernel.hz.0 as u64),
+                memcg_reclaim: match g.memcg_reclaim {
+                    MemcgReclaim::Iter => lru_gen::MemcgReclaim::Iter,
+                    MemcgReclaim::Seed => lru_gen::MemcgReclaim::Seed,
+                    MemcgReclaim::MemcgLru => lru_gen::MemcgReclaim::MemcgLru,
+                },
+            }
+        },
+        lru_policy: kernel_policy(sc.kernel.lru.name()),
+        damon: damon_configs(sc),
+        extfrag_threshold: vm.extfrag_threshold as i64,
+        compaction_proactiveness: vm.compaction_proactiveness as u64,
+        compact_unevictable_allowed: vm.compact_unevictable_allowed != 0,
+        kswapd_compacts: sc.kernel.kswapd_compaction == KswapdCompaction::Kswapd,
+        thp_enabled: sc.kernel.transparent_hugepage.enabled,
+        thp_defrag: sc.kernel.transparent_hugepage.defrag,
+        thp_madvised: sc
+            .workloads
+            .iter()
+            .map(|w| w.madvise_hugepage.unwrap_or(false))
+            .collect(),
+        page_tables: sc
+            .workloads
+            .iter()
+            .map(|w| w.page_tables.unwrap_or(true))
+            .collect(),
+        ra_pages: (sc.machine.storage.read_ahead_kb / 4) as u32,
+        io_pages: (sc.machine.storage.max_sectors_kb / 4).max(1) as u32,
+        memcg_stats_rstat: sc.kernel.memcg_stats_flush == MemcgStatsFlush::Rstat,
+        memcg_kmem: sc.kernel.memcg_kmem.0,
+        vfs_cache_pressure: vm.vfs_cache_pressure as u64,
+        nr_cpus: sc.machine.nr_cpus as u64,
+        fault_around_pages: {
+            let pages = (sc.kernel.fault_around_bytes.0 / 4096).max(1);
+            1 << pages.ilog2()
+        },
+        // At least 1ns each: validation rejects 0, and should a path bypass it no
+        // work may take zero virtual time (a task would loop at one instant).
+        costs: Costs {
+            access_ns: sc.costs.access.0.max(1),
+            minor_fault_ns: sc.costs.minor_fault.0.max(1),
+            major_fault_ns: sc.costs.major_fault.0.max(1),
+            scan_page_ns: sc.costs.scan_page.0.max(1),
+            reclaim_page_ns: sc.costs.reclaim_page.0.max(1),
+            rmap_walk_ns: sc.costs.rmap_walk.0.max(1),
+            syscall_ns: sc.costs.syscall.0.max(1),
+            copy_page_ns: sc.costs.copy_page.0.max(1),
+            walk_pte_ns: sc.costs.walk_pte.0.max(1),
+            walk_young_ns: sc.costs.walk_young.0.max(1),
+            damon_check_ns: sc.costs.damon_check.0.max(1),
+            shrink_object_ns: sc.costs.shrink_object.0.max(1),
+            compress_ns: sc.machine.swap.compress_time.0,
+            decompress_ns: sc.machine.swap.decompress_time.0,
+        },
+    }
+}
+
+/// DAMON's settings (its own module: the model's DAMON types share names with the
+/// scenario's, which this reads as `s::`).
+mod damon {
+    use crate::mm::damon::*;
+    use crate::scenario::Scenario;
+
+    /// The kdamonds a scenario configures: each `[[damon.kdamonds]]` (its one context),
+    /// then DAMON_RECLAIM's if `[damon_reclaim]` is there. Names are resolved here
+    /// (workloads, cgroups); validation has checked they exist.
+    pub fn damon_configs(sc: &Scenario) -> Vec<KdamondConfig> {
+        use crate::scenario::damon as s;
+        let mut out = Vec::new();
+        let workload_index = |name: &str| sc.workloads.iter().position(|w| w.name == name);
+        let memcg_index = |path: &str| {
+            let path = path.trim_matches('/');
+            if path.is_empty() {
+                Some(0)
+            } else {
+                sc.cgroups
+                    .iter()
+                    .position(|c| c.path == path)
+                    .map(|i| i + 1)
+            }
+        };
+        for kd in sc.damon.iter().flat_map(|d| &d.kdamonds) {
+            let Some(c) = kd.contexts.first() else {
+                continue;
+            };
+            let iv = &c.monitoring_attrs.intervals;
+            let nr = &c.monitoring_attrs.nr_regions;
+            let ops = match c.operations {
+                s::Operations::Paddr => Ops::Paddr,
+                s::Operations::Vaddr | s::Operations::Fvaddr => Ops::Vaddr,
+            };
+            let targets = c
+                .targets
+                .iter()
+                .map(|t| TargetConfig {
+                    workload: t.pid_target.as_deref().and_then(workload_index),
+                    regions: t.regions.iter().map(|r| (r.start.0, r.end.0)).collect(),
+                })
+                .collect();
+            let schemes = c
+                .schemes
+                .iter()
+                .map(|sch| {
+                    let p = &sch.access_pattern;
+                    let u32_max = |m: s::UintOrMax| {
+                        m.0.unwrap_or(u32::MAX as u64).min(u32::MAX as u64) as u32
+                    };
+                    SchemeConfig {
+                        action: match sch.action {
+                            s::DamosAction::Pageout => Action::Pageout,
+                            s::DamosAction::Cold => Action::Cold,
+                            s::DamosAction::LruPrio => Action::LruPrio,
+                            s::DamosAction::LruDeprio => Action::LruDeprio,
+                            // Validation rejects the others.
+                            _ => Action::Stat,
+                        },
+                        apply_interval_us: sch.apply_interval_us,
+                        pattern: AccessPattern {
+                            min_sz: p.sz.min,
+                            max_sz: p.sz.max.0.unwrap_or(u64::MAX),
+                            min_nr_accesses: p.nr_accesses.min.min(u32::MAX as u64) as u32,
+                            max_nr_accesses: u32_max(p.nr_accesses.max),
+                            min_age: p.age.min.min(u32::MAX as u64) as u32,
+                            max_age: u32_max(p.age.max),
+                        },
+                        quota: Quota {
+                            ms: sch.quotas.ms,
+                            sz: sch.quotas.bytes.0,
+                            reset_interval_ms: sch.quotas.reset_interval_ms,
+                            weight_sz: sch.quotas.weights.sz_permil,
+                            weight_nr_accesses: sch.quotas.weights.nr_accesses_permil,
+                            weight_age: sch.quotas.weights.age_permil,
+                            goals: sch
+                                .quotas
+                                .goals
+                                .iter()
+                                .map(|g| QuotaGoal {
+                                    metric: match g.target_metric {
+                                        s::GoalMetric::UserInput => GoalMetric::UserInput,
+                                        s::GoalMetric::SomeMemPsiUs => GoalMetric::SomeMemPsiUs,
+                                    },
+                                    target_value: g.target_value,
+                                    current_value: g.current_value,
+                                })
+                                .collect(),
+                        },
+                        wmarks: Watermarks {
+                            metric: match sch.watermarks.metric {
+                                s::WmarkMetric::None => WmarkMetric::None,
+                                s::WmarkMetric::FreeMemRate => WmarkMetric::FreeMemRate,
+                            },
+                            interval_us: sch.watermarks.interval_us,
+                            high: sch.watermarks.high,
+                            mid: sch.watermarks.mid,
+                            low: sch.watermarks.low,
+                        },
+                        filters: sch
+                            .filters
+                            .iter()
+                            .filter_map(|f| {
+                                let kind = match f.kind {
+                                    s::FilterType::Anon => FilterKind::Anon,
+                                    s::FilterType::Memcg => {
+                                        FilterKind::Memcg(memcg_index(f.memcg_path.as_deref()?)?)
+                                    }
+                                    s::FilterType::Addr => {
+                                        FilterKind::Addr(f.addr_start.0, f.addr_end.0)
+                                    }
+                                    _ => return None,
+                                };
+                                Some(Filter {
+                                    kind,
+                                    matching: f.matching,
+                                })
+                            })
+                            .collect(),
+                    }
+                })
+                .collect();
+            out.push(KdamondConfig {
+                on: kd.state == s::KdamondState::On,
+                ops,
+                attrs: Attrs {
+                    sample_us: iv.sample_us,
+                    aggr_us: iv.aggr_us,
+                    ops_update_us: iv.update_us,
+                    min_nr_regions: nr.min,
+                    max_nr_regions: nr.max,
+                },
+                targets,
+                schemes,
+                reclaim_module: false,
+            });
+        }
+        if let Some(r) = &sc.damon_reclaim {
+            out.push(reclaim::kdamond_config(&reclaim::Params {
+                enabled: r.enabled,
+                min_age_us: r.min_age,
+                quota_ms: r.quota_ms,
+                quota_sz: r.quota_sz.0,
+                quota_reset_interval_ms: r.quota_reset_interval_ms,
+                quota_mem_pressure_us: r.quota_mem_pressure_us,
+                quota_autotune_feedback: r.quota_autotune_feedback,
+                wmarks_interval_us: r.wmarks_interval,
+                wmarks_high: r.wmarks_high,
+                wmarks_mid: r.wmarks_mid,
+                wmarks_low: r.wmarks_low,
+                sample_interval_us: r.sample_interval,
+                aggr_interval_us: r.aggr_interval,
+                min_nr_regions: r.min_nr_regions,
+                max_nr_regions: r.max_nr_regions,
+                monitor_region_start: r.monitor_region_start.0,
+                monitor_region_end: r.monitor_region_end.0,
+                skip_anon: r.skip_anon,
+                weight_nr_accesses: r.weights.nr_accesses_permil,
+                weight_age: r.weights.age_permil,
+            }));
+        }
+        out
+    }
+}
+
+pub use damon::damon_configs;
+
+/// A file's `fadvise` advice as the kernel model names it.
+pub fn advice(a: super::Advice) -> Advice {
+    match a {
+        super::Advice::Normal => Advice::Normal,
+        super::Advice::Random => Advice::Random,
+        super::Advice::Sequential => Advice::Sequential,
+        super::Advice::Noreuse => Advice::NoReuse,
+    }
+}
+
+/// A policy as the kernel model asks it ([`crate::mm::lru_policy`]): keys are pages
+/// of size 1; a page joining is looked up first (a ghost hit is remembered for the
+/// insert, as the simulator's miss path does), an eviction is the policy's victim as
+/// if a one-page miss needed room.
+struct KernelPolicy(Box<dyn Policy>);
+
+impl PagePolicy for KernelPolicy {
+    fn add(&mut self, key: u64) {
+        if !self.0.lookup(key, 1) {
+            self.0.insert(key, 1);
+        }
+    }
+
+    fn access(&mut self, key: u64) {
+        self.0.lookup(key, 1);
+    }
+
+    fn remove(&mut self, key: u64) {
+        self.0.remove(key);
+    }
+
+    fn evict(&mut self) -> Option<u64> {
+        self.0.evict()
+    }
+}
+
+/// The kernel model's constructor for research policy `name` (None for the kernel's
+/// own LRUs, which are not in the registry).
+fn kernel_policy(name: &'static str) -> Option<PolicyFactory> {
+    let new = cache::policy(name)?;
+    Some(PolicyFactory::new(name, move |c| {
+        Box::new(KernelPolicy(new(c)))
+    }))
+}
