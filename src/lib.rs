@@ -48,6 +48,7 @@ pub mod host_memory;
 pub mod mm;
 pub mod prefetch;
 pub mod report;
+pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod stats;

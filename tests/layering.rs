@@ -64,6 +64,7 @@ fn edges() -> BTreeMap<String, BTreeMap<String, String>> {
 const ALLOWED: &[(&str, &[&str])] = &[
     ("units", &[]),
     ("prefetch", &[]),
+    ("rng", &[]),
     // Trace formats: readers and writers of plain types.
     ("trace", &[]),
     // Replacement policies and the cache simulator over trace requests.

@@ -19,6 +19,7 @@ macro_rules! trace_event {
     }};
 }
 
+pub mod blk_mq;
 pub mod check;
 pub mod compaction;
 pub mod damon;
@@ -55,9 +56,9 @@ pub mod writeback;
 pub mod zone;
 
 use crate::scenario::{Scenario, SwapKind};
-use crate::sim::device::Device;
 use crate::stats::trace::{Tp, Tracer};
 use crate::stats::vmstat::{Ev, VmStat};
+use blk_mq::Device;
 use list::ListHead;
 use page::{Frame, Pfn, Pte};
 use zone::{Zone, MAX_NR_ZONES, ZONE_DMA32, ZONE_NORMAL};
@@ -662,7 +663,10 @@ impl Mm {
             recursiveprot: false,
             spaces: Vec::new(),
             swap,
-            storage: Device::from_cfg(&sc.machine.storage, sc.costs.copy_page.0.max(1)),
+            storage: Device::from_config(&crate::scenario::mm_config::device_config(
+                &sc.machine.storage,
+                sc.costs.copy_page.0.max(1),
+            )),
             brd_pool: ListHead::default(),
             wb: writeback::Writeback::default(),
             kswapd: kswapd::Kswapd::default(),
@@ -703,7 +707,7 @@ impl Mm {
             any_trap: false,
             cfg_applied: false,
             memcg_lru: lru_gen::MemcgLru::default(),
-            lru_gen_rng: crate::sim::rng::task_rng(sc.run.seed, "memcg_lru"),
+            lru_gen_rng: crate::rng::task_rng(sc.run.seed, "memcg_lru"),
             damon: damon::Damon::default(),
             damon_seed: sc.run.seed ^ 0xda30_0000,
             memcg_flush_last_ns: 0,

@@ -6,13 +6,13 @@
 //! pages compressed in a pool of real frames taken from the buddy allocator, so what
 //! swapping to zram frees is a page minus its compressed size.
 
+use super::blk_mq::Device;
 use super::memcontrol::PageState;
 use super::page::{on, pg, pte, Pfn, Pte};
 use super::page_alloc::GFP_MEMALLOC_NOWAIT;
 use super::vmscan::PageOut;
 use super::Mm;
 use crate::scenario::{Swap as SwapCfg, SwapKind};
-use crate::sim::device::Device;
 use crate::stats::trace::Tp;
 use crate::stats::vmstat::Ev;
 
@@ -66,7 +66,11 @@ impl SwapDevice {
             stored_pages: 0,
             stored_map: Vec::new(),
             slot_memcg: vec![0; nr_slots as usize],
-            device: (cfg.kind == SwapKind::Disk).then(|| Device::new(&cfg.device)),
+            device: (cfg.kind == SwapKind::Disk).then(|| {
+                Device::new(&crate::scenario::mm_config::block_device_config(
+                    &cfg.device,
+                ))
+            }),
         }
     }
 

@@ -8,6 +8,7 @@
 
 use super::{KswapdCompaction, LruKind, MemcgReclaim, MemcgStatsFlush, Scenario};
 use crate::cache::{self, Policy};
+use crate::mm::blk_mq::{BlockDeviceConfig, DeviceConfig};
 use crate::mm::lru_policy::{PagePolicy, PolicyFactory};
 use crate::mm::{lru_gen, zone, Advice, Config, Costs};
 
@@ -260,6 +261,27 @@ mod damon {
 }
 
 pub use damon::damon_configs;
+
+/// A `[machine.storage]` or swap device as the kernel model's block layer takes it
+/// (a ramdisk copies a page in `copy_ns`).
+pub fn device_config(d: &super::Device, copy_ns: u64) -> DeviceConfig {
+    match d.kind {
+        super::DeviceKind::Block => DeviceConfig::Block(block_device_config(d)),
+        super::DeviceKind::Ramdisk => DeviceConfig::Ramdisk { copy_ns },
+    }
+}
+
+/// A device's latencies, bandwidths and queue depth (a disk swap device is always
+/// queued).
+pub fn block_device_config(d: &super::Device) -> BlockDeviceConfig {
+    BlockDeviceConfig {
+        read_latency_ns: d.read_latency.0,
+        write_latency_ns: d.write_latency.0,
+        read_bytes_per_s: d.read_bandwidth.0,
+        write_bytes_per_s: d.write_bandwidth.0,
+        queue_depth: d.queue_depth,
+    }
+}
 
 /// A file's `fadvise` advice as the kernel model names it.
 pub fn advice(a: super::Advice) -> Advice {

@@ -6,9 +6,7 @@
 //! reclaim to kswapd). The engine itself is single-threaded: parallelism is across runs.
 
 pub mod cpus;
-pub mod device;
 pub mod event;
-pub mod rng;
 
 use crate::mm::damon::KdamondNext;
 use crate::mm::kcompactd::KcompactdNext;
@@ -192,7 +190,7 @@ impl Simulation {
                 let name = format!("{}/{t}", cfg.name);
                 // Sequential threads start spread over the range.
                 let cursor = (w.items() * t as u64) / nr_threads as u64;
-                let rng = rng::task_rng(scenario.run.seed, &name);
+                let rng = crate::rng::task_rng(scenario.run.seed, &name);
                 let mut thread = Thread::new(i, t, rng, cursor, w.start_ns);
                 thread.init_left = w.init_accesses(t, nr_threads);
                 thread.populate = w.first_populate(t);
@@ -1176,7 +1174,7 @@ fn memcg_stats_flush_first(run: &scenario::Run) -> u64 {
     use rand::Rng;
     let period_ns = crate::mm::memcontrol::MEMCG_FLUSH_TIME_NS;
     run.memcg_stats_flush_first.map_or_else(
-        || rng::task_rng(run.seed, "flush_memcg_stats_dwork").gen_range(1..=period_ns),
+        || crate::rng::task_rng(run.seed, "flush_memcg_stats_dwork").gen_range(1..=period_ns),
         |t| t.0,
     )
 }

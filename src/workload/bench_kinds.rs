@@ -220,7 +220,7 @@ impl Fio {
             return b;
         }
         let pass = i / self.blocks;
-        let h = crate::sim::rng::fnv1a64(&format!("{}/{pass}", t.index));
+        let h = crate::rng::fnv1a64(&format!("{}/{pass}", t.index));
         let p = FioPass::new(self.blocks, pass, h);
         t.fio_pass = Some(p);
         p.block(i).expect("an I/O of the pass just made")

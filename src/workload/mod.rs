@@ -1876,7 +1876,7 @@ pub(crate) fn hit_loop_cursor(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::rng::task_rng;
+    use crate::rng::task_rng;
 
     thread_local! {
         /// Makes paced threads take `run_slice`'s loop one access at a time.

@@ -640,7 +640,7 @@ impl Sampler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::rng::task_rng;
+    use crate::rng::task_rng;
 
     /// Barrett's remainder is the remainder, at the edges and at random.
     #[test]

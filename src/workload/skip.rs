@@ -539,7 +539,7 @@ mod tests {
     use super::*;
     use crate::mm::test_util::task_mm;
     use crate::mm::SpaceKind;
-    use crate::sim::rng::task_rng;
+    use crate::rng::task_rng;
     use std::sync::Arc;
 
     const N: u64 = 512;

@@ -1,11 +1,30 @@
-//! A block device: requests wait for one of `queue_depth` service slots, transfer at the
-//! device bandwidth (one transfer at a time), and complete a fixed latency later.
+//! The block layer under the page cache and swap (block/blk-mq.c's request pool,
+//! drivers/block/brd.c's ramdisk): requests wait for one of `queue_depth` service
+//! slots, transfer at the device bandwidth (one transfer at a time), and complete a
+//! fixed latency later.
 //!
 //! Deliberately simple: enough to make page-cache misses, writeback and disk swap cost
 //! what a device of that latency and bandwidth costs, with queueing when many requests
-//! arrive at once.
+//! arrive at once. Built from the model's own [`DeviceConfig`].
 
-use crate::scenario::Device as DeviceCfg;
+/// A device as the kernel model is given it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceConfig {
+    /// A queued device.
+    Block(BlockDeviceConfig),
+    /// A brd ramdisk whose I/O copies a page in `copy_ns`.
+    Ramdisk { copy_ns: u64 },
+}
+
+/// A queued device's latencies, bandwidths (bytes per second) and queue depth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockDeviceConfig {
+    pub read_latency_ns: u64,
+    pub write_latency_ns: u64,
+    pub read_bytes_per_s: u64,
+    pub write_bytes_per_s: u64,
+    pub queue_depth: u32,
+}
 
 #[derive(Debug, Clone)]
 pub struct Device {
@@ -31,13 +50,13 @@ pub struct Device {
 }
 
 impl Device {
-    pub fn new(cfg: &DeviceCfg) -> Device {
+    pub fn new(cfg: &BlockDeviceConfig) -> Device {
         let per_page = |bw: u64| (4096u64 * 1_000_000_000).div_ceil(bw.max(1));
         Device {
-            read_latency_ns: cfg.read_latency.0,
-            write_latency_ns: cfg.write_latency.0,
-            read_ns_per_page: per_page(cfg.read_bandwidth.0),
-            write_ns_per_page: per_page(cfg.write_bandwidth.0),
+            read_latency_ns: cfg.read_latency_ns,
+            write_latency_ns: cfg.write_latency_ns,
+            read_ns_per_page: per_page(cfg.read_bytes_per_s),
+            write_ns_per_page: per_page(cfg.write_bytes_per_s),
             slots_free_at: vec![0; cfg.queue_depth.max(1) as usize],
             xfer_free_at: 0,
             in_flight: Default::default(),
@@ -65,11 +84,11 @@ impl Device {
         }
     }
 
-    /// The device of a scenario's `[machine.storage]` (or swap device).
-    pub fn from_cfg(cfg: &DeviceCfg, copy_ns: u64) -> Device {
-        match cfg.kind {
-            crate::scenario::DeviceKind::Block => Device::new(cfg),
-            crate::scenario::DeviceKind::Ramdisk => Device::ramdisk(copy_ns),
+    /// The device `cfg` describes.
+    pub fn from_config(cfg: &DeviceConfig) -> Device {
+        match cfg {
+            DeviceConfig::Block(b) => Device::new(b),
+            DeviceConfig::Ramdisk { copy_ns } => Device::ramdisk(*copy_ns),
         }
     }
 
@@ -141,16 +160,14 @@ impl Device {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::units::{Bytes, Nanos};
 
     fn dev(depth: u32) -> Device {
-        Device::new(&DeviceCfg {
-            read_latency: Nanos(100_000),
-            write_latency: Nanos(10_000),
-            read_bandwidth: Bytes(4096 * 1_000_000), // 1 us per page
-            write_bandwidth: Bytes(4096 * 500_000),  // 2 us per page
+        Device::new(&BlockDeviceConfig {
+            read_latency_ns: 100_000,
+            write_latency_ns: 10_000,
+            read_bytes_per_s: 4096 * 1_000_000, // 1 us per page
+            write_bytes_per_s: 4096 * 500_000,  // 2 us per page
             queue_depth: depth,
-            ..DeviceCfg::nvme()
         })
     }
 
