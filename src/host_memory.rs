@@ -378,28 +378,6 @@ pub fn check_file(
     check(sc).map_err(|e| crate::scenario::error_at_key(path, sets, &e.key, e.to_string()))
 }
 
-/// Asks the host to back `v` with transparent huge pages (`madvise(MADV_HUGEPAGE)` on
-/// the 2 MiB-aligned part of it): the hit path's random reads of a big table then
-/// miss the host's TLB far less often. Only for tables that are written densely (the
-/// host commits 2 MiB, not 4 KiB, at a first write); results do not depend on it.
-pub fn advise_huge_pages<T>(v: &[T]) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = v.as_ptr() as usize;
-        let end = start + std::mem::size_of_val(v);
-        let (lo, hi) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
-        if hi > lo {
-            // SAFETY: the range lies inside `v`'s allocation; MADV_HUGEPAGE changes
-            // how the host backs those pages, never their contents. A failure (no
-            // THP on the host) only leaves the 4 KiB pages.
-            unsafe {
-                libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_HUGEPAGE);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

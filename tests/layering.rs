@@ -63,12 +63,12 @@ fn edges() -> BTreeMap<String, BTreeMap<String, String>> {
 /// The modules each of these may import (any other is an upward or sideways edge).
 const ALLOWED: &[(&str, &[&str])] = &[
     ("units", &[]),
-    ("prefetch", &[]),
+    ("hint", &[]),
     ("rng", &[]),
     // Trace formats: readers and writers of plain types.
     ("trace", &[]),
     // Replacement policies and the cache simulator over trace requests.
-    ("cache", &["trace", "prefetch", "units"]),
+    ("cache", &["trace", "hint", "units"]),
 ];
 
 /// Edges that must not exist, where the module has others still to move (issue 36).

@@ -222,7 +222,7 @@ impl KeyMap {
     /// Starts loading `key`'s home slot.
     #[inline]
     pub fn prefetch(&self, key: u64) {
-        crate::prefetch::prefetch(&self.slots[self.home(key)]);
+        crate::hint::prefetch(&self.slots[self.home(key)]);
     }
 
     #[inline]

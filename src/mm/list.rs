@@ -191,7 +191,7 @@ impl LruList {
     pub fn prefetch_walk(&self, frames: &[Frame]) {
         let ahead = self.peek_from_tail(WALK_PREFETCH_AHEAD);
         if ahead != NIL {
-            crate::prefetch::prefetch(&frames[ahead as usize]);
+            crate::hint::prefetch(&frames[ahead as usize]);
         }
     }
 
@@ -205,7 +205,7 @@ impl LruList {
         for k in 0..n {
             let p = self.at(self.end_pos.wrapping_sub(k as u32 + 1));
             if p != NIL {
-                crate::prefetch::prefetch(&frames[p as usize]);
+                crate::hint::prefetch(&frames[p as usize]);
             }
         }
         n

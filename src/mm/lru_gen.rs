@@ -935,7 +935,7 @@ impl Mm {
     fn prefetch_young_frame(&self, si: u32, i: u32) {
         let e = self.spaces[si as usize].pte(i);
         if pte::is_present(e) && e & pte::YOUNG != 0 {
-            crate::prefetch::prefetch(&self.frames[pte::pfn(e) as usize]);
+            crate::hint::prefetch(&self.frames[pte::pfn(e) as usize]);
         }
     }
 

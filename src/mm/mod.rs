@@ -323,7 +323,7 @@ impl Space {
     #[inline]
     pub fn prefetch_entry(&self, idx: u32) {
         if let Some(e) = self.entries.get(idx as usize) {
-            crate::prefetch::prefetch(e);
+            crate::hint::prefetch(e);
         }
     }
 
@@ -400,7 +400,7 @@ impl Space {
             // are written.
             self.entries = vec![page::pte::NONE; self.nr_pages as usize];
             if self.huge_table {
-                crate::host_memory::advise_huge_pages(&self.entries);
+                crate::hint::advise_huge_pages(&self.entries);
             }
             let pmds = self.nr_pages.div_ceil(lru_gen::PTRS_PER_PTE);
             self.pmd_young = vec![false; pmds as usize];
@@ -636,7 +636,7 @@ impl Mm {
         ];
         // Zeroed, so the host commits the table only as blocks are initialised.
         let mut frames: Vec<Frame> = bytemuck::zeroed_vec(total_pages as usize);
-        crate::host_memory::advise_huge_pages(&frames);
+        crate::hint::advise_huge_pages(&frames);
         let lowmem_pages: u64 = zones.iter().map(|z| z.managed_pages).sum();
         let cfg = crate::scenario::mm_config::mm_config(sc, lowmem_pages);
         for z in zones.iter_mut() {

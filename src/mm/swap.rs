@@ -118,7 +118,7 @@ impl SwapDevice {
     #[inline]
     pub fn prefetch_slot(&self, slot: u32) {
         if let Some(e) = self.slots.get(slot as usize) {
-            crate::prefetch::prefetch(e);
+            crate::hint::prefetch(e);
         }
         self.prefetch_for_free(slot);
     }
@@ -128,10 +128,10 @@ impl SwapDevice {
     /// the misses overlap the fault's allocation and reclaim.
     pub fn prefetch_for_free(&self, slot: u32) {
         if let Some(m) = self.slot_memcg.get(slot as usize) {
-            crate::prefetch::prefetch(m);
+            crate::hint::prefetch(m);
         }
         if let Some(w) = self.stored_map.get(slot as usize / 64) {
-            crate::prefetch::prefetch(w);
+            crate::hint::prefetch(w);
         }
     }
 

@@ -240,7 +240,7 @@ impl Fio {
         if let Some(b) = p.block(t.cursor + FIO_AHEAD) {
             let e = space.pte((b * self.bs_pages as u64) as u32);
             if pte::is_present(e) {
-                crate::prefetch::prefetch(&frames[pte::pfn(e) as usize]);
+                crate::hint::prefetch(&frames[pte::pfn(e) as usize]);
             }
         }
     }

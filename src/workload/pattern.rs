@@ -55,7 +55,7 @@ impl AliasTable {
         // Zeroed and advised before it is written, so the host can back it with huge
         // pages from the first write: the hit loop reads it at random.
         let mut buckets = vec![[0u32; 3]; n];
-        crate::host_memory::advise_huge_pages(&buckets);
+        crate::hint::advise_huge_pages(&buckets);
         for (i, b) in buckets.iter_mut().enumerate() {
             *b = [
                 prob[i],
@@ -208,7 +208,7 @@ pub enum Draw {
     Alias(u64),
 }
 
-pub use crate::prefetch::prefetch;
+pub use crate::hint::prefetch;
 
 /// Zipf over the ranks `first..=last` (weights k^-s) by rejection-inversion
 /// (Hörmann & Derflinger 1996, "Rejection-inversion to generate variates from
