@@ -71,16 +71,23 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("cache", &["trace", "hint", "units"]),
 ];
 
+/// What the kernel model (mm, fs) must never import: everything above it but the
+/// scenario's types and the statistics, which issue 36 moves next.
+const KERNEL_MODEL_NEVER: &[&str] = &[
+    "cache",
+    "trace",
+    "report",
+    "sweep",
+    "bench",
+    "workload",
+    "sim",
+    "host_memory",
+];
+
 /// Edges that must not exist, where the module has others still to move (issue 36).
 const FORBIDDEN: &[(&str, &[&str])] = &[
-    (
-        "mm",
-        &["cache", "trace", "report", "sweep", "bench", "workload"],
-    ),
-    (
-        "fs",
-        &["cache", "trace", "report", "sweep", "bench", "workload"],
-    ),
+    ("mm", KERNEL_MODEL_NEVER),
+    ("fs", KERNEL_MODEL_NEVER),
     ("sim", &["sweep", "bench"]),
     ("workload", &["sweep", "bench", "report"]),
 ];
