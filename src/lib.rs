@@ -42,7 +42,6 @@ pub mod bench;
 /// rustc wrapper `.cargo/config.toml` names): the speeds in BENCHMARKS.md assume it.
 pub const BUILT_WITH_PROFILE: bool = cfg!(reclaimsim_pgo);
 pub mod cache;
-pub mod fs;
 pub mod fuzz;
 pub mod hint;
 pub mod host_memory;

@@ -67,8 +67,8 @@ impl Mm {
             files_cache: cache(FILES_CACHE_SIZE_BYTES, false),
             vm_area_struct: cache(VM_AREA_STRUCT_SIZE_BYTES, false),
         };
-        let dentry = cache(crate::fs::DENTRY_SIZE_BYTES, true);
-        let inode = cache(crate::fs::INODE_SIZE_BYTES, true);
+        let dentry = cache(crate::mm::fs::DENTRY_SIZE_BYTES, true);
+        let inode = cache(crate::mm::fs::INODE_SIZE_BYTES, true);
         self.fork_caches = fork;
         self.vfs.dentry_cache = dentry;
         self.vfs.inode_cache = inode;

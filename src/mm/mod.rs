@@ -25,6 +25,7 @@ pub mod compaction;
 pub mod damon;
 pub mod filemap;
 pub mod fork;
+pub mod fs;
 pub mod gup;
 pub mod huge_memory;
 pub mod kcompactd;
@@ -554,7 +555,7 @@ pub struct Mm {
     pub fork_caches: fork::ForkCaches,
     pub workload_objs: Vec<Vec<(u32, slab::Obj)>>,
     /// The dentries and inodes of files, the superblock's LRUs.
-    pub vfs: crate::fs::Vfs,
+    pub vfs: crate::mm::fs::Vfs,
     /// Pages held by kernel callers outside any cache (`highalloc` blocks).
     pub kernel_pages: u64,
     /// The brd pages holding the files of a ramdisk `[machine.storage]`: RAM charged
@@ -678,7 +679,7 @@ impl Mm {
             slab_pages: [0; 2],
             fork_caches: fork::ForkCaches::default(),
             workload_objs: Vec::new(),
-            vfs: crate::fs::Vfs::default(),
+            vfs: crate::mm::fs::Vfs::default(),
             kernel_pages: 0,
             vmstat: VmStat::default(),
             out: Vec::new(),

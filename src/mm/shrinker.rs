@@ -1,11 +1,11 @@
 //! Slab shrinking (mm/shrinker.c, `drop_slab` from mm/vmscan.c; kernel-reference
 //! §2.4 step 4): after reclaim scans a memcg's LRU it asks the shrinkers to give back
 //! objects in proportion to the scan priority. The one shrinker here is the
-//! superblock's (`crate::fs`), memcg-aware: each memcg's own dentries and inodes, with
+//! superblock's (`crate::mm::fs`), memcg-aware: each memcg's own dentries and inodes, with
 //! its own deferred work.
 
 use super::Mm;
-use crate::fs::{DEFAULT_SEEKS, SB_SHRINK_BATCH};
+use crate::mm::fs::{DEFAULT_SEEKS, SB_SHRINK_BATCH};
 use crate::stats::trace::Tp;
 use crate::stats::vmstat::Ev;
 

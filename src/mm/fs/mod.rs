@@ -1,5 +1,6 @@
 //! The VFS caches reclaim shrinks (fs/dcache.c, fs/inode.c, fs/super.c; kernel
-//! reference §2.4 step 4): a file a workload opens gets a dentry and an inode, slab
+//! reference §2.4 step 4), a part of the kernel model under `mm` (its state lives in
+//! `Mm::vfs`, its code is `Mm`'s methods; it is not a layer of its own): a file a workload opens gets a dentry and an inode, slab
 //! objects of reclaimable caches charged to the opener's memcg. While the file is open
 //! both are pinned. When the workload exits, `dput` puts the unused dentry on its
 //! memcg's dentry LRU (a `list_lru`) with DCACHE_REFERENCED set; the dentry pins the
