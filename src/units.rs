@@ -26,18 +26,7 @@ impl Bytes {
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let t = t.strip_suffix("/s").unwrap_or(t).trim();
-    if t.starts_with('-') {
-        return Err(format!("size `{s}` is negative"));
-    }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    if num.is_empty() {
-        return Err(format!(
-            "size `{s}` has no number (expected e.g. `4K`, `512M`, `16G`)"
-        ));
-    }
+    let (num, unit) = split_number(s, t, "size", "`4K`, `512M`, `16G`")?;
     let mult: u64 = match unit.trim() {
         "" | "B" => 1,
         "K" | "KiB" | "KB" | "k" => 1 << 10,
@@ -50,31 +39,12 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
             ))
         }
     };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("size `{s}` is not a number"))?;
-    let bytes = v * mult as f64;
-    if !bytes.is_finite() || bytes > u64::MAX as f64 / 2.0 {
-        return Err(format!("size `{s}` is too large"));
-    }
-    Ok(bytes.round() as u64)
+    scaled(s, num, mult as f64, "size")
 }
 
 /// Parses `100ns`, `10us`, `5ms`, `2s`, `1m`, `1h`, `0`.
 pub fn parse_time(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    if t.starts_with('-') {
-        return Err(format!("time `{s}` is negative"));
-    }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    if num.is_empty() {
-        return Err(format!(
-            "time `{s}` has no number (expected e.g. `5ms`, `2s`)"
-        ));
-    }
+    let (num, unit) = split_number(s, s.trim(), "time", "`5ms`, `2s`")?;
     let mult: f64 = match unit.trim() {
         "ns" => 1.0,
         "us" | "µs" => 1e3,
@@ -94,14 +64,43 @@ pub fn parse_time(s: &str) -> Result<u64, String> {
             ))
         }
     };
+    scaled(s, num, mult, "time")
+}
+
+/// `t` (the trimmed text of `s`) as its leading number and the unit after it; an
+/// error names `what` is wrong and gives `examples`.
+fn split_number<'a>(
+    s: &str,
+    t: &'a str,
+    what: &str,
+    examples: &str,
+) -> Result<(&'a str, &'a str), String> {
+    if t.starts_with('-') {
+        return Err(format!("{what} `{s}` is negative"));
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    if num.is_empty() {
+        return Err(format!(
+            "{what} `{s}` has no number (expected e.g. {examples})"
+        ));
+    }
+    Ok((num, unit))
+}
+
+/// `num` × `mult`, rounded; an error if `num` is no number or the product is out of
+/// range.
+fn scaled(s: &str, num: &str, mult: f64, what: &str) -> Result<u64, String> {
     let v: f64 = num
         .parse()
-        .map_err(|_| format!("time `{s}` is not a number"))?;
-    let ns = v * mult;
-    if !ns.is_finite() || ns > u64::MAX as f64 / 2.0 {
-        return Err(format!("time `{s}` is too large"));
+        .map_err(|_| format!("{what} `{s}` is not a number"))?;
+    let x = v * mult;
+    if !x.is_finite() || x > u64::MAX as f64 / 2.0 {
+        return Err(format!("{what} `{s}` is too large"));
     }
-    Ok(ns.round() as u64)
+    Ok(x.round() as u64)
 }
 
 struct SizeVisitor;

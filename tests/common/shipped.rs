@@ -1,18 +1,9 @@
 //! The shipped scenarios (scenarios/*.toml), and each cut to a short run.
 #![allow(dead_code)] // not every test file that shares this module uses all of it
 
+/// A TOML string holding a time (`5s`, `1500ms`), in ns.
 fn parse_ns(v: &toml::Value) -> Option<u64> {
-    let s = v.as_str()?;
-    let (num, unit) = s.split_at(s.find(|c: char| c.is_ascii_alphabetic())?);
-    let n: f64 = num.trim().parse().ok()?;
-    let scale = match unit {
-        "ns" => 1.0,
-        "us" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        _ => return None,
-    };
-    Some((n * scale) as u64)
+    reclaimsim::units::parse_time(v.as_str()?).ok()
 }
 
 /// The scenario cut to `duration`: no sweep; what would start or
