@@ -700,7 +700,7 @@ impl Mm {
     /// work is `get_nr_dirty_pages()`, not bounded by the background threshold).
     pub(super) fn wakeup_flusher_threads(&mut self) {
         if self.wb.start_all_pages == 0 {
-            self.wb.start_all_pages = self.wb.nr_dirty.max(1);
+            self.wb.start_all_pages = self.wb.nr_dirty;
         }
         self.out.push(super::Out::WakeFlusher { at: self.clock() });
     }
