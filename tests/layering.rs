@@ -71,8 +71,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("cache", &["trace", "hint", "units"]),
 ];
 
-/// What the kernel model (mm, its VFS caches included) must never import: everything above it but the
-/// scenario's types and the statistics, which issue 36 moves next.
+/// What the kernel model (mm, its VFS caches included) must never import: everything
+/// above it but the scenario's types, which issue 36 replaces with mm's own next.
 const KERNEL_MODEL_NEVER: &[&str] = &[
     "cache",
     "trace",
@@ -82,6 +82,7 @@ const KERNEL_MODEL_NEVER: &[&str] = &[
     "workload",
     "sim",
     "host_memory",
+    "stats",
 ];
 
 /// Edges that must not exist, where the module has others still to move (issue 36).
@@ -120,5 +121,5 @@ fn the_edges_are_read_from_the_sources() {
     let edges = edges();
     assert!(edges["sim"].contains_key("mm"), "{:?}", edges["sim"]);
     assert!(edges["cache"].contains_key("trace"), "{:?}", edges["cache"]);
-    assert!(edges["mm"].contains_key("stats"), "{:?}", edges["mm"]);
+    assert!(edges["stats"].contains_key("mm"), "{:?}", edges["stats"]);
 }

@@ -16,8 +16,8 @@ use super::zone::{
     PAGEBLOCK_ORDER, WMARK_LOW, WMARK_MIN,
 };
 use super::Mm;
-use crate::stats::trace::Tp;
-use crate::stats::vmstat::Ev;
+use crate::mm::trace::Tp;
+use crate::mm::vm_event_item::Ev;
 
 /// `COMPACT_CLUSTER_MAX`: pages isolated for migration at a time.
 pub const COMPACT_CLUSTER_MAX: usize = 32;

@@ -9,8 +9,8 @@ use super::page::{pg, pte, Pfn};
 use super::page_alloc::{Gfp, GFP_HIGHUSER_MOVABLE};
 use super::readahead::MMAP_LOTSAMISS;
 use super::{Advice, Mm};
-use crate::stats::trace::Tp;
-use crate::stats::vmstat::Ev;
+use crate::mm::trace::Tp;
+use crate::mm::vm_event_item::Ev;
 
 /// `FOLIO_BATCH_SIZE`: the folios `filemap_get_read_batch` takes at a time.
 const FOLIO_BATCH_SIZE: u64 = 31;

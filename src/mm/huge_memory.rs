@@ -14,8 +14,8 @@ use super::memcontrol::PageState;
 use super::page::{pg, pte, Frame, Pfn};
 use super::page_alloc::Gfp;
 use super::Mm;
+use crate::mm::vm_event_item::Ev;
 use crate::scenario::{ThpDefrag, ThpEnabled};
-use crate::stats::vmstat::Ev;
 
 /// `HPAGE_PMD_ORDER` on x86-64.
 pub const HPAGE_PMD_ORDER: usize = 9;

@@ -13,8 +13,8 @@ use super::compaction::{
 };
 use super::zone::WMARK_MIN;
 use super::{Mm, Out};
-use crate::stats::trace::Tp;
-use crate::stats::vmstat::Ev;
+use crate::mm::trace::Tp;
+use crate::mm::vm_event_item::Ev;
 
 /// `HPAGE_FRAG_CHECK_INTERVAL_MSEC`: kcompactd's timeout for the proactive check.
 pub const HPAGE_FRAG_CHECK_INTERVAL_MSEC: u64 = 500;

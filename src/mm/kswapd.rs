@@ -9,8 +9,8 @@ use super::compaction::compaction_suitable;
 use super::vmscan::{NodeScan, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use super::zone::{zone_watermark_ok, AllocFlags, MAX_NR_ZONES, WMARK_HIGH, ZONE_NORMAL};
 use super::{Mm, Out};
-use crate::stats::trace::Tp;
-use crate::stats::vmstat::Ev;
+use crate::mm::trace::Tp;
+use crate::mm::vm_event_item::Ev;
 
 /// `MAX_RECLAIM_RETRIES`: balance_pgdat runs without progress before kswapd gives up.
 pub const MAX_KSWAPD_FAILURES: u32 = 16;

@@ -5,7 +5,7 @@ use super::list::LruList;
 use super::page::{lru, on, pg, Pfn};
 use super::zone::MAX_NR_ZONES;
 use super::Mm;
-use crate::stats::vmstat::Ev;
+use crate::mm::vm_event_item::Ev;
 
 /// `struct lruvec` (classic part): five lists, their sizes per zone, the anon/file
 /// reclaim costs and the workingset clock.

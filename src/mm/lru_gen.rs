@@ -25,8 +25,8 @@ use super::page::{lru, on, pg, pte, Pfn, Pte, NIL};
 use super::vmscan::{ScanControl, DEF_PRIORITY};
 use super::zone::{zone_watermark_ok, AllocFlags, MAX_NR_ZONES, WMARK_HIGH, WMARK_LOW};
 use super::{Mm, SpaceKind};
-use crate::stats::trace::Tp;
-use crate::stats::vmstat::Ev;
+use crate::mm::trace::Tp;
+use crate::mm::vm_event_item::Ev;
 
 pub const MIN_NR_GENS: u64 = 2;
 pub const MAX_NR_GENS: u64 = 4;

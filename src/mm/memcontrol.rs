@@ -8,8 +8,8 @@
 use super::page::{lru, pg, Pfn};
 use super::page_counter::Counters;
 use super::Mm;
+use crate::mm::vm_event_item::{Ev, VmStat};
 use crate::scenario::Scenario;
-use crate::stats::vmstat::{Ev, VmStat};
 
 /// memory.events' counters. `Memcg::events` holds what happened in the memcg itself
 /// (`memory_events_local`, memory.events.local); memory.events is their sum over the

@@ -6,8 +6,8 @@ use super::memcontrol::PageState;
 use super::page::{pg, pte, Pfn};
 use super::page_alloc::GFP_HIGHUSER_MOVABLE;
 use super::{Mm, SpaceKind};
+use crate::mm::vm_event_item::Ev;
 use crate::scenario::SwapKind;
-use crate::stats::vmstat::Ev;
 
 /// How a fault (or a page-cache read) ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

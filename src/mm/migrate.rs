@@ -31,7 +31,7 @@ impl Mm {
         let f = self.frames[src as usize];
         debug_assert_eq!(f.list, on::ISOLATED, "pfn {src} not isolated");
         if f.test(pg::WRITEBACK) {
-            self.count(crate::stats::vmstat::Ev::PgmigrateFail, 1);
+            self.count(crate::mm::vm_event_item::Ev::PgmigrateFail, 1);
             return Err(MigrateFail::Writeback);
         }
         let mapped = f.mapping != u32::MAX && (self.spaces.get(f.mapping as usize)).is_some();
@@ -78,7 +78,7 @@ impl Mm {
         };
         let zi = zone as usize;
         super::page_alloc::free_one_page(&mut self.zones[zi], &mut self.frames, src, 0);
-        self.count(crate::stats::vmstat::Ev::PgmigrateSuccess, 1);
+        self.count(crate::mm::vm_event_item::Ev::PgmigrateSuccess, 1);
         Ok(())
     }
 
@@ -91,7 +91,7 @@ impl Mm {
     /// mlocking it, and it is culled back to the unevictable list. `dst` ends as the
     /// copy left it (PG_mlocked, PG_unevictable), and NR_MLOCK moves to its zone.
     fn migrate_mlock(&mut self, src: Pfn, dst: Pfn) {
-        use crate::stats::vmstat::Ev;
+        use crate::mm::vm_event_item::Ev;
         let (src_zone, dst_zone) = (
             self.frames[src as usize].zone as usize,
             self.frames[dst as usize].zone as usize,
@@ -164,13 +164,17 @@ mod tests {
         assert!(mm.frames[src as usize].test(pg::BUDDY));
         assert_eq!(mm.nr_free_pages(), free);
         assert_eq!(mm.memcg.counters.c[memcg as usize].usage, usage);
-        assert_eq!(mm.vmstat.get(crate::stats::vmstat::Ev::PgmigrateSuccess), 1);
+        assert_eq!(
+            mm.vmstat
+                .get(crate::mm::vm_event_item::Ev::PgmigrateSuccess),
+            1
+        );
         mm.check_invariants().unwrap();
     }
 
     #[test]
     fn migrating_an_mlocked_page_munlocks_the_old_one_and_mlocks_the_new() {
-        use crate::stats::vmstat::Ev;
+        use crate::mm::vm_event_item::Ev;
         let mut mm = mm();
         let space = mm.add_space(SpaceKind::Anon, "locked".into(), 4, Some(0));
         mm.mmap_locked(space);

@@ -41,7 +41,7 @@
 
 use super::page::{pg, Pfn};
 use super::Mm;
-use crate::stats::vmstat::Ev;
+use crate::mm::vm_event_item::Ev;
 
 impl Mm {
     /// `mmap_region` of a VM_LOCKED mapping (MAP_LOCKED; mlock2 with MLOCK_ONFAULT

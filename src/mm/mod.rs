@@ -50,15 +50,17 @@ pub mod swap;
 #[cfg(test)]
 pub(crate) mod test_util;
 pub mod throttle;
+pub mod trace;
+pub mod vm_event_item;
 pub mod vmscan;
 pub mod vmstat;
 pub mod workingset;
 pub mod writeback;
 pub mod zone;
 
+use crate::mm::trace::{Tp, Tracer};
+use crate::mm::vm_event_item::{Ev, VmStat};
 use crate::scenario::{Scenario, SwapKind};
-use crate::stats::trace::{Tp, Tracer};
-use crate::stats::vmstat::{Ev, VmStat};
 use blk_mq::Device;
 use list::ListHead;
 use page::{Frame, Pfn, Pte};

@@ -9,8 +9,8 @@
 
 use super::page::{pg, pte};
 use super::{Mm, OomEvent, Out};
-use crate::stats::trace::Tp;
-use crate::stats::vmstat::Ev;
+use crate::mm::trace::Tp;
+use crate::mm::vm_event_item::Ev;
 
 /// `OOM_SCORE_ADJ_MIN`: a process the OOM killer never selects, and that
 /// memory.oom.group leaves alive.

@@ -12,8 +12,8 @@ use super::memcontrol::PageState;
 use super::page::{on, pg, Frame, Pfn};
 use super::zone::*;
 use super::{Current, Mm};
-use crate::stats::trace::Tp;
-use crate::stats::vmstat::Ev;
+use crate::mm::trace::Tp;
+use crate::mm::vm_event_item::Ev;
 
 /// `PAGE_ALLOC_COSTLY_ORDER`.
 pub const PAGE_ALLOC_COSTLY_ORDER: usize = 3;

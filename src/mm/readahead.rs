@@ -19,8 +19,8 @@ use super::memory::FaultResult;
 use super::page::{pg, pte, Pfn};
 use super::page_alloc::{Gfp, GFP_HIGHUSER_MOVABLE};
 use super::{Advice, Mm};
-use crate::stats::trace::Tp;
-use crate::stats::vmstat::Ev;
+use crate::mm::trace::Tp;
+use crate::mm::vm_event_item::Ev;
 
 /// `struct file_ra_state`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,8 +6,8 @@
 
 use super::Mm;
 use crate::mm::fs::{DEFAULT_SEEKS, SB_SHRINK_BATCH};
-use crate::stats::trace::Tp;
-use crate::stats::vmstat::Ev;
+use crate::mm::trace::Tp;
+use crate::mm::vm_event_item::Ev;
 
 /// What one `do_shrink_slab` call plans (hand-checkable; the tracepoint shows it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

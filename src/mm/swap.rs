@@ -12,9 +12,9 @@ use super::page::{on, pg, pte, Pfn, Pte};
 use super::page_alloc::GFP_MEMALLOC_NOWAIT;
 use super::vmscan::PageOut;
 use super::Mm;
+use crate::mm::trace::Tp;
+use crate::mm::vm_event_item::Ev;
 use crate::scenario::{Swap as SwapCfg, SwapKind};
-use crate::stats::trace::Tp;
-use crate::stats::vmstat::Ev;
 
 pub struct SwapDevice {
     pub kind: SwapKind,

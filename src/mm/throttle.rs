@@ -23,8 +23,8 @@
 //!   are dirty or under writeback (`skip_throttle_noprogress`).
 
 use super::{Current, Mm, Out};
+use crate::mm::trace::Tp;
 use crate::scenario::ReclaimThrottle;
-use crate::stats::trace::Tp;
 use std::collections::{BTreeMap, VecDeque};
 
 /// Why a reclaimer sleeps: the four `vmscan_throttle_state` reasons and the legacy

@@ -12,9 +12,9 @@ use super::page_alloc::Gfp;
 use super::throttle::Sleep;
 use super::zone::{int_sqrt, zone_watermark_ok, AllocFlags, WMARK_HIGH, WMARK_MIN};
 use super::{Current, Mm, SpaceKind};
+use crate::mm::trace::{reclaim_flags, Tp};
+use crate::mm::vm_event_item::Ev;
 use crate::scenario::ReclaimThrottle;
-use crate::stats::trace::{reclaim_flags, Tp};
-use crate::stats::vmstat::Ev;
 
 pub const DEF_PRIORITY: i32 = 12;
 pub const SWAP_CLUSTER_MAX: u64 = 32;

@@ -9,7 +9,7 @@
 
 use super::page::{lru, pg, Pfn};
 use super::Mm;
-use crate::stats::vmstat::Ev;
+use crate::mm::vm_event_item::Ev;
 
 /// Shadow layout in the 60-bit payload: [memcg id: 16][workingset: 1][eviction: 40].
 const EVICTION_BITS: u32 = 40;

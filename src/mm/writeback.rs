@@ -12,9 +12,9 @@
 use super::memcontrol::PageState;
 use super::page::{pg, Pfn};
 use super::{Current, Mm};
+use crate::mm::trace::Tp;
+use crate::mm::vm_event_item::Ev;
 use crate::scenario::units::PAGE_SIZE;
-use crate::stats::trace::Tp;
-use crate::stats::vmstat::Ev;
 use std::collections::VecDeque;
 
 /// `MAX_WRITEBACK_PAGES`: the flusher writes at most 4 MiB per chunk.

@@ -4,8 +4,8 @@
 
 use super::damos::Scheme;
 use super::{Attrs, KdamondConfig, KdamondNext, Ops, DAMON_MIN_REGION};
+use crate::mm::trace::Tp;
 use crate::mm::Mm;
-use crate::stats::trace::Tp;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 

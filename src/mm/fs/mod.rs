@@ -164,7 +164,10 @@ mod tests {
         assert_eq!(mm.super_cache_count(0), 3000);
         let freed = mm.shrink_slab(0, 0);
         assert_eq!(freed, 1736 + 387);
-        assert_eq!(mm.vmstat.get(crate::stats::vmstat::Ev::SlabsScanned), 5120);
+        assert_eq!(
+            mm.vmstat.get(crate::mm::vm_event_item::Ev::SlabsScanned),
+            5120
+        );
         assert_eq!(mm.vfs.lru[0].nr_deferred, 880);
         let (dentries, inodes) = (3000 - 1736, 3000 - 387);
         assert_eq!(
@@ -176,7 +179,10 @@ mod tests {
         // vfs_cache_pressure 0: nothing is counted, nothing scanned.
         mm.cfg.vfs_cache_pressure = 0;
         assert_eq!(mm.shrink_slab(0, 0), 0);
-        assert_eq!(mm.vmstat.get(crate::stats::vmstat::Ev::SlabsScanned), 5120);
+        assert_eq!(
+            mm.vmstat.get(crate::mm::vm_event_item::Ev::SlabsScanned),
+            5120
+        );
         // drop_slab frees everything left: rounds until one frees at most 1.
         mm.cfg.vfs_cache_pressure = 100;
         assert_eq!(mm.drop_slab(), (dentries + inodes) as u64);
