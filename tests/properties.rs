@@ -13,7 +13,7 @@ fn tiny_mm() -> Mm {
         &[],
     )
     .unwrap();
-    Mm::new(&sc)
+    Mm::new(reclaimsim::scenario::mm_config::mm_config(&sc))
 }
 
 proptest! {

@@ -15,7 +15,26 @@ use super::page::{pg, pte, Frame, Pfn};
 use super::page_alloc::Gfp;
 use super::Mm;
 use crate::mm::vm_event_item::Ev;
-use crate::scenario::{ThpDefrag, ThpEnabled};
+
+/// `/sys/kernel/mm/transparent_hugepage/enabled`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ThpEnabled {
+    Always,
+    Madvise,
+    #[default]
+    Never,
+}
+
+/// `/sys/kernel/mm/transparent_hugepage/defrag`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ThpDefrag {
+    Always,
+    Defer,
+    DeferMadvise,
+    #[default]
+    Madvise,
+    Never,
+}
 
 /// `HPAGE_PMD_ORDER` on x86-64.
 pub const HPAGE_PMD_ORDER: usize = 9;
@@ -63,7 +82,7 @@ impl Mm {
         }
         let madvised = s
             .owner
-            .and_then(|w| self.cfg.thp_madvised.get(w).copied())
+            .and_then(|w| self.cfg.workloads.get(w).map(|c| c.madvise_hugepage))
             .unwrap_or(false);
         match self.cfg.thp_enabled {
             ThpEnabled::Always => Some(madvised),

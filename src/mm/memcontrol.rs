@@ -9,7 +9,6 @@ use super::page::{lru, pg, Pfn};
 use super::page_counter::Counters;
 use super::Mm;
 use crate::mm::vm_event_item::{Ev, VmStat};
-use crate::scenario::Scenario;
 
 /// memory.events' counters. `Memcg::events` holds what happened in the memcg itself
 /// (`memory_events_local`, memory.events.local); memory.events is their sum over the
@@ -151,9 +150,35 @@ pub struct OfPeak {
     pub value: Option<u64>,
 }
 
+/// A cgroup below the root as it is created (`mkdir`, then its memory.* files
+/// written), in pages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemcgConfig {
+    /// Its path below the root (`a/b`); its parent comes before it.
+    pub path: String,
+    pub min_pages: u64,
+    pub low_pages: u64,
+    pub high_pages: u64,
+    pub max_pages: u64,
+    /// memory.swap.max.
+    pub swap_max_pages: u64,
+    /// memory.oom.group.
+    pub oom_group: bool,
+}
+
+/// A peak file opened before the run and kept open under `name`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeakFdConfig {
+    pub name: String,
+    /// The cgroup's path.
+    pub memcg: String,
+    pub file: PeakFile,
+}
+
 impl MemcgTree {
-    /// The root plus the scenario's `[[cgroup]]`s (validated: parents come first).
-    pub fn new(sc: &Scenario) -> MemcgTree {
+    /// The root plus the configured cgroups; panics if a parent comes after its child
+    /// (the configuration's builder checks that).
+    pub fn new(cfg: &super::Config) -> MemcgTree {
         let root = Memcg {
             path: "/".into(),
             parent: None,
@@ -170,50 +195,40 @@ impl MemcgTree {
             swap: Counters::new(),
             peak_fds: Vec::new(),
         };
-        for cg in &sc.cgroups {
+        for cg in &cfg.memcgs {
             let parent = cg
                 .path
                 .rsplit_once('/')
                 .map_or(0, |(p, _)| t.id_of(p).expect("validated parent"));
             let id = t.counters.add(parent);
             t.swap.add(parent);
-            t.swap.c[id].max = cg.memory.swap.max.pages();
+            t.swap.c[id].max = cg.swap_max_pages;
             t.cgs.push(Memcg {
                 path: cg.path.clone(),
                 parent: Some(parent),
                 children: Vec::new(),
                 stat: VmStat::default(),
                 events: MemcgEvents::default(),
-                oom_group: cg.memory.oom.group == 1,
+                oom_group: cg.oom_group,
                 kmem: MemcgKmem::default(),
                 state: [0; NR_PAGE_STATE],
             });
             t.cgs[parent].children.push(id);
-            let m = &cg.memory;
             let c = &mut t.counters.c[id];
-            c.high = m.high.pages();
-            c.max = m.max.pages();
-            t.counters.set_protection(
-                id,
-                m.min.map_or(0, |b| b.pages()),
-                m.low.map_or(0, |b| b.pages()),
-            );
+            c.high = cg.high_pages;
+            c.max = cg.max_pages;
+            t.counters.set_protection(id, cg.min_pages, cg.low_pages);
         }
         // Opened before the run: the name is the file, whenever it is first used.
-        for a in &sc.actions {
-            let (Some(name), Some(cg)) = (&a.fd, &a.cgroup) else {
+        for f in &cfg.peak_fds {
+            let Some(memcg) = t.id_of(&f.memcg) else {
                 continue;
             };
-            let file = a.write.as_deref().or(a.read.as_deref());
-            let (Some(file), Some(memcg)) = (file.and_then(PeakFile::from_name), t.id_of(cg))
-            else {
-                continue;
-            };
-            if t.fd_of(name).is_none() {
+            if t.fd_of(&f.name).is_none() {
                 t.peak_fds.push(OfPeak {
-                    name: name.clone(),
+                    name: f.name.clone(),
                     memcg,
-                    file,
+                    file: f.file,
                     value: None,
                 });
             }
@@ -1137,7 +1152,7 @@ mod tests {
             &[],
         )
         .unwrap();
-        MemcgTree::new(&sc)
+        MemcgTree::new(&crate::scenario::mm_config::mm_config(&sc))
     }
 
     #[test]
@@ -1212,7 +1227,7 @@ cgroup = "workload.slice/app"
             &[],
         )
         .unwrap();
-        let t = MemcgTree::new(&sc);
+        let t = MemcgTree::new(&crate::scenario::mm_config::mm_config(&sc));
         assert_eq!(t.id_of("workload.slice/app"), Some(3));
         assert_eq!(t.cgs[3].parent, Some(2));
         // Pre-order: root, system.slice, its child cron, workload.slice, app.

@@ -5,9 +5,9 @@ use super::memcontrol::KmemItem;
 use super::memcontrol::PageState;
 use super::page::{pg, pte, Pfn};
 use super::page_alloc::GFP_HIGHUSER_MOVABLE;
+use super::swap::SwapKind;
 use super::{Mm, SpaceKind};
 use crate::mm::vm_event_item::Ev;
-use crate::scenario::SwapKind;
 
 /// How a fault (or a page-cache read) ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +73,7 @@ impl Mm {
         let Some(owner) = s
             .owner
             .or(s.mapper)
-            .filter(|&w| self.cfg.page_tables.get(w).copied().unwrap_or(false))
+            .filter(|&w| self.cfg.workloads.get(w).is_some_and(|c| c.page_tables))
         else {
             return Ok(false);
         };

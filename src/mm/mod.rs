@@ -60,7 +60,6 @@ pub mod zone;
 
 use crate::mm::trace::{Tp, Tracer};
 use crate::mm::vm_event_item::{Ev, VmStat};
-use crate::scenario::{Scenario, SwapKind};
 use blk_mq::Device;
 use list::ListHead;
 use page::{Frame, Pfn, Pte};
@@ -69,12 +68,34 @@ use zone::{Zone, MAX_NR_ZONES, ZONE_DMA32, ZONE_NORMAL};
 /// `THREAD_SIZE_ORDER` on x86-64: 16 KiB kernel stacks.
 pub const THREAD_SIZE_ORDER: usize = 2;
 
-/// Settings read on the reclaim paths, resolved from the scenario (sysctls may change
-/// at run time through timed actions; [`Mm::apply_kernel_settings`] re-reads them).
+/// Everything the kernel model is built from: the machine (memory, zones, devices),
+/// the cgroup tree, the processes, and the kernel's knobs, in the kernel's names and
+/// units. [`Mm::new`] reads it all; [`Mm::apply_kernel_settings`] re-reads the knobs
+/// when a sysctl is written at run time (the machine, the tree and the processes are
+/// fixed at boot and ignored there).
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// RAM in pages, and how many of them (the lowest) are ZONE_DMA32; the rest is
+    /// ZONE_NORMAL.
+    pub memory_pages: u64,
+    pub dma32_pages: u64,
+    /// The swap area (`swapon`), if any.
+    pub swap: Option<swap::SwapConfig>,
+    /// The block device the file systems live on.
+    pub storage: blk_mq::DeviceConfig,
+    /// The cgroups below the root, each after its parent.
+    pub memcgs: Vec<memcontrol::MemcgConfig>,
+    /// The peak files opened before the run, by name.
+    pub peak_fds: Vec<memcontrol::PeakFdConfig>,
+    /// One per workload: its process.
+    pub workloads: Vec<WorkloadConfig>,
+    /// Seeds the kernel's own random choices (memcg LRU bins, DAMON's sampling).
+    pub seed: u64,
     pub swappiness: u64,
-    pub min_free_kbytes: u64,
+    /// `vm.min_free_kbytes`; None: `calculate_min_free_kbytes` from the lowmem pages.
+    pub min_free_kbytes: Option<u64>,
+    /// `vm.lowmem_reserve_ratio` for DMA32 and Normal.
+    pub lowmem_reserve_ratio: [u32; MAX_NR_ZONES],
     pub watermark_scale_factor: u64,
     /// `vm.watermark_boost_factor`.
     pub watermark_boost_factor: u64,
@@ -104,13 +125,9 @@ pub struct Config {
     /// `kernel.kswapd_compaction`: v4.5's kswapd compacts by itself (true) or v4.6+'s
     /// kcompactd does.
     pub kswapd_compacts: bool,
-    /// `transparent_hugepage.enabled` / `.defrag`, and which workloads madvised
-    /// MADV_HUGEPAGE.
-    pub thp_enabled: crate::scenario::ThpEnabled,
-    pub thp_defrag: crate::scenario::ThpDefrag,
-    pub thp_madvised: Vec<bool>,
-    /// Per workload: its page tables are accounted (`page_tables`).
-    pub page_tables: Vec<bool>,
+    /// `transparent_hugepage.enabled` / `.defrag`.
+    pub thp_enabled: huge_memory::ThpEnabled,
+    pub thp_defrag: huge_memory::ThpDefrag,
     /// The storage device's `read_ahead_kb` and `max_sectors_kb` in pages (the bdi's
     /// `ra_pages` and `io_pages`).
     pub ra_pages: u32,
@@ -125,6 +142,25 @@ pub struct Config {
     /// `vm.vfs_cache_pressure`.
     pub vfs_cache_pressure: u64,
     pub nr_cpus: u64,
+    /// How memory.min/low protect: the switch between the cliff, the seed's and
+    /// today's proportional protection.
+    pub memcg_protection: vmscan::ProtectionMode,
+    /// The cgroup2 mount option `memory_recursiveprot`.
+    pub memory_recursiveprot: bool,
+    /// `kernel.reclaim_throttle`.
+    pub reclaim_throttle: throttle::ReclaimThrottle,
+}
+
+/// A process the model runs (one per workload).
+#[derive(Debug, Clone, Default)]
+pub struct WorkloadConfig {
+    /// The cgroup it runs in (a path of [`Config::memcgs`]); None: the root.
+    pub memcg: Option<String>,
+    pub oom_score_adj: i32,
+    /// It madvised its memory MADV_HUGEPAGE.
+    pub madvise_hugepage: bool,
+    /// Its page tables are accounted.
+    pub page_tables: bool,
 }
 
 impl Config {
@@ -574,7 +610,7 @@ pub struct Mm {
     /// CPU time spent in direct reclaim, all tasks.
     pub direct_reclaim_ns: u64,
     /// `kernel.reclaim_throttle`.
-    pub throttle_mode: crate::scenario::ReclaimThrottle,
+    pub throttle_mode: throttle::ReclaimThrottle,
     /// Reclaim throttling's wait queues and records.
     pub reclaim_wait: throttle::ReclaimWait,
     /// Set when `current` went to sleep in a reclaim throttle (until this time): an
@@ -625,14 +661,9 @@ pub struct Mm {
 }
 
 impl Mm {
-    pub fn new(sc: &Scenario) -> Mm {
-        let total_pages = sc.machine.memory.pages();
-        let dma32_pages = sc
-            .machine
-            .dma32
-            .map(|b| b.pages())
-            .unwrap_or((3u64 << 30) / 4096)
-            .min(total_pages);
+    pub fn new(cfg: Config) -> Mm {
+        let total_pages = cfg.memory_pages;
+        let dma32_pages = cfg.dma32_pages.min(total_pages);
         let mut zones = vec![
             Zone::new(ZONE_DMA32, 0, dma32_pages as Pfn),
             Zone::new(ZONE_NORMAL, dma32_pages as Pfn, total_pages as Pfn),
@@ -640,15 +671,11 @@ impl Mm {
         // Zeroed, so the host commits the table only as blocks are initialised.
         let mut frames: Vec<Frame> = bytemuck::zeroed_vec(total_pages as usize);
         crate::hint::advise_huge_pages(&frames);
-        let lowmem_pages: u64 = zones.iter().map(|z| z.managed_pages).sum();
-        let cfg = crate::scenario::mm_config::mm_config(sc, lowmem_pages);
         for z in zones.iter_mut() {
             page_alloc::init_free_area(z, &mut frames);
         }
-        let swap = match sc.machine.swap.kind {
-            SwapKind::None => None,
-            _ => Some(swap::SwapDevice::new(&sc.machine.swap)),
-        };
+        let swap = cfg.swap.as_ref().map(swap::SwapDevice::new);
+        let nr_workloads = cfg.workloads.len();
         let mut mm = Mm {
             now: 0,
             cpu_ns: 0,
@@ -656,20 +683,15 @@ impl Mm {
             current: Current::Kswapd,
             current_workload: None,
             in_reclaim: false,
-            cfg,
             frames,
             zones,
             lruvecs: Vec::new(),
-            memcg: memcontrol::MemcgTree::new(sc),
-            workload_memcg: Vec::new(),
+            memcg: memcontrol::MemcgTree::new(&cfg),
             protection_mode: vmscan::ProtectionMode::Proportional,
             recursiveprot: false,
             spaces: Vec::new(),
             swap,
-            storage: Device::from_config(&crate::scenario::mm_config::device_config(
-                &sc.machine.storage,
-                sc.costs.copy_page.0.max(1),
-            )),
+            storage: Device::from_config(&cfg.storage),
             brd_pool: ListHead::default(),
             wb: writeback::Writeback::default(),
             kswapd: kswapd::Kswapd::default(),
@@ -686,13 +708,9 @@ impl Mm {
             vmstat: VmStat::default(),
             out: Vec::new(),
             oom_events: Vec::new(),
-            workload_dead: vec![false; sc.workloads.len()],
-            workload_forked: vec![false; sc.workloads.len()],
-            workload_oom_score_adj: sc
-                .workloads
-                .iter()
-                .map(|w| w.oom_score_adj.unwrap_or(0))
-                .collect(),
+            workload_dead: vec![false; nr_workloads],
+            workload_forked: vec![false; nr_workloads],
+            workload_oom_score_adj: cfg.workloads.iter().map(|w| w.oom_score_adj).collect(),
             direct_reclaim_ns: 0,
             throttle_mode: Default::default(),
             reclaim_wait: Default::default(),
@@ -710,21 +728,23 @@ impl Mm {
             any_trap: false,
             cfg_applied: false,
             memcg_lru: lru_gen::MemcgLru::default(),
-            lru_gen_rng: crate::rng::task_rng(sc.run.seed, "memcg_lru"),
+            lru_gen_rng: crate::rng::task_rng(cfg.seed, "memcg_lru"),
             damon: damon::Damon::default(),
-            damon_seed: sc.run.seed ^ 0xda30_0000,
+            damon_seed: cfg.seed ^ 0xda30_0000,
             memcg_flush_last_ns: 0,
-            mm_spaces: vec![Vec::new(); sc.workloads.len()],
-            mm_ran: vec![true; sc.workloads.len()],
+            mm_spaces: vec![Vec::new(); nr_workloads],
+            mm_ran: vec![true; nr_workloads],
+            workload_memcg: Vec::new(),
+            cfg: cfg.clone(),
         };
         mm.lruvecs = (0..mm.memcg.cgs.len())
             .map(|_| lru::Lruvec::default())
             .collect();
-        mm.workload_memcg = sc
+        mm.workload_memcg = cfg
             .workloads
             .iter()
             .map(|w| {
-                w.cgroup
+                w.memcg
                     .as_deref()
                     .and_then(|p| mm.memcg.id_of(p))
                     .unwrap_or(0)
@@ -734,20 +754,19 @@ impl Mm {
         for memcg in mm.memcg.subtree(0) {
             mm.lru_gen_online_memcg(memcg);
         }
-        mm.apply_kernel_settings(sc);
+        mm.apply_kernel_settings(cfg);
         mm.kmem_caches_init();
         mm
     }
 
     /// Re-reads the sysctls (at start, and after a timed action wrote one), recomputing
     /// what the kernel recomputes on a write: watermarks and lowmem reserves.
-    pub fn apply_kernel_settings(&mut self, sc: &Scenario) {
-        let vm = &sc.kernel.vm;
+    pub fn apply_kernel_settings(&mut self, cfg: Config) {
         let old_dirty = (self.cfg.dirty_ratio, self.cfg.dirty_bytes);
         let was_lru_gen = self.cfg.lru_gen.enabled;
         let old_proactiveness = self.cfg.compaction_proactiveness;
         let was_rstat = self.cfg.memcg_stats_rstat;
-        self.cfg = crate::scenario::mm_config::mm_config(sc, self.managed_pages());
+        self.cfg = cfg;
         // Switched to flushed statistics mid-run: they start from a flush.
         if self.cfg_applied && !was_rstat && self.cfg.memcg_stats_rstat {
             self.do_flush_stats(0);
@@ -764,27 +783,24 @@ impl Mm {
             self.lru_gen_change_state(self.cfg.lru_gen.enabled);
         }
         self.cfg_applied = true;
-        self.protection_mode = match sc.kernel.memcg_protection {
-            crate::scenario::MemcgProtection::Cliff => vmscan::ProtectionMode::Cliff,
-            crate::scenario::MemcgProtection::Seed => vmscan::ProtectionMode::Seed,
-            crate::scenario::MemcgProtection::Proportional => vmscan::ProtectionMode::Proportional,
-        };
-        self.recursiveprot = sc.kernel.memory_recursiveprot;
-        self.throttle_mode = sc.kernel.reclaim_throttle;
+        self.protection_mode = self.cfg.memcg_protection;
+        self.recursiveprot = self.cfg.memory_recursiveprot;
+        self.throttle_mode = self.cfg.reclaim_throttle;
+        let lowmem_pages = self.managed_pages();
+        let min_free_kbytes = self
+            .cfg
+            .min_free_kbytes
+            .unwrap_or_else(|| zone::calculate_min_free_kbytes(lowmem_pages));
         zone::setup_per_zone_wmarks(
             &mut self.zones,
-            self.cfg.min_free_kbytes,
+            min_free_kbytes,
             self.cfg.watermark_scale_factor,
         );
-        // The kernel's array starts at ZONE_DMA, which the simulator does not have.
-        let ratio_at =
-            |i: usize, dflt: u32| vm.lowmem_reserve_ratio.get(i).copied().unwrap_or(dflt);
-        let ratio: [u32; MAX_NR_ZONES] = [ratio_at(1, 256), ratio_at(2, 32)];
-        zone::setup_per_zone_lowmem_reserve(&mut self.zones, &ratio);
+        zone::setup_per_zone_lowmem_reserve(&mut self.zones, &self.cfg.lowmem_reserve_ratio);
         // At boot, and when the dirty threshold's sysctl is written with a new value.
         let first = self.wb.throttle.ratelimit_pages == 0;
         if first || old_dirty != (self.cfg.dirty_ratio, self.cfg.dirty_bytes) {
-            self.writeback_set_ratelimit(sc.machine.nr_cpus as u64);
+            self.writeback_set_ratelimit(self.cfg.nr_cpus);
         }
     }
 

@@ -895,7 +895,7 @@ impl Mm {
                 // ≤ v5.15: no progress and mostly dirty or under writeback: wait for
                 // some I/O before retrying (removed with the reclaim_throttle series).
                 if !progress
-                    && self.throttle_mode == crate::scenario::ReclaimThrottle::CongestionWait
+                    && self.throttle_mode == super::throttle::ReclaimThrottle::CongestionWait
                     && 2 * self.wb.nr_write_pending[zi] > reclaimable
                 {
                     self.congestion_wait();

@@ -6,6 +6,7 @@
 //! pages compressed in a pool of real frames taken from the buddy allocator, so what
 //! swapping to zram frees is a page minus its compressed size.
 
+use super::blk_mq::BlockDeviceConfig;
 use super::blk_mq::Device;
 use super::memcontrol::PageState;
 use super::page::{on, pg, pte, Pfn, Pte};
@@ -14,7 +15,31 @@ use super::vmscan::PageOut;
 use super::Mm;
 use crate::mm::trace::Tp;
 use crate::mm::vm_event_item::Ev;
-use crate::scenario::{Swap as SwapCfg, SwapKind};
+
+/// What backs the swap area.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SwapKind {
+    /// A zram device: pages are compressed into RAM (drivers/block/zram).
+    Zram,
+    /// A block device with its own latencies and queue.
+    Disk,
+    /// A brd ramdisk (`/dev/ram0`): pages written to it take RAM (no discard on swap
+    /// free), reads and writes are a memory copy in the submitter's context.
+    Ramdisk,
+}
+
+/// A swap area (`swapon`): its device and size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwapConfig {
+    pub kind: SwapKind,
+    pub size_pages: u64,
+    /// zram: original size over compressed size.
+    pub compression_ratio: f64,
+    /// zram's `mem_limit` in bytes (0: none).
+    pub mem_limit_bytes: u64,
+    /// A disk's latencies, bandwidths and queue.
+    pub device: BlockDeviceConfig,
+}
 
 pub struct SwapDevice {
     pub kind: SwapKind,
@@ -47,8 +72,8 @@ pub struct SwapDevice {
 const ALLOCATED: Pte = pte::SWAP;
 
 impl SwapDevice {
-    pub fn new(cfg: &SwapCfg) -> SwapDevice {
-        let nr_slots = cfg.size.pages() as u32;
+    pub fn new(cfg: &SwapConfig) -> SwapDevice {
+        let nr_slots = cfg.size_pages as u32;
         SwapDevice {
             kind: cfg.kind,
             nr_slots,
@@ -62,15 +87,11 @@ impl SwapDevice {
                 ((4096.0 / cfg.compression_ratio).ceil() as u64).clamp(1, 4096)
             },
             stored_bytes: 0,
-            mem_limit_bytes: cfg.mem_limit.0,
+            mem_limit_bytes: cfg.mem_limit_bytes,
             stored_pages: 0,
             stored_map: Vec::new(),
             slot_memcg: vec![0; nr_slots as usize],
-            device: (cfg.kind == SwapKind::Disk).then(|| {
-                Device::new(&crate::scenario::mm_config::block_device_config(
-                    &cfg.device,
-                ))
-            }),
+            device: (cfg.kind == SwapKind::Disk).then(|| Device::new(&cfg.device)),
         }
     }
 

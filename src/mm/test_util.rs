@@ -9,7 +9,7 @@ use super::{Current, Mm, SpaceKind};
 /// The `Mm` of scenario `text`, with one task created and running (task 0).
 pub fn task_mm(text: &str) -> Mm {
     let sc = crate::scenario::parse_str(text, "t.toml", &[]).unwrap();
-    let mut mm = Mm::new(&sc);
+    let mut mm = Mm::new(crate::scenario::mm_config::mm_config(&sc));
     mm.set_nr_tasks(1);
     mm.current = Current::Task(0);
     mm

@@ -24,8 +24,20 @@
 
 use super::{Current, Mm, Out};
 use crate::mm::trace::Tp;
-use crate::scenario::ReclaimThrottle;
 use std::collections::{BTreeMap, VecDeque};
+
+/// `kernel.reclaim_throttle`: which kernel's sleeps reclaim takes (see the module
+/// doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReclaimThrottle {
+    /// ≤ v5.15: `congestion_wait` / `wait_iff_congested`.
+    CongestionWait,
+    /// v5.16-rc1's `reclaim_throttle`.
+    #[default]
+    Throttle,
+    /// Today's `reclaim_throttle`.
+    ThrottleCurrent,
+}
 
 /// Why a reclaimer sleeps: the four `vmscan_throttle_state` reasons and the legacy
 /// sleeps.
@@ -469,7 +481,7 @@ mod tests {
             &[],
         )
         .unwrap();
-        let mut mm = Mm::new(&sc);
+        let mut mm = Mm::new(crate::scenario::mm_config::mm_config(&sc));
         mm.set_nr_tasks(3);
         mm
     }

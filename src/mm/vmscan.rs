@@ -9,12 +9,12 @@
 use super::memcontrol::PageState;
 use super::page::{lru, on, pg, pte, Pfn};
 use super::page_alloc::Gfp;
+use super::throttle::ReclaimThrottle;
 use super::throttle::Sleep;
 use super::zone::{int_sqrt, zone_watermark_ok, AllocFlags, WMARK_HIGH, WMARK_MIN};
 use super::{Current, Mm, SpaceKind};
 use crate::mm::trace::{reclaim_flags, Tp};
 use crate::mm::vm_event_item::Ev;
-use crate::scenario::ReclaimThrottle;
 
 pub const DEF_PRIORITY: i32 = 12;
 pub const SWAP_CLUSTER_MAX: u64 = 32;

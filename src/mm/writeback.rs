@@ -14,7 +14,7 @@ use super::page::{pg, Pfn};
 use super::{Current, Mm};
 use crate::mm::trace::Tp;
 use crate::mm::vm_event_item::Ev;
-use crate::scenario::units::PAGE_SIZE;
+use crate::units::PAGE_SIZE;
 use std::collections::VecDeque;
 
 /// `MAX_WRITEBACK_PAGES`: the flusher writes at most 4 MiB per chunk.

@@ -9,18 +9,63 @@
 use super::{KswapdCompaction, LruKind, MemcgReclaim, MemcgStatsFlush, Scenario};
 use crate::cache::{self, Policy};
 use crate::mm::blk_mq::{BlockDeviceConfig, DeviceConfig};
+use crate::mm::huge_memory::{ThpDefrag, ThpEnabled};
 use crate::mm::lru_policy::{PagePolicy, PolicyFactory};
-use crate::mm::{lru_gen, zone, Advice, Config, Costs};
+use crate::mm::memcontrol::{MemcgConfig, PeakFdConfig, PeakFile};
+use crate::mm::swap::{SwapConfig, SwapKind};
+use crate::mm::throttle::ReclaimThrottle;
+use crate::mm::vmscan::ProtectionMode;
+use crate::mm::zone::MAX_NR_ZONES;
+use crate::mm::{lru_gen, Advice, Config, Costs, WorkloadConfig};
 
-/// The kernel model's settings from a validated scenario; the default
-/// `min_free_kbytes` comes from `lowmem_pages`.
-pub fn mm_config(sc: &Scenario, lowmem_pages: u64) -> Config {
+/// The kernel model's settings from a validated scenario.
+pub fn mm_config(sc: &Scenario) -> Config {
     let vm = &sc.kernel.vm;
+    let memory_pages = sc.machine.memory.pages();
+    // The kernel's array starts at ZONE_DMA, which the simulator does not have.
+    let ratio_at = |i: usize, dflt: u32| vm.lowmem_reserve_ratio.get(i).copied().unwrap_or(dflt);
+    let lowmem_reserve_ratio: [u32; MAX_NR_ZONES] = [ratio_at(1, 256), ratio_at(2, 32)];
     Config {
+        memory_pages,
+        dma32_pages: sc
+            .machine
+            .dma32
+            .map(|b| b.pages())
+            .unwrap_or((3u64 << 30) / 4096)
+            .min(memory_pages),
+        swap: swap_config(&sc.machine.swap),
+        storage: device_config(&sc.machine.storage, sc.costs.copy_page.0.max(1)),
+        memcgs: sc
+            .cgroups
+            .iter()
+            .map(|cg| {
+                let m = &cg.memory;
+                MemcgConfig {
+                    path: cg.path.clone(),
+                    min_pages: m.min.map_or(0, |b| b.pages()),
+                    low_pages: m.low.map_or(0, |b| b.pages()),
+                    high_pages: m.high.pages(),
+                    max_pages: m.max.pages(),
+                    swap_max_pages: m.swap.max.pages(),
+                    oom_group: m.oom.group == 1,
+                }
+            })
+            .collect(),
+        peak_fds: peak_fds(sc),
+        workloads: sc
+            .workloads
+            .iter()
+            .map(|w| WorkloadConfig {
+                memcg: w.cgroup.clone(),
+                oom_score_adj: w.oom_score_adj.unwrap_or(0),
+                madvise_hugepage: w.madvise_hugepage.unwrap_or(false),
+                page_tables: w.page_tables.unwrap_or(true),
+            })
+            .collect(),
+        seed: sc.run.seed,
         swappiness: vm.swappiness as u64,
-        min_free_kbytes: vm
-            .min_free_kbytes
-            .unwrap_or_else(|| zone::calculate_min_free_kbytes(lowmem_pages)),
+        min_free_kbytes: vm.min_free_kbytes,
+        lowmem_reserve_ratio,
         watermark_scale_factor: vm.watermark_scale_factor as u64,
         watermark_boost_factor: vm.watermark_boost_factor as u64,
         dirty_background_ratio: vm.dirty_background_ratio as u64,
@@ -52,18 +97,18 @@ pub fn mm_config(sc: &Scenario, lowmem_pages: u64) -> Config {
         compaction_proactiveness: vm.compaction_proactiveness as u64,
         compact_unevictable_allowed: vm.compact_unevictable_allowed != 0,
         kswapd_compacts: sc.kernel.kswapd_compaction == KswapdCompaction::Kswapd,
-        thp_enabled: sc.kernel.transparent_hugepage.enabled,
-        thp_defrag: sc.kernel.transparent_hugepage.defrag,
-        thp_madvised: sc
-            .workloads
-            .iter()
-            .map(|w| w.madvise_hugepage.unwrap_or(false))
-            .collect(),
-        page_tables: sc
-            .workloads
-            .iter()
-            .map(|w| w.page_tables.unwrap_or(true))
-            .collect(),
+        thp_enabled: match sc.kernel.transparent_hugepage.enabled {
+            super::ThpEnabled::Always => ThpEnabled::Always,
+            super::ThpEnabled::Madvise => ThpEnabled::Madvise,
+            super::ThpEnabled::Never => ThpEnabled::Never,
+        },
+        thp_defrag: match sc.kernel.transparent_hugepage.defrag {
+            super::ThpDefrag::Always => ThpDefrag::Always,
+            super::ThpDefrag::Defer => ThpDefrag::Defer,
+            super::ThpDefrag::DeferMadvise => ThpDefrag::DeferMadvise,
+            super::ThpDefrag::Madvise => ThpDefrag::Madvise,
+            super::ThpDefrag::Never => ThpDefrag::Never,
+        },
         ra_pages: (sc.machine.storage.read_ahead_kb / 4) as u32,
         io_pages: (sc.machine.storage.max_sectors_kb / 4).max(1) as u32,
         memcg_stats_rstat: sc.kernel.memcg_stats_flush == MemcgStatsFlush::Rstat,
@@ -92,7 +137,56 @@ pub fn mm_config(sc: &Scenario, lowmem_pages: u64) -> Config {
             compress_ns: sc.machine.swap.compress_time.0,
             decompress_ns: sc.machine.swap.decompress_time.0,
         },
+        memcg_protection: match sc.kernel.memcg_protection {
+            super::MemcgProtection::Cliff => ProtectionMode::Cliff,
+            super::MemcgProtection::Seed => ProtectionMode::Seed,
+            super::MemcgProtection::Proportional => ProtectionMode::Proportional,
+        },
+        memory_recursiveprot: sc.kernel.memory_recursiveprot,
+        reclaim_throttle: match sc.kernel.reclaim_throttle {
+            super::ReclaimThrottle::CongestionWait => ReclaimThrottle::CongestionWait,
+            super::ReclaimThrottle::Throttle => ReclaimThrottle::Throttle,
+            super::ReclaimThrottle::ThrottleCurrent => ReclaimThrottle::ThrottleCurrent,
+        },
     }
+}
+
+/// `[machine.swap]` as a swap area (None: no swap).
+fn swap_config(s: &super::Swap) -> Option<SwapConfig> {
+    let kind = match s.kind {
+        super::SwapKind::None => return None,
+        super::SwapKind::Zram => SwapKind::Zram,
+        super::SwapKind::Disk => SwapKind::Disk,
+        super::SwapKind::Ramdisk => SwapKind::Ramdisk,
+    };
+    Some(SwapConfig {
+        kind,
+        size_pages: s.size.pages(),
+        compression_ratio: s.compression_ratio,
+        mem_limit_bytes: s.mem_limit.0,
+        device: block_device_config(&s.device),
+    })
+}
+
+/// The peak files the timed actions name with an `fd`: opened before the run, the
+/// first action's file under each name.
+fn peak_fds(sc: &Scenario) -> Vec<PeakFdConfig> {
+    let mut out: Vec<PeakFdConfig> = Vec::new();
+    for a in &sc.actions {
+        let (Some(name), Some(cg)) = (&a.fd, &a.cgroup) else {
+            continue;
+        };
+        let file = a.write.as_deref().or(a.read.as_deref());
+        let Some(file) = file.and_then(PeakFile::from_name) else {
+            continue;
+        };
+        out.push(PeakFdConfig {
+            name: name.clone(),
+            memcg: cg.clone(),
+            file,
+        });
+    }
+    out
 }
 
 /// DAMON's settings (its own module: the model's DAMON types share names with the

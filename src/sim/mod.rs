@@ -161,7 +161,7 @@ pub struct Simulation {
 
 impl Simulation {
     pub fn new(scenario: Scenario) -> Simulation {
-        let mut mm = Mm::new(&scenario);
+        let mut mm = Mm::new(crate::scenario::mm_config::mm_config(&scenario));
         let mut tasks = Vec::new();
         let mut workloads = Vec::new();
         let mut threads = Vec::new();
@@ -622,7 +622,8 @@ impl Simulation {
             }
             (Some(set), _, _) => {
                 scenario::set_key(&mut self.scenario, set, &value).map_err(err)?;
-                self.mm.apply_kernel_settings(&self.scenario);
+                self.mm
+                    .apply_kernel_settings(crate::scenario::mm_config::mm_config(&self.scenario));
                 (set.clone(), None)
             }
             (None, Some(cg), None) if a.read.is_some() => {
