@@ -1297,8 +1297,11 @@ mod tests {
 
     #[test]
     fn compaction_moves_multi_gen_lru_pages() {
-        let (mut mm, zi, space, pfns) =
-            crate::mm::test_util::checkerboard_with("[kernel]\nlru = \"mglru\"\n");
+        let (mut mm, zi, space, pfns) = {
+            let mut cfg = crate::mm::test_util::config(256);
+            crate::mm::test_util::mglru(&mut cfg);
+            crate::mm::test_util::checkerboard_with(cfg)
+        };
         assert!(mm.lru_gen_enabled());
         for &p in &pfns {
             if p % 8 == 1 {

@@ -654,7 +654,7 @@ impl Mm {
 mod tests {
     use super::*;
     use crate::mm::page_alloc::{Gfp, GFP_MEMALLOC_NOWAIT};
-    use crate::mm::test_util::{add_pages, task_mm};
+    use crate::mm::test_util::{add_pages, add_zram, config, task_mm};
     use crate::mm::zone::{MIGRATE_UNMOVABLE, ZONE_DMA32};
     use crate::mm::SpaceKind;
 
@@ -662,10 +662,9 @@ mod tests {
     /// file pages and 20,000 anon pages on the LRUs, and the rest of memory taken and
     /// every other page of it given back, so all free memory is in order-0 blocks.
     fn fragmented() -> Mm {
-        let mut mm = task_mm(
-            "[machine]\nmemory = \"1G\"\n[machine.swap]\ntype = \"zram\"\nsize = \"1G\"\n\
-             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n",
-        );
+        let mut cfg = config(1024);
+        add_zram(&mut cfg, 1024);
+        let mut mm = task_mm(cfg);
         add_pages(&mut mm, SpaceKind::File, 200_000, 0);
         add_pages(&mut mm, SpaceKind::Anon, 20_000, 0);
         let mut taken = Vec::new();

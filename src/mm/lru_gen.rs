@@ -1951,19 +1951,24 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::test_util::{add_pages, add_pages_of, task_mm};
-    use crate::mm::Current;
+    use crate::mm::test_util::{
+        add_memcgs, add_pages, add_pages_of, add_process, add_zram, mglru, task_mm,
+    };
+    use crate::mm::{Config, Current};
 
     /// A 64 MiB machine with 64 MiB of zram, MGLRU on, three cgroups, and one
     /// workload in cgroup "a".
-    fn mm(extra: &str) -> Mm {
-        let text = format!(
-            "[machine]\nmemory = \"64M\"\n[machine.swap]\ntype = \"zram\"\nsize = \"64M\"\n\
-             [kernel]\nlru = \"mglru\"\n{extra}\n\
-             [[cgroup]]\npath = \"a\"\n[[cgroup]]\npath = \"b\"\n[[cgroup]]\npath = \"c\"\n\
-             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\ncgroup = \"a\"\n"
-        );
-        task_mm(&text)
+    fn cfg() -> Config {
+        let mut cfg = Config::new(64 << 8);
+        add_zram(&mut cfg, 64);
+        mglru(&mut cfg);
+        add_memcgs(&mut cfg, &["a", "b", "c"]);
+        add_process(&mut cfg, Some("a"));
+        cfg
+    }
+
+    fn mm() -> Mm {
+        task_mm(cfg())
     }
 
     fn gen_of(mm: &Mm, pfn: Pfn) -> usize {
@@ -1974,7 +1979,7 @@ mod tests {
     fn generation_arithmetic_and_placement() {
         // A new lruvec: max_seq = MIN_NR_GENS + 1 = 3, min_seq 0: four generations, the
         // youngest two (seq 3 → gen 3, seq 2 → gen 2) "active".
-        let mut mm = mm("");
+        let mut mm = mm();
         let g = &mm.lruvecs[0].lrugen;
         assert_eq!((g.max_seq, g.min_seq), (3, [0, 0]));
         assert_eq!((g.nr_gens(ANON), g.nr_gens(FILE)), (4, 4));
@@ -2031,7 +2036,7 @@ mod tests {
         // min_seq advances over empty generations while min_seq + MIN_NR_GENS <=
         // max_seq, so to 2 (leaving two generations). s = max_seq − MIN_NR_GENS = 1:
         // neither is above s while the other is below it: no clamp.
-        let mut mm = mm("");
+        let mut mm = mm();
         let (_, file) = add_pages(&mut mm, SpaceKind::File, 4, 0);
         add_pages(&mut mm, SpaceKind::Anon, 4, 0);
         for &p in &file {
@@ -2044,7 +2049,7 @@ mod tests {
         // Anon stuck at seq 0 (a swap-cache page put back by reclaim goes to the
         // oldest), file empty: file would reach 2 > s = 1 while anon is 0 < 1, so file
         // is clamped to 1.
-        let mut mm = self::mm("");
+        let mut mm = self::mm();
         let (_, anon) = add_pages(&mut mm, SpaceKind::Anon, 1, pg::SWAPCACHE);
         mm.lru_gen_del_folio(anon[0], true);
         mm.lru_gen_add_folio(anon[0], true);
@@ -2052,7 +2057,7 @@ mod tests {
         assert!(mm.try_to_inc_min_seq(0, 60));
         assert_eq!(mm.lruvecs[0].lrugen.min_seq, [0, 1]);
         // At swappiness 0 only file is evictable: no clamp, file goes to 2.
-        let mut mm2 = self::mm("");
+        let mut mm2 = self::mm();
         add_pages(&mut mm2, SpaceKind::Anon, 4, 0);
         assert!(mm2.try_to_inc_min_seq(0, 0));
         assert_eq!(mm2.lruvecs[0].lrugen.min_seq, [0, 2]);
@@ -2060,7 +2065,7 @@ mod tests {
 
     #[test]
     fn should_run_aging_at_each_generation_count() {
-        let mut mm = mm("");
+        let mut mm = mm();
         add_pages(&mut mm, SpaceKind::File, 10, 0); // seq 1
         add_pages(&mut mm, SpaceKind::File, 30, pg::ACTIVE); // seq 3
                                                              // Four generations (min 0, max 3): no need to age; 40 evictable pages.
@@ -2084,7 +2089,7 @@ mod tests {
     fn should_run_aging_v61_looks_at_the_spread() {
         // Three generations, seq 1 (old) 10, seq 2 (middle) 50, seq 3 (young) 10:
         // young·2 = 20 ≤ 70 and old·4 = 40 < 70 → age (too few cold pages).
-        let mut mm = mm("");
+        let mut mm = mm();
         add_pages(&mut mm, SpaceKind::File, 10, 0); // seq 1
         let (_, mid) = add_pages(&mut mm, SpaceKind::File, 50, 0);
         for &p in &mid {
@@ -2183,7 +2188,7 @@ mod tests {
         assert_eq!(tiers, [0, 0, 1, 2, 2]);
         assert_eq!(lru_tier_from_refs(0, true), 3);
         // read() accesses: PG_referenced, then the counter 0 → 3, then PG_workingset.
-        let mut mm = mm("");
+        let mut mm = mm();
         let (_, p) = add_pages(&mut mm, SpaceKind::File, 1, 0);
         let f = |mm: &Mm| mm.frames[p[0] as usize];
         let mut seen = Vec::new();
@@ -2212,7 +2217,7 @@ mod tests {
 
     #[test]
     fn should_abort_scan_branches() {
-        let mut mm = mm("");
+        let mut mm = mm();
         let mut sc = ScanControl::new(32, 1, 0);
         // Base: memcg reclaim never aborts.
         sc.target = 1;
@@ -2294,7 +2299,7 @@ mod tests {
 
     #[test]
     fn memcg_lru_rotations() {
-        let mut mm = mm("");
+        let mut mm = mm();
         // All four memcgs online in the old generation (seq 0 → gen 0).
         assert_eq!(mm.memcg_lru.nr_memcgs, [4, 0, 0]);
         let where_is = |mm: &Mm, m: usize| {
@@ -2339,8 +2344,8 @@ mod tests {
     /// Workload 0's anon mapping of three page-table pages (3 × 512 pages) in memcg a:
     /// table 0 all accessed, table 1 with young PTEs under a PMD entry a previous walk
     /// cleared, table 2 with one access.
-    fn three_tables(extra: &str) -> (Mm, u32, usize) {
-        let mut mm = mm(extra);
+    fn three_tables(cfg: Config) -> (Mm, u32, usize) {
+        let mut mm = task_mm(cfg);
         let (si, _) = add_pages_of(&mut mm, SpaceKind::Anon, 3 * 512, 0, Some(0));
         let s = &mut mm.spaces[si as usize];
         for i in 0..512 {
@@ -2361,7 +2366,7 @@ mod tests {
         // 0x7: table 1's PMD entry is old: not descended into (its young PTEs stay
         // young), and the other two entries are cleared. Table 0: 512 of 512 young,
         // dense (512 × 8 ≥ 512) → added; table 2: 1 young, 8 < 512 → not added.
-        let (mut mm, si, a) = three_tables("");
+        let (mut mm, si, a) = three_tables(cfg());
         let max_seq = mm.lruvecs[a].lrugen.max_seq;
         assert!(mm.try_to_inc_max_seq(a, max_seq, 60, true));
         assert_eq!(mm.lruvecs[a].lrugen.mm_stats, [1024, 513, 2, 1]);
@@ -2381,7 +2386,13 @@ mod tests {
         mm.check_invariants().unwrap();
 
         // 0x3: the PMD bits are not used: every table is walked.
-        let (mut mm, _, a) = three_tables("lru_gen.enabled = 3");
+        let (mut mm, _, a) = three_tables(Config {
+            lru_gen: LruGenConfig {
+                nonleaf_young: false,
+                ..cfg().lru_gen
+            },
+            ..cfg()
+        });
         let max_seq = mm.lruvecs[a].lrugen.max_seq;
         assert!(mm.try_to_inc_max_seq(a, max_seq, 60, true));
         assert_eq!(mm.lruvecs[a].lrugen.mm_stats, [1536, 1025, 3, 2]);
@@ -2392,7 +2403,7 @@ mod tests {
         // walk_update_folio: an anon folio without a swap slot is left alone (it has
         // nothing clean to lose); one in the swap cache becomes dirty, so reclaim
         // writes it again instead of dropping it.
-        let mut mm = mm("");
+        let mut mm = mm();
         let (si, p) = add_pages_of(&mut mm, SpaceKind::Anon, 64, 0, Some(0));
         mm.frames[p[1] as usize].set(pg::SWAPCACHE);
         for i in 0..64 {
@@ -2412,7 +2423,7 @@ mod tests {
         // token = 0 << 2 | 2; evicted[FILE][tier 2] += 1. Refault while min_seq is
         // still 0: recent, refs = 2 + 1 = 3 → tier 2 refaulted, an activation; refs ≥
         // 3 → restored as working set.
-        let mut mm = mm("");
+        let mut mm = mm();
         let (_, p) = add_pages(&mut mm, SpaceKind::File, 2, 0);
         for _ in 0..3 {
             mm.folio_mark_accessed(p[0]);

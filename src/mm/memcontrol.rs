@@ -166,6 +166,22 @@ pub struct MemcgConfig {
     pub oom_group: bool,
 }
 
+impl MemcgConfig {
+    /// Cgroup `path` as `mkdir` makes it: no protection, no limits.
+    pub fn new(path: &str) -> MemcgConfig {
+        use super::page_counter::PAGE_COUNTER_MAX;
+        MemcgConfig {
+            path: path.to_string(),
+            min_pages: 0,
+            low_pages: 0,
+            high_pages: PAGE_COUNTER_MAX,
+            max_pages: PAGE_COUNTER_MAX,
+            swap_max_pages: PAGE_COUNTER_MAX,
+            oom_group: false,
+        }
+    }
+}
+
 /// A peak file opened before the run and kept open under `name`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PeakFdConfig {
@@ -1028,17 +1044,23 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::test_util::{add_pages_of, task_mm};
+    use crate::mm::test_util::{add_memcgs, add_pages_of, add_process, task_mm};
+    use crate::mm::Config;
     use crate::mm::SpaceKind;
 
     /// A 2-CPU machine with memcg `app` (a child of the root) and `flush` as
     /// `kernel.memcg_stats_flush`; the memcg's id.
     fn stats_mm(flush: &str) -> (Mm, usize) {
-        let mm = task_mm(&format!(
-            "[machine]\nmemory = \"64M\"\nnr_cpus = 2\n[kernel]\nmemcg_stats_flush = \"{flush}\"\n\
-             [[cgroup]]\npath = \"app\"\n\
-             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\ncgroup = \"app\"\n"
-        ));
+        let mut cfg = Config::new(64 << 8);
+        cfg.nr_cpus = 2;
+        cfg.memcg_stats_rstat = match flush {
+            "rstat" => true,
+            "exact" => false,
+            _ => unreachable!("{flush}"),
+        };
+        add_memcgs(&mut cfg, &["app"]);
+        add_process(&mut cfg, Some("app"));
+        let mm = task_mm(cfg);
         let app = mm.workload_memcg[0];
         (mm, app)
     }
@@ -1143,16 +1165,16 @@ mod tests {
     /// A tree with cgroup `app` (id 1) and open peak files `A` and `B` on its
     /// memory.peak.
     fn peak_tree() -> MemcgTree {
-        let sc = crate::scenario::parse_str(
-            "[machine]\nmemory = \"1G\"\n[[cgroup]]\npath = \"app\"\n\
-             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n\
-             [[action]]\nat = \"1s\"\ncgroup = \"app\"\nwrite = \"memory.peak\"\nfd = \"A\"\nvalue = \"x\"\n\
-             [[action]]\nat = \"2s\"\ncgroup = \"app\"\nread = \"memory.peak\"\nfd = \"B\"\n",
-            "t.toml",
-            &[],
-        )
-        .unwrap();
-        MemcgTree::new(&crate::scenario::mm_config::mm_config(&sc))
+        let mut cfg = Config::new(1 << 18);
+        add_memcgs(&mut cfg, &["app"]);
+        cfg.peak_fds = ["A", "B"]
+            .map(|name| PeakFdConfig {
+                name: name.into(),
+                memcg: "app".into(),
+                file: PeakFile::Memory,
+            })
+            .into();
+        MemcgTree::new(&cfg)
     }
 
     #[test]
@@ -1203,31 +1225,17 @@ mod tests {
 
     #[test]
     fn tree_from_paths_in_preorder() {
-        let sc = crate::scenario::parse_str(
-            r#"
-[machine]
-memory = "1G"
-[[cgroup]]
-path = "system.slice"
-[[cgroup]]
-path = "workload.slice"
-memory.low = "512M"
-[[cgroup]]
-path = "workload.slice/app"
-memory.min = "64M"
-[[cgroup]]
-path = "system.slice/cron"
-[[workload]]
-name = "w"
-kind = "anon"
-size = "4K"
-cgroup = "workload.slice/app"
-"#,
-            "t.toml",
-            &[],
-        )
-        .unwrap();
-        let t = MemcgTree::new(&crate::scenario::mm_config::mm_config(&sc));
+        let mut cfg = Config::new(1 << 18);
+        let paths = [
+            "system.slice",
+            "workload.slice",
+            "workload.slice/app",
+            "system.slice/cron",
+        ];
+        add_memcgs(&mut cfg, &paths);
+        cfg.memcgs[1].low_pages = 512 * 256;
+        cfg.memcgs[2].min_pages = 64 * 256;
+        let t = MemcgTree::new(&cfg);
         assert_eq!(t.id_of("workload.slice/app"), Some(3));
         assert_eq!(t.cgs[3].parent, Some(2));
         // Pre-order: root, system.slice, its child cron, workload.slice, app.

@@ -110,16 +110,16 @@ mod tests {
     use super::*;
     use crate::mm::page::lru;
     use crate::mm::page_alloc::GFP_MEMALLOC_NOWAIT;
-    use crate::mm::test_util::{add_pages_of, task_mm};
+    use crate::mm::test_util::{add_memcgs, add_pages_of, add_process, add_zram, task_mm};
     use crate::mm::zone::{AllocFlags, WMARK_MIN};
     use crate::mm::SpaceKind;
 
     fn mm() -> Mm {
-        task_mm(
-            "[machine]\nmemory = \"64M\"\n[machine.swap]\ntype = \"zram\"\nsize = \"64M\"\n\
-             [[cgroup]]\npath = \"app\"\n\
-             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\ncgroup = \"app\"\n",
-        )
+        let mut cfg = crate::mm::Config::new(64 << 8);
+        add_zram(&mut cfg, 64);
+        add_memcgs(&mut cfg, &["app"]);
+        add_process(&mut cfg, Some("app"));
+        task_mm(cfg)
     }
 
     /// Isolates `pfn` as compaction's migrate scanner does, takes a free page as its

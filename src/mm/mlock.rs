@@ -181,15 +181,18 @@ mod tests {
     use super::*;
     use crate::mm::memory::FaultResult;
     use crate::mm::page::lru;
-    use crate::mm::test_util::{add_pages_of, task_mm};
+    use crate::mm::test_util::{add_pages_of, add_zram, config, mglru, task_mm};
     use crate::mm::SpaceKind;
 
     fn mm(lru: &str) -> Mm {
-        task_mm(&format!(
-            "[machine]\nmemory = \"64M\"\n[machine.swap]\ntype = \"zram\"\nsize = \"64M\"\n\
-             [kernel]\nlru = \"{lru}\"\n\
-             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n"
-        ))
+        let mut cfg = config(64);
+        add_zram(&mut cfg, 64);
+        match lru {
+            "mglru" => mglru(&mut cfg),
+            "classic" => {}
+            _ => unreachable!("{lru}"),
+        }
+        task_mm(cfg)
     }
 
     fn ev(mm: &Mm) -> [u64; 5] {

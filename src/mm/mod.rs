@@ -164,13 +164,76 @@ pub struct WorkloadConfig {
 }
 
 impl Config {
+    /// A machine of `memory_pages` (DMA32 up to 3 GiB, the rest Normal) with one CPU,
+    /// an NVMe-like disk, no swap, no cgroups and no processes, every knob at its
+    /// default in today's kernel (the classic LRU, HZ=1000, THP off). The scenario's
+    /// defaults are these: a test of the top crate holds the two equal.
+    pub fn new(memory_pages: u64) -> Config {
+        Config {
+            memory_pages,
+            dma32_pages: ((3u64 << 30) / 4096).min(memory_pages),
+            swap: None,
+            storage: blk_mq::DeviceConfig::Block(blk_mq::BlockDeviceConfig {
+                read_latency_ns: 80_000,
+                write_latency_ns: 20_000,
+                read_bytes_per_s: 2 << 30,
+                write_bytes_per_s: 2 << 30,
+                queue_depth: 32,
+            }),
+            memcgs: Vec::new(),
+            peak_fds: Vec::new(),
+            workloads: Vec::new(),
+            seed: 1,
+            swappiness: 60,
+            min_free_kbytes: None,
+            lowmem_reserve_ratio: [256, 32],
+            watermark_scale_factor: 10,
+            watermark_boost_factor: 15_000,
+            dirty_background_ratio: 10,
+            dirty_ratio: 20,
+            dirty_bytes: 0,
+            dirty_background_bytes: 0,
+            dirty_expire_ns: 30_000_000_000,
+            dirty_writeback_interval_ns: 5_000_000_000,
+            page_cluster: 3,
+            hz: 1000,
+            costs: Costs::default(),
+            lru_gen: lru_gen::LruGenConfig {
+                enabled: false,
+                mm_walk: true,
+                nonleaf_young: true,
+                min_ttl_jiffies: 0,
+                memcg_reclaim: lru_gen::MemcgReclaim::MemcgLru,
+            },
+            lru_policy: None,
+            damon: Vec::new(),
+            extfrag_threshold: 500,
+            compaction_proactiveness: 20,
+            compact_unevictable_allowed: true,
+            kswapd_compacts: false,
+            thp_enabled: huge_memory::ThpEnabled::Never,
+            thp_defrag: huge_memory::ThpDefrag::Madvise,
+            ra_pages: 32,
+            io_pages: 320,
+            fault_around_pages: 16,
+            memcg_stats_rstat: true,
+            memcg_kmem: true,
+            vfs_cache_pressure: 100,
+            nr_cpus: 1,
+            memcg_protection: vmscan::ProtectionMode::Proportional,
+            memory_recursiveprot: false,
+            reclaim_throttle: throttle::ReclaimThrottle::Throttle,
+        }
+    }
+
     /// One jiffy in nanoseconds.
     pub fn jiffy_ns(&self) -> u64 {
         1_000_000_000 / self.hz
     }
 }
 
-/// CPU costs in nanoseconds (see `scenario::Costs` for where each default comes from).
+/// CPU costs in nanoseconds (the scenario's `[costs]` documents where each default
+/// comes from).
 #[derive(Debug, Clone, Copy)]
 pub struct Costs {
     pub access_ns: u64,
@@ -187,6 +250,27 @@ pub struct Costs {
     pub shrink_object_ns: u64,
     pub compress_ns: u64,
     pub decompress_ns: u64,
+}
+
+impl Default for Costs {
+    fn default() -> Costs {
+        Costs {
+            access_ns: 100,
+            minor_fault_ns: 1_000,
+            major_fault_ns: 2_000,
+            scan_page_ns: 150,
+            reclaim_page_ns: 300,
+            rmap_walk_ns: 500,
+            syscall_ns: 500,
+            copy_page_ns: 400,
+            walk_pte_ns: 10,
+            walk_young_ns: 50,
+            damon_check_ns: 100,
+            shrink_object_ns: 100,
+            compress_ns: 6_000,
+            decompress_ns: 2_000,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

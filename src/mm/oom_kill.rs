@@ -249,16 +249,15 @@ impl Mm {
 
 #[cfg(test)]
 mod tests {
-    use crate::mm::test_util::{add_pages_of, task_mm};
+    use crate::mm::test_util::{add_pages_of, add_process, config, task_mm};
     use crate::mm::SpaceKind;
 
     #[test]
     fn oom_badness_by_hand() {
-        let mut mm = task_mm(
-            "[machine]\nmemory = \"256M\"\n\
-             [[workload]]\nname = \"a\"\nkind = \"anon\"\nsize = \"4K\"\n\
-             [[workload]]\nname = \"b\"\nkind = \"anon\"\nsize = \"4K\"\noom_score_adj = -1000\n",
-        );
+        let mut cfg = config(256);
+        add_process(&mut cfg, None);
+        cfg.workloads[1].oom_score_adj = -1000;
+        let mut mm = task_mm(cfg);
         // a: 100 resident pages, 20 of its mapping's entries on swap, 3 page-table
         // pages (the table pages' frames are not read: their count is).
         let (space, _) = add_pages_of(&mut mm, SpaceKind::Anon, 100, 0, Some(0));

@@ -1160,7 +1160,7 @@ mod compact_retry_tests {
     use crate::mm::test_util::task_mm;
 
     fn mm() -> Mm {
-        task_mm("[machine]\nmemory = \"256M\"\n[[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n")
+        task_mm(crate::mm::test_util::config(256))
     }
 
     #[test]

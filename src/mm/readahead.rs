@@ -423,16 +423,16 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::test_util::task_mm;
+    use crate::mm::test_util::{config, task_mm};
     use crate::mm::SpaceKind;
 
     /// A 256 MiB machine (NVMe storage, read_ahead_kb `ra_kb`) with one task and a
     /// file of `pages` pages.
     fn file_mm(ra_kb: u64, pages: u64) -> (Mm, u32) {
-        let mut mm = task_mm(&format!(
-            "[machine]\nmemory = \"256M\"\n[machine.storage]\nread_ahead_kb = {ra_kb}\n\
-             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n"
-        ));
+        let mut mm = task_mm(crate::mm::Config {
+            ra_pages: (ra_kb / 4) as u32,
+            ..config(256)
+        });
         let space = mm.add_space(SpaceKind::File, "f".into(), pages, None);
         (mm, space)
     }

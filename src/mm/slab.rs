@@ -216,10 +216,10 @@ mod tests {
 
     #[test]
     fn slabs_fill_then_empty_back_to_the_buddy_allocator() {
-        let mut mm = crate::mm::test_util::task_mm(
-            "[machine]\nmemory = \"64M\"\nnr_cpus = 4\n\
-             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n",
-        );
+        let mut mm = crate::mm::test_util::task_mm(crate::mm::Config {
+            nr_cpus: 4,
+            ..crate::mm::test_util::config(64)
+        });
         let free = mm.nr_free_pages();
         let c = mm.kmem_cache_create(KmemCache::new(256, false, 4));
         // 40 objects: slabs of 16, so 3 slabs (16, 16, 8).

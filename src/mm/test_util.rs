@@ -1,15 +1,57 @@
 //! Helpers the mm unit tests share: an `Mm` with a task running, pages put on an
 //! LRU by hand.
 
+use super::memcontrol::MemcgConfig;
 use super::page::{on, pg, pte, Pfn};
 use super::page_alloc::GFP_HIGHUSER_MOVABLE;
+use super::swap::{SwapConfig, SwapKind};
 use super::zone::{PAGEBLOCK_NR_PAGES, ZONE_DMA32};
-use super::{Current, Mm, SpaceKind};
+use super::{Config, Current, Mm, SpaceKind, WorkloadConfig};
 
-/// The `Mm` of scenario `text`, with one task created and running (task 0).
-pub fn task_mm(text: &str) -> Mm {
-    let sc = crate::scenario::parse_str(text, "t.toml", &[]).unwrap();
-    let mut mm = Mm::new(crate::scenario::mm_config::mm_config(&sc));
+/// A machine of `memory_mib` MiB with one process (workload 0, in the root cgroup)
+/// and every knob at its default.
+pub fn config(memory_mib: u64) -> Config {
+    let mut cfg = Config::new(memory_mib << 8);
+    add_process(&mut cfg, None);
+    cfg
+}
+
+/// Another process, in cgroup `memcg` (None: the root).
+pub fn add_process(cfg: &mut Config, memcg: Option<&str>) {
+    cfg.workloads.push(WorkloadConfig {
+        memcg: memcg.map(str::to_string),
+        page_tables: true,
+        ..Default::default()
+    });
+}
+
+/// `mib` MiB of zram swap (pages compress 3:1, no pool limit).
+pub fn add_zram(cfg: &mut Config, mib: u64) {
+    let super::blk_mq::DeviceConfig::Block(disk) = cfg.storage else {
+        unreachable!("the default storage is a disk")
+    };
+    cfg.swap = Some(SwapConfig {
+        kind: SwapKind::Zram,
+        size_pages: mib << 8,
+        compression_ratio: 3.0,
+        mem_limit_bytes: 0,
+        device: disk,
+    });
+}
+
+/// Cgroups at `paths` (no protection, no limits), each after its parent.
+pub fn add_memcgs(cfg: &mut Config, paths: &[&str]) {
+    cfg.memcgs.extend(paths.iter().map(|p| MemcgConfig::new(p)));
+}
+
+/// `kernel.lru = "mglru"`: the multi-gen LRU with every feature bit on.
+pub fn mglru(cfg: &mut Config) {
+    cfg.lru_gen.enabled = true;
+}
+
+/// The `Mm` of `cfg`, with one task created and running (task 0).
+pub fn task_mm(cfg: Config) -> Mm {
+    let mut mm = Mm::new(cfg);
     mm.set_nr_tasks(1);
     mm.current = Current::Task(0);
     mm
@@ -55,17 +97,14 @@ pub fn add_pages_of(
 /// A 256 MiB machine filled with clean file pages, then every page at an even PFN
 /// dropped: 32768 free pages, none with a free buddy.
 pub fn checkerboard() -> (Mm, usize) {
-    let (mm, zi, _, _) = checkerboard_with("");
+    let (mm, zi, _, _) = checkerboard_with(config(256));
     (mm, zi)
 }
 
-/// [`checkerboard`] with more scenario text (a `[kernel]` table); also returns the
-/// file space and its pages (index order).
-pub fn checkerboard_with(extra: &str) -> (Mm, usize, u32, Vec<Pfn>) {
-    let mut mm = task_mm(&format!(
-        "[machine]\nmemory = \"256M\"\n{extra}\
-         [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n"
-    ));
+/// [`checkerboard`] of a 256 MiB `cfg`; also returns the file space and its pages
+/// (index order).
+pub fn checkerboard_with(cfg: Config) -> (Mm, usize, u32, Vec<Pfn>) {
+    let mut mm = task_mm(cfg);
     let zi = ZONE_DMA32;
     mm.zones[zi].watermark = [0; 3];
     let n = mm.nr_free_pages() as u32;

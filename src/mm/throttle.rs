@@ -472,16 +472,12 @@ mod tests {
     use super::*;
 
     /// HZ=250 (4 ms jiffies); three tasks asleep-able in reclaim.
-    fn mm(mode: &str) -> Mm {
-        let sc = crate::scenario::parse_str(
-            &format!(
-                "[machine]\nmemory = \"256M\"\n[kernel]\nHZ = 250\nreclaim_throttle = \"{mode}\"\n[[workload]]\nname = \"a\"\nkind = \"anon\"\nsize = \"1M\"\n"
-            ),
-            "t.toml",
-            &[],
-        )
-        .unwrap();
-        let mut mm = Mm::new(crate::scenario::mm_config::mm_config(&sc));
+    fn mm(mode: ReclaimThrottle) -> Mm {
+        let mut mm = Mm::new(super::super::Config {
+            hz: 250,
+            reclaim_throttle: mode,
+            ..crate::mm::test_util::config(256)
+        });
         mm.set_nr_tasks(3);
         mm
     }
@@ -509,7 +505,7 @@ mod tests {
 
     #[test]
     fn writeback_sleepers_wake_after_32_pages_each() {
-        let mut mm = mm("throttle");
+        let mut mm = mm(ReclaimThrottle::Throttle);
         // Two tasks sleep on WRITEBACK: HZ/10 = 25 jiffies = 100 ms.
         assert_eq!(throttle(&mut mm, 0, 0, Sleep::Writeback), Some(100_000_000));
         assert_eq!(throttle(&mut mm, 1, 0, Sleep::Writeback), Some(100_000_000));
@@ -534,7 +530,7 @@ mod tests {
 
     #[test]
     fn writeback_count_starts_when_the_first_sleeper_sleeps() {
-        let mut mm = mm("throttle");
+        let mut mm = mm(ReclaimThrottle::Throttle);
         // Pages written while nobody sleeps are not counted.
         mm.acct_reclaim_writeback(1000);
         throttle(&mut mm, 0, 0, Sleep::Writeback);
@@ -546,7 +542,7 @@ mod tests {
 
     #[test]
     fn isolated_sleepers_wake_when_isolation_drops() {
-        let mut mm = mm("throttle");
+        let mut mm = mm(ReclaimThrottle::Throttle);
         // No file pages on the LRU: an eighth of the inactive list is 0, so any page
         // isolated by another reclaimer is too many. Task 1 holds 32 until t=1000.
         mm.reclaim_wait.note_isolated(0, 1000, 32, true);
@@ -566,7 +562,7 @@ mod tests {
 
     #[test]
     fn a_sleeper_nothing_wakes_sleeps_the_full_timeout() {
-        let mut mm = mm("throttle");
+        let mut mm = mm(ReclaimThrottle::Throttle);
         // ISOLATED: HZ/50 = 5 jiffies = 20 ms; no wake-up comes.
         assert_eq!(
             throttle(&mut mm, 0, 1_000, Sleep::Isolated),
@@ -585,7 +581,7 @@ mod tests {
 
     #[test]
     fn noprogress_sleepers_wake_on_another_reclaimers_progress() {
-        let mut mm = mm("throttle");
+        let mut mm = mm(ReclaimThrottle::Throttle);
         throttle(&mut mm, 0, 0, Sleep::Noprogress);
         // 4 of 32 scanned is exactly 12.5 %: not above it, no wake-up.
         let mut sc = super::super::vmscan::ScanControl::new(32, 1, 0);
@@ -601,7 +597,7 @@ mod tests {
 
     #[test]
     fn current_kernel_skips_noprogress_sleeps_unless_writeback_dominates() {
-        let mut mm = mm("throttle-current");
+        let mut mm = mm(ReclaimThrottle::ThrottleCurrent);
         // Nothing dirty: 2 × 0 <= reclaimable, no sleep at all.
         assert_eq!(throttle(&mut mm, 0, 0, Sleep::Noprogress), None);
         assert_eq!(throttle(&mut mm, 0, 0, Sleep::Congested), None);
@@ -616,7 +612,7 @@ mod tests {
 
     #[test]
     fn congestion_wait_always_sleeps_its_timeout() {
-        let mut mm = mm("congestion_wait");
+        let mut mm = mm(ReclaimThrottle::CongestionWait);
         mm.current = Current::Task(0);
         mm.current_task = 0;
         mm.congestion_wait();
@@ -638,7 +634,7 @@ mod tests {
 
     #[test]
     fn kernel_threads_other_than_kswapd_are_not_throttled() {
-        let mut mm = mm("throttle");
+        let mut mm = mm(ReclaimThrottle::Throttle);
         mm.current = Current::Flusher;
         mm.reclaim_throttle(Sleep::Writeback);
         assert_eq!(mm.blocked_until, None);

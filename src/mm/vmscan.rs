@@ -1492,7 +1492,10 @@ fn anon_pte_maps_in(frames: &[super::page::Frame], spaces: &[super::Space], pfn:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::test_util::{add_pages, add_pages_of, task_mm};
+    use crate::mm::test_util::{
+        add_memcgs, add_pages, add_pages_of, add_process, add_zram, task_mm,
+    };
+    use crate::mm::Config;
 
     /// `move_folios_to_lru` is `lruvec_add_folio` page by page: the same lists in the
     /// same order and the same sizes everywhere (node, lruvecs per zone, hierarchical,
@@ -1500,12 +1503,12 @@ mod tests {
     /// inactive and unevictable pages.
     #[test]
     fn move_folios_to_lru_is_adding_each_page() {
-        let text = "[machine]\nmemory = \"256M\"\n\
-             [[cgroup]]\npath = \"a\"\n[[cgroup]]\npath = \"a/b\"\n\
-             [[workload]]\nname = \"x\"\nkind = \"anon\"\nsize = \"4K\"\ncgroup = \"a/b\"\n\
-             [[workload]]\nname = \"y\"\nkind = \"anon\"\nsize = \"4K\"\n";
+        let mut cfg = Config::new(256 << 8);
+        add_memcgs(&mut cfg, &["a", "a/b"]);
+        add_process(&mut cfg, Some("a/b"));
+        add_process(&mut cfg, None);
         let build = || {
-            let mut mm = task_mm(text);
+            let mut mm = task_mm(cfg.clone());
             let mut batch = Vec::new();
             for (owner, kind, flags) in [
                 (Some(0), SpaceKind::Anon, 0),
@@ -1695,12 +1698,10 @@ mod tests {
 
     /// A 64 MiB machine with zram swap (classic LRU), one task running, `rmap_walk_ns`.
     fn classic_mm(rmap_walk_ns: u64) -> Mm {
-        let text = format!(
-            "[machine]\nmemory = \"64M\"\n[machine.swap]\ntype = \"zram\"\nsize = \"64M\"\n\
-             [costs]\nrmap_walk = \"{rmap_walk_ns}ns\"\n\
-             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n"
-        );
-        task_mm(&text)
+        let mut cfg = crate::mm::test_util::config(64);
+        add_zram(&mut cfg, 64);
+        cfg.costs.rmap_walk_ns = rmap_walk_ns;
+        task_mm(cfg)
     }
 
     /// With the inactive targets spent and file deactivation off, shrink_lruvec's
@@ -1833,10 +1834,10 @@ mod tests {
         // do_try_to_free_pages ends with snapshot_refaults(sc->target_mem_cgroup):
         // limit reclaim of memcg `app` records app's activation counts (hierarchical)
         // for its next prepare_scan_control, and leaves the root's snapshot alone.
-        let mut mm = task_mm(
-            "[machine]\nmemory = \"64M\"\n[[cgroup]]\npath = \"app\"\n\
-             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\ncgroup = \"app\"\n",
-        );
+        let mut cfg = Config::new(64 << 8);
+        add_memcgs(&mut cfg, &["app"]);
+        add_process(&mut cfg, Some("app"));
+        let mut mm = task_mm(cfg);
         let app = mm.workload_memcg[0];
         assert_ne!(app, 0);
         add_pages_of(&mut mm, SpaceKind::File, 256, 0, Some(0));

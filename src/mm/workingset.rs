@@ -205,9 +205,7 @@ mod tests {
     /// A 64 MiB machine (no swap) with `active` pages on the active file list and
     /// `inactive` on the inactive file list.
     fn mm_with_file_lists(active: u32, inactive: u32) -> (Mm, u32) {
-        let mut mm = crate::mm::test_util::task_mm(
-            "[machine]\nmemory = \"64M\"\n[[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n",
-        );
+        let mut mm = crate::mm::test_util::task_mm(crate::mm::test_util::config(64));
         let space = mm.add_space(crate::mm::SpaceKind::File, "f".into(), 1024, None);
         for i in 0..active + inactive {
             let pfn = mm

@@ -421,3 +421,66 @@ fn kernel_policy(name: &'static str) -> Option<PolicyFactory> {
         Box::new(KernelPolicy(new(c)))
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `mm::Config::new` is the kernel model's own default machine: a scenario that
+    /// sets nothing but the memory (and the one process it needs) builds the same
+    /// settings, field for field.
+    #[test]
+    fn the_scenarios_defaults_are_the_models() {
+        for (memory, pages) in [("1G", 1u64 << 18), ("8G", 8 << 18)] {
+            let text = format!(
+                "[machine]\nmemory = \"{memory}\"\n\
+                 [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n"
+            );
+            let sc = crate::scenario::parse_str(&text, "t.toml", &[]).unwrap();
+            let mut own = Config::new(pages);
+            own.workloads.push(WorkloadConfig {
+                page_tables: true,
+                ..Default::default()
+            });
+            assert_eq!(format!("{:#?}", mm_config(&sc)), format!("{own:#?}"));
+        }
+    }
+
+    /// A named `fd` on a peak file is opened before the run, once per name (the first
+    /// action's file); an action on another file opens none.
+    #[test]
+    fn timed_actions_name_the_peak_files_opened_before_the_run() {
+        let sc = crate::scenario::parse_str(
+            "[machine]\nmemory = \"1G\"\n[[cgroup]]\npath = \"app\"\n\
+             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n\
+             [[action]]\nat = \"1s\"\ncgroup = \"app\"\nwrite = \"memory.peak\"\nfd = \"A\"\nvalue = \"x\"\n\
+             [[action]]\nat = \"2s\"\ncgroup = \"app\"\nread = \"memory.swap.peak\"\nfd = \"B\"\n\
+             [[action]]\nat = \"3s\"\ncgroup = \"app\"\nread = \"memory.peak\"\nfd = \"A\"\n\
+             [[action]]\nat = \"4s\"\ncgroup = \"app\"\nwrite = \"memory.high\"\nvalue = \"1M\"\n",
+            "t.toml",
+            &[],
+        )
+        .unwrap();
+        let fd = |name: &str, file| PeakFdConfig {
+            name: name.into(),
+            memcg: "app".into(),
+            file,
+        };
+        let cfg = mm_config(&sc);
+        assert_eq!(
+            cfg.peak_fds,
+            [
+                fd("A", PeakFile::Memory),
+                fd("B", PeakFile::Swap),
+                fd("A", PeakFile::Memory)
+            ]
+        );
+        let t = crate::mm::memcontrol::MemcgTree::new(&cfg);
+        let names: Vec<_> = t
+            .peak_fds
+            .iter()
+            .map(|f| (f.name.as_str(), f.file))
+            .collect();
+        assert_eq!(names, [("A", PeakFile::Memory), ("B", PeakFile::Swap)]);
+    }
+}

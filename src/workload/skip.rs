@@ -537,7 +537,6 @@ fn settled_run(entries: &[Pte], mask: u64, want: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::test_util::task_mm;
     use crate::mm::SpaceKind;
     use crate::rng::task_rng;
     use std::sync::Arc;
@@ -546,9 +545,7 @@ mod tests {
 
     /// A space of `n` present, young and dirty pages (so every PMD entry is young).
     fn settled_space(n: u64) -> (crate::mm::Mm, u32) {
-        let mut mm = task_mm(
-            "[machine]\nmemory = \"64M\"\n[[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"1M\"\n",
-        );
+        let mut mm = crate::mm::Mm::new(crate::mm::Config::new(64 << 8));
         let si = mm.add_space(SpaceKind::Anon, "t".into(), n, None);
         let s = &mut mm.spaces[si as usize];
         for i in 0..n as u32 {

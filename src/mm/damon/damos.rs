@@ -464,15 +464,54 @@ mod tests {
         // A paddr stat scheme, every region matching, a 40 KiB (10-page) size quota
         // per 1 s window; four 8-page regions (P = pages).
         const P: u64 = 4096;
-        let text = "[machine]\nmemory = \"64M\"\n\
-            [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n\
-            [[damon.kdamonds]]\nstate = \"on\"\n[[damon.kdamonds.contexts]]\n\
-            operations = \"paddr\"\n[[damon.kdamonds.contexts.targets]]\n\
-            [[damon.kdamonds.contexts.schemes]]\naction = \"stat\"\n\
-            access_pattern.nr_accesses.max = \"max\"\naccess_pattern.age.max = \"max\"\n\
-            access_pattern.sz.max = \"max\"\n\
-            quotas = { bytes = 40960, reset_interval_ms = 1000 }\n";
-        let mut mm = crate::mm::test_util::task_mm(text);
+        use crate::mm::damon::*;
+        let mut cfg = crate::mm::test_util::config(64);
+        cfg.damon.push(KdamondConfig {
+            on: true,
+            ops: Ops::Paddr,
+            attrs: Attrs {
+                sample_us: 5_000,
+                aggr_us: 100_000,
+                ops_update_us: 1_000_000,
+                min_nr_regions: 10,
+                max_nr_regions: 1_000,
+            },
+            targets: vec![TargetConfig {
+                workload: None,
+                regions: Vec::new(),
+            }],
+            schemes: vec![SchemeConfig {
+                action: Action::Stat,
+                apply_interval_us: 0,
+                pattern: AccessPattern {
+                    min_sz: 0,
+                    max_sz: u64::MAX,
+                    min_nr_accesses: 0,
+                    max_nr_accesses: u32::MAX,
+                    min_age: 0,
+                    max_age: u32::MAX,
+                },
+                quota: Quota {
+                    ms: 0,
+                    sz: 40_960,
+                    reset_interval_ms: 1_000,
+                    weight_sz: 0,
+                    weight_nr_accesses: 0,
+                    weight_age: 0,
+                    goals: Vec::new(),
+                },
+                wmarks: Watermarks {
+                    metric: WmarkMetric::None,
+                    interval_us: 0,
+                    high: 0,
+                    mid: 0,
+                    low: 0,
+                },
+                filters: Vec::new(),
+            }],
+            reclaim_module: false,
+        });
+        let mut mm = crate::mm::test_util::task_mm(cfg);
         mm.damon_apply_configs();
         let mut ctx = mm.damon.kdamonds[0].ctx.take().unwrap();
         ctx.targets[0].regions = (0..4)

@@ -145,10 +145,10 @@ mod tests {
     /// Freed: 72 + 1000 + 664 = 1736 dentries, 1 + 25 + 361 = 387 inodes.
     #[test]
     fn super_cache_scan_walks_dentries_then_inodes_in_proportion() {
-        let mut mm = crate::mm::test_util::task_mm(
-            "[machine]\nmemory = \"256M\"\nnr_cpus = 4\n\
-             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n",
-        );
+        let mut mm = crate::mm::test_util::task_mm(crate::mm::Config {
+            nr_cpus: 4,
+            ..crate::mm::test_util::config(256)
+        });
         mm.current_workload = Some(0);
         let spaces: Vec<u32> = (0..3000)
             .map(|i| mm.add_space(SpaceKind::File, format!("f{i}"), 1, None))
@@ -194,10 +194,10 @@ mod tests {
     /// goes, and joins it when reclaim takes the last page.
     #[test]
     fn an_inode_with_page_cache_waits_for_it() {
-        let mut mm = crate::mm::test_util::task_mm(
-            "[machine]\nmemory = \"256M\"\nnr_cpus = 4\n\
-             [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4K\"\n",
-        );
+        let mut mm = crate::mm::test_util::task_mm(crate::mm::Config {
+            nr_cpus: 4,
+            ..crate::mm::test_util::config(256)
+        });
         mm.current_workload = Some(0);
         let (s, _) = crate::mm::test_util::add_pages(&mut mm, SpaceKind::File, 1, 0);
         mm.vfs_open(s).unwrap();
