@@ -1,6 +1,6 @@
 #!/bin/sh
 # Regenerates pgo/reclaimsim.profdata, the profile `cargo build --release` compiles the
-# reclaimsim crate with (pgo/README.md): an instrumented build runs every shipped
+# workspace's crates with (pgo/README.md): an instrumented build runs every shipped
 # scenario and sweep, the scale benchmarks cut short and the cache simulator, and
 # llvm-profdata merges what they counted. Run it after changing hot code, then commit
 # the profile with the change. About 4 minutes on 2 cores, 7 when the instrumented

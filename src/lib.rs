@@ -8,10 +8,14 @@
 //! [`report::results::Results`]: /proc/vmstat counters, PSI, per-task CPU time and the
 //! workloads' throughput and latency, identical for the same scenario and seed.
 //!
-//! The modules follow the kernel's layout: [`mm`] holds one module per kernel file it
-//! models (`mm::vmscan`, `mm::workingset`, `mm::page_alloc`, ...), [`sim`] the event
-//! engine, [`workload`] what tasks do, [`stats`] counters and PSI, [`report`] output.
-//! ARCHITECTURE.md is the code map.
+//! This is the top crate of the workspace. The kernel model is the crate
+//! `reclaimsim-mm`, re-exported as [`mm`]: one module per kernel file it models
+//! (`mm::vmscan`, `mm::workingset`, `mm::page_alloc`, ...), built from its own
+//! [`mm::Config`], which [`scenario::mm_config`] makes from a scenario. The trace
+//! formats ([`trace`]) and the replacement policies ([`cache`]) are crates of their
+//! own too. Here: [`scenario`] loads and validates, [`sim`] is the event engine,
+//! [`workload`] what tasks do, [`stats`] PSI and the timeseries, [`report`] output,
+//! [`sweep`] parameter sweeps. ARCHITECTURE.md draws the graph and is the code map.
 //!
 //! ```
 //! use reclaimsim::scenario;
@@ -41,17 +45,16 @@ pub mod bench;
 /// Whether this crate was compiled with the committed profile (`pgo/`, added by the
 /// rustc wrapper `.cargo/config.toml` names): the speeds in BENCHMARKS.md assume it.
 pub const BUILT_WITH_PROFILE: bool = cfg!(reclaimsim_pgo);
-pub mod cache;
+pub use reclaimsim_cache as cache;
 pub mod fuzz;
-pub mod hint;
 pub mod host_memory;
-pub mod mm;
+pub use reclaimsim_mm as mm;
+pub use reclaimsim_mm::{hint, rng};
 pub mod report;
-pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod stats;
 pub mod sweep;
-pub mod trace;
+pub use reclaimsim_trace as trace;
 pub mod units;
 pub mod workload;

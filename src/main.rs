@@ -1,6 +1,7 @@
 //! The `reclaimsim` command: a thin layer over the library.
 
 use clap::{Parser, Subcommand};
+use reclaimsim::cache::run::CacheSize;
 use reclaimsim::report::{self, outdir::OutDir};
 use reclaimsim::scenario;
 use reclaimsim::sim::{RunOptions, Simulation};
@@ -292,6 +293,26 @@ fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(code)
 }
 
+/// A `--size` of `reclaimsim cache`: `4096`, `64M`, `1G` (sizes as scenarios write
+/// them) or `0.1` (a fraction of the working set, in (0, 1]).
+fn parse_cache_size(s: &str) -> Result<CacheSize, String> {
+    let s = s.trim();
+    if s.contains('.') {
+        return match s.parse::<f64>() {
+            Ok(f) if f > 0.0 && f <= 1.0 => Ok(CacheSize::Fraction(f)),
+            _ => Err(format!(
+                "`{s}`: expected a fraction of the working set in (0, 1], or a size like 64M"
+            )),
+        };
+    }
+    match reclaimsim::units::parse_size(s) {
+        Ok(0) | Err(_) => Err(format!(
+            "`{s}`: expected a size like 4096, 64M or 1G (more than 0), or a fraction like 0.1"
+        )),
+        Ok(b) => Ok(CacheSize::Absolute(b)),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn cmd_cache(
     trace: PathBuf,
@@ -326,7 +347,7 @@ fn cmd_cache(
             _ => return fail(2, "--trace-options: only for --format csv"),
         }
     }
-    let sizes: Result<Vec<_>, _> = sizes.iter().map(|s| run::parse_size(s)).collect();
+    let sizes: Result<Vec<_>, _> = sizes.iter().map(|s| parse_cache_size(s)).collect();
     let sizes = match sizes {
         Ok(s) => s,
         Err(e) => return fail(2, format!("--size: {e}")),
@@ -835,6 +856,16 @@ fn main() -> ExitCode {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    #[test]
+    fn cache_sizes_parse_as_bytes_or_fractions() {
+        assert_eq!(parse_cache_size("4096"), Ok(CacheSize::Absolute(4096)));
+        assert_eq!(parse_cache_size("64M"), Ok(CacheSize::Absolute(64 << 20)));
+        assert_eq!(parse_cache_size("0.1"), Ok(CacheSize::Fraction(0.1)));
+        assert!(parse_cache_size("1.5").is_err());
+        assert!(parse_cache_size("0").is_err());
+        assert!(parse_cache_size("lots").is_err());
+    }
 
     #[test]
     fn help_describes_every_argument_and_flag() {

@@ -14,7 +14,7 @@ pub struct Bytes(pub u64);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Nanos(pub u64);
 
-pub const PAGE_SIZE: u64 = 4096;
+pub use crate::mm::page::PAGE_SIZE;
 
 impl Bytes {
     pub fn pages(self) -> u64 {

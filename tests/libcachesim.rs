@@ -2,7 +2,7 @@
 //! throw-away venv): on generated traces (zipf, a scan, a loop, and zipf with
 //! object sizes) every policy both have gives the same number of misses at every
 //! cache size, exactly. The policies' definitions follow libCacheSim 0.3.5's sources
-//! (src/cache/*.rs say where they differ: S3-FIFO on caches under 10 objects).
+//! (crates/cache/src/*.rs say where they differ: S3-FIFO on caches under 10 objects).
 
 use reclaimsim::cache::run::zipf_keys as zipf;
 use reclaimsim::trace::oracle::{write, Record};

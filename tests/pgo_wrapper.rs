@@ -54,20 +54,30 @@ fn committed_major() -> String {
 }
 
 #[test]
-fn the_crate_gets_the_profile_from_the_llvm_that_wrote_it() {
+fn every_workspace_crate_gets_the_profile_from_the_llvm_that_wrote_it() {
     let llvm = format!("{}.1.0", committed_major());
-    let args = wrapped(&llvm, &["--crate-name", "reclaimsim", "src/lib.rs"]);
     let profile = Path::new(env!("CARGO_MANIFEST_DIR")).join("pgo/reclaimsim.profdata");
     assert!(profile.is_file(), "the profile is committed");
-    assert_eq!(args[..3], ["--crate-name", "reclaimsim", "src/lib.rs"]);
-    assert_eq!(
-        args[3..],
-        [
-            format!("-Cprofile-use={}", profile.display()),
-            "--cfg".to_string(),
-            "reclaimsim_pgo".to_string(),
-        ]
-    );
+    // The hit loops run in the top crate, the code they call in the kernel model:
+    // both need the profile, and the trace readers and cache policies too.
+    for krate in [
+        "reclaimsim",
+        "reclaimsim_mm",
+        "reclaimsim_trace",
+        "reclaimsim_cache",
+    ] {
+        let args = wrapped(&llvm, &["--crate-name", krate, "src/lib.rs"]);
+        assert_eq!(args[..3], ["--crate-name", krate, "src/lib.rs"]);
+        assert_eq!(
+            args[3..],
+            [
+                format!("-Cprofile-use={}", profile.display()),
+                "--cfg".to_string(),
+                "reclaimsim_pgo".to_string(),
+            ],
+            "{krate}"
+        );
+    }
 }
 
 #[test]

@@ -1,0 +1,797 @@
+//! kswapd: background reclaim to the high watermark (mm/vmscan.c `kswapd`,
+//! `balance_pgdat`, `kswapd_try_to_sleep`, `wakeup_kswapd`; kernel-reference §2.14).
+//!
+//! The kernel thread's loop is written as a state machine so the simulator can run it
+//! a slice at a time: [`Mm::kswapd_run`] does up to one slice of work and says whether
+//! kswapd keeps running, naps (HZ/10) or sleeps until woken.
+
+use super::compaction::compaction_suitable;
+use super::vmscan::{NodeScan, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use super::zone::{zone_watermark_ok, AllocFlags, MAX_NR_ZONES, WMARK_HIGH, ZONE_NORMAL};
+use super::{Mm, Out};
+use crate::trace::Tp;
+use crate::vm_event_item::Ev;
+
+/// `MAX_RECLAIM_RETRIES`: balance_pgdat runs without progress before kswapd gives up.
+pub const MAX_KSWAPD_FAILURES: u32 = 16;
+
+#[derive(Debug, Clone, Default)]
+pub enum KswapdState {
+    /// On the wait queue indefinitely (after `mm_vmscan_kswapd_sleep`).
+    #[default]
+    Sleeping,
+    /// The short nap of `kswapd_try_to_sleep`, until `until_ns`.
+    Napping {
+        until_ns: u64,
+        alloc_order: usize,
+        reclaim_order: usize,
+        highest_zoneidx: usize,
+    },
+    /// Inside `balance_pgdat`.
+    Running,
+}
+
+/// The state of one `balance_pgdat` call, kept across slices.
+#[derive(Debug, Clone)]
+pub struct BalanceRun {
+    alloc_order: usize,
+    highest_zoneidx: usize,
+    sc: ScanControl,
+    /// `shrink_node` in progress, with `sc.nr_reclaimed` at the start of the pass.
+    pass: Option<(NodeScan, u64)>,
+    restarted: bool,
+    /// Pages still to reclaim for the watermark boosts (`nr_boost_reclaim`); 0 once
+    /// done or dropped because the node is unbalanced.
+    nr_boost_reclaim: u64,
+    /// Each zone's boost when the run began (`zone_boosts`), taken off at the end.
+    zone_boosts: [u64; MAX_NR_ZONES],
+    /// This pass may not raise the priority: boosted reclaim stops at DEF_PRIORITY - 2.
+    priority_capped: bool,
+    /// v4.5's per-iteration state (`kernel.kswapd_compaction = "kswapd"`).
+    v45: V45Iteration,
+}
+
+/// One priority iteration of v4.5's `balance_pgdat`: `nr_attempted` (the high
+/// watermarks of the zones it reclaimed from), `pgdat_needs_compaction`, and whether a
+/// zone was skipped as balanced or scanned enough (no priority raise).
+#[derive(Debug, Clone, Copy, Default)]
+struct V45Iteration {
+    nr_attempted: u64,
+    needs_compaction: bool,
+    keep_priority: bool,
+}
+
+/// The per-node kswapd fields of `pg_data_t` plus the thread's own state.
+#[derive(Debug, Clone, Default)]
+pub struct Kswapd {
+    /// `kswapd_order`: highest order requested by wakers since kswapd last read it.
+    pub order: usize,
+    /// `kswapd_highest_zoneidx`; `None` is the kernel's MAX_NR_ZONES ("unset").
+    pub highest_zoneidx: Option<usize>,
+    /// `kswapd_failures`.
+    pub failures: u32,
+    pub state: KswapdState,
+    run: Option<BalanceRun>,
+    /// PGDAT_DIRTY / PGDAT_WRITEBACK.
+    pub pgdat_dirty: bool,
+    pub pgdat_writeback: bool,
+    /// Times kswapd was woken from sleep (for reports).
+    pub wakeups: u64,
+    /// How the last `balance_pgdat` ended: the order it balanced for and its final
+    /// priority (0: it ran out of priorities).
+    pub last_balance: Option<(usize, i32)>,
+}
+
+/// What kswapd does after a slice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KswapdNext {
+    /// More work: run again as soon as a CPU is free.
+    Run,
+    /// Napping until this time unless woken earlier.
+    NapUntil(u64),
+    /// Asleep until woken.
+    Sleep,
+    /// Sleeping inside reclaim until this time: waiting for a free request on a full
+    /// device queue (nothing cuts it short), or throttled (a throttle wake-up may).
+    BlockedUntil(u64),
+}
+
+impl Mm {
+    /// `pgdat_balanced`: any eligible zone meets its high watermark at `order` (v4.5:
+    /// [`Mm::pgdat_balanced_v45`]).
+    pub fn pgdat_balanced(&self, order: usize, highest_zoneidx: usize) -> bool {
+        if self.cfg.kswapd_compacts {
+            return self.pgdat_balanced_v45(order, highest_zoneidx);
+        }
+        let mut any_managed = false;
+        for zi in 0..=highest_zoneidx {
+            let z = &self.zones[zi];
+            if !z.is_managed() {
+                continue;
+            }
+            any_managed = true;
+            if zone_watermark_ok(
+                z,
+                order,
+                z.wmark(WMARK_HIGH),
+                highest_zoneidx,
+                AllocFlags::default(),
+                z.nr_free_pages,
+            ) {
+                return true;
+            }
+        }
+        !any_managed
+    }
+
+    /// `wakeup_kswapd`. A node kswapd need not balance may still be too fragmented
+    /// for the order: a caller that cannot compact by itself wakes kcompactd.
+    pub fn wakeup_kswapd(
+        &mut self,
+        zone_idx: usize,
+        order: usize,
+        highest_zoneidx: usize,
+        can_direct_reclaim: bool,
+    ) {
+        let k = &mut self.kswapd;
+        k.highest_zoneidx = Some(
+            k.highest_zoneidx
+                .map_or(highest_zoneidx, |c| c.max(highest_zoneidx)),
+        );
+        k.order = k.order.max(order);
+        if matches!(k.state, KswapdState::Running) {
+            return; // not on the wait queue: it will read the new values
+        }
+        // A balanced node is still worth waking for a pending watermark boost.
+        if self.kswapd.failures >= MAX_KSWAPD_FAILURES
+            || (self.pgdat_balanced(order, highest_zoneidx)
+                && !self.pgdat_watermark_boosted(highest_zoneidx))
+        {
+            if !can_direct_reclaim {
+                self.wakeup_kcompactd(order, highest_zoneidx);
+            }
+            return;
+        }
+        trace_event!(
+            self,
+            Tp::WakeupKswapd,
+            "nid=0 zid={zone_idx} order={order} gfp_flags=GFP_HIGHUSER_MOVABLE"
+        );
+        self.out.push(Out::WakeKswapd { at: self.clock() });
+    }
+
+    /// `age_active_anon` (classic LRU): keep the anon inactive list topped up.
+    fn age_active_anon(&mut self, sc: &mut ScanControl) {
+        use super::page::lru;
+        if !self.can_reclaim_anon() || !self.lruvec_inactive_is_low(0, lru::INACTIVE_ANON) {
+            return;
+        }
+        for memcg in self.memcg.subtree(0) {
+            self.shrink_active_list(SWAP_CLUSTER_MAX, lru::ACTIVE_ANON, memcg, sc);
+        }
+    }
+
+    /// `pgdat_watermark_boosted`: a zone up to `highest_zoneidx` has a boost pending.
+    fn pgdat_watermark_boosted(&self, highest_zoneidx: usize) -> bool {
+        self.zones[..=highest_zoneidx]
+            .iter()
+            .any(|z| z.is_managed() && z.watermark_boost > 0)
+    }
+
+    /// `prepare_kswapd_sleep`: sleep if the node is hopeless or balanced.
+    fn prepare_kswapd_sleep(&mut self, order: usize, highest_zoneidx: usize) -> bool {
+        if self.kswapd.failures >= MAX_KSWAPD_FAILURES {
+            return true;
+        }
+        if self.pgdat_balanced(order, highest_zoneidx) {
+            // clear_pgdat_congested.
+            self.kswapd.pgdat_dirty = false;
+            self.kswapd.pgdat_writeback = false;
+            self.lruvecs[0].node_congested = false;
+            self.lruvecs[0].cgroup_congested = false;
+            return true;
+        }
+        false
+    }
+
+    /// `kswapd_highest_zoneidx`: the requested zone, or `prev` if unset.
+    fn kswapd_highest_zoneidx(&self, prev: usize) -> usize {
+        self.kswapd.highest_zoneidx.unwrap_or(prev)
+    }
+
+    /// One slice of the kswapd thread. `budget_ns` is the CPU time it may use before
+    /// yielding. Called when kswapd is woken, its nap ends, or its last slice said Run.
+    pub fn kswapd_run(&mut self, budget_ns: u64) -> KswapdNext {
+        let deadline = self.cpu_ns + budget_ns;
+        let cpu_before = self.cpu_ns;
+        self.blocked_until = None;
+        let next = self.kswapd_run_inner(deadline);
+        // balance_pgdat runs inside psi_memstall_enter/leave.
+        self.stall_ns += self.cpu_ns - cpu_before;
+        match self.blocked_until.take() {
+            Some(t) if next == KswapdNext::Run => KswapdNext::BlockedUntil(t),
+            _ => next,
+        }
+    }
+
+    fn kswapd_run_inner(&mut self, deadline: u64) -> KswapdNext {
+        match self.kswapd.state.clone() {
+            KswapdState::Sleeping => {
+                self.kswapd.wakeups += 1;
+                self.kswapd_start_balance(ZONE_NORMAL);
+            }
+            KswapdState::Napping {
+                until_ns,
+                reclaim_order,
+                highest_zoneidx,
+                ..
+            } => {
+                if self.now < until_ns {
+                    // Woken during the nap: restore what the wakers may have reset.
+                    if self.kswapd.highest_zoneidx.is_none() {
+                        self.kswapd.highest_zoneidx = Some(highest_zoneidx);
+                    }
+                    self.kswapd.order = self.kswapd.order.max(reclaim_order);
+                    self.count(Ev::KswapdLowWmarkHitQuickly, 1);
+                } else if self.prepare_kswapd_sleep(reclaim_order, highest_zoneidx) {
+                    // The nap ran its length and the node is still balanced. v4.5
+                    // cleared the compaction skip bits here, before the full sleep.
+                    if self.cfg.kswapd_compacts {
+                        self.reset_isolation_suitable_node();
+                    }
+                    self.kswapd.state = KswapdState::Sleeping;
+                    trace_event!(self, Tp::KswapdSleep, "nid=0");
+                    return KswapdNext::Sleep;
+                } else {
+                    self.count(Ev::KswapdHighWmarkHitQuickly, 1);
+                }
+                self.kswapd_start_balance(highest_zoneidx);
+            }
+            KswapdState::Running => {}
+        }
+        match self.balance_pgdat_step(deadline) {
+            None => KswapdNext::Run,
+            Some(reclaim_order) => {
+                let run = self.kswapd.run.take().unwrap();
+                self.kswapd.last_balance = Some((reclaim_order, run.sc.priority));
+                let idx = run.highest_zoneidx;
+                // kswapd(): if high-order reclaim fell back to order 0, try to sleep
+                // keeping the original order (for kcompactd); else re-read the requests.
+                let (alloc_order, reclaim_order) = if reclaim_order < run.alloc_order {
+                    (run.alloc_order, reclaim_order)
+                } else {
+                    (self.kswapd.order, self.kswapd.order)
+                };
+                let idx = if reclaim_order < run.alloc_order {
+                    idx
+                } else {
+                    self.kswapd_highest_zoneidx(idx)
+                };
+                self.kswapd_try_to_sleep(alloc_order, reclaim_order, idx)
+            }
+        }
+    }
+
+    /// `kswapd_try_to_sleep`, first half: nap if balanced, else straight back to work.
+    fn kswapd_try_to_sleep(
+        &mut self,
+        alloc_order: usize,
+        reclaim_order: usize,
+        idx: usize,
+    ) -> KswapdNext {
+        if self.prepare_kswapd_sleep(reclaim_order, idx) {
+            // v4.6+: clear the skip bits a direct compaction asked to flush, and hand
+            // the order kswapd was woken for to kcompactd ("wake kcompactd before
+            // kswapd's short sleep").
+            if !self.cfg.kswapd_compacts {
+                self.reset_isolation_suitable_node();
+                self.wakeup_kcompactd(alloc_order, idx);
+            }
+            let until_ns = self.now + self.cfg.jiffy_ns() * self.cfg.hz / 10;
+            self.kswapd.state = KswapdState::Napping {
+                until_ns,
+                alloc_order,
+                reclaim_order,
+                highest_zoneidx: idx,
+            };
+            return KswapdNext::NapUntil(until_ns);
+        }
+        self.count(Ev::KswapdHighWmarkHitQuickly, 1);
+        self.kswapd_start_balance(idx);
+        KswapdNext::Run
+    }
+
+    /// kswapd(): read and reset the requests, then enter `balance_pgdat`.
+    fn kswapd_start_balance(&mut self, prev_idx: usize) {
+        let alloc_order = self.kswapd.order;
+        let idx = self.kswapd_highest_zoneidx(prev_idx);
+        self.kswapd.order = 0;
+        self.kswapd.highest_zoneidx = None;
+        self.kswapd.state = KswapdState::Running;
+        trace_event!(self, Tp::KswapdWake, "nid=0 zid={idx} order={alloc_order}");
+        self.count(Ev::Pageoutrun, 1);
+        let mut sc = ScanControl::new(0, idx, alloc_order);
+        sc.may_writepage = true;
+        sc.may_swap = true;
+        sc.may_unmap = true;
+        // The boosts to reclaim for; the zones keep theirs until the run ends, so
+        // allocations near the watermarks stall or reclaim meanwhile.
+        let zone_boosts: [u64; MAX_NR_ZONES] = std::array::from_fn(|i| {
+            let z = &self.zones[i];
+            if i <= idx && z.is_managed() {
+                z.watermark_boost
+            } else {
+                0
+            }
+        });
+        self.kswapd.run = Some(BalanceRun {
+            alloc_order,
+            highest_zoneidx: idx,
+            sc,
+            pass: None,
+            restarted: false,
+            nr_boost_reclaim: zone_boosts.iter().sum(),
+            zone_boosts,
+            priority_capped: false,
+            v45: V45Iteration::default(),
+        });
+    }
+
+    /// `balance_pgdat` until done (Some(order it balanced for)) or out of budget (None).
+    /// With a watermark boost pending it first reclaims the boost's worth, without
+    /// writeback or swap and no harder than DEF_PRIORITY - 2, stopping at the first
+    /// pass without progress; if the node is unbalanced it drops the boost and
+    /// reclaims normally. At the end each zone's boost is taken off.
+    fn balance_pgdat_step(&mut self, deadline: u64) -> Option<usize> {
+        if self.cfg.kswapd_compacts {
+            return self.balance_pgdat_v45_step(deadline);
+        }
+        let mut run = self.kswapd.run.take().unwrap();
+        let result = loop {
+            if let Some((mut ns, reclaimed_before)) = run.pass.take() {
+                if !self.shrink_node_step(&mut ns, &mut run.sc, deadline) {
+                    run.pass = Some((ns, reclaimed_before));
+                    break None;
+                }
+                // kswapd_shrink_node's tail.
+                let sc = &mut run.sc;
+                let reclaimed = sc.nr_reclaimed - reclaimed_before;
+                if sc.order > 0 && sc.nr_reclaimed >= 2 << sc.order {
+                    sc.order = 0; // enough for compaction: balance at order 0 now
+                }
+                let scanned_enough = sc.nr_scanned.max(reclaimed) >= sc.nr_to_reclaim;
+                let raise_priority = !scanned_enough && !run.priority_capped;
+                run.nr_boost_reclaim -= run.nr_boost_reclaim.min(reclaimed);
+                if run.nr_boost_reclaim > 0 && reclaimed == 0 {
+                    // No progress for a boost: I/O cannot be queued, stop.
+                    if run.sc.nr_reclaimed == 0 {
+                        self.kswapd.failures += 1;
+                    }
+                    break Some(run.sc.order);
+                }
+                let sc = &mut run.sc;
+                if raise_priority || reclaimed == 0 {
+                    sc.priority -= 1;
+                }
+                if sc.priority < 1 {
+                    // Ran out of priorities.
+                    if run.sc.nr_reclaimed == 0 && run.sc.cache_trim_mode_failed && !run.restarted {
+                        run.sc.no_cache_trim_mode = true;
+                        run.sc.priority = DEF_PRIORITY;
+                        run.restarted = true;
+                        continue;
+                    }
+                    if run.sc.nr_reclaimed == 0 {
+                        self.kswapd.failures += 1;
+                    }
+                    break Some(run.sc.order);
+                }
+                // Out of budget, or throttled: go on after the slice or the sleep.
+                if self.cpu_ns >= deadline || self.blocked_until.is_some() {
+                    break None;
+                }
+            }
+            // Top of the priority loop.
+            let sc = &mut run.sc;
+            sc.reclaim_idx = run.highest_zoneidx;
+            let balanced = self.pgdat_balanced(sc.order, run.highest_zoneidx);
+            if !balanced && run.nr_boost_reclaim > 0 {
+                // Unbalanced: keep the boost for later and reclaim normally (restart).
+                run.nr_boost_reclaim = 0;
+                sc.priority = DEF_PRIORITY;
+            }
+            let boosting = run.nr_boost_reclaim > 0;
+            if !boosting && balanced {
+                break Some(sc.order);
+            }
+            run.priority_capped = boosting && sc.priority == DEF_PRIORITY - 2;
+            // Boosted reclaim relieves pressure; it issues no writeback and no swap.
+            sc.may_writepage = !boosting;
+            sc.may_swap = !boosting;
+            // kswapd_age_node: keep the anon inactive list topped up (MGLRU:
+            // lru_gen_age_node).
+            if self.lru_gen_enabled() {
+                self.lru_gen_age_node(sc);
+            } else {
+                self.age_active_anon(sc);
+            }
+            if sc.priority < DEF_PRIORITY - 2 {
+                sc.may_writepage = true;
+            }
+            sc.nr_scanned = 0;
+            // kswapd_shrink_node: reclaim the high watermarks' worth.
+            sc.nr_to_reclaim = self
+                .zones
+                .iter()
+                .take(sc.reclaim_idx + 1)
+                .filter(|z| z.is_managed())
+                .map(|z| z.wmark(WMARK_HIGH).max(SWAP_CLUSTER_MAX))
+                .sum();
+            let before = sc.nr_reclaimed;
+            let ns = self.shrink_node_begin(sc);
+            run.pass = Some((ns, before));
+        };
+        if result.is_some() {
+            self.snapshot_refaults(0);
+            for (z, boost) in self.zones.iter_mut().zip(run.zone_boosts) {
+                z.watermark_boost -= z.watermark_boost.min(boost);
+            }
+            // After boosted reclaim there is likely room: defragment pageblocks.
+            if run.zone_boosts.iter().any(|&b| b > 0) {
+                self.wakeup_kcompactd(super::zone::PAGEBLOCK_ORDER, run.highest_zoneidx);
+            }
+        }
+        self.kswapd.run = Some(run);
+        result
+    }
+}
+
+/// `KSWAPD_ZONE_BALANCE_GAP_RATIO` (v4.5): a zone's balance gap is 1 % of it, at
+/// most its low watermark.
+const KSWAPD_ZONE_BALANCE_GAP_RATIO: u64 = 100;
+
+impl Mm {
+    /// v4.5's `zone_balanced`: the high watermark (plus `gap`) met at `order`, and for a
+    /// high order, the zone worth compacting.
+    fn zone_balanced_v45(&self, zi: usize, order: usize, gap: u64, classzone_idx: usize) -> bool {
+        let z = &self.zones[zi];
+        if !zone_watermark_ok(
+            z,
+            order,
+            z.wmark(WMARK_HIGH) + gap,
+            classzone_idx,
+            AllocFlags::default(),
+            z.nr_free_pages,
+        ) {
+            return false;
+        }
+        order == 0 || compaction_suitable(z, order, classzone_idx, self.cfg.extfrag_threshold)
+    }
+
+    /// v4.5's `pgdat_balanced`: for order 0 every zone balanced; for a high order, the
+    /// balanced zones hold a quarter of the node's pages.
+    pub fn pgdat_balanced_v45(&self, order: usize, classzone_idx: usize) -> bool {
+        let (mut managed, mut balanced) = (0u64, 0u64);
+        for zi in 0..=classzone_idx {
+            let z = &self.zones[zi];
+            if !z.is_managed() {
+                continue;
+            }
+            managed += z.managed_pages;
+            if self.zone_balanced_v45(zi, order, 0, zi) {
+                balanced += z.managed_pages;
+            } else if order == 0 {
+                return false;
+            }
+        }
+        order == 0 || balanced >= managed >> 2
+    }
+
+    /// v4.5's `balance_pgdat`, a priority iteration at a time: reclaim each zone up to
+    /// the first unbalanced one (`end_zone`) that is not balanced (at order 0 when it
+    /// is worth compacting: `testorder`), a high watermark's worth each, summed in
+    /// `nr_attempted`. Then: twice the order reclaimed drops to order 0; compaction
+    /// (`compact_pgdat`, async) runs only if no zone met the order at LOW and this
+    /// iteration reclaimed more than `nr_attempted`. The seed shows that test never
+    /// passing: with order-0 watermarks met, kswapd reclaims nothing, goes through
+    /// every priority and never compacts.
+    fn balance_pgdat_v45_step(&mut self, deadline: u64) -> Option<usize> {
+        let mut run = self.kswapd.run.take().unwrap();
+        let idx = run.highest_zoneidx;
+        let result = loop {
+            let reclaimed = match run.pass.take() {
+                Some((mut ns, before)) => {
+                    if !self.shrink_node_step(&mut ns, &mut run.sc, deadline) {
+                        run.pass = Some((ns, before));
+                        break None;
+                    }
+                    if run.sc.nr_scanned >= run.sc.nr_to_reclaim {
+                        run.v45.keep_priority = true;
+                    }
+                    Some(run.sc.nr_reclaimed - before)
+                }
+                None => None,
+            };
+            if let Some(reclaimed) = reclaimed {
+                let it = run.v45;
+                let sc = &mut run.sc;
+                if sc.order > 0 && reclaimed >= 2 << sc.order {
+                    sc.order = 0;
+                }
+                if it.needs_compaction && reclaimed > it.nr_attempted {
+                    let order = sc.order;
+                    self.compact_pgdat_v45(order);
+                }
+                let sc = &mut run.sc;
+                if !it.keep_priority || reclaimed == 0 {
+                    sc.priority -= 1;
+                }
+                if sc.priority < 1 || self.pgdat_balanced_v45(sc.order, idx) {
+                    break Some(sc.order);
+                }
+                if self.cpu_ns >= deadline || self.blocked_until.is_some() {
+                    break None;
+                }
+            }
+            // Top of the iteration: the highest zone not balanced at the order.
+            let order = run.sc.order;
+            let Some(end_zone) = (0..=idx).rev().find(|&zi| {
+                self.zones[zi].is_managed() && !self.zone_balanced_v45(zi, order, 0, 0)
+            }) else {
+                break Some(order);
+            };
+            let needs_compaction = order > 0
+                && !(0..=end_zone).any(|zi| {
+                    let z = &self.zones[zi];
+                    z.is_managed()
+                        && zone_watermark_ok(
+                            z,
+                            order,
+                            z.wmark(super::zone::WMARK_LOW),
+                            idx,
+                            AllocFlags::default(),
+                            z.nr_free_pages,
+                        )
+                });
+            let mut it = V45Iteration {
+                needs_compaction,
+                ..V45Iteration::default()
+            };
+            let mut nr_to_reclaim = 0;
+            for zi in 0..=end_zone {
+                let z = &self.zones[zi];
+                if !z.is_managed() {
+                    continue;
+                }
+                let testorder = if order > 0
+                    && compaction_suitable(z, order, idx, self.cfg.extfrag_threshold)
+                {
+                    0
+                } else {
+                    order
+                };
+                let gap = z
+                    .wmark(super::zone::WMARK_LOW)
+                    .min(z.managed_pages.div_ceil(KSWAPD_ZONE_BALANCE_GAP_RATIO));
+                if self.zone_balanced_v45(zi, testorder, gap, end_zone) {
+                    it.keep_priority = true;
+                    continue;
+                }
+                let want = z.wmark(WMARK_HIGH).max(SWAP_CLUSTER_MAX);
+                nr_to_reclaim += want;
+                it.nr_attempted += want;
+            }
+            run.v45 = it;
+            let sc = &mut run.sc;
+            sc.reclaim_idx = end_zone;
+            if sc.priority < DEF_PRIORITY - 2 {
+                sc.may_writepage = true;
+            }
+            self.age_active_anon(sc);
+            sc.nr_scanned = 0;
+            let before = sc.nr_reclaimed;
+            if nr_to_reclaim == 0 {
+                // Every zone balanced at its testorder: nothing reclaimed (so no
+                // compaction: 0 > nr_attempted fails), and the priority drops.
+                sc.priority -= 1;
+                if sc.priority < 1 || self.pgdat_balanced_v45(sc.order, idx) {
+                    break Some(sc.order);
+                }
+                // Even an iteration that reclaims nothing looks at every zone.
+                self.charge(self.cfg.costs.scan_page_ns);
+                if self.cpu_ns >= deadline {
+                    break None;
+                }
+                continue;
+            }
+            sc.nr_to_reclaim = nr_to_reclaim;
+            let ns = self.shrink_node_begin(sc);
+            run.pass = Some((ns, before));
+        };
+        self.kswapd.run = Some(run);
+        result
+    }
+
+    /// v4.5's `compact_pgdat` from kswapd: ASYNC compaction of every zone not deferred
+    /// for `order`; a zone that then meets the order at LOW has its back-off reset.
+    /// Order 0 (after the drop) has nothing to do.
+    fn compact_pgdat_v45(&mut self, order: usize) {
+        if order == 0 {
+            return;
+        }
+        for zi in 0..self.zones.len() {
+            if !self.zones[zi].is_managed() {
+                continue;
+            }
+            if !self.zones[zi]
+                .compact
+                .defer
+                .compaction_deferred(order as u32)
+            {
+                let mut cc = super::compaction::CompactControl::new(zi, Some(order));
+                cc.mode = super::compaction::MigrateMode::Async;
+                self.compact_zone(&mut cc);
+            }
+            let z = &self.zones[zi];
+            if zone_watermark_ok(
+                z,
+                order,
+                z.wmark(super::zone::WMARK_LOW),
+                0,
+                AllocFlags::default(),
+                z.nr_free_pages,
+            ) {
+                self.zones[zi]
+                    .compact
+                    .defer
+                    .compaction_defer_reset(order as u32, false);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::page_alloc::{Gfp, GFP_MEMALLOC_NOWAIT};
+    use crate::test_util::{add_pages, add_zram, config, task_mm};
+    use crate::zone::{MIGRATE_UNMOVABLE, ZONE_DMA32};
+    use crate::SpaceKind;
+
+    /// A 1 GiB machine (one DMA32 zone: min 1024, high 1548 pages) with 200,000 clean
+    /// file pages and 20,000 anon pages on the LRUs, and the rest of memory taken and
+    /// every other page of it given back, so all free memory is in order-0 blocks.
+    fn fragmented() -> Mm {
+        let mut cfg = config(1024);
+        add_zram(&mut cfg, 1024);
+        let mut mm = task_mm(cfg);
+        add_pages(&mut mm, SpaceKind::File, 200_000, 0);
+        add_pages(&mut mm, SpaceKind::Anon, 20_000, 0);
+        let mut taken = Vec::new();
+        let all = AllocFlags {
+            no_watermarks: true,
+            ..AllocFlags::default()
+        };
+        while let Some(p) = mm.get_page_from_freelist(GFP_MEMALLOC_NOWAIT, 0, 0, all) {
+            taken.push(p);
+        }
+        taken.sort_unstable();
+        for p in taken.iter().step_by(2) {
+            mm.free_pages(*p, 0);
+        }
+        assert!((0..NR_ORDERS_ABOVE_0).all(|o| mm.zones[ZONE_DMA32].free_area[o + 1].nr_free == 0));
+        mm
+    }
+
+    const NR_ORDERS_ABOVE_0: usize = crate::zone::MAX_PAGE_ORDER;
+
+    const GFP_KERNEL_NORECLAIM: Gfp = Gfp {
+        direct_reclaim: false,
+        kswapd_reclaim: true,
+        highest_zoneidx: ZONE_NORMAL,
+        migratetype: MIGRATE_UNMOVABLE,
+        high: false,
+        noretry: false,
+    };
+
+    #[test]
+    fn a_fragmenting_fallback_boosts_the_watermarks_and_kswapd_reclaims_the_boost() {
+        let mut mm = fragmented();
+        assert_eq!(mm.zones[ZONE_DMA32].watermark[WMARK_HIGH], 1548);
+        let free_before = mm.zones[ZONE_DMA32].nr_free_pages;
+        assert!(
+            free_before > 1548 + 512,
+            "{free_before}: balanced even when boosted"
+        );
+        mm.out.clear();
+        // An unmovable page falls back to an order-0 movable block: a pageblock's
+        // worth of boost, min(0 + 512, max(512, 1548 · 15000 / 10000 = 2322)) = 512,
+        // and kswapd is woken although the node is balanced.
+        mm.alloc_pages(GFP_KERNEL_NORECLAIM, 0).unwrap();
+        assert_eq!(mm.zones[ZONE_DMA32].watermark_boost, 512);
+        assert!(
+            !mm.zones[ZONE_DMA32].boosted_watermark,
+            "cleared after the wake-up"
+        );
+        assert!(mm.out.iter().any(|o| matches!(o, Out::WakeKswapd { .. })));
+        // kswapd reclaims the boost's worth from the clean file pages, at most at
+        // DEF_PRIORITY - 2, without swap: 200,000 >> 12 = 48 pages at priority 12, 97
+        // at 11, 195 at 10 and 10 again: ~535 >= 512, and it stops.
+        mm.current = crate::Current::Kswapd;
+        while !matches!(
+            mm.kswapd_run(u64::MAX / 4),
+            KswapdNext::NapUntil(_) | KswapdNext::Sleep
+        ) {}
+        let steal = mm.vmstat.get(Ev::PgstealKswapd);
+        assert!((530..=540).contains(&steal), "{steal}");
+        assert_eq!(mm.vmstat.get(Ev::Pswpout), 0);
+        assert_eq!(mm.zones[ZONE_DMA32].watermark_boost, 0);
+        assert_eq!(mm.kswapd.failures, 0);
+    }
+
+    /// kswapd woken for order 9 on the pinned checkerboard (256 MiB, watermarks 0,
+    /// 32,640 free pages at order 0, a kernel page in every pageblock so no order-9
+    /// block can form) and run to its nap.
+    fn kswapd_for_order_9(kswapd_compacts: bool) -> Mm {
+        let (mut mm, zi) = crate::test_util::checkerboard();
+        crate::test_util::pin_every_pageblock(&mut mm, zi);
+        mm.cfg.kswapd_compacts = kswapd_compacts;
+        mm.out.clear();
+        mm.wakeup_kswapd(zi, 9, zi, false);
+        assert!(mm.out.iter().any(|o| matches!(o, Out::WakeKswapd { .. })));
+        mm.current = crate::Current::Kswapd;
+        while !matches!(
+            mm.kswapd_run(u64::MAX / 4),
+            KswapdNext::NapUntil(_) | KswapdNext::Sleep
+        ) {}
+        mm
+    }
+
+    #[test]
+    fn v4_5_kswapd_goes_through_every_priority_and_never_compacts() {
+        let mm = kswapd_for_order_9(true);
+        // The zone is worth compacting for order 9 (free 32,640 > LOW 0 + 1024;
+        // fragmentation index 1000 - (1000 + 32640·1000/512) / 32640 = 998 > 500), so
+        // kswapd_shrink_zone tests it at order 0 with gap min(LOW, 1 %) = 0: balanced,
+        // nothing reclaimed. nr_reclaimed 0 is never > nr_attempted 0: no compaction;
+        // the priority drops each time until it runs out, never balanced at order 9.
+        assert_eq!(mm.kswapd.last_balance, Some((9, 0)));
+        assert_eq!(mm.vmstat.get(Ev::PgstealKswapd), 0);
+        assert_eq!(mm.vmstat.get(Ev::CompactMigrateScanned), 0);
+        assert!(!mm
+            .out
+            .iter()
+            .any(|o| matches!(o, Out::WakeKcompactd { .. })));
+    }
+
+    #[test]
+    fn kswapd_hands_the_order_to_kcompactd() {
+        let mm = kswapd_for_order_9(false);
+        // v4.8+: reclaim at order 9, 32 pages a pass (HIGH is 0), until compact_gap
+        // (1024) pages are freed; then balance at order 0 (met) and, before the nap,
+        // wake kcompactd for order 9.
+        assert_eq!(mm.kswapd.last_balance.map(|b| b.0), Some(0));
+        let steal = mm.vmstat.get(Ev::PgstealKswapd);
+        assert!((1024..1024 + SWAP_CLUSTER_MAX).contains(&steal), "{steal}");
+        assert_eq!(
+            mm.vmstat.get(Ev::CompactMigrateScanned),
+            0,
+            "kswapd does not compact"
+        );
+        assert_eq!(mm.kcompactd.max_order, 9);
+        assert!(mm
+            .out
+            .iter()
+            .any(|o| matches!(o, Out::WakeKcompactd { .. })));
+    }
+
+    #[test]
+    fn without_the_boost_factor_nothing_is_boosted() {
+        let mut mm = fragmented();
+        mm.cfg.watermark_boost_factor = 0;
+        mm.out.clear();
+        mm.alloc_pages(GFP_KERNEL_NORECLAIM, 0).unwrap();
+        assert_eq!(mm.zones[ZONE_DMA32].watermark_boost, 0);
+        assert!(mm.out.is_empty(), "a balanced node: kswapd stays asleep");
+    }
+}

@@ -1,0 +1,448 @@
+//! Lists of frames (`include/linux/list.h` over the frame table), in two layouts.
+//!
+//! The head end is the youngest (where `list_add` puts pages); reclaim takes from the tail.
+//! [`ListHead`] links frames through `Frame::{prev, next}` (the buddy free lists and the
+//! swap pools). [`LruList`] keeps the LRU lists as a ring of page numbers instead: the
+//! same operations in the same order, but a walk from the tail reads consecutive entries,
+//! so the frames a reclaim batch will visit are known, and fetched, ahead of the visit.
+//! Reclaim's isolation walk over linked frames was a chain of dependent cache misses.
+
+use super::page::{Frame, Pfn, NIL};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListHead {
+    pub head: Pfn,
+    pub tail: Pfn,
+    pub len: u64,
+}
+
+impl Default for ListHead {
+    fn default() -> Self {
+        ListHead {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+        }
+    }
+}
+
+impl ListHead {
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// `list_add`: insert at the head (youngest end).
+    #[inline]
+    pub fn add_head(&mut self, frames: &mut [Frame], pfn: Pfn) {
+        let old = self.head;
+        let f = &mut frames[pfn as usize];
+        f.prev = NIL;
+        f.next = old;
+        if old == NIL {
+            self.tail = pfn;
+        } else {
+            frames[old as usize].prev = pfn;
+        }
+        self.head = pfn;
+        self.len += 1;
+    }
+
+    /// `list_add_tail`: insert at the tail (next to be reclaimed).
+    #[inline]
+    pub fn add_tail(&mut self, frames: &mut [Frame], pfn: Pfn) {
+        let old = self.tail;
+        let f = &mut frames[pfn as usize];
+        f.next = NIL;
+        f.prev = old;
+        if old == NIL {
+            self.head = pfn;
+        } else {
+            frames[old as usize].next = pfn;
+        }
+        self.tail = pfn;
+        self.len += 1;
+    }
+
+    /// `list_del`. The caller guarantees `pfn` is on this list.
+    #[inline]
+    pub fn del(&mut self, frames: &mut [Frame], pfn: Pfn) {
+        let (prev, next) = {
+            let f = &frames[pfn as usize];
+            (f.prev, f.next)
+        };
+        if prev == NIL {
+            self.head = next;
+        } else {
+            frames[prev as usize].next = next;
+        }
+        if next == NIL {
+            self.tail = prev;
+        } else {
+            frames[next as usize].prev = prev;
+        }
+        let f = &mut frames[pfn as usize];
+        f.prev = NIL;
+        f.next = NIL;
+        self.len -= 1;
+    }
+
+    pub fn pop_head(&mut self, frames: &mut [Frame]) -> Option<Pfn> {
+        let h = self.head;
+        if h == NIL {
+            return None;
+        }
+        self.del(frames, h);
+        Some(h)
+    }
+
+    /// Walks from head to tail (for the invariant checker and tests).
+    pub fn iter<'a>(&self, frames: &'a [Frame]) -> impl Iterator<Item = Pfn> + 'a {
+        let mut cur = self.head;
+        std::iter::from_fn(move || {
+            if cur == NIL {
+                None
+            } else {
+                let p = cur;
+                cur = frames[p as usize].next;
+                Some(p)
+            }
+        })
+    }
+}
+
+/// An LRU list (`lruvec->lists[lru]`, a generation's `folios[gen][type][zone]`) as a
+/// ring of page numbers, head at the front. A page's place in the ring is in its
+/// `Frame::prev`: a position that wraps, the ring's entries lying at positions
+/// `front_pos..end_pos`. `list_del` from the middle leaves a hole (NIL) that the ends
+/// skip and that compaction removes once holes outnumber pages, so each operation stays
+/// O(1) amortised and the order of pages is exactly the linked list's.
+///
+/// The buffer's size is a power of two and position `p` lives at `buf[p & mask]`, so a
+/// position maps to its slot with one AND (no wrap test, no bounds check) and growing
+/// the buffer keeps every page's recorded position.
+#[derive(Debug, Clone, Default)]
+pub struct LruList {
+    buf: Vec<Pfn>,
+    front_pos: u32,
+    end_pos: u32,
+    pub len: u64,
+}
+
+/// How far ahead of a tail walk frames are fetched: enough to cover a memory latency
+/// at a few nanoseconds of work per page.
+pub(super) const WALK_PREFETCH_AHEAD: usize = 8;
+
+/// Holes a ring may hold beyond its page count before it is compacted.
+const LRU_SLACK_ENTRIES: usize = 64;
+
+/// The smallest buffer a ring allocates.
+const MIN_RING_ENTRIES: usize = 16;
+
+impl LruList {
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Entries in the ring, holes included.
+    #[inline]
+    fn ring_len(&self) -> usize {
+        self.end_pos.wrapping_sub(self.front_pos) as usize
+    }
+
+    /// The entry at position `pos` (which the caller knows lies in the ring). The
+    /// buffer is never empty when the ring is not, so the mask keeps it in bounds.
+    #[inline(always)]
+    fn at(&self, pos: u32) -> Pfn {
+        let mask = self.buf.len().wrapping_sub(1);
+        self.buf[pos as usize & mask]
+    }
+
+    #[inline(always)]
+    fn set(&mut self, pos: u32, pfn: Pfn) {
+        let mask = self.buf.len().wrapping_sub(1);
+        self.buf[pos as usize & mask] = pfn;
+    }
+
+    /// The oldest page (next to be reclaimed), or NIL.
+    #[inline]
+    pub fn tail(&self) -> Pfn {
+        if self.end_pos == self.front_pos {
+            NIL
+        } else {
+            self.at(self.end_pos.wrapping_sub(1))
+        }
+    }
+
+    /// The entry `k` places from the tail, holes included (NIL for a hole or past the
+    /// head): what a walk from the tail will reach soon, to prefetch.
+    #[inline]
+    pub fn peek_from_tail(&self, k: usize) -> Pfn {
+        if k < self.ring_len() {
+            self.at(self.end_pos.wrapping_sub(k as u32 + 1))
+        } else {
+            NIL
+        }
+    }
+
+    /// A walk from the tail is at the tail: fetch the frame it reaches
+    /// `WALK_PREFETCH_AHEAD` pages later, so the walk's misses overlap instead of
+    /// following one another.
+    #[inline]
+    pub fn prefetch_walk(&self, frames: &[Frame]) {
+        let ahead = self.peek_from_tail(WALK_PREFETCH_AHEAD);
+        if ahead != NIL {
+            crate::hint::prefetch(&frames[ahead as usize]);
+        }
+    }
+
+    /// A walk of about `count` pages from the tail is about to start: fetch the frames
+    /// of the last `count` entries and `WALK_PREFETCH_AHEAD` more now, so its misses
+    /// overlap from the first page on. Returns how many entries that covers: a walk
+    /// need not fetch ahead ([`LruList::prefetch_walk`]) before it nears their end (it
+    /// goes further only past holes).
+    pub fn prefetch_tail(&self, frames: &[Frame], count: usize) -> usize {
+        let n = (count + WALK_PREFETCH_AHEAD).min(self.ring_len());
+        for k in 0..n {
+            let p = self.at(self.end_pos.wrapping_sub(k as u32 + 1));
+            if p != NIL {
+                crate::hint::prefetch(&frames[p as usize]);
+            }
+        }
+        n
+    }
+
+    /// Room for one more entry: a full buffer doubles, each entry moving to its
+    /// position's slot in the new one (positions, hence `Frame::prev`, unchanged).
+    #[inline]
+    fn reserve_one(&mut self) {
+        if self.ring_len() == self.buf.len() {
+            self.resize((2 * self.buf.len()).max(MIN_RING_ENTRIES));
+        }
+    }
+
+    /// Moves the entries to a buffer of `size` (a power of two, at least the ring).
+    #[cold]
+    fn resize(&mut self, size: usize) {
+        debug_assert!(size.is_power_of_two() && size >= self.ring_len());
+        let mut buf = vec![NIL; size];
+        let mask = size - 1;
+        let mut pos = self.front_pos;
+        while pos != self.end_pos {
+            buf[pos as usize & mask] = self.at(pos);
+            pos = pos.wrapping_add(1);
+        }
+        self.buf = buf;
+    }
+
+    /// `list_add`: insert at the head (youngest end).
+    #[inline]
+    pub fn add_head(&mut self, frames: &mut [Frame], pfn: Pfn) {
+        self.reserve_one();
+        self.front_pos = self.front_pos.wrapping_sub(1);
+        self.set(self.front_pos, pfn);
+        frames[pfn as usize].prev = self.front_pos;
+        self.len += 1;
+    }
+
+    /// `list_add_tail`: insert at the tail (next to be reclaimed).
+    #[inline]
+    pub fn add_tail(&mut self, frames: &mut [Frame], pfn: Pfn) {
+        self.reserve_one();
+        self.set(self.end_pos, pfn);
+        frames[pfn as usize].prev = self.end_pos;
+        self.end_pos = self.end_pos.wrapping_add(1);
+        self.len += 1;
+    }
+
+    /// `list_del`. The caller guarantees `pfn` is on this list.
+    #[inline]
+    pub fn del(&mut self, frames: &mut [Frame], pfn: Pfn) {
+        let pos = frames[pfn as usize].prev;
+        debug_assert!(
+            (pos.wrapping_sub(self.front_pos) as usize) < self.ring_len() && self.at(pos) == pfn,
+            "pfn {pfn} not at its place"
+        );
+        self.set(pos, NIL);
+        self.len -= 1;
+        if pos.wrapping_add(1) == self.end_pos {
+            // From the tail, as reclaim takes pages: drop it and the holes before it.
+            self.end_pos = pos;
+            while self.end_pos != self.front_pos && self.at(self.end_pos.wrapping_sub(1)) == NIL {
+                self.end_pos = self.end_pos.wrapping_sub(1);
+            }
+        }
+        if pos == self.front_pos {
+            while self.front_pos != self.end_pos && self.at(self.front_pos) == NIL {
+                self.front_pos = self.front_pos.wrapping_add(1);
+            }
+        }
+        if self.ring_len() > 2 * self.len as usize + LRU_SLACK_ENTRIES {
+            self.compact(frames);
+        }
+    }
+
+    /// `list_del` of the tail, the page reclaim's walk takes next: returns it (NIL if
+    /// the list is empty). The tail's place is known, so its frame is not read.
+    #[inline]
+    pub fn pop_tail(&mut self, frames: &mut [Frame]) -> Pfn {
+        if self.end_pos == self.front_pos {
+            return NIL;
+        }
+        self.end_pos = self.end_pos.wrapping_sub(1);
+        let pfn = self.at(self.end_pos);
+        self.len -= 1;
+        while self.end_pos != self.front_pos && self.at(self.end_pos.wrapping_sub(1)) == NIL {
+            self.end_pos = self.end_pos.wrapping_sub(1);
+        }
+        if self.ring_len() > 2 * self.len as usize + LRU_SLACK_ENTRIES {
+            self.compact(frames);
+        }
+        pfn
+    }
+
+    /// Drops the holes and renumbers the pages; gives back memory a shrunken list no
+    /// longer needs.
+    #[cold]
+    fn compact(&mut self, frames: &mut [Frame]) {
+        // Stable, in place, in ring order: the k-th page moves to position front + k,
+        // never ahead of the entry being read, so nothing unread is overwritten.
+        let mut to = self.front_pos;
+        let mut pos = self.front_pos;
+        while pos != self.end_pos {
+            let p = self.at(pos);
+            if p != NIL {
+                self.set(to, p);
+                frames[p as usize].prev = to;
+                to = to.wrapping_add(1);
+            }
+            pos = pos.wrapping_add(1);
+        }
+        self.end_pos = to;
+        let n = self.ring_len();
+        let want = (2 * n).next_power_of_two().max(MIN_RING_ENTRIES);
+        if self.buf.len() > 4 * n + LRU_SLACK_ENTRIES && want < self.buf.len() {
+            self.resize(want);
+        }
+    }
+
+    /// From head to tail (for the invariant checker and tests).
+    pub fn iter(&self) -> impl Iterator<Item = Pfn> + '_ {
+        (0..self.ring_len())
+            .map(|k| self.at(self.front_pos.wrapping_add(k as u32)))
+            .filter(|&p| p != NIL)
+    }
+
+    /// The ring's own invariants: ends are pages, `len` counts the pages, and each
+    /// page's recorded place is where it is.
+    pub fn check(&self, frames: &[Frame]) -> Result<(), String> {
+        if self.ring_len() > self.buf.len() {
+            return Err("an LRU ring holds more entries than its buffer".into());
+        }
+        if self.ring_len() > 0
+            && (self.at(self.front_pos) == NIL || self.at(self.end_pos.wrapping_sub(1)) == NIL)
+        {
+            return Err("an LRU ring ends in a hole".into());
+        }
+        let mut n = 0u64;
+        for i in 0..self.ring_len() {
+            let p = self.at(self.front_pos.wrapping_add(i as u32));
+            if p == NIL {
+                continue;
+            }
+            n += 1;
+            let at = frames[p as usize].prev.wrapping_sub(self.front_pos) as usize;
+            if at != i {
+                return Err(format!("frame {p} is at ring place {i} but records {at}"));
+            }
+        }
+        if n != self.len {
+            return Err(format!(
+                "an LRU ring holds {n} pages but counts {}",
+                self.len
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_del_order() {
+        let mut frames = vec![Frame::EMPTY; 4];
+        let mut l = ListHead::default();
+        l.add_head(&mut frames, 0);
+        l.add_head(&mut frames, 1);
+        l.add_tail(&mut frames, 2);
+        assert_eq!(l.iter(&frames).collect::<Vec<_>>(), vec![1, 0, 2]);
+        l.del(&mut frames, 0);
+        assert_eq!(l.iter(&frames).collect::<Vec<_>>(), vec![1, 2]);
+        assert_eq!((l.head, l.tail, l.len), (1, 2, 2));
+        assert_eq!(l.pop_head(&mut frames), Some(1));
+        l.del(&mut frames, 2);
+        assert!(l.is_empty());
+        assert_eq!((l.head, l.tail), (NIL, NIL));
+    }
+
+    /// The ring is the linked list: the same order after any sequence of adds at
+    /// either end and deletions anywhere, through compactions and position wrap-around.
+    #[test]
+    fn lru_ring_is_the_linked_list() {
+        use rand::{Rng, SeedableRng};
+        let n = 300usize;
+        let mut fa = vec![Frame::EMPTY; n];
+        let mut fb = vec![Frame::EMPTY; n];
+        let mut on = vec![false; n];
+        let mut linked = ListHead::default();
+        // Positions wrap during the test.
+        let mut ring = LruList {
+            front_pos: u32::MAX - 40,
+            end_pos: u32::MAX - 40,
+            ..LruList::default()
+        };
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+        for step in 0..200_000 {
+            let pfn = rng.gen_range(0..n);
+            if on[pfn] {
+                linked.del(&mut fa, pfn as Pfn);
+                ring.del(&mut fb, pfn as Pfn);
+            } else if rng.gen_bool(0.5) {
+                linked.add_head(&mut fa, pfn as Pfn);
+                ring.add_head(&mut fb, pfn as Pfn);
+            } else {
+                linked.add_tail(&mut fa, pfn as Pfn);
+                ring.add_tail(&mut fb, pfn as Pfn);
+            }
+            on[pfn] = !on[pfn];
+            assert_eq!(ring.tail(), linked.tail, "step {step}");
+            assert_eq!(ring.len, linked.len);
+            if step % 997 == 0 {
+                let want: Vec<Pfn> = linked.iter(&fa).collect();
+                assert_eq!(ring.iter().collect::<Vec<_>>(), want, "step {step}");
+                ring.check(&fb).unwrap();
+                assert!(ring.ring_len() <= 2 * ring.len as usize + LRU_SLACK_ENTRIES);
+            }
+        }
+        // Drain from the tail as reclaim does; the peeked entries are the next tails.
+        while linked.tail != NIL {
+            let ahead = ring.peek_from_tail(1);
+            let t = ring.tail();
+            assert_eq!(t, linked.tail);
+            linked.del(&mut fa, t);
+            if linked.len % 2 == 0 {
+                assert_eq!(ring.pop_tail(&mut fb), t);
+            } else {
+                ring.del(&mut fb, t);
+            }
+            if linked.len % 97 == 0 {
+                ring.check(&fb).unwrap();
+            }
+            if ahead != NIL {
+                assert_eq!(ring.tail(), ahead);
+            }
+        }
+        assert!(ring.is_empty() && ring.ring_len() == 0);
+    }
+}

@@ -1,0 +1,1211 @@
+//! The buddy allocator and the allocation paths (mm/page_alloc.c, ~v6.1;
+//! kernel-reference §1.2, §1.3, §1.6, §1.7).
+//!
+//! Per-CPU page lists are not modelled (kernel-reference §1.2 allows that): every
+//! allocation and free goes straight to the buddy lists, so NR_FREE_PAGES is exact.
+
+use super::compaction::{
+    CompactResult, DEF_COMPACT_PRIORITY, INIT_COMPACT_PRIORITY, MAX_COMPACT_RETRIES,
+    MIN_COMPACT_COSTLY_PRIORITY, MIN_COMPACT_PRIORITY,
+};
+use super::memcontrol::PageState;
+use super::page::{on, pg, Frame, Pfn};
+use super::zone::*;
+use super::{Current, Mm};
+use crate::trace::Tp;
+use crate::vm_event_item::Ev;
+
+/// `PAGE_ALLOC_COSTLY_ORDER`.
+pub const PAGE_ALLOC_COSTLY_ORDER: usize = 3;
+/// `MAX_RECLAIM_RETRIES`.
+pub const MAX_RECLAIM_RETRIES: u32 = 16;
+
+/// The GFP bits the simulated callers differ in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gfp {
+    /// `__GFP_DIRECT_RECLAIM`.
+    pub direct_reclaim: bool,
+    /// `__GFP_KSWAPD_RECLAIM`.
+    pub kswapd_reclaim: bool,
+    /// `gfp_zone()`: the highest zone the caller can use.
+    pub highest_zoneidx: usize,
+    pub migratetype: usize,
+    /// `__GFP_HIGH` (ALLOC_HIGH): may dip to half the min watermark.
+    pub high: bool,
+    /// `__GFP_NORETRY`: one round of reclaim, then fail.
+    pub noretry: bool,
+}
+
+/// Parses a GFP expression as the kernel spells it: `GFP_KERNEL`, `GFP_NOWAIT`,
+/// `GFP_ATOMIC`, `GFP_HIGHUSER_MOVABLE`, and `__GFP_HIGH`, `__GFP_COMP`,
+/// `__GFP_NORETRY`, `__GFP_KSWAPD_RECLAIM`, `__GFP_DIRECT_RECLAIM`, `__GFP_MOVABLE`,
+/// `__GFP_RECLAIMABLE`, joined by `|`.
+pub fn parse_gfp(s: &str) -> Result<Gfp, String> {
+    let mut g = Gfp {
+        direct_reclaim: false,
+        kswapd_reclaim: false,
+        highest_zoneidx: ZONE_NORMAL,
+        migratetype: MIGRATE_UNMOVABLE,
+        high: false,
+        noretry: false,
+    };
+    for flag in s.split('|').map(str::trim) {
+        match flag {
+            "GFP_KERNEL" => {
+                g.direct_reclaim = true;
+                g.kswapd_reclaim = true;
+            }
+            "GFP_NOWAIT" => g.kswapd_reclaim = true,
+            "GFP_ATOMIC" => {
+                g.kswapd_reclaim = true;
+                g.high = true;
+            }
+            "GFP_HIGHUSER_MOVABLE" => {
+                g.direct_reclaim = true;
+                g.kswapd_reclaim = true;
+                g.migratetype = MIGRATE_MOVABLE;
+            }
+            "__GFP_HIGH" => g.high = true,
+            "__GFP_COMP" => {}
+            "__GFP_NORETRY" => g.noretry = true,
+            "__GFP_KSWAPD_RECLAIM" => g.kswapd_reclaim = true,
+            "__GFP_DIRECT_RECLAIM" => g.direct_reclaim = true,
+            "__GFP_MOVABLE" => g.migratetype = MIGRATE_MOVABLE,
+            "__GFP_RECLAIMABLE" => g.migratetype = MIGRATE_RECLAIMABLE,
+            other => {
+                return Err(format!(
+                    "unknown GFP flag `{other}` (GFP_KERNEL, GFP_NOWAIT, GFP_ATOMIC, \
+                     GFP_HIGHUSER_MOVABLE, __GFP_HIGH, __GFP_COMP, __GFP_NORETRY, \
+                     __GFP_KSWAPD_RECLAIM, __GFP_DIRECT_RECLAIM, __GFP_MOVABLE, \
+                     __GFP_RECLAIMABLE)"
+                ))
+            }
+        }
+    }
+    Ok(g)
+}
+
+/// `GFP_HIGHUSER_MOVABLE`: user pages and page cache.
+pub const GFP_HIGHUSER_MOVABLE: Gfp = Gfp {
+    direct_reclaim: true,
+    kswapd_reclaim: true,
+    highest_zoneidx: ZONE_NORMAL,
+    migratetype: MIGRATE_MOVABLE,
+    high: false,
+    noretry: false,
+};
+
+/// What a reclaim context (PF_MEMALLOC) allocates with: zsmalloc pages for zram.
+/// It never reclaims (no recursion) and ignores watermarks.
+pub const GFP_MEMALLOC_NOWAIT: Gfp = Gfp {
+    direct_reclaim: false,
+    kswapd_reclaim: false,
+    highest_zoneidx: ZONE_NORMAL,
+    migratetype: MIGRATE_MOVABLE,
+    high: false,
+    noretry: false,
+};
+
+/// Frees every page of `[start_pfn, end_pfn)` into the largest aligned blocks
+/// (`memblock_free_all` → `__free_pages_core`), deferring the max-order blocks as
+/// CONFIG_DEFERRED_STRUCT_PAGE_INIT does (`deferred_init_memmap`): they count as free
+/// at once, but their frames are initialised only when [`deferred_grow_zone`] hands
+/// one out, so the host commits frame-table memory for what a run uses. `frames`
+/// starts zeroed; frames outside max-order blocks are initialised here.
+pub fn init_free_area(z: &mut Zone, frames: &mut [Frame]) {
+    let mut pfn = z.start_pfn as u64;
+    let end = z.end_pfn as u64;
+    z.deferred_start_pfn = z.end_pfn;
+    z.deferred_end_pfn = z.end_pfn;
+    while pfn < end {
+        let mut order = MAX_PAGE_ORDER;
+        while order > 0 && (!pfn.is_multiple_of(1 << order) || pfn + (1 << order) > end) {
+            order -= 1;
+        }
+        if order == MAX_PAGE_ORDER {
+            // The max-order blocks are contiguous: after the unaligned head, before
+            // the short tail.
+            if z.nr_deferred_blocks() == 0 {
+                z.deferred_start_pfn = pfn as Pfn;
+            }
+            z.deferred_end_pfn = (pfn + (1 << order)) as Pfn;
+            z.free_area[order].nr_free += 1;
+        } else {
+            init_block_frames(z, frames, pfn as Pfn, order);
+            let mt = z.pageblock_migratetype(pfn as Pfn);
+            add_to_free_list(z, frames, pfn as Pfn, order, mt);
+        }
+        z.nr_free_pages += 1 << order;
+        pfn += 1 << order;
+    }
+}
+
+/// `__init_single_page` for each frame of a block: empty, in this zone.
+fn init_block_frames(z: &Zone, frames: &mut [Frame], pfn: Pfn, order: usize) {
+    for f in &mut frames[pfn as usize..(pfn as usize + (1 << order))] {
+        *f = Frame {
+            zone: z.idx as u8,
+            ..Frame::EMPTY
+        };
+    }
+}
+
+/// `deferred_grow_zone`: initialise the highest deferred max-order block and put it on
+/// the movable max-order free list (already counted in `nr_free`). The highest comes
+/// first because boot freed the blocks in ascending order onto the list's head, so it
+/// is the one an allocation would have taken. False if none is left.
+pub fn deferred_grow_zone(z: &mut Zone, frames: &mut [Frame]) -> bool {
+    if z.nr_deferred_blocks() == 0 {
+        return false;
+    }
+    let pfn = z.deferred_end_pfn - (1 << MAX_PAGE_ORDER);
+    z.deferred_end_pfn = pfn;
+    init_block_frames(z, frames, pfn, MAX_PAGE_ORDER);
+    link_free_block(z, frames, pfn, MAX_PAGE_ORDER, DEFERRED_MT);
+    true
+}
+
+/// The first block on a free list; an empty movable max-order list first takes the
+/// next deferred block (the deferred blocks are its tail).
+fn free_list_head(z: &mut Zone, frames: &mut [Frame], order: usize, mt: usize) -> Pfn {
+    let head = z.free_area[order].free_list[mt].head;
+    if head == super::page::NIL
+        && order == MAX_PAGE_ORDER
+        && mt == DEFERRED_MT
+        && deferred_grow_zone(z, frames)
+    {
+        return z.free_area[order].free_list[mt].head;
+    }
+    head
+}
+
+fn add_to_free_list(z: &mut Zone, frames: &mut [Frame], pfn: Pfn, order: usize, mt: usize) {
+    link_free_block(z, frames, pfn, order, mt);
+    z.free_area[order].nr_free += 1;
+}
+
+/// Marks a block free (PageBuddy, its order and list) and links it at the list head.
+fn link_free_block(z: &mut Zone, frames: &mut [Frame], pfn: Pfn, order: usize, mt: usize) {
+    let f = &mut frames[pfn as usize];
+    f.flags = pg::BUDDY;
+    f.order = order as u8;
+    f.list = on::BUDDY;
+    f.gen = mt as u8; // the free list it is on
+    z.free_area[order].free_list[mt].add_head(frames, pfn);
+}
+
+fn del_from_free_list(z: &mut Zone, frames: &mut [Frame], pfn: Pfn) {
+    let (order, mt) = {
+        let f = &frames[pfn as usize];
+        (f.order as usize, f.gen as usize)
+    };
+    z.free_area[order].free_list[mt].del(frames, pfn);
+    z.free_area[order].nr_free -= 1;
+    let f = &mut frames[pfn as usize];
+    f.flags = 0;
+    f.list = on::NONE;
+    f.gen = 0;
+}
+
+/// Takes the free block at `pfn` off its list, its pages counted as no longer free
+/// (compaction's free scanner isolates it; `__isolate_free_page`).
+pub fn take_free_block(z: &mut Zone, frames: &mut [Frame], pfn: Pfn) {
+    let order = frames[pfn as usize].order as usize;
+    del_from_free_list(z, frames, pfn);
+    z.nr_free_pages -= 1 << order;
+}
+
+/// `expand`: split a block of order `high` down to `low`, freeing the upper halves.
+fn expand(z: &mut Zone, frames: &mut [Frame], pfn: Pfn, low: usize, mut high: usize, mt: usize) {
+    while high > low {
+        high -= 1;
+        add_to_free_list(z, frames, pfn + (1 << high), high, mt);
+    }
+}
+
+/// `__rmqueue_smallest`: first non-empty list of the migratetype at or above `order`.
+fn rmqueue_smallest(z: &mut Zone, frames: &mut [Frame], order: usize, mt: usize) -> Option<Pfn> {
+    for o in order..NR_PAGE_ORDERS {
+        let pfn = free_list_head(z, frames, o, mt);
+        if pfn != super::page::NIL {
+            del_from_free_list(z, frames, pfn);
+            expand(z, frames, pfn, order, o, mt);
+            return Some(pfn);
+        }
+    }
+    None
+}
+
+/// `fallbacks[]` (kernel-reference §1.3).
+const FALLBACKS: [[usize; 2]; MIGRATE_PCPTYPES] = [
+    [MIGRATE_RECLAIMABLE, MIGRATE_MOVABLE],   // UNMOVABLE
+    [MIGRATE_RECLAIMABLE, MIGRATE_UNMOVABLE], // MOVABLE
+    [MIGRATE_UNMOVABLE, MIGRATE_MOVABLE],     // RECLAIMABLE
+];
+
+/// An allocation that fell back to another migratetype (`mm_page_alloc_extfrag`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extfrag {
+    pub pfn: Pfn,
+    pub alloc_order: usize,
+    pub fallback_order: usize,
+    pub alloc_migratetype: usize,
+    pub fallback_migratetype: usize,
+    /// The pageblock now belongs to the allocation's migratetype.
+    pub change_ownership: bool,
+}
+
+/// `can_steal_fallback`: whether a fallback of this order may take over its whole
+/// pageblock. Unmovable and reclaimable requests always may: they would pollute it
+/// anyway, so better to claim it and keep the next ones together.
+fn can_steal_fallback(order: usize, start_mt: usize) -> bool {
+    order >= PAGEBLOCK_ORDER / 2 || start_mt == MIGRATE_RECLAIMABLE || start_mt == MIGRATE_UNMOVABLE
+}
+
+/// `find_suitable_fallback` (not only_stealable): the first fallback migratetype with
+/// a free block of `order`, and whether its pageblock may be stolen.
+pub(super) fn find_suitable_fallback(z: &Zone, order: usize, mt: usize) -> Option<(usize, bool)> {
+    if z.free_area[order].nr_free == 0 {
+        return None;
+    }
+    FALLBACKS[mt]
+        .iter()
+        .find(|&&fmt| z.free_list_nonempty(order, fmt))
+        .map(|&fmt| (fmt, can_steal_fallback(order, mt)))
+}
+
+/// `move_to_free_list`: a free block onto another migratetype's list of its order.
+fn move_to_free_list(z: &mut Zone, frames: &mut [Frame], pfn: Pfn, mt: usize) {
+    let (order, old) = (
+        frames[pfn as usize].order as usize,
+        frames[pfn as usize].gen as usize,
+    );
+    z.free_area[order].free_list[old].del(frames, pfn);
+    link_free_block(z, frames, pfn, order, mt);
+}
+
+/// `move_freepages_block`: every free block of `pfn`'s pageblock onto `mt`'s lists.
+/// Returns the free pages moved and the movable pages seen (on an LRU, or zsmalloc's,
+/// which can migrate); None when the pageblock's end is outside the zone.
+fn move_freepages_block(
+    z: &mut Zone,
+    frames: &mut [Frame],
+    pfn: Pfn,
+    mt: usize,
+) -> Option<(u64, u64)> {
+    let block = pfn & !(PAGEBLOCK_NR_PAGES as Pfn - 1);
+    // A pageblock that starts before the zone is walked from the page itself.
+    let start = if block < z.start_pfn { pfn } else { block };
+    let end = block as u64 + PAGEBLOCK_NR_PAGES - 1;
+    if end >= z.end_pfn as u64 {
+        return None;
+    }
+    let (mut moved, mut movable) = (0u64, 0u64);
+    let mut p = start as u64;
+    while p <= end {
+        let f = &frames[p as usize];
+        if f.list == on::BUDDY {
+            let order = f.order as usize;
+            move_to_free_list(z, frames, p as Pfn, mt);
+            moved += 1 << order;
+            p += 1 << order;
+            continue;
+        }
+        let lru = f.list <= super::page::lru::UNEVICTABLE as u8 || f.list & 0xf0 == on::LRU_GEN;
+        if lru || f.list == on::ZRAM {
+            movable += 1;
+        }
+        p += 1;
+    }
+    Some((moved, movable))
+}
+
+/// `boost_watermark`: after a fragmenting fallback, raise the zone's watermarks by a
+/// pageblock, up to `boost_factor`/10000 of the high watermark (at least a pageblock),
+/// so kswapd frees a little more and later allocations find pages of their own type.
+/// Not in zones of fewer than four pageblocks, nor with the factor 0. kernel-reference
+/// §1.5.
+pub fn boost_watermark(z: &mut Zone, boost_factor: u64) -> bool {
+    if boost_factor == 0 || PAGEBLOCK_NR_PAGES * 4 > z.managed_pages {
+        return false;
+    }
+    // mult_frac(high, factor, 10000).
+    let max_boost = z.watermark[WMARK_HIGH] * boost_factor / 10_000;
+    if max_boost == 0 {
+        return false;
+    }
+    let max_boost = max_boost.max(PAGEBLOCK_NR_PAGES);
+    z.watermark_boost = (z.watermark_boost + PAGEBLOCK_NR_PAGES).min(max_boost);
+    true
+}
+
+/// `steal_suitable_fallback`: the fallback block `pfn` (of a `fallback_mt` list) goes to
+/// the `start_mt` lists; a block of pageblock order or more takes its pageblocks along;
+/// a smaller one boosts the watermarks (`boost`: `vm.watermark_boost_factor`, and
+/// whether the allocation may wake kswapd, which it then does) and, when
+/// `whole_block` is allowed, takes every free page of its pageblock, and the pageblock
+/// itself if at least half of it is free or alike.
+fn steal_suitable_fallback(
+    z: &mut Zone,
+    frames: &mut [Frame],
+    pfn: Pfn,
+    start_mt: usize,
+    whole_block: bool,
+    boost: (u64, bool),
+) {
+    let order = frames[pfn as usize].order as usize;
+    let old_block_type = z.pageblock_migratetype(pfn);
+    if order >= PAGEBLOCK_ORDER {
+        z.set_pageblock_migratetype(pfn, 1 << order, start_mt);
+        move_to_free_list(z, frames, pfn, start_mt);
+        return;
+    }
+    if boost_watermark(z, boost.0) && boost.1 {
+        z.boosted_watermark = true;
+    }
+    if whole_block {
+        if let Some((free_pages, movable_pages)) = move_freepages_block(z, frames, pfn, start_mt) {
+            if free_pages > 0 {
+                let alike_pages = if start_mt == MIGRATE_MOVABLE {
+                    movable_pages
+                } else if old_block_type == MIGRATE_MOVABLE {
+                    // The used pages that are not movable are presumed alike.
+                    PAGEBLOCK_NR_PAGES.saturating_sub(free_pages + movable_pages)
+                } else {
+                    0
+                };
+                if free_pages + alike_pages >= PAGEBLOCK_NR_PAGES / 2 {
+                    z.set_pageblock_migratetype(pfn, 1, start_mt);
+                }
+                return;
+            }
+        }
+    }
+    move_to_free_list(z, frames, pfn, start_mt);
+}
+
+/// `__rmqueue_fallback`: the requested migratetype has nothing free at `order` or
+/// above. Take the largest block of a fallback type (so the pageblock taken over is
+/// worth it), or, for a movable request that may not steal, the smallest (to spare
+/// large blocks), and steal it for `mt`. The caller retries `__rmqueue_smallest`.
+fn rmqueue_fallback(
+    z: &mut Zone,
+    frames: &mut [Frame],
+    order: usize,
+    mt: usize,
+    boost: (u64, bool),
+) -> Option<Extfrag> {
+    let mut found = None;
+    for o in (order..NR_PAGE_ORDERS).rev() {
+        if let Some((fmt, can_steal)) = find_suitable_fallback(z, o, mt) {
+            found = Some((o, fmt, can_steal));
+            if !can_steal && mt == MIGRATE_MOVABLE && o > order {
+                // find_smallest.
+                found = (order..NR_PAGE_ORDERS)
+                    .find_map(|o| find_suitable_fallback(z, o, mt).map(|(f, c)| (o, f, c)));
+            }
+            break;
+        }
+    }
+    let (o, fmt, can_steal) = found?;
+    let pfn = free_list_head(z, frames, o, fmt);
+    steal_suitable_fallback(z, frames, pfn, mt, can_steal, boost);
+    Some(Extfrag {
+        pfn,
+        alloc_order: order,
+        fallback_order: o,
+        alloc_migratetype: mt,
+        fallback_migratetype: fmt,
+        change_ownership: z.pageblock_migratetype(pfn) == mt,
+    })
+}
+
+/// `__free_one_page`: merge with free buddies (same order, same zone) up to
+/// MAX_PAGE_ORDER, then put the merged block on its pageblock's free list.
+pub fn free_one_page(z: &mut Zone, frames: &mut [Frame], pfn: Pfn, order: usize) {
+    let mut pfn = pfn;
+    let mut o = order;
+    while o < MAX_PAGE_ORDER {
+        let buddy = pfn ^ (1 << o);
+        if buddy < z.start_pfn || buddy >= z.end_pfn {
+            break;
+        }
+        let b = &frames[buddy as usize];
+        if !b.test(pg::BUDDY) || b.order as usize != o {
+            break;
+        }
+        del_from_free_list(z, frames, buddy);
+        pfn = pfn.min(buddy);
+        o += 1;
+    }
+    let mt = z.pageblock_migratetype(pfn);
+    add_to_free_list(z, frames, pfn, o, mt);
+    z.nr_free_pages += 1 << order;
+}
+
+impl Mm {
+    /// Frees a block back to the buddy allocator.
+    pub fn free_pages(&mut self, pfn: Pfn, order: usize) {
+        if order == 0 {
+            // A page freed from the swap cache (`__delete_from_swap_cache` before the
+            // free) or from an unsplit THP (a zapped THP's pages go one by one here)
+            // leaves its state.
+            let f = self.frames[pfn as usize];
+            if f.test(pg::SWAPCACHE) {
+                self.mod_page_state(pfn, PageState::SwapCache, -1);
+            }
+            if f.order as usize == super::huge_memory::HPAGE_PMD_ORDER && f.test(pg::SWAPBACKED) {
+                self.mod_page_state(pfn, PageState::AnonThps, -1);
+            }
+        }
+        self.mem_cgroup_uncharge(pfn);
+        let zi = self.frames[pfn as usize].zone as usize;
+        free_one_page(&mut self.zones[zi], &mut self.frames, pfn, order);
+        self.vmstat.count(Ev::Pgfree, 1 << order);
+    }
+
+    /// `rmqueue`: take a block from one zone's buddy lists.
+    fn rmqueue(&mut self, zi: usize, order: usize, gfp: Gfp) -> Option<Pfn> {
+        let mt = gfp.migratetype;
+        let boost = (self.cfg.watermark_boost_factor, gfp.kswapd_reclaim);
+        // __rmqueue: after a fallback steal the block is on `mt`'s lists; retry.
+        let pfn = loop {
+            let z = &mut self.zones[zi];
+            if let Some(pfn) = rmqueue_smallest(z, &mut self.frames, order, mt) {
+                break pfn;
+            }
+            let e = rmqueue_fallback(z, &mut self.frames, order, mt, boost)?;
+            trace_event!(self, Tp::PageAllocExtfrag, "page={:#x} pfn={:#x} alloc_order={} fallback_order={} pageblock_order={} alloc_migratetype={} fallback_migratetype={} fragmenting={} change_ownership={}",
+                    0xffff_ea00_0000_0000u64 + e.pfn as u64 * 64,
+                    e.pfn,
+                    e.alloc_order,
+                    e.fallback_order,
+                    PAGEBLOCK_ORDER,
+                    e.alloc_migratetype,
+                    e.fallback_migratetype,
+                    u8::from(e.fallback_order < PAGEBLOCK_ORDER),
+                    u8::from(e.change_ownership));
+        };
+        let z = &mut self.zones[zi];
+        z.nr_free_pages -= 1 << order;
+        let f = &mut self.frames[pfn as usize];
+        f.flags = 0;
+        f.memcg = 0;
+        f.order = order as u8;
+        f.swap = u32::MAX;
+        self.vmstat.count(
+            if zi == ZONE_DMA32 {
+                Ev::PgallocDma32
+            } else {
+                Ev::PgallocNormal
+            },
+            1 << order,
+        );
+        // A fallback boosted the watermarks: kswapd may have nothing else to wake it.
+        if self.zones[zi].boosted_watermark {
+            self.zones[zi].boosted_watermark = false;
+            self.wakeup_kswapd(zi, 0, zi, true);
+        }
+        Some(pfn)
+    }
+
+    /// `get_page_from_freelist`: walk the zonelist (highest usable zone first) and take a
+    /// page from the first zone that passes the watermark.
+    pub fn get_page_from_freelist(
+        &mut self,
+        gfp: Gfp,
+        order: usize,
+        wmark: usize,
+        flags: AllocFlags,
+    ) -> Option<Pfn> {
+        for zi in (0..=gfp.highest_zoneidx).rev() {
+            let z = &self.zones[zi];
+            if !z.is_managed() {
+                continue;
+            }
+            if !flags.no_watermarks
+                && !zone_watermark_ok(
+                    z,
+                    order,
+                    z.wmark(wmark),
+                    gfp.highest_zoneidx,
+                    flags,
+                    z.nr_free_pages,
+                )
+            {
+                continue;
+            }
+            if let Some(pfn) = self.rmqueue(zi, order, gfp) {
+                return Some(pfn);
+            }
+        }
+        None
+    }
+
+    /// `__alloc_pages`: the LOW-watermark fast path, then the slow path.
+    /// `None` means the allocation failed; the OOM killer may have run (and may have
+    /// killed the current task).
+    /// A block a kernel caller keeps (`highalloc`): allocated with `gfp`, its frames
+    /// marked as held.
+    pub fn alloc_kernel_pages(&mut self, gfp: Gfp, order: usize) -> Option<Pfn> {
+        let pfn = self.alloc_pages(gfp, order)?;
+        for f in &mut self.frames[pfn as usize..pfn as usize + (1 << order)] {
+            f.list = on::KERNEL;
+        }
+        self.kernel_pages += 1 << order;
+        Some(pfn)
+    }
+
+    /// Gives back a block [`Mm::alloc_kernel_pages`] handed out.
+    pub fn free_kernel_pages(&mut self, pfn: Pfn, order: usize) {
+        for f in &mut self.frames[pfn as usize..pfn as usize + (1 << order)] {
+            debug_assert_eq!(f.list, on::KERNEL);
+            f.list = on::NONE;
+        }
+        self.kernel_pages -= 1 << order;
+        self.free_pages(pfn, order);
+    }
+
+    pub fn alloc_pages(&mut self, gfp: Gfp, order: usize) -> Option<Pfn> {
+        let flags = AllocFlags {
+            high: gfp.high,
+            ..AllocFlags::default()
+        };
+        if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_LOW, flags) {
+            return Some(p);
+        }
+        self.alloc_pages_slowpath(gfp, order)
+    }
+
+    fn wake_all_kswapds(&mut self, gfp: Gfp, order: usize) {
+        let highest_zoneidx = gfp.highest_zoneidx;
+        // One node: wake its kswapd for the highest eligible managed zone.
+        if let Some(zi) = (0..=highest_zoneidx)
+            .rev()
+            .find(|&z| self.zones[z].is_managed())
+        {
+            self.wakeup_kswapd(zi, order, highest_zoneidx, gfp.direct_reclaim);
+        }
+    }
+
+    /// `__alloc_pages_slowpath` (kernel-reference §1.7), without compaction (a later
+    /// issue) and without high-atomic reserves.
+    fn alloc_pages_slowpath(&mut self, gfp: Gfp, order: usize) -> Option<Pfn> {
+        let r = self.alloc_pages_slowpath_loop(gfp, order);
+        if self.blocked_until.is_none() {
+            if let Current::Task(t) = self.current {
+                self.alloc_no_progress[t] = 0;
+            }
+        }
+        r
+    }
+
+    fn alloc_pages_slowpath_loop(&mut self, gfp: Gfp, order: usize) -> Option<Pfn> {
+        let flags = AllocFlags {
+            high: gfp.high,
+            ..AllocFlags::default()
+        };
+        if gfp.kswapd_reclaim {
+            self.wake_all_kswapds(gfp, order);
+        }
+        if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_MIN, flags) {
+            return Some(p);
+        }
+        // Reclaim contexts (PF_MEMALLOC) may use the reserves below MIN, and never
+        // recurse into reclaim.
+        let memalloc = matches!(self.current, Current::Kswapd) || self.in_reclaim;
+        if memalloc {
+            return self.get_page_from_freelist(
+                gfp,
+                order,
+                WMARK_MIN,
+                AllocFlags {
+                    no_watermarks: true,
+                    ..flags
+                },
+            );
+        }
+        if !gfp.direct_reclaim {
+            return None;
+        }
+        // A task that slept in reclaim and retried carries its no-progress count over.
+        let task = match self.current {
+            Current::Task(t) => Some(t),
+            _ => None,
+        };
+        let mut no_progress_loops = task.map_or(0, |t| self.alloc_no_progress[t]);
+        // Direct compaction: a costly or non-movable high-order request tries it
+        // first (ASYNC), as enough base pages may be free; then after each reclaim.
+        let costly = order > PAGE_ALLOC_COSTLY_ORDER;
+        let mut compact_priority = DEF_COMPACT_PRIORITY;
+        let mut compact_result = CompactResult::Skipped;
+        let mut compaction_retries = 0u32;
+        if order > 0 && (costly || gfp.migratetype != MIGRATE_MOVABLE) && no_progress_loops == 0 {
+            let (page, r) =
+                self.alloc_pages_direct_compact(gfp, order, flags, INIT_COMPACT_PRIORITY);
+            if page.is_some() {
+                return page;
+            }
+            compact_result = r;
+            if costly && gfp.noretry {
+                // Whole pageblocks, and compaction skipped or deferred: give up.
+                if matches!(r, CompactResult::Skipped | CompactResult::Deferred) {
+                    return None;
+                }
+                compact_priority = INIT_COMPACT_PRIORITY;
+            }
+            if self.blocked_until.is_some() {
+                return None;
+            }
+        }
+        // Reclaim can "progress" without freeing memory: a page swapped to zram or a
+        // ramdisk gives its frame to the device's pool. The kernel's task retries while
+        // kswapd and the other CPUs free memory in parallel; here, after
+        // MAX_RECLAIM_RETRIES such rounds the task gives its CPU up (a reschedule) and
+        // retries the allocation after the others ran, instead of looping at one time.
+        let mut loops = 0u32;
+        // A retry after a throttled reclaim attempt that had used up the retries goes
+        // straight to the OOM decision, as the kernel does once the sleep ends.
+        let mut exhausted = no_progress_loops > MAX_RECLAIM_RETRIES;
+        loop {
+            loops += 1;
+            if gfp.kswapd_reclaim {
+                self.wake_all_kswapds(gfp, order);
+            }
+            if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_MIN, flags) {
+                return Some(p);
+            }
+            let progress = if exhausted {
+                0
+            } else {
+                self.try_to_free_pages(order, gfp)
+            };
+            if progress > 0 {
+                if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_MIN, flags) {
+                    self.blocked_until = None;
+                    return Some(p);
+                }
+            }
+            if self.blocked_until.is_some() {
+                // Reclaim sleeps (a full device queue, a throttle): give up this attempt;
+                // the fault is retried after the sleep, with the loop count remembered.
+                // A throttle ends a whole reclaim attempt (the kernel sleeps inside it
+                // and then finishes it), so it counts towards the retries.
+                if self.throttled_until.is_some() && progress == 0 {
+                    no_progress_loops += 1;
+                }
+                if let Some(t) = task {
+                    self.alloc_no_progress[t] = no_progress_loops;
+                }
+                return None;
+            }
+            if order > 0 {
+                let (page, r) =
+                    self.alloc_pages_direct_compact(gfp, order, flags, compact_priority);
+                if page.is_some() {
+                    return page;
+                }
+                compact_result = r;
+                if self.blocked_until.is_some() {
+                    if let Some(t) = task {
+                        self.alloc_no_progress[t] = no_progress_loops.max(1);
+                    }
+                    return None;
+                }
+            }
+            // __GFP_NORETRY, and costly orders without __GFP_RETRY_MAYFAIL, stop here.
+            if gfp.noretry || costly {
+                return None;
+            }
+            if let (true, Some(t)) = (progress > 0 && loops >= MAX_RECLAIM_RETRIES, task) {
+                self.alloc_no_progress[t] = no_progress_loops;
+                self.block_until(self.clock());
+                return None;
+            }
+            // Outside a task (a timed action's write) nothing else runs meanwhile: bound
+            // the loop.
+            if !exhausted
+                && (task.is_some() || loops < 1000)
+                && self.should_reclaim_retry(gfp, order, progress > 0, &mut no_progress_loops)
+            {
+                if self.blocked_until.is_some() {
+                    // congestion_wait before the retry: retry after the sleep.
+                    if let Some(t) = task {
+                        self.alloc_no_progress[t] = no_progress_loops;
+                    }
+                    return None;
+                }
+                continue;
+            }
+            if progress > 0
+                && self.should_compact_retry(
+                    gfp,
+                    order,
+                    compact_result,
+                    &mut compact_priority,
+                    &mut compaction_retries,
+                )
+            {
+                continue;
+            }
+            // __alloc_pages_may_oom: one last try at HIGH, then the OOM killer.
+            if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_HIGH, flags) {
+                return Some(p);
+            }
+            if order > PAGE_ALLOC_COSTLY_ORDER {
+                return None;
+            }
+            let me = match self.current {
+                Current::Task(t) => Some(t),
+                _ => None,
+            };
+            if !self.out_of_memory() {
+                return None;
+            }
+            // The OOM killer made progress. If it chose us, give up the allocation.
+            if let (Some(_), Some(victim)) = (me, self.current_workload) {
+                if self.workload_killed(victim) {
+                    return None;
+                }
+            }
+            no_progress_loops = 0;
+            loops = 0;
+            exhausted = false;
+        }
+    }
+
+    /// `__alloc_pages_direct_compact`: `try_to_compact_pages` as a memory stall (PSI)
+    /// under PF_MEMALLOC, then the allocation. A run that was not skipped counts a
+    /// `compact_stall` and then `compact_success` (the zone's back-off reset and its
+    /// skip-bit flush request dropped) or `compact_fail`. The kernel may capture the
+    /// freed page during compaction; here it is taken from the free lists after.
+    fn alloc_pages_direct_compact(
+        &mut self,
+        gfp: Gfp,
+        order: usize,
+        flags: AllocFlags,
+        prio: u32,
+    ) -> (Option<Pfn>, CompactResult) {
+        if order == 0 {
+            return (None, CompactResult::Skipped);
+        }
+        let cpu_before = self.cpu_ns;
+        let was = self.in_reclaim;
+        self.in_reclaim = true;
+        let r = self.try_to_compact_pages(gfp, order, prio);
+        self.in_reclaim = was;
+        self.stall_ns += self.cpu_ns - cpu_before;
+        if r == CompactResult::Skipped {
+            return (None, r);
+        }
+        self.count(Ev::CompactStall, 1);
+        if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_MIN, flags) {
+            let zi = self.frames[p as usize].zone as usize;
+            self.zones[zi].compact.blockskip_flush = false;
+            self.zones[zi]
+                .compact
+                .defer
+                .compaction_defer_reset(order as u32, true);
+            self.count(Ev::CompactSuccess, 1);
+            return (Some(p), r);
+        }
+        self.count(Ev::CompactFail, 1);
+        (None, r)
+    }
+
+    /// `should_compact_retry`: after reclaim made progress, retry a compaction that
+    /// failed at too low a priority (raising it, down to MIN_COMPACT_PRIORITY, or
+    /// MIN_COMPACT_COSTLY_PRIORITY for costly orders), one skipped for lack of memory
+    /// while reclaim could give it enough, or one that made progress, up to
+    /// MAX_COMPACT_RETRIES times.
+    fn should_compact_retry(
+        &mut self,
+        gfp: Gfp,
+        order: usize,
+        result: CompactResult,
+        priority: &mut u32,
+        retries: &mut u32,
+    ) -> bool {
+        if order == 0 {
+            return false;
+        }
+        if result == CompactResult::Success {
+            *retries += 1;
+        }
+        if result.needs_reclaim() {
+            return self.compaction_zonelist_suitable(gfp, order);
+        }
+        if !result.failed() && !result.withdrawn() {
+            let max_retries = if order > PAGE_ALLOC_COSTLY_ORDER {
+                MAX_COMPACT_RETRIES / 4
+            } else {
+                MAX_COMPACT_RETRIES
+            };
+            if *retries <= max_retries {
+                return true;
+            }
+        }
+        // check_priority: failed, withdrawn or out of retries; try harder if allowed.
+        let min_priority = if order > PAGE_ALLOC_COSTLY_ORDER {
+            MIN_COMPACT_COSTLY_PRIORITY
+        } else {
+            MIN_COMPACT_PRIORITY
+        };
+        if *priority > min_priority {
+            *priority -= 1;
+            *retries = 0;
+            return true;
+        }
+        false
+    }
+
+    /// `should_reclaim_retry`: keep trying while some zone could pass the MIN watermark
+    /// if all its reclaimable pages were freed, up to 16 loops without progress.
+    fn should_reclaim_retry(
+        &mut self,
+        gfp: Gfp,
+        order: usize,
+        progress: bool,
+        no_progress_loops: &mut u32,
+    ) -> bool {
+        if progress && order <= PAGE_ALLOC_COSTLY_ORDER {
+            *no_progress_loops = 0;
+        } else {
+            *no_progress_loops += 1;
+        }
+        if *no_progress_loops > MAX_RECLAIM_RETRIES {
+            return false;
+        }
+        let anon = self.can_reclaim_anon();
+        for zi in 0..=gfp.highest_zoneidx {
+            let z = &self.zones[zi];
+            if !z.is_managed() {
+                continue;
+            }
+            let reclaimable = z.reclaimable_pages(anon);
+            let available = reclaimable + z.nr_free_pages;
+            if zone_watermark_ok(
+                z,
+                order,
+                z.wmark(WMARK_MIN),
+                gfp.highest_zoneidx,
+                AllocFlags::default(),
+                available,
+            ) {
+                // ≤ v5.15: no progress and mostly dirty or under writeback: wait for
+                // some I/O before retrying (removed with the reclaim_throttle series).
+                if !progress
+                    && self.throttle_mode == super::throttle::ReclaimThrottle::CongestionWait
+                    && 2 * self.wb.nr_write_pending[zi] > reclaimable
+                {
+                    self.congestion_wait();
+                }
+                return true;
+            }
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zone_with(pages: u32) -> (Zone, Vec<Frame>) {
+        let mut z = Zone::new(ZONE_NORMAL, 0, pages);
+        let mut frames: Vec<Frame> = bytemuck::zeroed_vec(pages as usize);
+        init_free_area(&mut z, &mut frames);
+        (z, frames)
+    }
+
+    #[test]
+    fn init_uses_largest_aligned_blocks() {
+        // 1024 + 512 + 4 + 1 pages: one order-10, one order-9, one order-2, one order-0.
+        let (z, _) = zone_with(1541);
+        assert_eq!(z.nr_free_pages, 1541);
+        assert_eq!(z.free_area[10].nr_free, 1);
+        assert_eq!(z.free_area[9].nr_free, 1);
+        assert_eq!(z.free_area[2].nr_free, 1);
+        assert_eq!(z.free_area[0].nr_free, 1);
+    }
+
+    #[test]
+    fn deferred_blocks_count_free_and_are_initialised_top_down() {
+        // 4 max-order blocks plus a 3-page tail: boot freed 0, 1024, 2048, 3072 onto the
+        // list head in that order, so allocations take 3072 first, then 2048.
+        let (mut z, mut frames) = zone_with(4096 + 3);
+        assert_eq!(z.nr_free_pages, 4099);
+        assert_eq!(z.free_area[10].nr_free, 4);
+        assert_eq!(z.nr_deferred_blocks(), 4);
+        assert!(z.free_area[10].free_list[MIGRATE_MOVABLE].is_empty());
+        assert!(zone_watermark_ok(
+            &z,
+            10,
+            0,
+            ZONE_NORMAL,
+            AllocFlags::default(),
+            4099
+        ));
+        // The tail (orders 1 and 0) is initialised at boot and used first by order 0.
+        assert_eq!(
+            rmqueue_smallest(&mut z, &mut frames, 0, MIGRATE_MOVABLE),
+            Some(4098)
+        );
+        assert_eq!(
+            rmqueue_smallest(&mut z, &mut frames, 1, MIGRATE_MOVABLE),
+            Some(4096)
+        );
+        assert_eq!(
+            rmqueue_smallest(&mut z, &mut frames, 10, MIGRATE_MOVABLE),
+            Some(3072)
+        );
+        assert_eq!(
+            rmqueue_smallest(&mut z, &mut frames, 0, MIGRATE_MOVABLE),
+            Some(2048)
+        );
+        assert_eq!(z.nr_deferred_blocks(), 2);
+        assert_eq!(z.free_area[10].nr_free, 2);
+        // Blocks still deferred were never written: their frames are all zero bytes.
+        // (An initialised frame has NIL links and list NONE.)
+        assert!(frames[..2048]
+            .iter()
+            .all(|f| f.prev == 0 && f.next == 0 && f.mapping == 0 && f.list == 0));
+        assert!(frames[2048..3072]
+            .iter()
+            .all(|f| f.zone == ZONE_NORMAL as u8));
+    }
+
+    #[test]
+    fn split_and_merge_round_trip() {
+        let (mut z, mut frames) = zone_with(1024);
+        let p = rmqueue_smallest(&mut z, &mut frames, 0, MIGRATE_MOVABLE).unwrap();
+        assert_eq!(p, 0);
+        // Splitting 1024 down to 1 leaves one free block at each order 0..=9.
+        for o in 0..10 {
+            assert_eq!(z.free_area[o].nr_free, 1, "order {o}");
+        }
+        assert_eq!(z.free_area[10].nr_free, 0);
+        // Freeing it merges all the way back to one order-10 block.
+        z.nr_free_pages -= 1;
+        free_one_page(&mut z, &mut frames, p, 0);
+        assert_eq!(z.nr_free_pages, 1024);
+        assert_eq!(z.free_area[10].nr_free, 1);
+    }
+    /// __rmqueue: the smallest block of `mt`, else a fallback steal and a retry.
+    fn alloc(
+        z: &mut Zone,
+        frames: &mut [Frame],
+        order: usize,
+        mt: usize,
+    ) -> (Pfn, Option<Extfrag>) {
+        let mut event = None;
+        loop {
+            if let Some(p) = rmqueue_smallest(z, frames, order, mt) {
+                z.nr_free_pages -= 1 << order;
+                return (p, event);
+            }
+            event = Some(rmqueue_fallback(z, frames, order, mt, (0, false)).expect("memory left"));
+        }
+    }
+
+    /// Allocates `n` single pages of `mt`, each marked as `list` (an LRU index, or
+    /// on::NONE for a kernel page).
+    fn fill(z: &mut Zone, frames: &mut [Frame], n: usize, mt: usize, list: u8) -> Vec<Pfn> {
+        (0..n)
+            .map(|_| {
+                let (p, _) = alloc(z, frames, 0, mt);
+                frames[p as usize].list = list;
+                p
+            })
+            .collect()
+    }
+
+    fn free_pages_of(z: &Zone, mt: usize) -> u64 {
+        (0..NR_PAGE_ORDERS)
+            .map(|o| z.free_area[o].free_list[mt].len << o)
+            .sum()
+    }
+
+    #[test]
+    fn fallback_takes_the_largest_block_and_whole_pageblocks_at_pageblock_order() {
+        // One order-10 movable block (two pageblocks). An unmovable page falls back to
+        // it (largest first), and at order >= pageblock_order both pageblocks change
+        // hands; the split-off remainder lands on the unmovable lists.
+        let (mut z, mut frames) = zone_with(1024 + 512);
+        let (p, e) = alloc(&mut z, &mut frames, 0, MIGRATE_UNMOVABLE);
+        let e = e.expect("a fallback");
+        assert_eq!(
+            (e.fallback_order, e.fallback_migratetype),
+            (10, MIGRATE_MOVABLE)
+        );
+        assert!(e.change_ownership);
+        assert!((0..1024).contains(&p));
+        assert_eq!(z.pageblock_migratetype(0), MIGRATE_UNMOVABLE);
+        assert_eq!(z.pageblock_migratetype(512), MIGRATE_UNMOVABLE);
+        assert_eq!(z.pageblock_migratetype(1024), MIGRATE_MOVABLE);
+        assert_eq!(free_pages_of(&z, MIGRATE_UNMOVABLE), 1023);
+        assert_eq!(free_pages_of(&z, MIGRATE_MOVABLE), 512);
+        // The next unmovable page comes from its own lists: no fallback.
+        assert_eq!(alloc(&mut z, &mut frames, 0, MIGRATE_UNMOVABLE).1, None);
+    }
+
+    #[test]
+    fn boost_watermark_by_hand() {
+        // 4096 pages (8 pageblocks), HIGH 1000, factor 15000: max_boost = 1500; each
+        // boost adds a pageblock: 512, 1024, 1500, 1500.
+        let mut z = Zone::new(ZONE_NORMAL, 0, 4096);
+        z.watermark[WMARK_HIGH] = 1000;
+        for want in [512, 1024, 1500, 1500] {
+            assert!(boost_watermark(&mut z, 15_000));
+            assert_eq!(z.watermark_boost, want);
+        }
+        // HIGH 100: max_boost 150, raised to a pageblock.
+        z.watermark_boost = 0;
+        z.watermark[WMARK_HIGH] = 100;
+        assert!(boost_watermark(&mut z, 15_000));
+        assert!(boost_watermark(&mut z, 15_000));
+        assert_eq!(z.watermark_boost, 512);
+        // No boost: factor 0, HIGH 0 (max_boost 0), fewer than 4 pageblocks.
+        assert!(!boost_watermark(&mut z, 0));
+        z.watermark[WMARK_HIGH] = 0;
+        assert!(!boost_watermark(&mut z, 15_000));
+        let mut small = Zone::new(ZONE_NORMAL, 0, 2047);
+        small.watermark[WMARK_HIGH] = 1000;
+        assert!(!boost_watermark(&mut small, 15_000));
+    }
+
+    #[test]
+    fn fallback_order_prefers_reclaimable_for_unmovable() {
+        // 1536 pages: an order-10 block (pageblocks 0, 1) and an order-9 one (2). A
+        // reclaimable page takes the order-10 block and both its pageblocks.
+        let (mut z, mut frames) = zone_with(512 * 3);
+        alloc(&mut z, &mut frames, 0, MIGRATE_RECLAIMABLE);
+        assert_eq!(z.pageblock_migratetype(512), MIGRATE_RECLAIMABLE);
+        // An unmovable request finds order-9 blocks of both other types (reclaimable
+        // 512..1024, movable 1024..1536) and takes the reclaimable one: UNMOVABLE
+        // tries RECLAIMABLE before MOVABLE.
+        let (_, e) = alloc(&mut z, &mut frames, 0, MIGRATE_UNMOVABLE);
+        let e = e.unwrap();
+        assert_eq!(
+            (e.fallback_order, e.fallback_migratetype),
+            (9, MIGRATE_RECLAIMABLE)
+        );
+        assert_eq!(e.pfn, 512);
+        assert_eq!(z.pageblock_migratetype(1024), MIGRATE_MOVABLE);
+    }
+
+    /// One pageblock (512 pages) of which `used` single movable-type pages are
+    /// allocated and marked `list`; then an unmovable order-0 request.
+    fn steal_from_partly_used_block(used: usize, list: u8) -> (Zone, Extfrag) {
+        let (mut z, mut frames) = zone_with(512);
+        fill(&mut z, &mut frames, used, MIGRATE_MOVABLE, list);
+        let (_, e) = alloc(&mut z, &mut frames, 0, MIGRATE_UNMOVABLE);
+        (z, e.expect("a fallback"))
+    }
+
+    #[test]
+    fn a_small_steal_claims_the_pageblock_only_when_half_is_free_or_alike() {
+        let lru = super::super::page::lru::INACTIVE_ANON as u8;
+        // 300 LRU pages used, 212 free: free + alike (212 + 0; LRU pages are movable,
+        // not alike an unmovable request) < 256: the free pages move to the unmovable
+        // lists but the pageblock stays movable.
+        let (z, e) = steal_from_partly_used_block(300, lru);
+        assert!(e.fallback_order < PAGEBLOCK_ORDER);
+        assert!(!e.change_ownership);
+        assert_eq!(z.pageblock_migratetype(0), MIGRATE_MOVABLE);
+        assert_eq!(free_pages_of(&z, MIGRATE_UNMOVABLE), 211);
+        assert_eq!(free_pages_of(&z, MIGRATE_MOVABLE), 0);
+        // 200 LRU pages used, 312 free: 312 >= 256, claimed.
+        let (z, e) = steal_from_partly_used_block(200, lru);
+        assert!(e.change_ownership);
+        assert_eq!(z.pageblock_migratetype(0), MIGRATE_UNMOVABLE);
+        // 300 pages used by the kernel (not on an LRU, not movable): alike = 512 -
+        // (212 + 0) = 300, 212 + 300 >= 256: claimed.
+        let (z, e) = steal_from_partly_used_block(300, on::NONE);
+        assert!(e.change_ownership);
+        assert_eq!(z.pageblock_migratetype(0), MIGRATE_UNMOVABLE);
+    }
+
+    #[test]
+    fn a_movable_request_that_may_not_steal_takes_the_smallest_fallback_block() {
+        // One pageblock turned unmovable by an unmovable page (page 0), then unmovable
+        // blocks of orders 8..=4 taken from its own lists: free are one block each of
+        // orders 0..=3 (pages 1, 2-3, 4-7, 8-15), all unmovable.
+        let (mut z, mut frames) = zone_with(512);
+        let (p, e) = alloc(&mut z, &mut frames, 0, MIGRATE_UNMOVABLE);
+        assert!(e.unwrap().change_ownership);
+        assert_eq!(p, 0);
+        for o in (4..=8).rev() {
+            assert_eq!(alloc(&mut z, &mut frames, o, MIGRATE_UNMOVABLE).1, None);
+        }
+        assert_eq!(free_pages_of(&z, MIGRATE_UNMOVABLE), 15);
+        // A movable order-0 request: the largest fallback block is order 3 (< 4: may
+        // not steal), so it takes the smallest, order 0 (page 1), and not the block.
+        let (q, e) = alloc(&mut z, &mut frames, 0, MIGRATE_MOVABLE);
+        let e = e.unwrap();
+        assert_eq!((q, e.fallback_order), (1, 0));
+        assert!(!e.change_ownership);
+        // An order-2 movable request: the smallest fallback of order >= 2, pages 4-7.
+        let (q, e) = alloc(&mut z, &mut frames, 2, MIGRATE_MOVABLE);
+        assert_eq!((q, e.unwrap().fallback_order), (4, 2));
+        assert_eq!(z.pageblock_migratetype(0), MIGRATE_UNMOVABLE);
+        assert_eq!(free_pages_of(&z, MIGRATE_UNMOVABLE), 10);
+    }
+}
+
+#[cfg(test)]
+mod compact_retry_tests {
+    use super::*;
+    use crate::compaction::{COMPACT_PRIO_ASYNC, COMPACT_PRIO_SYNC_LIGHT};
+    use crate::test_util::task_mm;
+
+    fn mm() -> Mm {
+        task_mm(crate::test_util::config(256))
+    }
+
+    #[test]
+    fn should_compact_retry_raises_the_priority_then_gives_up() {
+        let mut mm = mm();
+        let gfp = GFP_HIGHUSER_MOVABLE;
+        let (mut prio, mut retries) = (DEF_COMPACT_PRIORITY, 0);
+        // Order 2 failed at sync-light (Complete): retry at sync-full, counter reset.
+        assert!(mm.should_compact_retry(gfp, 2, CompactResult::Complete, &mut prio, &mut retries));
+        assert_eq!((prio, retries), (MIN_COMPACT_PRIORITY, 0));
+        // Failed at the highest priority: give up.
+        assert!(!mm.should_compact_retry(gfp, 2, CompactResult::Complete, &mut prio, &mut retries));
+        // Withdrawn (deferred) at async: a higher priority next.
+        let mut prio = COMPACT_PRIO_ASYNC;
+        assert!(mm.should_compact_retry(gfp, 2, CompactResult::Deferred, &mut prio, &mut retries));
+        assert_eq!(prio, COMPACT_PRIO_SYNC_LIGHT);
+        // Progress (Success) without the page: up to 16 retries for order 2, then the
+        // priority goes up; for a costly order 16 / 4 = 4, and the floor is sync-light.
+        let (mut prio, mut retries) = (DEF_COMPACT_PRIORITY, 0);
+        for n in 1..=16 {
+            assert!(mm.should_compact_retry(
+                gfp,
+                2,
+                CompactResult::Success,
+                &mut prio,
+                &mut retries
+            ));
+            assert_eq!((prio, retries), (DEF_COMPACT_PRIORITY, n));
+        }
+        assert!(mm.should_compact_retry(gfp, 2, CompactResult::Success, &mut prio, &mut retries));
+        assert_eq!((prio, retries), (MIN_COMPACT_PRIORITY, 0));
+        let (mut prio, mut retries) = (DEF_COMPACT_PRIORITY, 0);
+        for _ in 1..=4 {
+            assert!(mm.should_compact_retry(
+                gfp,
+                9,
+                CompactResult::Success,
+                &mut prio,
+                &mut retries
+            ));
+        }
+        assert!(!mm.should_compact_retry(gfp, 9, CompactResult::Success, &mut prio, &mut retries));
+        assert!(!mm.should_compact_retry(gfp, 0, CompactResult::Complete, &mut prio, &mut retries));
+        // Skipped for lack of free memory: retry while reclaim could make the zone
+        // suitable. A fresh 256 MiB machine has plenty free: yes.
+        assert!(mm.should_compact_retry(gfp, 2, CompactResult::Skipped, &mut prio, &mut retries));
+    }
+}
