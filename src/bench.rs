@@ -367,9 +367,7 @@ fn scenario_from(text: &str) -> scenario::Scenario {
 fn timed(text: &str) -> (f64, crate::report::results::Results) {
     let sc = scenario_from(text);
     let t = Instant::now();
-    let r = Simulation::new(sc)
-        .run(RunOptions::default())
-        .expect("bench run");
+    let r = crate::report::run(Simulation::new(sc), RunOptions::default()).expect("bench run");
     (t.elapsed().as_secs_f64(), r)
 }
 
@@ -429,7 +427,7 @@ fn run_stamped(
     text: &str,
     name: &str,
     sets: &[String],
-) -> (crate::sim::RunOutput, Vec<(u64, Instant)>) {
+) -> (crate::report::Run, Vec<(u64, Instant)>) {
     let sc = scenario::parse_str(text, name, sets).expect("bench scenario is valid");
     let stamps = std::rc::Rc::new(std::cell::RefCell::new(vec![(0, Instant::now())]));
     let hook = stamps.clone();
@@ -439,9 +437,7 @@ fn run_stamped(
         })),
         ..Default::default()
     };
-    let out = Simulation::new(sc)
-        .run_with_series(opts)
-        .expect("bench run");
+    let out = crate::report::run_with_series(Simulation::new(sc), opts).expect("bench run");
     let stamps = stamps.borrow().clone();
     (out, stamps)
 }
@@ -702,9 +698,7 @@ size = "1G"
 pattern = "sequential"
 "#,
     );
-    Simulation::new(sc)
-        .run(RunOptions::default())
-        .expect("1t run");
+    crate::report::run(Simulation::new(sc), RunOptions::default()).expect("1t run");
     peak_rss_bytes()
 }
 
@@ -732,9 +726,7 @@ pattern = "sequential"
 io_size = "128K"
 "#,
     );
-    let r = Simulation::new(sc)
-        .run(RunOptions::default())
-        .expect("64g run");
+    let r = crate::report::run(Simulation::new(sc), RunOptions::default()).expect("64g run");
     assert!(
         r.vm("nr_free_pages") < (1 << 20),
         "64 GiB machine not filled: {} free pages",

@@ -4,9 +4,10 @@
 //! settings under their sysctl names and workloads. [`sim::Simulation`] runs it in
 //! virtual time: workload threads touch pages, faults allocate through the kernel's
 //! allocation path, kswapd and direct reclaim free memory by the kernel's rules, and
-//! every piece of kernel work is charged to the task that does it. The run returns
-//! [`report::results::Results`]: /proc/vmstat counters, PSI, per-task CPU time and the
-//! workloads' throughput and latency, identical for the same scenario and seed.
+//! every piece of kernel work is charged to the task that does it. [`report::run`]
+//! reads the finished run's [`report::results::Results`]: /proc/vmstat counters, PSI,
+//! per-task CPU time and the workloads' throughput and latency, identical for the same
+//! scenario and seed.
 //!
 //! This is the top crate of the workspace. The kernel model is the crate
 //! `reclaimsim-mm`, re-exported as [`mm`]: one module per kernel file it models
@@ -35,7 +36,7 @@
 //! pattern = "sequential"
 //! "#;
 //! let sc = scenario::parse_str(text, "example.toml", &[]).unwrap();
-//! let r = Simulation::new(sc).run(RunOptions::default()).unwrap();
+//! let r = reclaimsim::report::run(Simulation::new(sc), RunOptions::default()).unwrap();
 //! // Reading twice the memory's worth of file makes kswapd reclaim page cache.
 //! assert!(r.vm("pgsteal_kswapd") > 0);
 //! ```

@@ -427,7 +427,7 @@ fn cmd_run(
         Err(e) => return fail(2, format!("--trace: {e}")),
     };
     let sets = with_seed(sets, seed);
-    let sc = match scenario::load(&scenario, &sets) {
+    let sc = match load_scenario(&scenario, &sets) {
         Ok(sc) => sc,
         Err(e) => return fail(2, e),
     };
@@ -492,7 +492,7 @@ fn cmd_run(
             return fail(2, format!("--record-accesses: {e}"));
         }
     }
-    let run = match sim.run_with_series(opts) {
+    let run = match report::run_with_series(sim, opts) {
         Ok(x) => x,
         Err(e) => {
             let _ = std::fs::remove_dir_all(&accesses_dir);
@@ -547,9 +547,20 @@ fn cmd_run(
     ExitCode::SUCCESS
 }
 
+/// Loads a scenario as every command does: parsed and validated, and its sweep metrics
+/// checked against the results the points report.
+fn load_scenario(
+    path: &std::path::Path,
+    sets: &[String],
+) -> Result<reclaimsim::scenario::Scenario, scenario::ScenarioError> {
+    let sc = scenario::load(path, sets)?;
+    sweep::check_metrics(&sc)?;
+    Ok(sc)
+}
+
 fn cmd_validate(scenario: PathBuf, sets: Vec<String>, seed: Option<u64>) -> ExitCode {
     let sets = with_seed(sets, seed);
-    let sc = match scenario::load(&scenario, &sets) {
+    let sc = match load_scenario(&scenario, &sets) {
         Ok(sc) => sc,
         Err(e) => return fail(2, e),
     };
@@ -592,7 +603,7 @@ fn cmd_sweep(
     ray: Option<String>,
 ) -> ExitCode {
     let sets = with_seed(sets, seed);
-    let sc = match scenario::load(&scenario, &sets) {
+    let sc = match load_scenario(&scenario, &sets) {
         Ok(sc) => sc,
         Err(e) => return fail(2, e),
     };

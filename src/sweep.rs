@@ -53,8 +53,11 @@ pub enum SweepError {
     TooMany { points: usize },
     #[error(transparent)]
     OutDir(#[from] report::outdir::OutDirError),
-    #[error("{path}: not a sweep directory (no sweep.json): {reason}")]
-    NotASweep { path: PathBuf, reason: String },
+    #[error(transparent)]
+    NotASweep(#[from] report::sweep_dir::NotASweep),
+    /// A sweep metric names no number in the points' results.
+    #[error(transparent)]
+    Metric(#[from] scenario::ScenarioError),
     #[error("interrupted: {done} of {points} points complete; run the sweep again to resume")]
     Interrupted { done: usize, points: usize },
 }
@@ -68,7 +71,8 @@ impl SweepError {
                 | SweepError::PointValue { .. }
                 | SweepError::TooMany { .. }
                 | SweepError::OutDir(_)
-                | SweepError::NotASweep { .. }
+                | SweepError::NotASweep(_)
+                | SweepError::Metric(_)
         )
     }
 }
@@ -286,6 +290,18 @@ fn complete_results(dir: &Path, hash: &str) -> Option<Results> {
 }
 
 pub use crate::report::results::metric;
+pub use crate::report::sweep_dir::{listed_points, ListedPoint};
+
+/// The first of `sc`'s sweep metrics that names no number in the results of any of its
+/// points, as an error at its key (`sweep.metrics[1]`) in the scenario's text. A
+/// scenario is checked after loading (the points must be valid scenarios first): the
+/// CLI, the Python package and the sweep runner call this after `scenario::load`.
+pub fn check_metrics(sc: &Scenario) -> Result<(), scenario::ScenarioError> {
+    match metric_problems(sc).into_iter().next() {
+        Some((key, message)) => Err(scenario::error_at(sc, &key, message)),
+        None => Ok(()),
+    }
+}
 
 /// Checks every metric the sweep asks for (columns and pivot) against the results
 /// schema of its points: a path must name a number in at least one point's results
@@ -405,61 +421,6 @@ fn manifest_json(sw: &Sweep, pts: &[Point], hashes: &[String]) -> String {
     s
 }
 
-/// One point as sweep.json lists it.
-#[derive(Debug, Clone)]
-pub struct ListedPoint {
-    pub index: usize,
-    pub dir: PathBuf,
-    /// Swept key (or dimension name) → value as text, in sweep order.
-    pub values: Vec<(String, String)>,
-}
-
-/// The points sweep.json in `dir` lists, with their directories under `dir`.
-pub fn listed_points(dir: &Path) -> Result<Vec<ListedPoint>, SweepError> {
-    let path = dir.join("sweep.json");
-    let not_a_sweep = |reason: String| SweepError::NotASweep {
-        path: dir.to_path_buf(),
-        reason,
-    };
-    let text = std::fs::read_to_string(&path).map_err(|e| not_a_sweep(e.to_string()))?;
-    let json: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| not_a_sweep(format!("sweep.json: {e}")))?;
-    let keys: Vec<&str> = json["keys"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|k| k.as_str()).collect())
-        .unwrap_or_default();
-    let points = json["points"]
-        .as_array()
-        .ok_or_else(|| not_a_sweep("sweep.json: no `points` list".into()))?;
-    points
-        .iter()
-        .map(|p| {
-            let index = p["index"]
-                .as_u64()
-                .ok_or_else(|| not_a_sweep("sweep.json: a point without an `index`".into()))?;
-            let sub = p["dir"]
-                .as_str()
-                .filter(|d| !d.contains("..") && !Path::new(d).is_absolute())
-                .ok_or_else(|| not_a_sweep(format!("sweep.json: point {index}: bad `dir`")))?;
-            let values = keys
-                .iter()
-                .map(|k| {
-                    let v = &p["values"][*k];
-                    (
-                        k.to_string(),
-                        v.as_str().map_or(v.to_string(), str::to_string),
-                    )
-                })
-                .collect();
-            Ok(ListedPoint {
-                index: index as usize,
-                dir: dir.join(sub),
-                values,
-            })
-        })
-        .collect()
-}
-
 /// `point-NNN` directories in `out` that are not among `pts`.
 fn stale_point_dirs(out: &Path, pts: &[Point]) -> usize {
     let listed: std::collections::HashSet<PathBuf> =
@@ -529,12 +490,15 @@ pub fn estimate(sc: &Scenario, jobs: usize, probe_wall_s: f64) -> Estimate {
         stop.store(true, Ordering::Relaxed);
     });
     let started = Instant::now();
-    let done = Simulation::new(first).run(RunOptions {
-        check: false,
-        progress: None,
-        interrupt: Some(interrupt),
-        ..Default::default()
-    });
+    let done = crate::report::run(
+        Simulation::new(first),
+        RunOptions {
+            check: false,
+            progress: None,
+            interrupt: Some(interrupt),
+            ..Default::default()
+        },
+    );
     let probe_s = started.elapsed().as_secs_f64().max(1e-6);
     let reached_ns = done.map_or(duration_ns, |r| r.duration_ns).max(1);
     let per_point_s = probe_s * duration_ns as f64 / reached_ns as f64;
@@ -586,6 +550,7 @@ pub fn prepare_sweep(sc: &Scenario, out: &Path, yes: bool) -> Result<PreparedSwe
             })
         })
         .collect::<Result<_, _>>()?;
+    check_metrics(sc)?;
     let hashes: Vec<String> = scenarios.iter().map(scenario::resolved_hash).collect();
 
     let lock = OutDir::acquire(out, &format!("sweep {}", sc.source.file))?;
@@ -688,17 +653,19 @@ pub fn run_point_outputs(
     interrupt: Option<Arc<AtomicBool>>,
 ) -> Result<Option<PointOutput>, SweepError> {
     let point_json = point_json(p, &sc);
-    let run = Simulation::new(sc)
-        .run_with_series(RunOptions {
+    let run = crate::report::run_with_series(
+        Simulation::new(sc),
+        RunOptions {
             check,
             progress: None,
             interrupt,
             ..Default::default()
-        })
-        .map_err(|e| SweepError::Point {
-            index: p.index,
-            message: e.to_string(),
-        })?;
+        },
+    )
+    .map_err(|e| SweepError::Point {
+        index: p.index,
+        message: e.to_string(),
+    })?;
     if run.results.interrupted {
         return Ok(None);
     }

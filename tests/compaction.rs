@@ -3,21 +3,25 @@
 mod common;
 
 use reclaimsim::mm::vmstat::ProcFile;
-use reclaimsim::sim::{RunOptions, RunOutput, Simulation};
+use reclaimsim::report::Run;
+use reclaimsim::sim::{RunOptions, Simulation};
 use reclaimsim::stats::trace::Tracer;
 
 /// A run with the checker on, sampled every 100 ms, with the compaction tracepoints
 /// and /proc/buddyinfo at each sample.
-fn run_observed(text: &str) -> RunOutput {
+fn run_observed(text: &str) -> Run {
     let text = format!("{text}\n").replace("[run]\n", "[run]\nsample_interval = \"100ms\"\n");
     let sc = reclaimsim::scenario::parse_str(&text, "test.toml", &[]).unwrap();
     let mut sim = Simulation::new(sc);
     sim.enable_trace(Tracer::parse("mm_compaction_begin,mm_compaction_end", 1_000).unwrap());
-    sim.run_with_series(RunOptions {
-        check: true,
-        proc_files: vec![ProcFile::Buddyinfo],
-        ..Default::default()
-    })
+    reclaimsim::report::run_with_series(
+        sim,
+        RunOptions {
+            check: true,
+            proc_files: vec![ProcFile::Buddyinfo],
+            ..Default::default()
+        },
+    )
     .unwrap()
 }
 
@@ -283,7 +287,7 @@ fn compaction_tracepoints_agree_with_vmstat() {
     let sc = reclaimsim::scenario::parse_str(&text, "t.toml", &[]).unwrap();
     let mut sim = Simulation::new(sc);
     sim.enable_trace(Tracer::parse("all", 10_000_000).unwrap());
-    let run = sim.run_with_series(RunOptions::default()).unwrap();
+    let run = reclaimsim::report::run_with_series(sim, RunOptions::default()).unwrap();
     let (r, t) = (&run.results, run.trace.unwrap());
     let lines = |e: &str| -> Vec<&str> {
         t.lines()

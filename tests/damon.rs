@@ -57,7 +57,7 @@ fn aggregated(text: &str) -> Vec<(f64, u64, u64, u32, u32)> {
     let sc = scenario::parse_str(text, "t.toml", &[]).unwrap();
     let mut sim = Simulation::new(sc);
     sim.enable_trace(Tracer::parse("damon_aggregated", 1_000_000).unwrap());
-    let out = sim.run_with_series(RunOptions::default()).unwrap();
+    let out = reclaimsim::report::run_with_series(sim, RunOptions::default()).unwrap();
     let trace = out.trace.unwrap();
     trace
         .lines()
@@ -442,8 +442,7 @@ fn masim_stairs_climb_under_damon() {
     let sc = scenario::load(&path, &["run.duration=28s".into()]).unwrap();
     let mut sim = Simulation::new(sc);
     sim.enable_trace(Tracer::parse("damon_aggregated", 1_000_000).unwrap());
-    let trace = sim
-        .run_with_series(RunOptions::default())
+    let trace = reclaimsim::report::run_with_series(sim, RunOptions::default())
         .unwrap()
         .trace
         .unwrap();
@@ -561,7 +560,7 @@ config = "prog.toml"
     )
     .unwrap();
     let sc = scenario::load(&scenario, &[]).unwrap_or_else(|e| panic!("{e}"));
-    let r = Simulation::new(sc).run(RunOptions::default()).unwrap();
+    let r = reclaimsim::report::run(Simulation::new(sc), RunOptions::default()).unwrap();
     let runtime = r.workloads["prog"].runtime_ns.expect("finished");
     assert!(
         (3_100_000_000..3_110_000_000).contains(&runtime),
@@ -611,7 +610,7 @@ config = "prog.toml"
         &toml::Value::String("other.toml".into()),
     )
     .unwrap();
-    let r = Simulation::new(sc).run(RunOptions::default()).unwrap();
+    let r = reclaimsim::report::run(Simulation::new(sc), RunOptions::default()).unwrap();
     // 8 MiB, 4 page tables, and the stack and first slabs as above (31 pages).
     assert_eq!(r.memory.max_used_bytes, (8 << 20) + 35 * 4096);
     let runtime = r.workloads["prog"].runtime_ns.unwrap();

@@ -3,8 +3,9 @@
 
 mod common;
 
+use reclaimsim::report::Run;
 use reclaimsim::scenario::{self, parse_str, units::Bytes};
-use reclaimsim::sim::{RunOptions, RunOutput, Simulation};
+use reclaimsim::sim::{RunOptions, Simulation};
 use reclaimsim::stats::series::COLUMNS;
 use reclaimsim::stats::trace::Tracer;
 
@@ -70,20 +71,23 @@ fn dd_bytes_per_sec_bounds(secs: u64) -> std::ops::RangeInclusive<f64> {
 }
 
 /// Runs with the invariant checker, the timeseries and the given tracepoints.
-fn run_traced(text: &str, sets: &[&str], events: &str) -> RunOutput {
+fn run_traced(text: &str, sets: &[&str], events: &str) -> Run {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let sc = parse_str(text, "dirty.toml", &sets).unwrap_or_else(|e| panic!("{e}"));
     let mut sim = Simulation::new(sc);
     sim.enable_trace(Tracer::parse(events, 10_000_000).unwrap());
-    sim.run_with_series(RunOptions {
-        check: true,
-        ..Default::default()
-    })
+    reclaimsim::report::run_with_series(
+        sim,
+        RunOptions {
+            check: true,
+            ..Default::default()
+        },
+    )
     .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// nr_dirty + nr_writeback in every timeseries row.
-fn dirty_samples(out: &RunOutput) -> Vec<u64> {
+fn dirty_samples(out: &Run) -> Vec<u64> {
     let col = |name: &str| COLUMNS.iter().position(|c| *c == name).unwrap();
     let (d, w) = (col("nr_dirty"), col("nr_writeback"));
     out.series

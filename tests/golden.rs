@@ -34,8 +34,7 @@ fn shipped_scenarios_give_their_golden_results() {
             .join(&name);
         let sc = reclaimsim::scenario::parse_str(&text, path.to_str().unwrap(), &[])
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let r = Simulation::new(sc)
-            .run(RunOptions::default())
+        let r = reclaimsim::report::run(Simulation::new(sc), RunOptions::default())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut r = r;
         // The path differs between checkouts; the hash is of what the run did.

@@ -20,12 +20,14 @@ const LIMIT_BYTES: u64 = 256 << 20;
 
 fn run(text: &str, check: bool) -> reclaimsim::report::results::Results {
     let sc = scenario::parse_str(text, "t.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
-    Simulation::new(sc)
-        .run(RunOptions {
+    reclaimsim::report::run(
+        Simulation::new(sc),
+        RunOptions {
             check,
             ..Default::default()
-        })
-        .unwrap_or_else(|e| panic!("{e}"))
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
@@ -270,11 +272,13 @@ pattern = "sequential"
         (1024, 32768 - 1024, 30)
     );
     // The run, checker on, initialises deferred blocks as the fill needs them.
-    let r = sim
-        .run(RunOptions {
+    let r = reclaimsim::report::run(
+        sim,
+        RunOptions {
             check: true,
             ..Default::default()
-        })
-        .unwrap_or_else(|e| panic!("{e}"));
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     assert!(r.vmstat["pgfault"] >= 100 * 256, "{}", r.vmstat["pgfault"]);
 }

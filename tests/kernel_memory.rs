@@ -57,7 +57,7 @@ fn page_tables_and_stacks_are_counted_and_unmovable() {
         sim.enable_trace(
             reclaimsim::stats::trace::Tracer::parse("mm_page_alloc_extfrag", 1000).unwrap(),
         );
-        let out = sim.run_with_series(RunOptions::default()).unwrap();
+        let out = reclaimsim::report::run_with_series(sim, RunOptions::default()).unwrap();
         assert_eq!(
             out.results.vmstat["nr_page_table_pages"] > 0,
             !sets.contains(&"workload.0.page_tables=false")

@@ -47,12 +47,14 @@ fn run(dir: &Path, keys: &[u64], limit: &str, lru: &str) -> Value {
     let p = dir.join("s.toml");
     std::fs::write(&p, scenario_text(limit)).unwrap();
     let sc = scenario::load(&p, &[format!("kernel.lru={lru}")]).unwrap_or_else(|e| panic!("{e}"));
-    let r = Simulation::new(sc)
-        .run(RunOptions {
+    let r = reclaimsim::report::run(
+        Simulation::new(sc),
+        RunOptions {
             check: true,
             ..Default::default()
-        })
-        .unwrap_or_else(|e| panic!("{lru}: {e}"));
+        },
+    )
+    .unwrap_or_else(|e| panic!("{lru}: {e}"));
     let v = serde_json::to_value(&r).unwrap();
     assert_eq!(
         v["workloads"]["t"]["ops"],
@@ -130,12 +132,14 @@ fn the_quickstart_runs_checked_and_deterministic() {
     let run = |p: &str| {
         let sets = vec![format!("kernel.lru={p}"), "run.duration=2s".to_string()];
         let sc = scenario::load(&path, &sets).unwrap();
-        let r = Simulation::new(sc)
-            .run(RunOptions {
+        let r = reclaimsim::report::run(
+            Simulation::new(sc),
+            RunOptions {
                 check: true,
                 ..Default::default()
-            })
-            .unwrap_or_else(|e| panic!("{p}: {e}"));
+            },
+        )
+        .unwrap_or_else(|e| panic!("{p}: {e}"));
         serde_json::to_string(&r).unwrap()
     };
     for p in POLICIES {

@@ -77,8 +77,7 @@ fn peak_run_bytes(text: &str, sets: &[String]) -> (usize, Results) {
     let sc = scenario::parse_str(text, "memory.toml", sets).unwrap_or_else(|e| panic!("{e}"));
     let base_bytes = CURRENT_BYTES.load(Ordering::Relaxed);
     PEAK_BYTES.store(base_bytes, Ordering::Relaxed);
-    let results = Simulation::new(sc)
-        .run(RunOptions::default())
+    let results = reclaimsim::report::run(Simulation::new(sc), RunOptions::default())
         .unwrap_or_else(|e| panic!("{e}"));
     (PEAK_BYTES.load(Ordering::Relaxed) - base_bytes, results)
 }

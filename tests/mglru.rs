@@ -210,12 +210,14 @@ fn mglru_holds_every_invariant_in_every_shipped_scenario() {
                     let path = dir.join(name);
                     let sc = scenario::parse_str(&text, path.to_str().unwrap(), &sets)
                         .unwrap_or_else(|e| panic!("{name}: {e}"));
-                    let r = Simulation::new(sc)
-                        .run(RunOptions {
+                    let r = reclaimsim::report::run(
+                        Simulation::new(sc),
+                        RunOptions {
                             check: true,
                             ..Default::default()
-                        })
-                        .unwrap_or_else(|e| panic!("{name} {mode}: {e}"));
+                        },
+                    )
+                    .unwrap_or_else(|e| panic!("{name} {mode}: {e}"));
                     let scanned = vm(&r, "pgscan_kswapd")
                         + vm(&r, "pgscan_direct")
                         + r.cgroups

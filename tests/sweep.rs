@@ -102,10 +102,14 @@ fn six_points_run_in_parallel_and_resume() {
     assert_eq!((third.ran, third.skipped), (2, 4));
 }
 
+/// The error a scenario's sweep gets: at loading, or when its metrics are checked
+/// against the points' results (as every command does after loading).
 fn sweep_error(text: &str) -> String {
-    scenario::parse_str(text, "sweep.toml", &[])
-        .unwrap_err()
-        .to_string()
+    let e = match scenario::parse_str(text, "sweep.toml", &[]) {
+        Ok(sc) => reclaimsim::sweep::check_metrics(&sc).unwrap_err(),
+        Err(e) => e,
+    };
+    e.to_string()
 }
 
 #[test]

@@ -54,12 +54,14 @@ fn tracepoints_agree_with_vmstat() {
     let sc = scenario::parse_str(BURST, "t.toml", &[]).unwrap();
     let mut sim = Simulation::new(sc);
     sim.enable_trace(Tracer::parse("all", 10_000_000).unwrap());
-    let run = sim
-        .run_with_series(RunOptions {
+    let run = reclaimsim::report::run_with_series(
+        sim,
+        RunOptions {
             check: true,
             ..Default::default()
-        })
-        .unwrap();
+        },
+    )
+    .unwrap();
     let r = &run.results;
     let t = run.trace.unwrap();
     let count = |e: &str| {
@@ -189,7 +191,7 @@ fn throttle_tracepoints_agree_with_the_histograms() {
             )
             .unwrap(),
         );
-        let run = sim.run_with_series(RunOptions::default()).unwrap();
+        let run = reclaimsim::report::run_with_series(sim, RunOptions::default()).unwrap();
         let t = run.trace.unwrap();
         let r = &run.results;
         assert!(!r.reclaim_throttle.is_empty(), "{mode}: no sleeps");

@@ -13,12 +13,14 @@ const BIN: &str = env!("CARGO_BIN_EXE_reclaimsim");
 /// Runs the scenario file with the invariant checker on; the results as JSON.
 fn run_file(path: &Path) -> Value {
     let sc = scenario::load(path, &[]).unwrap_or_else(|e| panic!("{e}"));
-    let r = Simulation::new(sc)
-        .run(RunOptions {
+    let r = reclaimsim::report::run(
+        Simulation::new(sc),
+        RunOptions {
             check: true,
             ..Default::default()
-        })
-        .unwrap_or_else(|e| panic!("{e}"));
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     serde_json::to_value(&r).unwrap()
 }
 
@@ -329,8 +331,7 @@ fn bad_traces_are_refused_with_where() {
     let s = trace_scenario(dir.path(), "trace = \"t.txt\"", "1s");
     let sc = scenario::load(&s, &[]).unwrap();
     std::fs::write(dir.path().join("t.txt"), "1\n99999999\n").unwrap();
-    let e = Simulation::new(sc)
-        .run(RunOptions::default())
+    let e = reclaimsim::report::run(Simulation::new(sc), RunOptions::default())
         .unwrap_err()
         .to_string();
     assert!(

@@ -351,10 +351,13 @@ fn run_or_hang(sc: reclaimsim::scenario::Scenario) -> Results {
     use reclaimsim::sim::{RunOptions, Simulation};
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let r = Simulation::new(sc).run(RunOptions {
-            check: true,
-            ..Default::default()
-        });
+        let r = reclaimsim::report::run(
+            Simulation::new(sc),
+            RunOptions {
+                check: true,
+                ..Default::default()
+            },
+        );
         let _ = tx.send(r);
     });
     rx.recv_timeout(std::time::Duration::from_secs(120))
@@ -487,12 +490,14 @@ rate = 1000
     sim.enable_trace(
         reclaimsim::stats::trace::Tracer::parse("mm_page_alloc_extfrag", 100).unwrap(),
     );
-    let out = sim
-        .run_with_series(reclaimsim::sim::RunOptions {
+    let out = reclaimsim::report::run_with_series(
+        sim,
+        reclaimsim::sim::RunOptions {
             proc_files: vec![reclaimsim::mm::vmstat::ProcFile::Pagetypeinfo],
             ..Default::default()
-        })
-        .unwrap();
+        },
+    )
+    .unwrap();
     let trace = out.trace.unwrap();
     assert_eq!(
         trace.matches("mm_page_alloc_extfrag:").count(),

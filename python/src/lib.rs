@@ -33,11 +33,14 @@ fn scenario_error(e: scenario::ScenarioError) -> PyErr {
 }
 
 fn load_scenario(source: &str, is_text: bool, file: &str, sets: &[String]) -> PyResult<Scenario> {
-    if is_text {
-        scenario::parse_str(source, file, sets).map_err(scenario_error)
+    let sc = if is_text {
+        scenario::parse_str(source, file, sets)
     } else {
-        scenario::load(Path::new(source), sets).map_err(scenario_error)
+        scenario::load(Path::new(source), sets)
     }
+    .map_err(scenario_error)?;
+    reclaimsim::sweep::check_metrics(&sc).map_err(scenario_error)?;
+    Ok(sc)
 }
 
 /// [`load_scenario`] for a sweep, refused (as the CLI refuses it) if a point cannot fit
@@ -124,11 +127,14 @@ fn run(
     let interrupt = Arc::new(AtomicBool::new(false));
     let flag = interrupt.clone();
     let out = without_gil(py, interrupt, move || {
-        Simulation::new(sc).run_with_series(RunOptions {
-            check,
-            interrupt: Some(flag),
-            ..Default::default()
-        })
+        reclaimsim::report::run_with_series(
+            Simulation::new(sc),
+            RunOptions {
+                check,
+                interrupt: Some(flag),
+                ..Default::default()
+            },
+        )
     })?;
     let out = out.map_err(|e| SimulationError::new_err(e.to_string()))?;
     if out.results.interrupted {

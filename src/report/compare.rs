@@ -850,7 +850,7 @@ pub fn compare_paths(
 /// (empty when neither can be read).
 pub fn sweep_keys(dir: &Path) -> Option<Vec<String>> {
     // A sweep lists its points and their keys in sweep.json.
-    if let Ok(listed) = crate::sweep::listed_points(dir) {
+    if let Ok(listed) = super::sweep_dir::listed_points(dir) {
         return Some(
             listed
                 .first()
@@ -913,7 +913,7 @@ pub fn compare_sweep(dir: &Path, by: &str, format: Format) -> Result<String, Loa
         reason,
     };
     // Only the points the sweep lists: a directory may also hold an older sweep's.
-    let listed = crate::sweep::listed_points(dir).map_err(|e| err(dir, e.to_string()))?;
+    let listed = super::sweep_dir::listed_points(dir).map_err(|e| err(dir, e.to_string()))?;
     if listed.is_empty() {
         return Err(err(dir, "the sweep lists no points".into()));
     }

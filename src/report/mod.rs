@@ -11,12 +11,50 @@ pub mod natural;
 pub mod outdir;
 pub mod plot;
 pub mod results;
+pub mod sweep_dir;
 
+use crate::sim::{RunOptions, SimError, Simulation};
 use crate::stats::series::TimeSeries;
 use results::Results;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
+
+/// A finished run: its results and what was recorded on the way.
+pub struct Run {
+    pub results: Results,
+    pub series: TimeSeries,
+    /// The tracepoint lines, if tracing was enabled.
+    pub trace: Option<String>,
+    /// The lru_gen debugfs file at every sample, if asked for (`--lru-gen`).
+    pub lru_gen: Option<String>,
+    /// DAMON's monitoring results, if recording (`--damon-record`).
+    pub damon_record: Option<crate::mm::damon::Recording>,
+    /// Each `--proc` view at every sample, in the order asked for.
+    pub proc_files: Vec<(crate::mm::vmstat::ProcFile, String)>,
+    /// `--record-accesses`: each thread's trace file and its accesses.
+    pub recorded: Vec<(std::path::PathBuf, u64)>,
+}
+
+/// Runs `sim` to the end and reads its results ([`Results::collect`]) from the state
+/// it ended in, which is then dropped.
+pub fn run_with_series(sim: Simulation, opts: RunOptions) -> Result<Run, SimError> {
+    let out = sim.run(opts)?;
+    Ok(Run {
+        results: Results::collect(&out.end),
+        series: out.series,
+        trace: out.trace,
+        lru_gen: out.lru_gen,
+        damon_record: out.damon_record,
+        proc_files: out.proc_files,
+        recorded: out.recorded,
+    })
+}
+
+/// Runs `sim` to the end and returns its results.
+pub fn run(sim: Simulation, opts: RunOptions) -> Result<Results, SimError> {
+    run_with_series(sim, opts).map(|r| r.results)
+}
 
 /// Writes `contents` to `path` via a temporary file in the same directory and a rename,
 /// so a reader never sees a partial file. On any error (a full disk, a read-only
@@ -232,6 +270,57 @@ pub fn throttle_histogram(r: &Results) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Paced accesses run back to back (`workload::paced_anon_hits`) are the loop's one-access
+    /// operations: the same results to the byte, with zipf and uniform threads whose
+    /// pacing interval does not divide the slice, a late start, a stop inside a slice,
+    /// and memory short enough that accesses miss, fault and reclaim.
+    #[test]
+    fn paced_runs_are_the_loop_one_access_at_a_time() {
+        let text = r#"
+[run]
+duration = "1500ms"
+[machine]
+memory = "256M"
+nr_cpus = 2
+[machine.swap]
+type = "zram"
+size = "512M"
+[[workload]]
+name = "zipf"
+kind = "anon"
+size = "200M"
+pattern = "zipf"
+skew = 0.9
+write_ratio = 0.3
+threads = 3
+rate = 333333
+[[workload]]
+name = "uniform"
+kind = "anon"
+size = "100M"
+pattern = "uniform"
+rate = 70000
+start = "30ms"
+stop = "1234567us"
+"#;
+        let run = |off: bool| {
+            crate::workload::test_switch::PACED_RUNS_OFF.with(|c| c.set(off));
+            let sc = crate::scenario::parse_str(text, "paced.toml", &[]).unwrap();
+            let r = super::run(Simulation::new(sc), RunOptions::default()).unwrap();
+            crate::workload::test_switch::PACED_RUNS_OFF.with(|c| c.set(false));
+            serde_json::to_string(&r).unwrap()
+        };
+        let (fast, one_by_one) = (run(false), run(true));
+        assert!(fast.contains("\"pswpout\""));
+        let v: serde_json::Value = serde_json::from_str(&fast).unwrap();
+        assert!(
+            v["vmstat"]["pswpout"].as_u64().unwrap() > 0,
+            "memory is short"
+        );
+        assert!(v["workloads"]["uniform"]["ops"].as_u64().unwrap() > 10_000);
+        assert_eq!(fast, one_by_one);
+    }
 
     #[test]
     fn a_failed_atomic_write_leaves_no_temporary_file() {

@@ -151,7 +151,7 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     let mut charts = if dir.join("sweep.csv").is_file() {
         // sweep.json says how many leading columns are swept keys; a sweep.csv alone
         // is split where the results.json paths begin.
-        let nkeys = crate::sweep::listed_points(dir)
+        let nkeys = super::sweep_dir::listed_points(dir)
             .ok()
             .and_then(|p| p.first().map(|p| p.values.len()));
         sweep_charts(&read_csv(&dir.join("sweep.csv"))?, nkeys)?

@@ -262,20 +262,8 @@ pub struct EventRecord {
     pub swap_pages: u64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct ActionRecord {
-    pub time_ns: u64,
-    pub key: String,
-    pub value: String,
-    /// What a cgroup file write did (e.g. "reclaimed 262144 pages"), or what a read
-    /// showed (bytes, or "max").
-    #[serde(default)]
-    pub outcome: Option<String>,
-    /// The named open file a memory.peak or memory.swap.peak write or read went
-    /// through.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fd: Option<String>,
-}
+/// The engine's record of a timed action, as results.json lists it.
+pub use crate::sim::ActionRecord;
 
 /// State counters reported in `vmstat` besides the event counters.
 pub const STATE_COUNTERS: [&str; 16] = [

@@ -330,8 +330,25 @@ pub fn resolved_hash(sc: &Scenario) -> String {
 pub fn error_at_key(path: &Path, sets: &[String], key: &str, message: String) -> ScenarioError {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).unwrap_or_default();
+    error_in_text(file, &text, sets, key, message)
+}
+
+/// A problem found after loading `sc` at `key`, located in the text it was loaded from
+/// (a file or a string), as the loader locates its own errors.
+pub fn error_at(sc: &Scenario, key: &str, message: String) -> ScenarioError {
+    let src = &sc.source;
+    error_in_text(src.file.clone(), &src.text, &src.sets, key, message)
+}
+
+fn error_in_text(
+    file: String,
+    text: &str,
+    sets: &[String],
+    key: &str,
+    message: String,
+) -> ScenarioError {
     let segs = keypath::parse(key).unwrap_or_default();
-    let Ok(doc) = toml_edit::ImDocument::parse(text.as_str()) else {
+    let Ok(doc) = toml_edit::ImDocument::parse(text) else {
         return ScenarioError {
             file,
             line: 0,
@@ -351,7 +368,7 @@ pub fn error_at_key(path: &Path, sets: &[String], key: &str, message: String) ->
             })
         })
         .collect();
-    locate(&file, &text, &doc, &applied, &segs, message)
+    locate(&file, text, &doc, &applied, &segs, message)
 }
 
 /// A problem at `segs`: the key's line, but at or under a `--set` key, or at a key a

@@ -13,12 +13,12 @@ use crate::mm::kcompactd::KcompactdNext;
 use crate::mm::kswapd::KswapdNext;
 use crate::mm::writeback::FlusherNext;
 use crate::mm::{Current, Mm, Out};
-use crate::report::results::{ActionRecord, Results};
 use crate::scenario::{self, Scenario};
 use crate::stats::psi::{Pressure, Psi, PsiDelta};
 use crate::stats::series::TimeSeries;
 use crate::workload::{self, SliceEnd, SliceReport, Thread, Workload};
 use event::{Event, EventQueue};
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskKind {
@@ -91,9 +91,28 @@ pub struct RunOptions {
     pub proc_files: Vec<crate::mm::vmstat::ProcFile>,
 }
 
-/// Everything a run produces.
+/// A timed action as it was applied: results.json's `actions`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ActionRecord {
+    pub time_ns: u64,
+    pub key: String,
+    pub value: String,
+    /// What a cgroup file write did (e.g. "reclaimed 262144 pages"), or what a read
+    /// showed (bytes, or "max").
+    #[serde(default)]
+    pub outcome: Option<String>,
+    /// The named open file a memory.peak or memory.swap.peak write or read went
+    /// through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fd: Option<String>,
+}
+
+/// Everything a run produces: the simulation as it ended, which `report` reads the
+/// results from (the engine measures; it does not format), and what was recorded on
+/// the way.
 pub struct RunOutput {
-    pub results: Results,
+    /// The state at the end of the run.
+    pub end: Simulation,
     pub series: TimeSeries,
     /// The tracepoint lines, if tracing was enabled.
     pub trace: Option<String>,
@@ -355,13 +374,9 @@ impl Simulation {
         }
     }
 
-    /// Runs to the end of the scenario and returns its results.
-    pub fn run(self, opts: RunOptions) -> Result<Results, SimError> {
-        self.run_with_series(opts).map(|o| o.results)
-    }
-
-    /// Runs to the end and returns the results and the timeseries.
-    pub fn run_with_series(mut self, mut opts: RunOptions) -> Result<RunOutput, SimError> {
+    /// Runs to the end of the scenario (`report::run` turns what it returns into
+    /// results).
+    pub fn run(mut self, mut opts: RunOptions) -> Result<RunOutput, SimError> {
         let mut lru_gen = String::new();
         let mut proc_files: Vec<_> = opts
             .proc_files
@@ -466,7 +481,6 @@ impl Simulation {
         if let Some(p) = opts.progress.as_mut() {
             p(end, end);
         }
-        let results = Results::collect(&self);
         let mut recorded = Vec::new();
         for t in self.threads.iter_mut() {
             if let Some(r) = t.recorder.take() {
@@ -476,12 +490,12 @@ impl Simulation {
         }
         Ok(RunOutput {
             recorded,
-            results,
             series: std::mem::take(&mut self.series),
             trace: self.mm.trace.as_ref().map(|t| t.finish()),
             lru_gen: opts.lru_gen.map(|_| lru_gen),
             damon_record: self.mm.damon.recording.take(),
             proc_files,
+            end: self,
         })
     }
 

@@ -867,7 +867,7 @@ fn fork_process(
 /// operation of its own ([`paced_anon_hits`] runs them back to back instead).
 fn paced_hit_run(w: &Workload, t: &Thread) -> bool {
     #[cfg(test)]
-    if tests::PACED_RUNS_OFF.with(|off| off.get()) {
+    if test_switch::PACED_RUNS_OFF.with(|off| off.get()) {
         return false;
     }
     matches!(
@@ -1873,68 +1873,19 @@ pub(crate) fn hit_loop_cursor(
     (hits, None)
 }
 
+/// A switch the engine's tests turn (one thread each).
+#[cfg(test)]
+pub(crate) mod test_switch {
+    thread_local! {
+        /// Makes paced threads take `run_slice`'s loop one access at a time.
+        pub(crate) static PACED_RUNS_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::rng::task_rng;
-
-    thread_local! {
-        /// Makes paced threads take `run_slice`'s loop one access at a time.
-        pub(super) static PACED_RUNS_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    }
-
-    /// Paced accesses run back to back ([`paced_anon_hits`]) are the loop's one-access
-    /// operations: the same results to the byte, with zipf and uniform threads whose
-    /// pacing interval does not divide the slice, a late start, a stop inside a slice,
-    /// and memory short enough that accesses miss, fault and reclaim.
-    #[test]
-    fn paced_runs_are_the_loop_one_access_at_a_time() {
-        let text = r#"
-[run]
-duration = "1500ms"
-[machine]
-memory = "256M"
-nr_cpus = 2
-[machine.swap]
-type = "zram"
-size = "512M"
-[[workload]]
-name = "zipf"
-kind = "anon"
-size = "200M"
-pattern = "zipf"
-skew = 0.9
-write_ratio = 0.3
-threads = 3
-rate = 333333
-[[workload]]
-name = "uniform"
-kind = "anon"
-size = "100M"
-pattern = "uniform"
-rate = 70000
-start = "30ms"
-stop = "1234567us"
-"#;
-        let run = |off: bool| {
-            PACED_RUNS_OFF.with(|c| c.set(off));
-            let sc = crate::scenario::parse_str(text, "paced.toml", &[]).unwrap();
-            let r = crate::sim::Simulation::new(sc)
-                .run(crate::sim::RunOptions::default())
-                .unwrap();
-            PACED_RUNS_OFF.with(|c| c.set(false));
-            serde_json::to_string(&r).unwrap()
-        };
-        let (fast, one_by_one) = (run(false), run(true));
-        assert!(fast.contains("\"pswpout\""));
-        let v: serde_json::Value = serde_json::from_str(&fast).unwrap();
-        assert!(
-            v["vmstat"]["pswpout"].as_u64().unwrap() > 0,
-            "memory is short"
-        );
-        assert!(v["workloads"]["uniform"]["ops"].as_u64().unwrap() > 10_000);
-        assert_eq!(fast, one_by_one);
-    }
 
     /// Requests drawn ahead are the requests drawn one at a time: the same (key, set)
     /// sequence and the same stream after each, also when something else draws from

@@ -12,24 +12,28 @@ use reclaimsim::sim::{RunOptions, Simulation};
 pub fn run_checked(text: &str, sets: &[&str]) -> Results {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let sc = scenario::parse_str(text, "test.toml", &sets).unwrap_or_else(|e| panic!("{e}"));
-    Simulation::new(sc)
-        .run(RunOptions {
+    reclaimsim::report::run(
+        Simulation::new(sc),
+        RunOptions {
             check: true,
             ..Default::default()
-        })
-        .unwrap_or_else(|e| panic!("{e}"))
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// As [`run_checked`] (no overrides), also returning timeseries.csv's text.
 #[allow(dead_code)] // not every test file that shares this module samples
 pub fn run_checked_csv(text: &str) -> (Results, String) {
     let sc = scenario::parse_str(text, "test.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
-    let out = Simulation::new(sc)
-        .run_with_series(RunOptions {
+    let out = reclaimsim::report::run_with_series(
+        Simulation::new(sc),
+        RunOptions {
             check: true,
             ..Default::default()
-        })
-        .unwrap_or_else(|e| panic!("{e}"));
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let csv = out.series.to_csv();
     (out.results, csv)
 }
