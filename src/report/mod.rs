@@ -13,7 +13,7 @@ pub mod plot;
 pub mod results;
 pub mod sweep_dir;
 
-use crate::sim::{RunOptions, SimError, Simulation};
+use crate::sim::{RunOptions, RunOutput, SimError, Simulation};
 use crate::stats::series::TimeSeries;
 use results::Results;
 use std::fmt::Write as _;
@@ -21,34 +21,12 @@ use std::io::Write as _;
 use std::path::Path;
 
 /// A finished run: its results and what was recorded on the way.
-pub struct Run {
-    pub results: Results,
-    pub series: TimeSeries,
-    /// The tracepoint lines, if tracing was enabled.
-    pub trace: Option<String>,
-    /// The lru_gen debugfs file at every sample, if asked for (`--lru-gen`).
-    pub lru_gen: Option<String>,
-    /// DAMON's monitoring results, if recording (`--damon-record`).
-    pub damon_record: Option<crate::mm::damon::Recording>,
-    /// Each `--proc` view at every sample, in the order asked for.
-    pub proc_files: Vec<(crate::mm::vmstat::ProcFile, String)>,
-    /// `--record-accesses`: each thread's trace file and its accesses.
-    pub recorded: Vec<(std::path::PathBuf, u64)>,
-}
+pub type Run = RunOutput<Results>;
 
 /// Runs `sim` to the end and reads its results ([`Results::collect`]) from the state
 /// it ended in, which is then dropped.
 pub fn run_with_series(sim: Simulation, opts: RunOptions) -> Result<Run, SimError> {
-    let out = sim.run(opts)?;
-    Ok(Run {
-        results: Results::collect(&out.end),
-        series: out.series,
-        trace: out.trace,
-        lru_gen: out.lru_gen,
-        damon_record: out.damon_record,
-        proc_files: out.proc_files,
-        recorded: out.recorded,
-    })
+    Ok(sim.run(opts)?.map(|end| Results::collect(&end)))
 }
 
 /// Runs `sim` to the end and returns its results.

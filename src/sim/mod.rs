@@ -107,12 +107,12 @@ pub struct ActionRecord {
     pub fd: Option<String>,
 }
 
-/// Everything a run produces: the simulation as it ended, which `report` reads the
-/// results from (the engine measures; it does not format), and what was recorded on
-/// the way.
-pub struct RunOutput {
-    /// The state at the end of the run.
-    pub end: Simulation,
+/// Everything a run produces: what it ended with, and what was recorded on the way.
+/// The engine returns the simulation itself as its `results` (it measures; it does not
+/// format): `report::run_with_series` reads the `Results` from it, and its
+/// `report::Run` is this with those in its place.
+pub struct RunOutput<R = Simulation> {
+    pub results: R,
     pub series: TimeSeries,
     /// The tracepoint lines, if tracing was enabled.
     pub trace: Option<String>,
@@ -124,6 +124,21 @@ pub struct RunOutput {
     pub proc_files: Vec<(crate::mm::vmstat::ProcFile, String)>,
     /// `--record-accesses`: each thread's trace file and its accesses.
     pub recorded: Vec<(std::path::PathBuf, u64)>,
+}
+
+impl<R> RunOutput<R> {
+    /// The same output, with what the run ended with turned into `f` of it.
+    pub fn map<T>(self, f: impl FnOnce(R) -> T) -> RunOutput<T> {
+        RunOutput {
+            results: f(self.results),
+            series: self.series,
+            trace: self.trace,
+            lru_gen: self.lru_gen,
+            damon_record: self.damon_record,
+            proc_files: self.proc_files,
+            recorded: self.recorded,
+        }
+    }
 }
 
 pub struct Simulation {
@@ -495,7 +510,7 @@ impl Simulation {
             lru_gen: opts.lru_gen.map(|_| lru_gen),
             damon_record: self.mm.damon.recording.take(),
             proc_files,
-            end: self,
+            results: self,
         })
     }
 
