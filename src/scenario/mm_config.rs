@@ -11,12 +11,13 @@ use crate::cache::{self, Policy};
 use crate::mm::blk_mq::{BlockDeviceConfig, DeviceConfig};
 use crate::mm::huge_memory::{ThpDefrag, ThpEnabled};
 use crate::mm::lru_policy::{PagePolicy, PolicyFactory};
-use crate::mm::memcontrol::{MemcgConfig, PeakFdConfig, PeakFile};
-use crate::mm::swap::{SwapConfig, SwapKind};
+use crate::mm::memcontrol::PeakFile;
 use crate::mm::throttle::ReclaimThrottle;
 use crate::mm::vmscan::ProtectionMode;
 use crate::mm::zone::MAX_NR_ZONES;
-use crate::mm::{lru_gen, Advice, Config, Costs, WorkloadConfig};
+use crate::mm::{
+    lru_gen, Advice, Config, Costs, MemcgConfig, PeakFdConfig, SwapConfig, SwapKind, WorkloadConfig,
+};
 
 /// The kernel model's settings from a validated scenario.
 pub fn mm_config(sc: &Scenario) -> Config {

@@ -7,7 +7,7 @@
 //! (`fast_find_migrateblock`, `fast_isolate_freepages`) are not modelled, nor is the
 //! capture of a freed page by direct compaction (the allocation takes it from the free
 //! lists after the run). The allocator's side of direct compaction is in
-//! `page_alloc.rs`, the kcompactd thread in [`crate::kcompactd`].
+//! `page_alloc.rs`, the kcompactd thread in `kcompactd.rs`.
 
 use super::page::{lru, on, pg, Pfn};
 use super::vmstat::{extfrag_for_order, fill_contig_page_info, fragmentation_index};
@@ -1113,7 +1113,7 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_util::{checkerboard, pin_every_pageblock};
+    use crate::page_alloc::test_pages::{checkerboard, pin_every_pageblock};
     use crate::zone::ZONE_NORMAL;
 
     /// A zone of 8192 pages with watermarks MIN 100, LOW 125, HIGH 150 and the given
@@ -1300,7 +1300,7 @@ mod tests {
         let (mut mm, zi, space, pfns) = {
             let mut cfg = crate::test_util::config(256);
             crate::test_util::mglru(&mut cfg);
-            crate::test_util::checkerboard_with(cfg)
+            crate::page_alloc::test_pages::checkerboard_with(cfg)
         };
         assert!(mm.lru_gen_enabled());
         for &p in &pfns {

@@ -224,7 +224,7 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_util::{checkerboard, pin_every_pageblock};
+    use crate::page_alloc::test_pages::{checkerboard, pin_every_pageblock};
 
     #[test]
     fn proactive_compaction_stops_at_the_low_mark() {

@@ -653,8 +653,9 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::page_alloc::test_pages::add_pages;
     use crate::page_alloc::{Gfp, GFP_MEMALLOC_NOWAIT};
-    use crate::test_util::{add_pages, add_zram, config, task_mm};
+    use crate::test_util::{add_zram, config, task_mm};
     use crate::zone::{MIGRATE_UNMOVABLE, ZONE_DMA32};
     use crate::SpaceKind;
 
@@ -733,8 +734,8 @@ mod tests {
     /// 32,640 free pages at order 0, a kernel page in every pageblock so no order-9
     /// block can form) and run to its nap.
     fn kswapd_for_order_9(kswapd_compacts: bool) -> Mm {
-        let (mut mm, zi) = crate::test_util::checkerboard();
-        crate::test_util::pin_every_pageblock(&mut mm, zi);
+        let (mut mm, zi) = crate::page_alloc::test_pages::checkerboard();
+        crate::page_alloc::test_pages::pin_every_pageblock(&mut mm, zi);
         mm.cfg.kswapd_compacts = kswapd_compacts;
         mm.out.clear();
         mm.wakeup_kswapd(zi, 9, zi, false);

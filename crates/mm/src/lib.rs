@@ -132,13 +132,13 @@ pub struct Config {
     pub memory_pages: u64,
     pub dma32_pages: u64,
     /// The swap area (`swapon`), if any.
-    pub swap: Option<swap::SwapConfig>,
+    pub swap: Option<SwapConfig>,
     /// The block device the file systems live on.
     pub storage: blk_mq::DeviceConfig,
     /// The cgroups below the root, each after its parent.
-    pub memcgs: Vec<memcontrol::MemcgConfig>,
+    pub memcgs: Vec<MemcgConfig>,
     /// The peak files opened before the run, by name.
-    pub peak_fds: Vec<memcontrol::PeakFdConfig>,
+    pub peak_fds: Vec<PeakFdConfig>,
     /// One per workload: its process.
     pub workloads: Vec<WorkloadConfig>,
     /// Seeds the kernel's own random choices (memcg LRU bins, DAMON's sampling).
@@ -213,6 +213,72 @@ pub struct WorkloadConfig {
     pub madvise_hugepage: bool,
     /// Its page tables are accounted.
     pub page_tables: bool,
+}
+
+/// What backs the swap area.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SwapKind {
+    /// A zram device: pages are compressed into RAM (drivers/block/zram).
+    Zram,
+    /// A block device with its own latencies and queue.
+    Disk,
+    /// A brd ramdisk (`/dev/ram0`): pages written to it take RAM (no discard on swap
+    /// free), reads and writes are a memory copy in the submitter's context.
+    Ramdisk,
+}
+
+/// A swap area (`swapon`): its device and size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwapConfig {
+    pub kind: SwapKind,
+    pub size_pages: u64,
+    /// zram: original size over compressed size.
+    pub compression_ratio: f64,
+    /// zram's `mem_limit` in bytes (0: none).
+    pub mem_limit_bytes: u64,
+    /// A disk's latencies, bandwidths and queue.
+    pub device: blk_mq::BlockDeviceConfig,
+}
+
+/// A cgroup below the root as it is created (`mkdir`, then its memory.* files
+/// written), in pages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemcgConfig {
+    /// Its path below the root (`a/b`); its parent comes before it.
+    pub path: String,
+    pub min_pages: u64,
+    pub low_pages: u64,
+    pub high_pages: u64,
+    pub max_pages: u64,
+    /// memory.swap.max.
+    pub swap_max_pages: u64,
+    /// memory.oom.group.
+    pub oom_group: bool,
+}
+
+impl MemcgConfig {
+    /// Cgroup `path` as `mkdir` makes it: no protection, no limits.
+    pub fn new(path: &str) -> MemcgConfig {
+        use page_counter::PAGE_COUNTER_MAX;
+        MemcgConfig {
+            path: path.to_string(),
+            min_pages: 0,
+            low_pages: 0,
+            high_pages: PAGE_COUNTER_MAX,
+            max_pages: PAGE_COUNTER_MAX,
+            swap_max_pages: PAGE_COUNTER_MAX,
+            oom_group: false,
+        }
+    }
+}
+
+/// A peak file opened before the run and kept open under `name`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeakFdConfig {
+    pub name: String,
+    /// The cgroup's path.
+    pub memcg: String,
+    pub file: memcontrol::PeakFile,
 }
 
 impl Config {

@@ -1951,9 +1951,8 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_util::{
-        add_memcgs, add_pages, add_pages_of, add_process, add_zram, mglru, task_mm,
-    };
+    use crate::page_alloc::test_pages::{add_pages, add_pages_of};
+    use crate::test_util::{add_memcgs, add_process, add_zram, mglru, task_mm};
     use crate::{Config, Current};
 
     /// A 64 MiB machine with 64 MiB of zram, MGLRU on, three cgroups, and one

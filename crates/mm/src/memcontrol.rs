@@ -150,47 +150,6 @@ pub struct OfPeak {
     pub value: Option<u64>,
 }
 
-/// A cgroup below the root as it is created (`mkdir`, then its memory.* files
-/// written), in pages.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MemcgConfig {
-    /// Its path below the root (`a/b`); its parent comes before it.
-    pub path: String,
-    pub min_pages: u64,
-    pub low_pages: u64,
-    pub high_pages: u64,
-    pub max_pages: u64,
-    /// memory.swap.max.
-    pub swap_max_pages: u64,
-    /// memory.oom.group.
-    pub oom_group: bool,
-}
-
-impl MemcgConfig {
-    /// Cgroup `path` as `mkdir` makes it: no protection, no limits.
-    pub fn new(path: &str) -> MemcgConfig {
-        use super::page_counter::PAGE_COUNTER_MAX;
-        MemcgConfig {
-            path: path.to_string(),
-            min_pages: 0,
-            low_pages: 0,
-            high_pages: PAGE_COUNTER_MAX,
-            max_pages: PAGE_COUNTER_MAX,
-            swap_max_pages: PAGE_COUNTER_MAX,
-            oom_group: false,
-        }
-    }
-}
-
-/// A peak file opened before the run and kept open under `name`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PeakFdConfig {
-    pub name: String,
-    /// The cgroup's path.
-    pub memcg: String,
-    pub file: PeakFile,
-}
-
 impl MemcgTree {
     /// The root plus the configured cgroups; panics if a parent comes after its child
     /// (the configuration's builder checks that).
@@ -1044,9 +1003,10 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_util::{add_memcgs, add_pages_of, add_process, task_mm};
-    use crate::Config;
+    use crate::page_alloc::test_pages::add_pages_of;
+    use crate::test_util::{add_memcgs, add_process, task_mm};
     use crate::SpaceKind;
+    use crate::{Config, PeakFdConfig};
 
     /// A 2-CPU machine with memcg `app` (a child of the root) and `flush` as
     /// `kernel.memcg_stats_flush`; the memcg's id.

@@ -5,7 +5,7 @@ use super::memcontrol::KmemItem;
 use super::memcontrol::PageState;
 use super::page::{pg, pte, Pfn};
 use super::page_alloc::GFP_HIGHUSER_MOVABLE;
-use super::swap::SwapKind;
+use super::SwapKind;
 use super::{Mm, SpaceKind};
 use crate::vm_event_item::Ev;
 

@@ -109,8 +109,9 @@ impl Mm {
 mod tests {
     use super::*;
     use crate::page::lru;
+    use crate::page_alloc::test_pages::add_pages_of;
     use crate::page_alloc::GFP_MEMALLOC_NOWAIT;
-    use crate::test_util::{add_memcgs, add_pages_of, add_process, add_zram, task_mm};
+    use crate::test_util::{add_memcgs, add_process, add_zram, task_mm};
     use crate::zone::{AllocFlags, WMARK_MIN};
     use crate::SpaceKind;
 

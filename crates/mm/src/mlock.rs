@@ -181,7 +181,8 @@ mod tests {
     use super::*;
     use crate::memory::FaultResult;
     use crate::page::lru;
-    use crate::test_util::{add_pages_of, add_zram, config, mglru, task_mm};
+    use crate::page_alloc::test_pages::add_pages_of;
+    use crate::test_util::{add_zram, config, mglru, task_mm};
     use crate::SpaceKind;
 
     fn mm(lru: &str) -> Mm {

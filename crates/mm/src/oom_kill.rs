@@ -249,7 +249,8 @@ impl Mm {
 
 #[cfg(test)]
 mod tests {
-    use crate::test_util::{add_pages_of, add_process, config, task_mm};
+    use crate::page_alloc::test_pages::add_pages_of;
+    use crate::test_util::{add_process, config, task_mm};
     use crate::SpaceKind;
 
     #[test]

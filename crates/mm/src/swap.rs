@@ -6,40 +6,14 @@
 //! pages compressed in a pool of real frames taken from the buddy allocator, so what
 //! swapping to zram frees is a page minus its compressed size.
 
-use super::blk_mq::BlockDeviceConfig;
 use super::blk_mq::Device;
 use super::memcontrol::PageState;
 use super::page::{on, pg, pte, Pfn, Pte};
 use super::page_alloc::GFP_MEMALLOC_NOWAIT;
 use super::vmscan::PageOut;
-use super::Mm;
+use super::{Mm, SwapConfig, SwapKind};
 use crate::trace::Tp;
 use crate::vm_event_item::Ev;
-
-/// What backs the swap area.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SwapKind {
-    /// A zram device: pages are compressed into RAM (drivers/block/zram).
-    Zram,
-    /// A block device with its own latencies and queue.
-    Disk,
-    /// A brd ramdisk (`/dev/ram0`): pages written to it take RAM (no discard on swap
-    /// free), reads and writes are a memory copy in the submitter's context.
-    Ramdisk,
-}
-
-/// A swap area (`swapon`): its device and size.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SwapConfig {
-    pub kind: SwapKind,
-    pub size_pages: u64,
-    /// zram: original size over compressed size.
-    pub compression_ratio: f64,
-    /// zram's `mem_limit` in bytes (0: none).
-    pub mem_limit_bytes: u64,
-    /// A disk's latencies, bandwidths and queue.
-    pub device: BlockDeviceConfig,
-}
 
 pub struct SwapDevice {
     pub kind: SwapKind,

@@ -1492,7 +1492,8 @@ fn anon_pte_maps_in(frames: &[super::page::Frame], spaces: &[super::Space], pfn:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_util::{add_memcgs, add_pages, add_pages_of, add_process, add_zram, task_mm};
+    use crate::page_alloc::test_pages::{add_pages, add_pages_of};
+    use crate::test_util::{add_memcgs, add_process, add_zram, task_mm};
     use crate::Config;
 
     /// `move_folios_to_lru` is `lruvec_add_folio` page by page: the same lists in the

@@ -6,9 +6,8 @@
 
 use reclaimsim_mm::blk_mq::DeviceConfig;
 use reclaimsim_mm::memory::FaultResult;
-use reclaimsim_mm::swap::{SwapConfig, SwapKind};
 use reclaimsim_mm::vm_event_item::Ev;
-use reclaimsim_mm::{Config, Current, Mm, SpaceKind, WorkloadConfig};
+use reclaimsim_mm::{Config, Current, Mm, SpaceKind, SwapConfig, SwapKind, WorkloadConfig};
 
 const MIB_PAGES: u64 = 256;
 

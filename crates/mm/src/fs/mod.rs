@@ -193,7 +193,7 @@ mod tests {
             ..crate::test_util::config(256)
         });
         mm.current_workload = Some(0);
-        let (s, _) = crate::test_util::add_pages(&mut mm, SpaceKind::File, 1, 0);
+        let (s, _) = crate::page_alloc::test_pages::add_pages(&mut mm, SpaceKind::File, 1, 0);
         mm.vfs_open(s).unwrap();
         mm.vfs_close_files(0);
         // Two walks: the first clears DCACHE_REFERENCED, the second frees it.
