@@ -733,10 +733,10 @@ impl Mm {
     }
 
     /// The multi-gen LRU of one lruvec: every folio on a generation list is this
-    /// memcg's, of the list's type and zone, with `Frame::list` naming the list and a
-    /// generation (maybe younger, after an in-place promotion) within [min_seq,
-    /// max_seq]; `nr_pages` equals the folios counted by generation; the lists of a
-    /// type older than its min_seq are empty. Returns pages per compat list and zone.
+    /// memcg's, of the list's type and zone, with `Frame::list` naming the list and
+    /// (file folios) a generation, maybe younger after an in-place promotion, within
+    /// [min_seq, max_seq]; `nr_pages` equals the folios counted by generation.
+    /// Returns pages per compat list and zone.
     #[allow(clippy::needless_range_loop)] // generation, type and zone index four arrays
     fn check_lru_gen(
         &self,
@@ -785,8 +785,16 @@ impl Mm {
                         // A walk may promote a folio in place (its generation younger
                         // than its list's); when a type that cannot be evicted retires
                         // its oldest generation without moving folios, the list becomes
-                        // the youngest and the order inverts, as in the kernel.
-                        if seq_of(t, gen).is_none() || seq_of(t, fgen).is_none() {
+                        // the youngest and the order inverts, as in the kernel. That
+                        // is anon's, and its sequel is anon's too: a folio on such a
+                        // list promoted in place keeps its generation while
+                        // `try_to_inc_min_seq` passes that generation's (physically
+                        // empty) list, so the folio's generation, and after sort_folio
+                        // moves it there its list, lag min_seq until max_seq wraps
+                        // round to them. The kernel tests the lists, not the folios'
+                        // flags, and does the same; nr_pages is still checked.
+                        let lag_ok = t == 0;
+                        if !lag_ok && (seq_of(t, gen).is_none() || seq_of(t, fgen).is_none()) {
                             return Err(format!(
                                 "frame {pfn} of memcg {memcg} type {t}: list generation {gen} or its generation {fgen} outside min_seq {} ..= max_seq {}",
                                 g.min_seq[t], g.max_seq
