@@ -552,6 +552,10 @@ duration = "60s"
 stop_when_done = true
 [machine]
 memory = "1G"
+# No per-CPU lists: the used memory counted by hand below is the process's alone
+# (pages waiting on a CPU's list are not in MemFree either, so they count as used).
+[kernel]
+pcp = "off"
 [[workload]]
 name = "prog"
 kind = "phases"
@@ -675,25 +679,49 @@ wmarks_high = 1000
 wmarks_mid = 999
 wmarks_low = 0
 "#;
-    let run = |enabled: bool, quota_ms: u64, prio: bool| {
-        let sets = [
-            format!("damon_reclaim.enabled={enabled}"),
-            format!("damon_reclaim.quota_ms={quota_ms}"),
-            format!("damon_reclaim.weights.age_permil={}", u64::from(prio)),
-        ];
-        let sets: Vec<&str> = sets.iter().map(|s| s.as_str()).collect();
-        run_checked(text, &sets)
+    // The directions over the mean of three seeds: one seed's 50 ms/s pair can be
+    // within its noise (seed 1 with today's per-CPU lists: 0.84 % against 0.82 %).
+    let seeds = [1u64, 2, 3];
+    let per_seed: Vec<[(f64, f64, f64); 5]> = std::thread::scope(|s| {
+        let handles: Vec<_> = seeds
+            .iter()
+            .map(|&seed| {
+                s.spawn(move || {
+                    let run = |enabled: bool, quota_ms: u64, prio: bool| {
+                        let sets = [
+                            format!("damon_reclaim.enabled={enabled}"),
+                            format!("damon_reclaim.quota_ms={quota_ms}"),
+                            format!("damon_reclaim.weights.age_permil={}", u64::from(prio)),
+                            format!("run.seed={seed}"),
+                        ];
+                        let sets: Vec<&str> = sets.iter().map(|s| s.as_str()).collect();
+                        run_checked(text, &sets)
+                    };
+                    let orig = run(false, 0, false);
+                    let fig = |r: &Results| {
+                        let f = reclaimsim::report::damon_table::figures(r, &orig);
+                        (f.memory_saving_pct, f.kdamond_cpu_pct, f.slowdown_pct)
+                    };
+                    [
+                        fig(&run(true, 0, false)),
+                        fig(&run(true, 50, false)),
+                        fig(&run(true, 50, true)),
+                        fig(&run(true, 10, false)),
+                        fig(&run(true, 10, true)),
+                    ]
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mean = |i: usize| {
+        let n = per_seed.len() as f64;
+        let sum = per_seed.iter().fold((0.0, 0.0, 0.0), |a, f| {
+            (a.0 + f[i].0, a.1 + f[i].1, a.2 + f[i].2)
+        });
+        (sum.0 / n, sum.1 / n, sum.2 / n)
     };
-    let orig = run(false, 0, false);
-    let fig = |r: &Results| {
-        let f = reclaimsim::report::damon_table::figures(r, &orig);
-        (f.memory_saving_pct, f.kdamond_cpu_pct, f.slowdown_pct)
-    };
-    let none = fig(&run(true, 0, false));
-    let q50 = fig(&run(true, 50, false));
-    let q50p = fig(&run(true, 50, true));
-    let q10 = fig(&run(true, 10, false));
-    let q10p = fig(&run(true, 10, true));
+    let (none, q50, q50p, q10, q10p) = (mean(0), mean(1), mean(2), mean(3), mean(4));
     let all = format!("none {none:?}\n50 {q50:?}\n50p {q50p:?}\n10 {q10:?}\n10p {q10p:?}");
     // More quota: more saving, more CPU.
     assert!(none.0 > q50.0 && q50.0 > q10.0 && q10.0 > 0.0, "{all}");

@@ -1,5 +1,6 @@
-//! `run --proc`: /proc/buddyinfo, /proc/pagetypeinfo and the extfrag debugfs files at
-//! every sample, checked against the run's own counters by a second route.
+//! `run --proc`: /proc/buddyinfo, /proc/pagetypeinfo, /proc/zoneinfo and the extfrag
+//! debugfs files at every sample, checked against the run's own counters by a second
+//! route.
 
 use std::path::Path;
 use std::process::Command;
@@ -100,9 +101,65 @@ fn buddyinfo_and_pagetypeinfo_add_up_to_the_free_pages() {
 #[test]
 fn an_unknown_view_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = run(tmp.path(), "buddyinfo,zoneinfo");
+    let out = run(tmp.path(), "buddyinfo,slabinfo");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--proc: unknown view `zoneinfo`"), "{err}");
+    assert!(err.contains("--proc: unknown view `slabinfo`"), "{err}");
     assert!(!tmp.path().join("results.json").exists());
+}
+
+/// zoneinfo's last sample: each zone's `pages free` is results.json's `free`, its
+/// `pagesets` counts add up to `pcp_count`, and the sizes are the kernel's for the
+/// quickstart's 4 GiB, 4-CPU machine (v6.7): DMA32 (786432 pages) and Normal (262144)
+/// both batch 63 (zone_batchsize: the 1 MiB cap, 256 / 4 = 64, 2^n - 1); high at
+/// least high_min = the low watermark over the 4 CPUs (DMA32: 2322 / 4 = 580;
+/// Normal: 774 / 4 = 193, raised to 4 × 63 = 252), at most high_max = managed / 8 / 4
+/// (24576, 8192).
+#[test]
+fn zoneinfo_shows_each_cpus_lists() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run(tmp.path(), "zoneinfo");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("results.json")).unwrap())
+            .unwrap();
+    let text = std::fs::read_to_string(tmp.path().join("zoneinfo.txt")).unwrap();
+    let lines = last_sample(&text);
+    let zone_at: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("Node 0, zone"))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(zone_at.len(), 2, "{lines:?}");
+    for (k, (name, high_min, high_max)) in [("DMA32", 580, 24576), ("Normal", 252, 8192)]
+        .into_iter()
+        .enumerate()
+    {
+        let end = zone_at.get(k + 1).copied().unwrap_or(lines.len());
+        let block = &lines[zone_at[k]..end];
+        assert!(block[0].ends_with(name), "{}", block[0]);
+        let values = |key: &str| -> Vec<u64> {
+            block
+                .iter()
+                .filter_map(|l| l.trim().strip_prefix(key))
+                .map(|v| v.trim().parse().unwrap())
+                .collect()
+        };
+        let z = &results["zones"][name];
+        assert_eq!(values("pages free"), [z["free"].as_u64().unwrap()]);
+        let counts = values("count:");
+        assert_eq!(counts.len(), 4, "a pageset per CPU");
+        assert_eq!(counts.iter().sum::<u64>(), z["pcp_count"].as_u64().unwrap());
+        assert_eq!(values("batch:"), [63; 4]);
+        assert_eq!(z["pcp_high_min"], high_min);
+        assert_eq!(z["pcp_high_max"], high_max);
+        for h in values("high:") {
+            assert!((high_min..=high_max).contains(&h), "{name} high {h}");
+        }
+    }
 }

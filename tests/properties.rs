@@ -19,8 +19,9 @@ fn tiny_mm() -> Mm {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
-    /// Blocks handed out never overlap, the free count tracks them exactly, and once
-    /// everything is freed the buddies merge back into the initial max-order blocks.
+    /// Blocks handed out never overlap, the free count (the buddy's and the per-CPU
+    /// lists') tracks them exactly, and once everything is freed and the per-CPU lists
+    /// drained the buddies merge back into the initial max-order blocks.
     #[test]
     fn buddy_allocations_never_overlap_and_merge_back(ops in prop::collection::vec((0usize..4, any::<bool>()), 1..300)) {
         let mut mm = tiny_mm();
@@ -43,11 +44,13 @@ proptest! {
                 held.push((pfn, order));
             }
             let in_use: u64 = held.iter().map(|&(_, o)| 1u64 << o).sum();
-            prop_assert_eq!(mm.nr_free_pages() + in_use, total);
+            let pcp = mm.pcp_pages(0) + mm.pcp_pages(1);
+            prop_assert_eq!(mm.nr_free_pages() + pcp + in_use, total);
         }
         for (pfn, o) in held.drain(..) {
             mm.free_pages(pfn, o);
         }
+        mm.drain_all_pages();
         prop_assert_eq!(mm.nr_free_pages(), total);
         prop_assert!(mm.check_invariants().is_ok(), "{:?}", mm.check_invariants());
         // 64 MiB = 16 blocks of 4 MiB: all merged back.

@@ -94,6 +94,36 @@ fn semantic_errors() {
     assert!(e.message.contains("hotcold"), "{e}");
 }
 
+/// The per-CPU list sysctls: 0 or at least 8 (MIN_PERCPU_PAGELIST_HIGH_FRACTION), and
+/// each only in the kernels that have it (line 7 is the edited sysctl).
+#[test]
+fn percpu_pagelist_fractions() {
+    let e = err(
+        &edited("vm.swappiness = 60", "vm.percpu_pagelist_high_fraction = 4"),
+        &[],
+    );
+    assert_eq!(
+        (e.line, e.key.as_str()),
+        (7, "kernel.vm.percpu_pagelist_high_fraction"),
+        "{e}"
+    );
+    assert!(e.message.contains("at least 8, got 4"), "{e}");
+    let e = err(
+        &edited("vm.swappiness = 60", "vm.percpu_pagelist_fraction = 16"),
+        &[],
+    );
+    assert_eq!(
+        (e.line, e.key.as_str()),
+        (7, "kernel.vm.percpu_pagelist_fraction"),
+        "{e}"
+    );
+    assert!(e.message.contains("kernel.pcp = \"v6.7\""), "{e}");
+    let v4 = edited("vm.swappiness = 60", "vm.percpu_pagelist_fraction = 16");
+    assert!(parse_str(&v4, "q.toml", &["kernel.pcp=\"v4.5\"".to_string()]).is_ok());
+    let e = err(&BASE.replace("HZ = 1000", "pcp = \"v5\""), &[]);
+    assert_eq!((e.line, e.key.as_str()), (6, "kernel.pcp"), "{e}");
+}
+
 #[test]
 fn set_overrides() {
     let sets = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
@@ -142,7 +172,7 @@ fn set_overrides() {
          `dirty_background_ratio`, `dirty_ratio`, `dirty_bytes`, `dirty_background_bytes`, \
          `dirty_expire_centisecs`, `dirty_writeback_centisecs`, `page-cluster`, \
          `extfrag_threshold`, `compaction_proactiveness`, `compact_unevictable_allowed`, \
-         `vfs_cache_pressure`)"
+         `vfs_cache_pressure`, `percpu_pagelist_fraction`, `percpu_pagelist_high_fraction`)"
     );
 }
 

@@ -57,7 +57,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
 
 /// The files a run writes into its directory (results.json last: it marks the run
 /// complete).
-pub const RUN_FILES: [&str; 9] = [
+pub const RUN_FILES: [&str; 10] = [
     "timeseries.csv",
     "trace.txt",
     "lru_gen.txt",
@@ -66,6 +66,7 @@ pub const RUN_FILES: [&str; 9] = [
     "pagetypeinfo.txt",
     "unusable_index.txt",
     "extfrag_index.txt",
+    "zoneinfo.txt",
     "results.json",
 ];
 

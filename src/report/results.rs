@@ -208,6 +208,18 @@ pub struct ZoneResult {
     pub high: u64,
     /// /proc/zoneinfo `protection:` (lowmem_reserve).
     pub protection: Vec<u64>,
+    /// /proc/zoneinfo `pagesets`: the pages on every CPU's per-CPU lists (not in
+    /// `free`), and the lists' `batch`, `high_min` and `high_max` (v4.5 and v5.14:
+    /// both are `high`; all 0 with `kernel.pcp = "off"`). Absent from the results of
+    /// runs before the per-CPU lists (read as 0).
+    #[serde(default)]
+    pub pcp_count: u64,
+    #[serde(default)]
+    pub pcp_batch: u64,
+    #[serde(default)]
+    pub pcp_high_min: u64,
+    #[serde(default)]
+    pub pcp_high_max: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -442,6 +454,12 @@ impl Results {
                 mem_used_total: mm.zram_pages() * PAGE_SIZE,
             },
         };
+        // CPU 0's lists of a zone (every CPU's have the same sizes).
+        let pageset = |zi: usize| {
+            (mm.cfg.pcp != crate::mm::pcp::PcpVersion::Off)
+                .then(|| mm.pcp.get(zi))
+                .flatten()
+        };
         let zones = mm
             .zones
             .iter()
@@ -456,6 +474,10 @@ impl Results {
                         low: z.watermark[1],
                         high: z.watermark[2],
                         protection: z.lowmem_reserve.to_vec(),
+                        pcp_count: mm.pcp_pages(z.idx),
+                        pcp_batch: pageset(z.idx).map_or(0, |p| p.batch.into()),
+                        pcp_high_min: pageset(z.idx).map_or(0, |p| p.high_min.into()),
+                        pcp_high_max: pageset(z.idx).map_or(0, |p| p.high_max.into()),
                     },
                 )
             })

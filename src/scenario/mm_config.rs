@@ -12,6 +12,7 @@ use crate::mm::blk_mq::{BlockDeviceConfig, DeviceConfig};
 use crate::mm::huge_memory::{ThpDefrag, ThpEnabled};
 use crate::mm::lru_policy::{PagePolicy, PolicyFactory};
 use crate::mm::memcontrol::PeakFile;
+use crate::mm::pcp::PcpVersion;
 use crate::mm::throttle::ReclaimThrottle;
 use crate::mm::vmscan::ProtectionMode;
 use crate::mm::zone::MAX_NR_ZONES;
@@ -144,6 +145,14 @@ pub fn mm_config(sc: &Scenario) -> Config {
             super::MemcgProtection::Proportional => ProtectionMode::Proportional,
         },
         memory_recursiveprot: sc.kernel.memory_recursiveprot,
+        pcp: match sc.kernel.pcp {
+            super::Pcp::Off => PcpVersion::Off,
+            super::Pcp::V4_5 => PcpVersion::V4_5,
+            super::Pcp::V5_14 => PcpVersion::V5_14,
+            super::Pcp::V6_7 => PcpVersion::V6_7,
+        },
+        percpu_pagelist_fraction: vm.percpu_pagelist_fraction as u64,
+        percpu_pagelist_high_fraction: vm.percpu_pagelist_high_fraction as u64,
         reclaim_throttle: match sc.kernel.reclaim_throttle {
             super::ReclaimThrottle::CongestionWait => ReclaimThrottle::CongestionWait,
             super::ReclaimThrottle::Throttle => ReclaimThrottle::Throttle,

@@ -380,6 +380,26 @@ pub struct Kernel {
     /// true, the kernel's default; false is the boot option `cgroup.memory=nokmem`
     /// (the memory is still allocated, but charged to no memcg).
     pub memcg_kmem: MemcgKmem,
+    /// Which kernel's per-CPU page lists (mm/page_alloc.c's `per_cpu_pages`): "v4.5"
+    /// (order-0 only, high = 6 × batch; to v5.12), "v5.14" (small orders and THP too,
+    /// high from the low watermark split over the CPUs, lowered while kswapd
+    /// reclaims; to v6.6), "v6.7" (high auto-tuned between high_min and high_max;
+    /// today's, the default), or "off" (no per-CPU lists: every page straight to and
+    /// from the buddy).
+    pub pcp: Pcp,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+pub enum Pcp {
+    #[serde(rename = "off")]
+    Off,
+    #[serde(rename = "v4.5")]
+    V4_5,
+    #[serde(rename = "v5.14")]
+    V5_14,
+    #[default]
+    #[serde(rename = "v6.7")]
+    V6_7,
 }
 
 /// `kernel.memcg_kmem` (default true).
@@ -765,6 +785,13 @@ pub struct Vm {
     /// `vm.vfs_cache_pressure`: how hard reclaim shrinks the dentry and inode caches
     /// against the page cache (100: "fair"; 0: never; above 100: harder).
     pub vfs_cache_pressure: u32,
+    /// `vm.percpu_pagelist_fraction` (`kernel.pcp = "v4.5"` only): each CPU's list
+    /// holds at most this fraction of the zone (0: the default 6 × batch; else ≥ 8).
+    pub percpu_pagelist_fraction: u32,
+    /// `vm.percpu_pagelist_high_fraction` (v5.14+): each CPU's `high` is this fraction
+    /// of the zone split over the CPUs, and v6.7's auto-tuning is off (0: the
+    /// default, from the low watermark; else ≥ 8).
+    pub percpu_pagelist_high_fraction: u32,
 }
 
 impl Default for Vm {
@@ -786,6 +813,8 @@ impl Default for Vm {
             compaction_proactiveness: 20,
             compact_unevictable_allowed: 1,
             vfs_cache_pressure: 100,
+            percpu_pagelist_fraction: 0,
+            percpu_pagelist_high_fraction: 0,
         }
     }
 }

@@ -921,6 +921,35 @@ fn check_kernel(k: &Kernel, m: &Machine, c: &mut Checker) {
         3000,
     );
     c.range("kernel.vm.extfrag_threshold", vm.extfrag_threshold, 0, 1000);
+    // The handlers refuse fractions below MIN_PERCPU_PAGELIST_(HIGH_)FRACTION, and
+    // each sysctl exists only in its era's kernels.
+    for (key, v, era) in [
+        (
+            "kernel.vm.percpu_pagelist_fraction",
+            vm.percpu_pagelist_fraction,
+            k.pcp == Pcp::V4_5,
+        ),
+        (
+            "kernel.vm.percpu_pagelist_high_fraction",
+            vm.percpu_pagelist_high_fraction,
+            matches!(k.pcp, Pcp::V5_14 | Pcp::V6_7),
+        ),
+    ] {
+        if v != 0 && v < 8 {
+            c.err(key, format!("must be 0 or at least 8, got {v}"));
+        } else if v != 0 && !era {
+            let pcp = match k.pcp {
+                Pcp::Off => "off",
+                Pcp::V4_5 => "v4.5",
+                Pcp::V5_14 => "v5.14",
+                Pcp::V6_7 => "v6.7",
+            };
+            c.err(
+                key,
+                format!("is not a sysctl of the kernel `kernel.pcp = \"{pcp}\"` models"),
+            );
+        }
+    }
     c.range(
         "kernel.vm.compaction_proactiveness",
         vm.compaction_proactiveness,

@@ -23,6 +23,9 @@ pub enum Event {
     MemcgFlush,
     /// A monitoring agent reads every cgroup's memory.stat (`run.memory_stat_poll`).
     MemoryStatRead,
+    /// Each CPU's `vmstat_update` (every `vm.stat_interval`, 1 s): v6.7's decay of
+    /// the per-CPU lists' `high`.
+    VmstatUpdate,
 }
 
 #[derive(Debug, Default)]

@@ -336,6 +336,7 @@ impl Simulation {
         // Queued whatever kernel.memcg_stats_flush says: an action may switch it.
         let memcg_stats_flush_first_ns = memcg_stats_flush_first(&scenario.run);
         queue.push(memcg_stats_flush_first_ns, Event::MemcgFlush);
+        queue.push(VMSTAT_INTERVAL_NS, Event::VmstatUpdate);
         if scenario.run.memory_stat_poll.0 > 0 {
             queue.push(scenario.run.memory_stat_poll.0, Event::MemoryStatRead);
         }
@@ -460,6 +461,14 @@ impl Simulation {
                         t + crate::mm::memcontrol::MEMCG_FLUSH_TIME_NS,
                         Event::MemcgFlush,
                     );
+                }
+                Event::VmstatUpdate => {
+                    // Each CPU's kworker, on no simulated CPU (as the memcg flush).
+                    if self.mm.cfg.pcp == crate::mm::pcp::PcpVersion::V6_7 {
+                        self.mm.now = t;
+                        self.mm.vmstat_update();
+                    }
+                    self.queue.push(t + VMSTAT_INTERVAL_NS, Event::VmstatUpdate);
                 }
                 Event::MemoryStatRead => {
                     self.mm.now = t;
@@ -1195,6 +1204,9 @@ impl Simulation {
         &self.threads[i]
     }
 }
+
+/// `vm.stat_interval` (HZ jiffies): how often each CPU's `vmstat_update` runs.
+const VMSTAT_INTERVAL_NS: u64 = 1_000_000_000;
 
 /// When `flush_memcg_stats_dwork` first runs: `run.memcg_stats_flush_first`, or a time
 /// in (0, FLUSH_TIME] drawn from the seed. The kernel queues the work when the root

@@ -7,6 +7,7 @@
 
 use super::lru_gen::{folio, lru_gen_from_seq, MAX_NR_GENS, MEMCG_NR_BINS, MEMCG_NR_GENS};
 use super::page::{lru, on, pg, pte, Pfn};
+use super::pcp::pindex_to_order;
 use super::zone::MAX_NR_ZONES;
 use super::zone::{
     DEFERRED_MT, MAX_PAGE_ORDER, MIGRATE_PCPTYPES, MIGRATE_RECLAIMABLE, NR_PAGE_ORDERS,
@@ -28,7 +29,7 @@ impl Mm {
             }
         }
         let n = self.frames.len();
-        let mut owner = vec![0u8; n]; // 0: none, 1: buddy, 2: LRU, 3: zram, 4: slab
+        let mut owner = vec![0u8; n]; // 0: none, 1: buddy, 2: LRU, 3: zram, 4: slab, 5: held, 6: per-CPU
         let mut claim = |pfn: usize, what: u8| -> Result<(), String> {
             if owner[pfn] != 0 {
                 return Err(format!(
@@ -102,6 +103,55 @@ impl Mm {
                 ));
             }
             free_total += zone_free;
+        }
+
+        // The per-CPU lists: free blocks of the list's order, in their zone, counted.
+        let mut pcp_total = 0u64;
+        for (i, pcp) in self.pcp.iter().enumerate() {
+            let zi = i % MAX_NR_ZONES;
+            let mut pages = 0u64;
+            for (pindex, l) in pcp.lists.iter().enumerate() {
+                let o = pindex_to_order(pindex);
+                let mut len = 0;
+                for pfn in l.iter(&self.frames) {
+                    let f = &self.frames[pfn as usize];
+                    if f.list != on::PCP
+                        || f.order as usize != o
+                        || f.gen as usize != pindex
+                        || f.zone as usize != zi
+                        || f.flags != 0
+                        || pfn % (1 << o) != 0
+                    {
+                        return Err(format!(
+                            "per-CPU list {pindex} of CPU {} zone {zi}: frame {pfn} has list {:#x} order {} flags {:#x}",
+                            i / MAX_NR_ZONES,
+                            f.list,
+                            f.order,
+                            f.flags
+                        ));
+                    }
+                    for p in pfn..pfn + (1 << o) {
+                        claim(p as usize, 6)?;
+                    }
+                    len += 1;
+                    pages += 1 << o;
+                }
+                if len != l.len {
+                    return Err(format!(
+                        "per-CPU list {pindex} of CPU {}: says {} walked {len}",
+                        i / MAX_NR_ZONES,
+                        l.len
+                    ));
+                }
+            }
+            if pages != u64::from(pcp.count) {
+                return Err(format!(
+                    "per-CPU lists of CPU {} zone {zi}: count {} but {pages} pages",
+                    i / MAX_NR_ZONES,
+                    pcp.count
+                ));
+            }
+            pcp_total += pages;
         }
 
         let mut zone_lru = vec![[0u64; lru::NR_LRU_LISTS]; self.zones.len()];
@@ -350,10 +400,10 @@ impl Mm {
             ));
         }
         let slab = slab[0] + slab[1];
-        if free_total + lru_total + zram + brd + slab + kernel != self.managed_pages() {
+        if free_total + pcp_total + lru_total + zram + brd + slab + kernel != self.managed_pages() {
             return Err(format!(
-                "free {free_total} + LRU {lru_total} + zram {zram} + brd {brd} + slab {slab} \
-                 + held {kernel} != managed {}",
+                "free {free_total} + per-CPU {pcp_total} + LRU {lru_total} + zram {zram} + brd {brd} \
+                 + slab {slab} + held {kernel} != managed {}",
                 self.managed_pages()
             ));
         }

@@ -474,6 +474,9 @@ impl Mm {
             cc.free_pfn,
             cc.mode.name()
         );
+        // The pageblock migrated from last, whose freed pages wait on this CPU's
+        // per-CPU lists (None: none since the last drain).
+        let mut last_migrated_pfn: Option<Pfn> = None;
         let result = loop {
             let r = self.compact_finished(cc);
             if r != CompactResult::Continue && r != CompactResult::NoSuitablePage {
@@ -481,13 +484,25 @@ impl Mm {
             }
             match self.isolate_migratepages(cc) {
                 Isolate::Abort => break CompactResult::Contended,
-                Isolate::None => continue,
-                Isolate::Success => {}
+                Isolate::None => {}
+                Isolate::Success => {
+                    last_migrated_pfn = Some(pageblock_start_pfn(cc.migrate_pfn - 1).max(start));
+                    // migrate_pages: ENOMEM (the free scanner found nothing) before the
+                    // scanners met ends the run.
+                    if !self.compact_migrate_pages(cc) && !cc.scanners_met() {
+                        break CompactResult::Contended;
+                    }
+                }
             }
-            // migrate_pages: ENOMEM (the free scanner found nothing) before the
-            // scanners met ends the run.
-            if !self.compact_migrate_pages(cc) && !cc.scanners_met() {
-                break CompactResult::Contended;
+            // The migrate scanner left the cc->order block it migrated from: drain
+            // this CPU's lists (lru_add_drain_cpu_zone), so the freed pages merge and
+            // compact_finished sees the block.
+            if let (Some(order), Some(last)) = (cc.order, last_migrated_pfn) {
+                let current_block_start = cc.migrate_pfn & !((1 << order) - 1);
+                if order > 0 && last < current_block_start {
+                    self.drain_local_pages(zi);
+                    last_migrated_pfn = None;
+                }
             }
         };
         // Pages still isolated for migration go back (an aborted run).
@@ -504,9 +519,11 @@ impl Mm {
                 zc.cached_free_pfn = pfn;
             }
         }
+        // release_freepages (v6.10+: release_free_list): __free_pages, through this
+        // CPU's list.
         for p in std::mem::take(&mut cc.freepages) {
             self.frames[p as usize].list = on::NONE;
-            super::page_alloc::free_one_page(&mut self.zones[zi], &mut self.frames, p, 0);
+            self.free_unref_or_buddy(p, 0, false);
         }
         trace_event!(self, Tp::CompactionEnd, "zone_start={start:#x} migrate_pfn={:#x} free_pfn={:#x} zone_end={end:#x}, mode={} status={}",
                 cc.migrate_pfn,
@@ -1375,6 +1392,8 @@ mod tests {
                 mm.free_pages(p, 0);
             }
         }
+        // The unpinned pages wait on this CPU's list; a drain merges them.
+        mm.drain_all_pages();
         mm.zones[zi].compact.defer = CompactDefer::default();
         mm.defer_compaction(zi, 9);
         assert!(mm.zones[zi].compact.defer.compaction_deferred(9));

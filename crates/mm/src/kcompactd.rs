@@ -231,6 +231,9 @@ mod tests {
         // The checkerboard: all 32768 free pages at order 0, zone score 100, node
         // score 100 · 65536 / 65537 = 99 > 90 (proactiveness 20: high mark 90, low 80).
         let (mut mm, zi) = checkerboard();
+        // The arithmetic counts pages merging as they are freed: without per-CPU
+        // lists (proactive compaction, order -1, never drains them).
+        mm.cfg.pcp = crate::pcp::PcpVersion::Off;
         assert_eq!(mm.cfg.compaction_proactiveness, 20);
         assert_eq!(mm.fragmentation_score_node(), 99);
         // Each emptied pageblock is 512 free pages at order 9 (256 moved out); the

@@ -253,6 +253,10 @@ impl Mm {
             None => KswapdNext::Run,
             Some(reclaim_order) => {
                 let run = self.kswapd.run.take().unwrap();
+                // clear_reclaim_active.
+                for z in self.zones.iter_mut() {
+                    z.reclaim_active = false;
+                }
                 self.kswapd.last_balance = Some((reclaim_order, run.sc.priority));
                 let idx = run.highest_zoneidx;
                 // kswapd(): if high-order reclaim fell back to order 0, try to sleep
@@ -324,6 +328,11 @@ impl Mm {
                 0
             }
         });
+        // set_reclaim_active: the per-CPU lists of the zones it balances keep fewer
+        // pages until the run ends.
+        for z in self.zones.iter_mut().take(idx + 1) {
+            z.reclaim_active = z.is_managed();
+        }
         self.kswapd.run = Some(BalanceRun {
             alloc_order,
             highest_zoneidx: idx,

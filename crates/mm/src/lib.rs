@@ -94,6 +94,7 @@ pub mod oom_kill;
 pub mod page;
 pub mod page_alloc;
 pub mod page_counter;
+pub mod pcp;
 pub mod readahead;
 pub mod rng;
 pub mod shrinker;
@@ -201,6 +202,12 @@ pub struct Config {
     pub memory_recursiveprot: bool,
     /// `kernel.reclaim_throttle`.
     pub reclaim_throttle: throttle::ReclaimThrottle,
+    /// `kernel.pcp`: which kernel's per-CPU page lists.
+    pub pcp: pcp::PcpVersion,
+    /// `vm.percpu_pagelist_fraction` (v4.5 to v5.13; 0: unset).
+    pub percpu_pagelist_fraction: u64,
+    /// `vm.percpu_pagelist_high_fraction` (v5.14+; 0: unset).
+    pub percpu_pagelist_high_fraction: u64,
 }
 
 /// A process the model runs (one per workload).
@@ -341,6 +348,9 @@ impl Config {
             memcg_protection: vmscan::ProtectionMode::Proportional,
             memory_recursiveprot: false,
             reclaim_throttle: throttle::ReclaimThrottle::Throttle,
+            pcp: pcp::PcpVersion::V6_7,
+            percpu_pagelist_fraction: 0,
+            percpu_pagelist_high_fraction: 0,
         }
     }
 
@@ -860,6 +870,8 @@ pub struct Mm {
     pub damon_seed: u64,
     /// When the root's statistics were last flushed (`flush_last_time`).
     pub memcg_flush_last_ns: u64,
+    /// The per-CPU page lists, `nr_cpus` × MAX_NR_ZONES, CPU-major.
+    pub pcp: Vec<pcp::PerCpuPages>,
 }
 
 impl Mm {
@@ -934,6 +946,7 @@ impl Mm {
             damon: damon::Damon::default(),
             damon_seed: cfg.seed ^ 0xda30_0000,
             memcg_flush_last_ns: 0,
+            pcp: Vec::new(),
             mm_spaces: vec![Vec::new(); nr_workloads],
             mm_ran: vec![true; nr_workloads],
             workload_memcg: Vec::new(),
@@ -968,6 +981,11 @@ impl Mm {
         let was_lru_gen = self.cfg.lru_gen.enabled;
         let old_proactiveness = self.cfg.compaction_proactiveness;
         let was_rstat = self.cfg.memcg_stats_rstat;
+        let old_pcp = if self.cfg_applied {
+            self.cfg.pcp
+        } else {
+            cfg.pcp
+        };
         self.cfg = cfg;
         // Switched to flushed statistics mid-run: they start from a flush.
         if self.cfg_applied && !was_rstat && self.cfg.memcg_stats_rstat {
@@ -999,6 +1017,7 @@ impl Mm {
             self.cfg.watermark_scale_factor,
         );
         zone::setup_per_zone_lowmem_reserve(&mut self.zones, &self.cfg.lowmem_reserve_ratio);
+        self.setup_pcp(old_pcp);
         // At boot, and when the dirty threshold's sysctl is written with a new value.
         let first = self.wb.throttle.ratelimit_pages == 0;
         if first || old_dirty != (self.cfg.dirty_ratio, self.cfg.dirty_bytes) {

@@ -76,8 +76,8 @@ impl Mm {
             zone: old.zone,
             ..Frame::EMPTY
         };
-        let zi = zone as usize;
-        super::page_alloc::free_one_page(&mut self.zones[zi], &mut self.frames, src, 0);
+        // The old folio's last reference goes (folio_put): to this CPU's list.
+        self.free_unref_or_buddy(src, 0, false);
         self.count(crate::vm_event_item::Ev::PgmigrateSuccess, 1);
         Ok(())
     }
@@ -150,7 +150,8 @@ mod tests {
         mm.spaces[space as usize].set_bits(2, pte::YOUNG | pte::DIRTY);
         let memcg = mm.frames[src as usize].memcg;
         assert_ne!(memcg, 0);
-        let free = mm.nr_free_pages();
+        let free_all = |mm: &Mm| mm.nr_free_pages() + mm.pcp_pages(0) + mm.pcp_pages(1);
+        let free = free_all(&mm);
         let usage = mm.memcg.counters.c[memcg as usize].usage;
         let dst = migrate(&mut mm, src);
         assert_ne!(dst, src);
@@ -161,9 +162,10 @@ mod tests {
         assert_eq!((f.mapping, f.index, f.memcg), (space, 2, memcg));
         assert!(f.test(pg::ACTIVE) && f.test(pg::SWAPBACKED) && f.test(pg::LRU));
         assert_eq!(f.list as usize, lru::ACTIVE_ANON);
-        // The old page is free again: one page taken, one given back.
-        assert!(mm.frames[src as usize].test(pg::BUDDY));
-        assert_eq!(mm.nr_free_pages(), free);
+        // The old page is free again, on this CPU's list: one page taken, one given
+        // back.
+        assert_eq!(mm.frames[src as usize].list, on::PCP);
+        assert_eq!(free_all(&mm), free);
         assert_eq!(mm.memcg.counters.c[memcg as usize].usage, usage);
         assert_eq!(mm.vmstat.get(crate::vm_event_item::Ev::PgmigrateSuccess), 1);
         mm.check_invariants().unwrap();

@@ -63,6 +63,8 @@ pub mod on {
     pub const SLAB: u8 = 0x50;
     /// A page a kernel caller holds (`highalloc`'s blocks, every frame of them).
     pub const KERNEL: u8 = 0x60;
+    /// Free on a CPU's per-CPU list (`pcp.rs`; the head frame of the block).
+    pub const PCP: u8 = 0x70;
     pub const NONE: u8 = 0xff;
 }
 

@@ -1,8 +1,12 @@
 //! The buddy allocator and the allocation paths (mm/page_alloc.c, ~v6.1;
 //! kernel-reference §1.2, §1.3, §1.6, §1.7).
 //!
-//! Per-CPU page lists are not modelled (kernel-reference §1.2 allows that): every
-//! allocation and free goes straight to the buddy lists, so NR_FREE_PAGES is exact.
+//! Order-0 (and, from v5.13, small-order and THP) allocations and frees go through
+//! the running CPU's per-CPU lists ([`crate::pcp`], `kernel.pcp` picks the era):
+//! `rmqueue_pcplist` refills an empty list from the buddy in a batch
+//! (`rmqueue_bulk`), `free_unref_page` returns a batch once a list is full
+//! (`free_pcppages_bulk`), and `drain_all_pages` empties them before a reclaimer
+//! gives up on an allocation. NR_FREE_PAGES counts the buddy's pages only.
 
 use super::compaction::{
     CompactResult, DEF_COMPACT_PRIORITY, INIT_COMPACT_PRIORITY, MAX_COMPACT_RETRIES,
@@ -10,6 +14,7 @@ use super::compaction::{
 };
 use super::memcontrol::PageState;
 use super::page::{on, pg, Frame, Pfn};
+use super::pcp::{pindex_to_order, PcpVersion};
 use super::zone::*;
 use super::{Current, Mm};
 use crate::trace::Tp;
@@ -17,6 +22,7 @@ use crate::vm_event_item::Ev;
 
 /// `PAGE_ALLOC_COSTLY_ORDER`.
 pub const PAGE_ALLOC_COSTLY_ORDER: usize = 3;
+const _: () = assert!(super::pcp::COSTLY_ORDER == PAGE_ALLOC_COSTLY_ORDER);
 /// `MAX_RECLAIM_RETRIES`.
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
 
@@ -224,6 +230,7 @@ fn expand(z: &mut Zone, frames: &mut [Frame], pfn: Pfn, low: usize, mut high: us
 }
 
 /// `__rmqueue_smallest`: first non-empty list of the migratetype at or above `order`.
+#[inline]
 fn rmqueue_smallest(z: &mut Zone, frames: &mut [Frame], order: usize, mt: usize) -> Option<Pfn> {
     for o in order..NR_PAGE_ORDERS {
         let pfn = free_list_head(z, frames, o, mt);
@@ -444,8 +451,18 @@ pub fn free_one_page(z: &mut Zone, frames: &mut [Frame], pfn: Pfn, order: usize)
 }
 
 impl Mm {
-    /// Frees a block back to the buddy allocator.
+    /// Frees a block back to the page allocator (`__free_pages`).
     pub fn free_pages(&mut self, pfn: Pfn, order: usize) {
+        self.free_pages_hot_cold(pfn, order, false);
+    }
+
+    /// A page reclaim frees: v4.5 freed those cold (`free_hot_cold_page_list(...,
+    /// true)`, to the tail of the per-CPU list); later kernels have no cold frees.
+    pub fn free_reclaimed_page(&mut self, pfn: Pfn) {
+        self.free_pages_hot_cold(pfn, 0, self.cfg.pcp == PcpVersion::V4_5);
+    }
+
+    fn free_pages_hot_cold(&mut self, pfn: Pfn, order: usize, cold: bool) {
         if order == 0 {
             // A page freed from the swap cache (`__delete_from_swap_cache` before the
             // free) or from an unsplit THP (a zapped THP's pages go one by one here)
@@ -459,40 +476,293 @@ impl Mm {
             }
         }
         self.mem_cgroup_uncharge(pfn);
-        let zi = self.frames[pfn as usize].zone as usize;
-        free_one_page(&mut self.zones[zi], &mut self.frames, pfn, order);
+        self.free_unref_or_buddy(pfn, order, cold);
         self.vmstat.count(Ev::Pgfree, 1 << order);
     }
 
-    /// `rmqueue`: take a block from one zone's buddy lists.
+    /// The end of `__free_pages`: a block of an order the per-CPU lists take goes
+    /// onto the running CPU's list (`free_unref_page`), any other to the buddy.
+    pub fn free_unref_or_buddy(&mut self, pfn: Pfn, order: usize, cold: bool) {
+        let zi = self.frames[pfn as usize].zone as usize;
+        if self.cfg.pcp.allowed_order(order) {
+            self.free_unref_page(zi, pfn, order, cold);
+        } else {
+            free_one_page(&mut self.zones[zi], &mut self.frames, pfn, order);
+        }
+    }
+
+    /// The running CPU's lists for zone `zi`.
+    fn pcp_index(&self, zi: usize) -> usize {
+        self.current_cpu.min(self.cfg.nr_cpus.max(1) as usize - 1) * MAX_NR_ZONES + zi
+    }
+
+    /// `free_unref_page` → `free_unref_page_commit` (v4.5: `free_hot_cold_page`): the
+    /// block goes onto its list; once the list holds `high` pages a batch goes back
+    /// to the buddy, and (v6.7) a zone above its high watermark again loses
+    /// ZONE_BELOW_HIGH.
+    fn free_unref_page(&mut self, zi: usize, pfn: Pfn, order: usize, cold: bool) {
+        let version = self.cfg.pcp;
+        let mt = self.zones[zi].pageblock_migratetype(pfn);
+        let pindex = version.order_to_pindex(mt, order);
+        let f = &mut self.frames[pfn as usize];
+        f.flags = 0;
+        f.list = on::PCP;
+        f.order = order as u8;
+        f.gen = pindex as u8;
+        let i = self.pcp_index(zi);
+        let (reclaim_active, below_high) =
+            (self.zones[zi].reclaim_active, self.zones[zi].below_high);
+        let pcp = &mut self.pcp[i];
+        let free_high = version == PcpVersion::V6_7 && pcp.note_free(order);
+        pcp.add(&mut self.frames, pfn, order, pindex, cold);
+        let high = pcp.nr_pcp_high(version, reclaim_active, below_high, free_high);
+        if pcp.count >= high {
+            let n = pcp.nr_pcp_free(version, high, free_high);
+            self.free_pcppages_bulk(i, zi, n, pindex);
+            let z = &self.zones[zi];
+            if z.below_high
+                && zone_watermark_ok(
+                    z,
+                    0,
+                    z.wmark(WMARK_HIGH),
+                    MAX_NR_ZONES - 1,
+                    AllocFlags::default(),
+                    z.nr_free_pages,
+                )
+            {
+                self.zones[zi].below_high = false;
+            }
+        }
+    }
+
+    /// `free_pcppages_bulk`: `count` pages of list set `i` back to zone `zi`'s buddy,
+    /// each from the tail of its list (the coldest). v4.5 and v5.14 go round the lists
+    /// from the one after the first, taking one more page from each list for every
+    /// empty list passed (`batch_free`); v6.x empties the list that was freed to
+    /// first (`pindex`), then the next lists in turn.
+    fn free_pcppages_bulk(&mut self, i: usize, zi: usize, count: u32, pindex: usize) {
+        let version = self.cfg.pcp;
+        let mut traced = self.tracing(Tp::PagePcpuDrain).then(Vec::new);
+        let Mm {
+            pcp, zones, frames, ..
+        } = self;
+        let pcp = &mut pcp[i];
+        let z = &mut zones[zi];
+        let mut count = i64::from(count.min(pcp.count));
+        let round_robin = matches!(version, PcpVersion::V4_5 | PcpVersion::V5_14);
+        let nr_lists = version.nr_lists();
+        let mut p = if round_robin {
+            0
+        } else {
+            (pindex + nr_lists - 1) % nr_lists
+        };
+        let mut batch_free = 0usize;
+        while count > 0 {
+            loop {
+                batch_free += 1;
+                p = (p + 1) % nr_lists;
+                if !pcp.lists[p].is_empty() {
+                    break;
+                }
+            }
+            if !round_robin || batch_free == nr_lists {
+                // v6.x: drain the list; the round robin: the only non-empty list.
+                batch_free = usize::MAX;
+            }
+            let order = pindex_to_order(p);
+            loop {
+                let pfn = pcp.lists[p].tail;
+                pcp.lists[p].del(frames, pfn);
+                count -= 1 << order;
+                pcp.count -= 1 << order;
+                if let Some(t) = traced.as_mut() {
+                    t.push((pfn, order, z.pageblock_migratetype(pfn)));
+                }
+                free_one_page(z, frames, pfn, order);
+                batch_free -= 1;
+                if count <= 0 || batch_free == 0 || pcp.lists[p].is_empty() {
+                    break;
+                }
+            }
+            if !round_robin {
+                batch_free = 0;
+            }
+        }
+        for (pfn, order, mt) in traced.into_iter().flatten() {
+            trace_event!(
+                self,
+                Tp::PagePcpuDrain,
+                "page={:#x} pfn={pfn:#x} order={order} migratetype={mt}",
+                0xffff_ea00_0000_0000u64 + pfn as u64 * 64
+            );
+        }
+    }
+
+    /// `rmqueue_bulk`: up to `count` blocks of `order` and `mt` from the buddy onto
+    /// their list of list set `i`, in the order taken (the first is the next handed
+    /// out); NR_FREE_PAGES loses them. Returns how many it got.
+    fn rmqueue_bulk(
+        &mut self,
+        i: usize,
+        zi: usize,
+        (order, mt): (usize, usize),
+        count: u32,
+        boost: (u64, bool),
+    ) -> u32 {
+        let pindex = self.cfg.pcp.order_to_pindex(mt, order);
+        let mut n = 0;
+        while n < count {
+            let Some(pfn) = self.rmqueue_locked(zi, order, mt, boost) else {
+                break;
+            };
+            let f = &mut self.frames[pfn as usize];
+            f.flags = 0;
+            f.list = on::PCP;
+            f.order = order as u8;
+            f.gen = pindex as u8;
+            self.pcp[i].lists[pindex].add_tail(&mut self.frames, pfn);
+            n += 1;
+        }
+        self.zones[zi].nr_free_pages -= u64::from(n) << order;
+        self.pcp[i].count += n << order;
+        n
+    }
+
+    /// `rmqueue_pcplist`: a block from the running CPU's list, refilled in a batch
+    /// when empty (v5.13+ scale the batch down by the order, v6.7 sizes it with
+    /// `nr_pcp_alloc`). An allocation halves the run of frees (`free_factor`,
+    /// `free_count`).
+    fn rmqueue_pcplist(
+        &mut self,
+        zi: usize,
+        order: usize,
+        mt: usize,
+        boost: (u64, bool),
+    ) -> Option<Pfn> {
+        let version = self.cfg.pcp;
+        let i = self.pcp_index(zi);
+        let pindex = version.order_to_pindex(mt, order);
+        let below_high = self.zones[zi].below_high;
+        let pcp = &mut self.pcp[i];
+        if version != PcpVersion::V4_5 {
+            pcp.free_count >>= 1;
+        }
+        if pcp.lists[pindex].is_empty() {
+            let batch = match version {
+                PcpVersion::V6_7 => pcp.nr_pcp_alloc(order, below_high),
+                PcpVersion::V5_14 if pcp.batch > 1 => (pcp.batch >> order).max(2),
+                _ => pcp.batch,
+            };
+            self.rmqueue_bulk(i, zi, (order, mt), batch, boost);
+        }
+        let pcp = &mut self.pcp[i];
+        let pfn = pcp.lists[pindex].pop_head(&mut self.frames)?;
+        pcp.count -= 1 << order;
+        Some(pfn)
+    }
+
+    /// `drain_pages_zone`: every page of list set `i` back to the buddy.
+    fn drain_pages_zone(&mut self, i: usize, zi: usize) {
+        let count = self.pcp[i].count;
+        if count > 0 {
+            self.free_pcppages_bulk(i, zi, count, 0);
+        }
+    }
+
+    /// `drain_local_pages(zone)`: the running CPU's lists of zone `zi`.
+    pub fn drain_local_pages(&mut self, zi: usize) {
+        if self.cfg.pcp != PcpVersion::Off {
+            let i = self.pcp_index(zi);
+            self.drain_pages_zone(i, zi);
+        }
+    }
+
+    /// `drain_all_pages(NULL)`: every CPU's lists, CPU by CPU.
+    pub fn drain_all_pages(&mut self) {
+        for i in 0..self.pcp.len() {
+            self.drain_pages_zone(i, i % MAX_NR_ZONES);
+        }
+    }
+
+    /// Pages on every CPU's lists of zone `zi`.
+    pub fn pcp_pages(&self, zi: usize) -> u64 {
+        self.pcp
+            .iter()
+            .skip(zi)
+            .step_by(MAX_NR_ZONES)
+            .map(|p| u64::from(p.count))
+            .sum()
+    }
+
+    /// `zone_pcp_update` for every zone (at boot and when a watermark or the
+    /// fraction sysctl changes): each CPU's `batch`, `high_min` and `high_max`; the
+    /// era's switch drains the old lists first.
+    pub fn setup_pcp(&mut self, old: PcpVersion) {
+        if old != self.cfg.pcp {
+            let cfg_pcp = std::mem::replace(&mut self.cfg.pcp, old);
+            self.drain_all_pages();
+            self.cfg.pcp = cfg_pcp;
+        }
+        let nr_cpus = self.cfg.nr_cpus.max(1);
+        self.pcp
+            .resize_with(nr_cpus as usize * MAX_NR_ZONES, Default::default);
+        let fraction = match self.cfg.pcp {
+            PcpVersion::V4_5 => self.cfg.percpu_pagelist_fraction,
+            _ => self.cfg.percpu_pagelist_high_fraction,
+        };
+        for zi in 0..MAX_NR_ZONES {
+            let z = &self.zones[zi];
+            let (batch, high_min, high_max) = super::pcp::pageset_sizes(
+                self.cfg.pcp,
+                z.managed_pages,
+                z.watermark[WMARK_LOW],
+                nr_cpus,
+                fraction,
+            );
+            for p in self.pcp.iter_mut().skip(zi).step_by(MAX_NR_ZONES) {
+                p.batch = batch;
+                p.high_min = high_min;
+                p.high_max = high_max;
+                p.high = p.high.clamp(high_min, high_max);
+            }
+        }
+    }
+
+    /// v6.7's `refresh_cpu_vm_stats` → `decay_pcp_high` for every CPU's lists, every
+    /// `vm.stat_interval` (1 s): `high` sinks towards `high_min` and what is above it
+    /// goes back to the buddy.
+    pub fn vmstat_update(&mut self) {
+        if self.cfg.pcp != PcpVersion::V6_7 {
+            return;
+        }
+        for i in 0..self.pcp.len() {
+            let to_drain = self.pcp[i].decay_pcp_high();
+            if to_drain > 0 {
+                self.free_pcppages_bulk(i, i % MAX_NR_ZONES, to_drain, 0);
+            }
+        }
+    }
+
+    /// `rmqueue`: take a block from one zone, through the running CPU's list for the
+    /// orders the per-CPU lists take, else from the buddy lists.
+    #[inline]
     fn rmqueue(&mut self, zi: usize, order: usize, gfp: Gfp) -> Option<Pfn> {
         let mt = gfp.migratetype;
         let boost = (self.cfg.watermark_boost_factor, gfp.kswapd_reclaim);
-        // __rmqueue: after a fallback steal the block is on `mt`'s lists; retry.
-        let pfn = loop {
-            let z = &mut self.zones[zi];
-            if let Some(pfn) = rmqueue_smallest(z, &mut self.frames, order, mt) {
-                break pfn;
-            }
-            let e = rmqueue_fallback(z, &mut self.frames, order, mt, boost)?;
-            trace_event!(self, Tp::PageAllocExtfrag, "page={:#x} pfn={:#x} alloc_order={} fallback_order={} pageblock_order={} alloc_migratetype={} fallback_migratetype={} fragmenting={} change_ownership={}",
-                    0xffff_ea00_0000_0000u64 + e.pfn as u64 * 64,
-                    e.pfn,
-                    e.alloc_order,
-                    e.fallback_order,
-                    PAGEBLOCK_ORDER,
-                    e.alloc_migratetype,
-                    e.fallback_migratetype,
-                    u8::from(e.fallback_order < PAGEBLOCK_ORDER),
-                    u8::from(e.change_ownership));
+        let pfn = if self.cfg.pcp.allowed_order(order) {
+            self.rmqueue_pcplist(zi, order, mt, boost)?
+        } else {
+            let pfn = self.rmqueue_locked(zi, order, mt, boost)?;
+            self.zones[zi].nr_free_pages -= 1 << order;
+            pfn
         };
-        let z = &mut self.zones[zi];
-        z.nr_free_pages -= 1 << order;
         let f = &mut self.frames[pfn as usize];
         f.flags = 0;
         f.memcg = 0;
         f.order = order as u8;
         f.swap = u32::MAX;
+        f.list = on::NONE;
+        f.gen = 0;
         self.vmstat.count(
             if zi == ZONE_DMA32 {
                 Ev::PgallocDma32
@@ -509,6 +779,35 @@ impl Mm {
         Some(pfn)
     }
 
+    /// `__rmqueue` under the zone lock: the smallest block of `mt`, else a fallback
+    /// steal and a retry (after the steal the block is on `mt`'s lists).
+    #[inline]
+    fn rmqueue_locked(
+        &mut self,
+        zi: usize,
+        order: usize,
+        mt: usize,
+        boost: (u64, bool),
+    ) -> Option<Pfn> {
+        loop {
+            let z = &mut self.zones[zi];
+            if let Some(pfn) = rmqueue_smallest(z, &mut self.frames, order, mt) {
+                return Some(pfn);
+            }
+            let e = rmqueue_fallback(z, &mut self.frames, order, mt, boost)?;
+            trace_event!(self, Tp::PageAllocExtfrag, "page={:#x} pfn={:#x} alloc_order={} fallback_order={} pageblock_order={} alloc_migratetype={} fallback_migratetype={} fragmenting={} change_ownership={}",
+                    0xffff_ea00_0000_0000u64 + e.pfn as u64 * 64,
+                    e.pfn,
+                    e.alloc_order,
+                    e.fallback_order,
+                    PAGEBLOCK_ORDER,
+                    e.alloc_migratetype,
+                    e.fallback_migratetype,
+                    u8::from(e.fallback_order < PAGEBLOCK_ORDER),
+                    u8::from(e.change_ownership));
+        }
+    }
+
     /// `get_page_from_freelist`: walk the zonelist (highest usable zone first) and take a
     /// page from the first zone that passes the watermark.
     pub fn get_page_from_freelist(
@@ -523,6 +822,19 @@ impl Mm {
             if !z.is_managed() {
                 continue;
             }
+            // v6.7: note a zone below its high watermark (ZONE_BELOW_HIGH), so frees
+            // shrink the per-CPU lists; a zone above it passes outright.
+            if self.cfg.pcp == PcpVersion::V6_7 && !z.below_high {
+                let high = z.wmark(WMARK_HIGH);
+                if zone_watermark_ok(z, order, high, gfp.highest_zoneidx, flags, z.nr_free_pages) {
+                    if let Some(pfn) = self.rmqueue(zi, order, gfp) {
+                        return Some(pfn);
+                    }
+                    continue;
+                }
+                self.zones[zi].below_high = true;
+            }
+            let z = &self.zones[zi];
             if !flags.no_watermarks
                 && !zone_watermark_ok(
                     z,
@@ -684,6 +996,14 @@ impl Mm {
                 if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_MIN, flags) {
                     self.blocked_until = None;
                     return Some(p);
+                }
+                // Pages may sit on other CPUs' lists: drain them and try once more.
+                if self.cfg.pcp != PcpVersion::Off {
+                    self.drain_all_pages();
+                    if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_MIN, flags) {
+                        self.blocked_until = None;
+                        return Some(p);
+                    }
                 }
             }
             if self.blocked_until.is_some() {
@@ -967,6 +1287,8 @@ pub(crate) mod test_pages {
         let mut mm = task_mm(cfg);
         let zi = ZONE_DMA32;
         mm.zones[zi].watermark = [0; 3];
+        // Laid out page by page in the buddy; the per-CPU lists come on after.
+        let version = std::mem::replace(&mut mm.cfg.pcp, super::PcpVersion::Off);
         let n = mm.nr_free_pages() as u32;
         let (space, pfns) = add_pages(&mut mm, SpaceKind::File, n, 0);
         assert_eq!(mm.nr_free_pages(), 0);
@@ -980,6 +1302,7 @@ pub(crate) mod test_pages {
                 mm.free_pages(p, 0);
             }
         }
+        mm.cfg.pcp = version;
         assert_eq!(mm.nr_free_pages(), n as u64 / 2);
         assert!(!mm.zone_has_free_block(zi, 1));
         (mm, zi, space, pfns)
@@ -1302,5 +1625,160 @@ mod compact_retry_tests {
         // Skipped for lack of free memory: retry while reclaim could make the zone
         // suitable. A fresh 256 MiB machine has plenty free: yes.
         assert!(mm.should_compact_retry(gfp, 2, CompactResult::Skipped, &mut prio, &mut retries));
+    }
+}
+
+/// The per-CPU lists as the allocator uses them, worked by hand per era.
+#[cfg(test)]
+mod pcp_tests {
+    use super::*;
+    use crate::test_util::{config, task_mm};
+    use crate::trace::Tracer;
+
+    fn mm_of(version: PcpVersion) -> Mm {
+        let mut cfg = config(64);
+        cfg.pcp = version;
+        task_mm(cfg)
+    }
+
+    /// A fresh zone, one order-0 movable allocation: `rmqueue_bulk` takes a batch
+    /// (v6.7: 63, v4.5: a 64 MiB zone's 3) from the buddy, splitting the lowest
+    /// max-order block from its bottom, so the list holds ascending PFNs from its
+    /// head; the caller gets the first, the next allocation the second without
+    /// touching the buddy. NR_FREE_PAGES has lost the whole batch.
+    #[test]
+    fn a_refill_takes_a_batch_and_hands_out_ascending_pages() {
+        for (version, batch) in [(PcpVersion::V6_7, 3), (PcpVersion::V4_5, 3)] {
+            let mut mm = mm_of(version);
+            // 64 MiB: zone_batchsize = 16384 / 1024 / 4 = 4, rounddown(6) - 1 = 3.
+            assert_eq!(mm.pcp[ZONE_DMA32].batch, batch, "{version:?}");
+            let free = mm.nr_free_pages();
+            let p = mm.alloc_kernel_pages(GFP_HIGHUSER_MOVABLE, 0).unwrap();
+            assert_eq!(mm.nr_free_pages(), free - u64::from(batch));
+            assert_eq!(mm.pcp_pages(ZONE_DMA32), u64::from(batch) - 1);
+            let q = mm.alloc_kernel_pages(GFP_HIGHUSER_MOVABLE, 0).unwrap();
+            assert_eq!(q, p + 1);
+            assert_eq!(mm.nr_free_pages(), free - u64::from(batch));
+            mm.check_invariants().unwrap();
+        }
+    }
+
+    /// Free 5 pages of a movable pageblock (m1..m5), 2 of an unmovable one (u1, u2)
+    /// and 1 of a reclaimable one (r1), in that order, hot: each list's tail is its
+    /// first-freed page. A bulk free of 6 from the movable list then returns:
+    /// - v4.5 (round robin over 3 lists from MOVABLE, one more page per empty list
+    ///   passed): m1, r1, u1, m2, then (reclaimable empty: 2 from unmovable, which
+    ///   runs dry after) u2, then m3.
+    /// - v5.14 (the same over 15 lists: after r1, 12 empty lists make the batch 13):
+    ///   m1, r1, u1, u2 (empty, 11 left over), m2, m3.
+    /// - v6.7 (the freed list first, to empty, then on): m1..m5, r1.
+    #[test]
+    fn a_bulk_free_returns_pages_in_the_eras_order() {
+        for (version, want) in [
+            (PcpVersion::V4_5, ["m1", "r1", "u1", "m2", "u2", "m3"]),
+            (PcpVersion::V5_14, ["m1", "r1", "u1", "u2", "m2", "m3"]),
+            (PcpVersion::V6_7, ["m1", "m2", "m3", "m4", "m5", "r1"]),
+        ] {
+            let mut mm = mm_of(PcpVersion::Off);
+            // Three pageblocks' worth, straight from the buddy.
+            let pfns: Vec<Pfn> = (0..3 * PAGEBLOCK_NR_PAGES)
+                .map(|_| mm.alloc_kernel_pages(GFP_HIGHUSER_MOVABLE, 0).unwrap())
+                .collect();
+            let mut blocks: Vec<Pfn> = pfns.iter().map(|p| p & !511).collect();
+            blocks.sort_unstable();
+            blocks.dedup();
+            let zi = mm.frames[pfns[0] as usize].zone as usize;
+            let page = |b: usize, k: u32| blocks[b] + 2 * k;
+            mm.zones[zi].set_pageblock_migratetype(blocks[1], 512, MIGRATE_UNMOVABLE);
+            mm.zones[zi].set_pageblock_migratetype(blocks[2], 512, MIGRATE_RECLAIMABLE);
+            mm.cfg.pcp = version;
+            mm.setup_pcp(version);
+            for p in &mut mm.pcp {
+                (p.high_min, p.high_max, p.high) = (10_000, 10_000, 10_000);
+            }
+            let mut name = std::collections::HashMap::new();
+            for (b, tag, n) in [(0, "m", 5), (1, "u", 2), (2, "r", 1)] {
+                for k in 0..n {
+                    name.insert(page(b, k), format!("{tag}{}", k + 1));
+                    mm.free_kernel_pages(page(b, k), 0);
+                }
+            }
+            assert_eq!(mm.pcp_pages(zi), 8);
+            mm.trace = Some(Tracer::parse("mm_page_pcpu_drain", 100).unwrap());
+            let i = mm.pcp_index(zi);
+            mm.free_pcppages_bulk(i, zi, 6, version.order_to_pindex(MIGRATE_MOVABLE, 0));
+            let out = mm.trace.take().unwrap().finish();
+            let got: Vec<String> = out
+                .lines()
+                .filter_map(|l| l.split("pfn=0x").nth(1))
+                .map(|f| {
+                    let pfn = u32::from_str_radix(f.split(' ').next().unwrap(), 16).unwrap();
+                    name[&pfn].clone()
+                })
+                .collect();
+            assert_eq!(got, want, "{version:?}");
+            assert_eq!(mm.pcp_pages(zi), 2);
+            mm.check_invariants().unwrap();
+        }
+    }
+
+    /// v4.5 frees a reclaimed page cold (to the tail): a bulk free returns it before
+    /// pages freed hot earlier; v6.7 has no cold frees.
+    #[test]
+    fn v4_5_returns_reclaimed_pages_first() {
+        for (version, first) in [(PcpVersion::V4_5, "reclaimed"), (PcpVersion::V6_7, "hot")] {
+            let mut mm = mm_of(PcpVersion::Off);
+            let a = mm.alloc_kernel_pages(GFP_HIGHUSER_MOVABLE, 0).unwrap();
+            let b = mm.alloc_kernel_pages(GFP_HIGHUSER_MOVABLE, 0).unwrap();
+            mm.cfg.pcp = version;
+            mm.setup_pcp(version);
+            mm.free_kernel_pages(a, 0);
+            mm.frames[b as usize].list = on::NONE;
+            mm.kernel_pages -= 1;
+            mm.free_reclaimed_page(b);
+            let zi = mm.frames[a as usize].zone as usize;
+            let i = mm.pcp_index(zi);
+            mm.trace = Some(Tracer::parse("mm_page_pcpu_drain", 100).unwrap());
+            mm.free_pcppages_bulk(i, zi, 1, version.order_to_pindex(MIGRATE_MOVABLE, 0));
+            let out = mm.trace.take().unwrap().finish();
+            let drained = if out.contains(&format!("pfn={b:#x} ")) {
+                "reclaimed"
+            } else {
+                assert!(out.contains(&format!("pfn={a:#x} ")));
+                "hot"
+            };
+            assert_eq!(drained, first, "{version:?}");
+        }
+    }
+
+    /// A free that fills the list to `high` returns a batch (v4.5: `batch` = 3 of a
+    /// 64 MiB zone, high 18), and drain_all_pages empties every CPU's lists.
+    #[test]
+    fn a_full_list_returns_a_batch_and_a_drain_empties_all() {
+        let mut cfg = config(64);
+        cfg.pcp = PcpVersion::V4_5;
+        cfg.nr_cpus = 2;
+        let mut mm = task_mm(cfg);
+        let pages: Vec<Pfn> = (0..40)
+            .map(|_| mm.alloc_kernel_pages(GFP_HIGHUSER_MOVABLE, 0).unwrap())
+            .collect();
+        // 40 allocations in refills of 3: 14 refills (42 pages), 2 left on the list.
+        assert_eq!(mm.pcp_pages(ZONE_DMA32), 2);
+        // 16 frees: the list reaches 18 = high, returns 3 (15 left), then 16, 17.
+        for &p in &pages[..18] {
+            mm.free_kernel_pages(p, 0);
+        }
+        assert_eq!(mm.pcp_pages(ZONE_DMA32), 17);
+        // The other CPU frees 10.
+        mm.current_cpu = 1;
+        for &p in &pages[18..28] {
+            mm.free_kernel_pages(p, 0);
+        }
+        assert_eq!(mm.pcp_pages(ZONE_DMA32), 27);
+        let free = mm.nr_free_pages();
+        mm.drain_all_pages();
+        assert_eq!(mm.pcp_pages(ZONE_DMA32), 0);
+        assert_eq!(mm.nr_free_pages(), free + 27);
+        mm.check_invariants().unwrap();
     }
 }

@@ -34,6 +34,7 @@ trace_events! {
     WritebackWaitIffCongested => "writeback_wait_iff_congested",
     DamonAggregated => "damon_aggregated",
     PageAllocExtfrag => "mm_page_alloc_extfrag",
+    PagePcpuDrain => "mm_page_pcpu_drain",
     CompactionBegin => "mm_compaction_begin",
     CompactionEnd => "mm_compaction_end",
     CompactionIsolateMigratepages => "mm_compaction_isolate_migratepages",

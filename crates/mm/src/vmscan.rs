@@ -1043,7 +1043,7 @@ impl Mm {
         // __remove_mapping: leave a shadow entry, drop the page.
         let shadow = self.workingset_eviction(pfn, target_memcg);
         self.remove_mapping(pfn, shadow);
-        self.free_pages(pfn, 0);
+        self.free_reclaimed_page(pfn);
         Fate::Freed
     }
 

@@ -77,14 +77,16 @@ pub enum ProcFile {
     Pagetypeinfo,
     UnusableIndex,
     ExtfragIndex,
+    Zoneinfo,
 }
 
 impl ProcFile {
-    pub const ALL: [ProcFile; 4] = [
+    pub const ALL: [ProcFile; 5] = [
         ProcFile::Buddyinfo,
         ProcFile::Pagetypeinfo,
         ProcFile::UnusableIndex,
         ProcFile::ExtfragIndex,
+        ProcFile::Zoneinfo,
     ];
 
     /// The name `--proc` takes and the file's stem in the run directory.
@@ -94,6 +96,7 @@ impl ProcFile {
             ProcFile::Pagetypeinfo => "pagetypeinfo",
             ProcFile::UnusableIndex => "unusable_index",
             ProcFile::ExtfragIndex => "extfrag_index",
+            ProcFile::Zoneinfo => "zoneinfo",
         }
     }
 
@@ -151,8 +154,37 @@ impl Mm {
                 }
             }
             ProcFile::Pagetypeinfo => self.pagetypeinfo(&mut out),
+            ProcFile::Zoneinfo => self.zoneinfo(&mut out),
         }
         out
+    }
+
+    /// /proc/zoneinfo, the lines the model has (`zoneinfo_show_print`): free pages,
+    /// watermarks, sizes, protection, and each CPU's per-CPU list (`pagesets`).
+    fn zoneinfo(&self, out: &mut String) {
+        for z in self.zones.iter().filter(|z| z.is_managed()) {
+            let _ = writeln!(out, "Node 0, zone {:>8}", z.name());
+            let _ = writeln!(out, "  pages free     {}", z.nr_free_pages);
+            let _ = writeln!(out, "        boost    {}", z.watermark_boost);
+            for (name, w) in ["min", "low", "high"].iter().zip(z.watermark) {
+                let _ = writeln!(out, "        {name:<8} {}", w + z.watermark_boost);
+            }
+            let spanned = u64::from(z.end_pfn - z.start_pfn);
+            let _ = writeln!(out, "        spanned  {spanned}");
+            let _ = writeln!(out, "        present  {spanned}");
+            let _ = writeln!(out, "        managed  {}", z.managed_pages);
+            let protection: Vec<String> = z.lowmem_reserve.iter().map(u64::to_string).collect();
+            let _ = writeln!(out, "        protection: ({})", protection.join(", "));
+            let _ = writeln!(out, "  pagesets");
+            let cpus = self.pcp.iter().skip(z.idx).step_by(MAX_NR_ZONES);
+            for (cpu, p) in cpus.enumerate() {
+                let _ = writeln!(out, "    cpu: {cpu}");
+                let _ = writeln!(out, "              count:    {}", p.count);
+                let _ = writeln!(out, "              high:     {}", p.high);
+                let _ = writeln!(out, "              batch:    {}", p.batch);
+            }
+            let _ = writeln!(out, "  start_pfn:           {}", z.start_pfn);
+        }
     }
 
     /// /proc/pagetypeinfo: free blocks per order and migratetype, then pageblocks per

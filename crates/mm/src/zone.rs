@@ -56,6 +56,12 @@ pub struct Zone {
     /// `ZONE_BOOSTED_WATERMARK`: a fallback boosted the watermarks; wake kswapd once
     /// the allocation is done.
     pub boosted_watermark: bool,
+    /// `ZONE_RECLAIM_ACTIVE` (v5.14+): kswapd is reclaiming the zone; the per-CPU
+    /// lists keep fewer pages meanwhile.
+    pub reclaim_active: bool,
+    /// `ZONE_BELOW_HIGH` (v6.7+): an allocation found the zone below its high
+    /// watermark; the per-CPU lists shrink as pages are freed until it is above.
+    pub below_high: bool,
     /// Pages kept back from allocations whose highest usable zone is the index.
     pub lowmem_reserve: [u64; MAX_NR_ZONES],
     /// NR_ZONE_INACTIVE_ANON .. NR_ZONE_UNEVICTABLE.
@@ -90,6 +96,8 @@ impl Zone {
             watermark: [0; 3],
             watermark_boost: 0,
             boosted_watermark: false,
+            reclaim_active: false,
+            below_high: false,
             lowmem_reserve: [0; MAX_NR_ZONES],
             lru_pages: [0; NR_LRU_LISTS],
             nr_mlock: 0,
