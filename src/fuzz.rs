@@ -117,6 +117,8 @@ const EXTRA_PATHS: &[&str] = &[
     "costs.walk_pte",
     "costs.walk_young",
     "costs.damon_check",
+    "costs.tlb_flush",
+    "costs.tlb_ipi",
     "run.slice",
     "run.sample_interval",
     "run.seed",

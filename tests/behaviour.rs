@@ -534,3 +534,49 @@ rate = 200000
         .reclaim_throttle
         .contains_key("VMSCAN_THROTTLE_NOPROGRESS"));
 }
+
+/// TLB shootdowns, counted as /proc/vmstat counts them: a 4-thread process swapping on
+/// a 4-CPU machine has run on every CPU, so reclaim defers each unmap and flushes a
+/// batch (or a dirty page before its write) with one round of IPIs, each reaching at
+/// most the 3 other CPUs (those running a user task then); the unmapping CPU flushes itself only when a user task
+/// reclaims (kswapd is lazy). A 1-thread process on a 1-CPU machine never needs an IPI:
+/// each page is flushed on the CPU, one at a time.
+#[test]
+fn reclaim_shoots_down_the_tlbs_of_the_cpus_a_process_ran_on() {
+    let text = |cpus: u32, threads: u32| {
+        format!(
+            r#"
+[run]
+duration = "2s"
+[machine]
+memory = "512M"
+nr_cpus = {cpus}
+[machine.swap]
+type = "zram"
+size = "1G"
+[[workload]]
+name = "heap"
+kind = "anon"
+size = "768M"
+pattern = "uniform"
+threads = {threads}
+"#
+        )
+    };
+    let r = run(&text(4, 4), &[]);
+    let (remote, received) = (
+        r.vm("nr_tlb_remote_flush"),
+        r.vm("nr_tlb_remote_flush_received"),
+    );
+    assert!(remote > 1000, "{remote}");
+    // CPUs idle or in a kernel thread (lazy TLB) at a flush are not interrupted.
+    assert!(
+        received <= 3 * remote && received > 0,
+        "{received} over {remote}"
+    );
+    assert!(r.vm("nr_tlb_local_flush_all") <= remote);
+    let r = run(&text(1, 1), &[]);
+    assert_eq!(r.vm("nr_tlb_remote_flush"), 0);
+    assert_eq!(r.vm("nr_tlb_remote_flush_received"), 0);
+    assert!(r.vm("nr_tlb_local_flush_one") > 1000);
+}

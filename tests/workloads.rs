@@ -443,6 +443,8 @@ size = "72M"
         walk_young: Nanos(0),
         damon_check: Nanos(0),
         shrink_object: Nanos(0),
+        tlb_flush: Nanos(0),
+        tlb_ipi: Nanos(0),
     };
     sc.workloads[0].think_time = Some(Nanos(0));
     let r = run_or_hang(sc);

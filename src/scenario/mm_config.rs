@@ -136,6 +136,8 @@ pub fn mm_config(sc: &Scenario) -> Config {
             walk_young_ns: sc.costs.walk_young.0.max(1),
             damon_check_ns: sc.costs.damon_check.0.max(1),
             shrink_object_ns: sc.costs.shrink_object.0.max(1),
+            tlb_flush_ns: sc.costs.tlb_flush.0.max(1),
+            tlb_ipi_ns: sc.costs.tlb_ipi.0.max(1),
             compress_ns: sc.machine.swap.compress_time.0,
             decompress_ns: sc.machine.swap.decompress_time.0,
         },

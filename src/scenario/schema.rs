@@ -834,8 +834,8 @@ pub struct Costs {
     /// Reclaim per page scanned (isolate, flag checks, putback): shrink_inactive_list
     /// runs at a few million pages per second per core, ~150 ns a page.
     pub scan_page: Nanos,
-    /// Reclaim per page freed beyond the scan (its share of the batched TLB flush,
-    /// __remove_mapping, free): ~300 ns.
+    /// Reclaim per page freed beyond the scan (__remove_mapping, the free; the TLB
+    /// flush is `tlb_flush` and `tlb_ipi`): ~300 ns.
     pub reclaim_page: Nanos,
     /// One reverse-map walk to a mapped folio's PTE (`rmap_walk` from
     /// folio_referenced or try_to_unmap): take the anon_vma or i_mmap lock, search its
@@ -864,6 +864,13 @@ pub struct Costs {
     /// the dentry's or inode's lock and flags, a cache miss or two; freeing it):
     /// ~100 ns.
     pub shrink_object: Nanos,
+    /// A full TLB flush on one CPU, with the refills it causes (a CR3 write or
+    /// INVPCID, then page walks for the entries lost): ~500 ns. Paid by the CPU that
+    /// unmaps for its own flush, and by each CPU a shootdown IPI interrupts.
+    pub tlb_flush: Nanos,
+    /// Per CPU a TLB shootdown interrupts, what the initiator spends sending the IPI
+    /// and waiting for its acknowledgement (`flush_tlb_multi`): ~1 us.
+    pub tlb_ipi: Nanos,
 }
 
 impl Default for Costs {
@@ -881,6 +888,8 @@ impl Default for Costs {
             walk_young: Nanos(50),
             damon_check: Nanos(100),
             shrink_object: Nanos(100),
+            tlb_flush: Nanos(500),
+            tlb_ipi: Nanos(1_000),
         }
     }
 }

@@ -576,6 +576,8 @@ fn check_costs(k: &Costs, c: &mut Checker) {
             k.shrink_object,
             "every object a slab shrinker scans",
         ),
+        ("tlb_flush", k.tlb_flush, "every TLB flush"),
+        ("tlb_ipi", k.tlb_ipi, "every TLB shootdown IPI"),
     ] {
         if v.0 == 0 {
             c.err(

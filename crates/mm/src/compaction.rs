@@ -859,6 +859,8 @@ impl Mm {
             self.frames[back as usize].list = on::NONE;
             self.lruvec_add_folio(back);
         }
+        // migrate_pages_batch: one flush for the batch's unmapped PTEs.
+        self.try_to_unmap_flush();
         enough
     }
 

@@ -103,6 +103,7 @@ pub mod swap;
 #[cfg(test)]
 pub(crate) mod test_util;
 pub mod throttle;
+pub mod tlbflush;
 pub mod trace;
 pub mod vm_event_item;
 pub mod vmscan;
@@ -378,6 +379,8 @@ pub struct Costs {
     pub shrink_object_ns: u64,
     pub compress_ns: u64,
     pub decompress_ns: u64,
+    pub tlb_flush_ns: u64,
+    pub tlb_ipi_ns: u64,
 }
 
 impl Default for Costs {
@@ -397,6 +400,8 @@ impl Default for Costs {
             shrink_object_ns: 100,
             compress_ns: 6_000,
             decompress_ns: 2_000,
+            tlb_flush_ns: 500,
+            tlb_ipi_ns: 1_000,
         }
     }
 }
@@ -749,6 +754,9 @@ pub enum Out {
     WakeKdamond { k: usize, at: u64 },
     /// `wake_up_interruptible(&pgdat->kcompactd_wait)`.
     WakeKcompactd { at: u64 },
+    /// A TLB shootdown's IPI interrupts `cpus` at `at`: each one's running task spends
+    /// `ns` handling it (`flush_tlb_func`).
+    TlbShootdown { cpus: Vec<u32>, at: u64, ns: u64 },
 }
 
 /// An OOM kill, reported in results.
@@ -872,6 +880,13 @@ pub struct Mm {
     pub memcg_flush_last_ns: u64,
     /// The per-CPU page lists, `nr_cpus` × MAX_NR_ZONES, CPU-major.
     pub pcp: Vec<pcp::PerCpuPages>,
+    /// Per workload, the CPUs its mm has run on (`mm_cpumask`, a bit per CPU).
+    pub mm_cpumask: Vec<Vec<u64>>,
+    /// The deferred TLB flush of the unmapping under way (`current->tlb_ubc`).
+    pub tlb_ubc: tlbflush::TlbUnmapBatch,
+    /// Per CPU, until when it runs a user task (not in lazy TLB mode, so a shootdown
+    /// IPIs it: `cpu_tlbstate_shared.is_lazy` clear); the driver sets it per slice.
+    pub cpu_user_until: Vec<u64>,
 }
 
 impl Mm {
@@ -947,6 +962,9 @@ impl Mm {
             damon_seed: cfg.seed ^ 0xda30_0000,
             memcg_flush_last_ns: 0,
             pcp: Vec::new(),
+            mm_cpumask: vec![Vec::new(); nr_workloads],
+            tlb_ubc: Default::default(),
+            cpu_user_until: vec![0; cfg.nr_cpus.max(1) as usize],
             mm_spaces: vec![Vec::new(); nr_workloads],
             mm_ran: vec![true; nr_workloads],
             workload_memcg: Vec::new(),

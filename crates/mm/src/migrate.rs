@@ -50,6 +50,12 @@ impl Mm {
             let e = s.pte(f.index);
             if pte::is_present(e) && pte::pfn(e) == src {
                 *s.pte_mut(f.index) = repoint(e, dst);
+                // try_to_migrate with TTU_BATCH_FLUSH: the caller flushes the batch.
+                let owner = match s.kind {
+                    crate::SpaceKind::Anon => s.owner,
+                    crate::SpaceKind::File => s.mapper,
+                };
+                self.tlb_unmap_pending(owner, false);
             }
         }
         if f.test(pg::SWAPCACHE) {

@@ -917,6 +917,8 @@ impl Mm {
                 Fate::Keep => ret.push(pfn),
             }
         }
+        // The unmaps' deferred TLB flush, before the pages are reused.
+        self.try_to_unmap_flush();
         // The batch's writes leave as one plugged, merged request per device.
         self.flush_plug();
         self.charge(nr_reclaimed * self.cfg.costs.reclaim_page_ns);
@@ -1030,6 +1032,7 @@ impl Mm {
             if references == FolioRef::ReclaimClean || !sc.may_writepage {
                 return Fate::Keep;
             }
+            self.try_to_unmap_flush_dirty();
             match self.pageout(pfn) {
                 PageOut::Keep => return Fate::Keep,
                 PageOut::Activate => return Fate::Activate,
@@ -1074,6 +1077,13 @@ impl Mm {
         if dirty {
             self.frames[pfn as usize].set(pg::DIRTY);
         }
+        // TTU_BATCH_FLUSH: the TLBs of the mm's CPUs, at the batch's end.
+        let s = &self.spaces[f.mapping as usize];
+        let mm = match s.kind {
+            SpaceKind::Anon => s.owner,
+            SpaceKind::File => s.mapper,
+        };
+        self.tlb_unmap_pending(mm, dirty);
     }
 
     /// `__remove_mapping`: the page leaves its page cache or swap cache, a shadow entry

@@ -145,6 +145,7 @@ impl Mm {
     fn madvise_cold_or_pageout(&mut self, w: usize, r: &Region, pageout: bool) {
         let layout = self.damon_va_layout(w);
         let mut list = Vec::new();
+        let mut aged = 0u64;
         for &(si, s, e) in &layout {
             let (lo, hi) = (r.start.max(s), r.end.min(e));
             if lo >= hi {
@@ -159,6 +160,7 @@ impl Mm {
                     continue;
                 };
                 self.charge(self.cfg.costs.scan_page_ns);
+                aged += 1;
                 *self.spaces[si as usize].pte_mut(idx) &= !pte::YOUNG;
                 self.frames[pfn as usize].clear(pg::REFERENCED);
                 self.folio_test_clear_young(pfn);
@@ -176,6 +178,11 @@ impl Mm {
                 self.frames[pfn as usize].list = crate::page::on::ISOLATED;
                 list.push(pfn);
             }
+        }
+        // tlb_finish_mmu: the aged PTEs were cleared and rewritten under an mmu_gather
+        // (tlb_remove_tlb_entry), flushed over the range.
+        if aged > 0 {
+            self.flush_tlb_mm_range(w, aged);
         }
         self.reclaim_pages(list);
     }
