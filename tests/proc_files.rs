@@ -19,6 +19,17 @@ fn run(dir: &Path, proc: &str) -> std::process::Output {
         .unwrap()
 }
 
+/// [`run`], which must succeed; its results.json.
+fn run_ok(dir: &Path, proc: &str) -> serde_json::Value {
+    let out = run(dir, proc);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap()
+}
+
 /// Pages in per-order block counts `c0 c1 ... c10` (11 of them).
 fn pages_in(counts: &str) -> u64 {
     let counts: Vec<u64> = counts
@@ -38,15 +49,7 @@ fn last_sample(text: &str) -> Vec<&str> {
 #[test]
 fn buddyinfo_and_pagetypeinfo_add_up_to_the_free_pages() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = run(tmp.path(), "all");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("results.json")).unwrap())
-            .unwrap();
+    let results = run_ok(tmp.path(), "all");
     let nr_free_pages = results["vmstat"]["nr_free_pages"].as_u64().unwrap();
 
     // buddyinfo: a line per zone, 11 block counts; pages = sum of count << order.
@@ -118,15 +121,7 @@ fn an_unknown_view_is_refused() {
 #[test]
 fn zoneinfo_shows_each_cpus_lists() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = run(tmp.path(), "zoneinfo");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("results.json")).unwrap())
-            .unwrap();
+    let results = run_ok(tmp.path(), "zoneinfo");
     let text = std::fs::read_to_string(tmp.path().join("zoneinfo.txt")).unwrap();
     let lines = last_sample(&text);
     let zone_at: Vec<usize> = lines
