@@ -71,6 +71,7 @@ macro_rules! trace_event {
 
 pub mod blk_mq;
 pub mod check;
+pub mod compact_status;
 pub mod compaction;
 pub mod damon;
 pub mod filemap;

@@ -8,7 +8,7 @@
 //! (`free_pcppages_bulk`), and `drain_all_pages` empties them before a reclaimer
 //! gives up on an allocation. NR_FREE_PAGES counts the buddy's pages only.
 
-use super::compaction::{
+use super::compact_status::{
     CompactResult, DEF_COMPACT_PRIORITY, INIT_COMPACT_PRIORITY, MAX_COMPACT_RETRIES,
     MIN_COMPACT_COSTLY_PRIORITY, MIN_COMPACT_PRIORITY,
 };
@@ -1574,7 +1574,7 @@ mod tests {
 #[cfg(test)]
 mod compact_retry_tests {
     use super::*;
-    use crate::compaction::{COMPACT_PRIO_ASYNC, COMPACT_PRIO_SYNC_LIGHT};
+    use crate::compact_status::{COMPACT_PRIO_ASYNC, COMPACT_PRIO_SYNC_LIGHT};
     use crate::test_util::task_mm;
 
     fn mm() -> Mm {

@@ -12,7 +12,7 @@
 //!
 //! This module holds the lists and the arithmetic of each era (`zone_batchsize`,
 //! `zone_highsize`, `nr_pcp_high`, `nr_pcp_free`, `nr_pcp_alloc`, `decay_pcp_high`);
-//! [`crate::page_alloc`] moves pages between them and the buddy.
+//! `page_alloc.rs` moves pages between them and the buddy.
 
 use super::list::ListHead;
 use super::page::{Frame, Pfn};
