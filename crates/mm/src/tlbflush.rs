@@ -72,7 +72,16 @@ impl Mm {
     /// CPU (`should_defer_flush`), else flushed here, one page.
     pub(crate) fn tlb_unmap_pending(&mut self, w: Option<usize>, dirty: bool) {
         let cpu = self.current_cpu;
-        let mask = self.mm_cpumask(w);
+        // Disjoint fields: the mm's mask joins the batch without a copy (this runs per
+        // page unmapped).
+        let Mm {
+            mm_cpumask,
+            tlb_ubc,
+            ..
+        } = self;
+        let mask = w
+            .and_then(|w| mm_cpumask.get(w))
+            .map_or(&[][..], |m| m.as_slice());
         if weight_but(mask, cpu) == 0 {
             // ptep_clear_flush: the mm is (at most) on this CPU.
             if test_bit(mask, cpu) {
@@ -81,16 +90,14 @@ impl Mm {
             }
             return;
         }
-        let mask = mask.to_vec();
-        let b = &mut self.tlb_ubc;
-        if b.cpumask.len() < mask.len() {
-            b.cpumask.resize(mask.len(), 0);
+        if tlb_ubc.cpumask.len() < mask.len() {
+            tlb_ubc.cpumask.resize(mask.len(), 0);
         }
-        for (acc, m) in b.cpumask.iter_mut().zip(&mask) {
+        for (acc, m) in tlb_ubc.cpumask.iter_mut().zip(mask) {
             *acc |= m;
         }
-        b.flush_required = true;
-        b.flush_required_dirty |= dirty;
+        tlb_ubc.flush_required = true;
+        tlb_ubc.flush_required_dirty |= dirty;
     }
 
     /// `try_to_unmap_flush`: the batch's flush, if one is pending.
