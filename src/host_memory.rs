@@ -184,11 +184,13 @@ fn mapped(i: usize, w: &WorkloadCfg) -> Mapped {
         WorkloadKind::Masim => (w.masim().map_or(1, |m| m.regions.len() as u64), key.clone()),
         _ => (1, key.clone()),
     };
+    // Each process maps its own.
+    let nr_processes = w.processes.unwrap_or(1) as u64;
     Mapped {
-        pages: pages.max(1),
+        pages: pages.max(1) * nr_processes,
         anon,
         key,
-        spaces,
+        spaces: spaces * nr_processes,
         spaces_key,
     }
 }

@@ -93,6 +93,11 @@ pub struct WorkloadResult {
     /// `highalloc`: attempts (`ops`) that got their block.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alloc_success: Option<u64>,
+    /// A workload of several `processes` or with a process `lifetime`: the processes
+    /// forked over the run, the first ones included (each later one replaced one
+    /// that exited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forks: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -343,18 +348,39 @@ impl Results {
         vmstat.insert("nr_dirty_threshold".into(), thresh);
 
         let mut workloads = BTreeMap::new();
-        for w in &sim.workloads {
+        // A workload of several processes is one engine workload each: their
+        // operations and latencies add up, over the time any of them ran.
+        let nr_groups = sim.workloads.iter().map(|w| w.group + 1).max().unwrap_or(0);
+        for g in 0..nr_groups {
+            let procs: Vec<_> = sim.workloads.iter().filter(|w| w.group == g).collect();
+            let first = procs[0];
             // Rates are over the measured time: from the end of any ramp to the stop,
             // the OOM kill, or the end of the work, whichever came first.
-            let ran_until = w
-                .killed_at
-                .or(w.finished_at)
-                .unwrap_or(w.stop_ns)
-                .min(end)
-                .max(w.stats_from_ns);
-            let secs = (ran_until - w.stats_from_ns) as f64 / 1e9;
-            let h = &w.stats.latency;
-            let latency_ns = if w.stats.ops == 0 {
+            let ran_until = procs
+                .iter()
+                .map(|w| {
+                    w.killed_at
+                        .or(w.finished_at)
+                        .unwrap_or(w.stop_ns)
+                        .min(end)
+                        .max(w.stats_from_ns)
+                })
+                .max()
+                .unwrap_or(0);
+            let secs = (ran_until - first.stats_from_ns) as f64 / 1e9;
+            let merged;
+            let stats = if procs.len() == 1 {
+                &first.stats
+            } else {
+                let mut m = first.stats.clone();
+                for w in &procs[1..] {
+                    m.merge(&w.stats);
+                }
+                merged = m;
+                &merged
+            };
+            let h = &stats.latency;
+            let latency_ns = if stats.ops == 0 {
                 Latency {
                     mean: 0.0,
                     stddev: 0.0,
@@ -380,25 +406,40 @@ impl Results {
                         .collect(),
                 }
             };
+            let earliest = |f: fn(&crate::workload::Workload) -> Option<u64>| {
+                procs.iter().filter_map(|w| f(w)).min()
+            };
+            // phases: done when the last process finished.
+            let finished_at = procs
+                .iter()
+                .map(|w| w.finished_at)
+                .try_fold(0, |m, at| at.map(|a| a.max(m)));
+            let churns = procs.len() > 1 || procs.iter().any(|w| w.respawns > 0);
             workloads.insert(
-                w.name.clone(),
+                first.name.clone(),
                 WorkloadResult {
-                    ops: w.stats.ops,
+                    ops: stats.ops,
                     throughput: if secs > 0.0 {
-                        round3(w.stats.ops as f64 / secs)
+                        round3(stats.ops as f64 / secs)
                     } else {
                         0.0
                     },
                     bytes_per_sec: if secs > 0.0 {
-                        round3(w.stats.bytes as f64 / secs)
+                        round3(stats.bytes as f64 / secs)
                     } else {
                         0.0
                     },
                     latency_ns,
-                    killed_at_ns: w.killed_at,
-                    fork_failed_at_ns: w.fork_failed_at,
-                    runtime_ns: w.finished_at.map(|t| t - w.start_ns),
-                    alloc_success: w.is_highalloc().then_some(w.stats.alloc_success),
+                    killed_at_ns: earliest(|w| w.killed_at),
+                    fork_failed_at_ns: earliest(|w| w.fork_failed_at),
+                    runtime_ns: finished_at.map(|t| t - first.start_ns),
+                    alloc_success: first.is_highalloc().then_some(stats.alloc_success),
+                    forks: churns.then(|| {
+                        procs
+                            .iter()
+                            .map(|w| w.forked_at.is_some() as u64 + w.respawns)
+                            .sum()
+                    }),
                 },
             );
         }

@@ -55,8 +55,9 @@ pub fn mm_config(sc: &Scenario) -> Config {
             .collect(),
         peak_fds: peak_fds(sc),
         workloads: sc
-            .workloads
-            .iter()
+            .processes()
+            .into_iter()
+            .map(|(w, _)| &sc.workloads[w])
             .map(|w| WorkloadConfig {
                 memcg: w.cgroup.clone(),
                 oom_score_adj: w.oom_score_adj.unwrap_or(0),

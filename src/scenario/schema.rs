@@ -1076,6 +1076,12 @@ pub struct Workload {
     /// Number of tasks running this workload (they share its memory).
     #[serde(default = "one")]
     pub threads: u32,
+    /// anon, anon-hog, mmap-latency, phases: the workload is this many processes at
+    /// once, each with `threads` threads and a mm of its own (its mappings, page
+    /// tables, VMAs, `mm_struct`, `task_struct`s and kernel stacks), as `make -jN`
+    /// runs N compilers. Their results add up under the workload's name. Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<u32>,
     #[serde(default)]
     pub start: Nanos,
     /// Start when workload `start_after` has finished (all its threads done: its
@@ -1219,7 +1225,12 @@ pub struct Workload {
     #[serde(default)]
     pub max_size: Option<Bytes>,
     /// slab: the object size, how long each lives (`lifetime_dist`: exponential by
-    /// default, or fixed), and the cache's type (unmovable by default).
+    /// default, or fixed), and the cache's type (unmovable by default). anon,
+    /// anon-hog, mmap-latency, phases: how long each process lives; it then exits
+    /// (`do_exit`: its memory, page tables and kernel objects freed) and a new one is
+    /// forked in its place (`copy_process`), until the workload stops. The first
+    /// processes' lives are staggered (process k of N first exits at
+    /// `lifetime`·(k+1)/N), as in a build already under way.
     #[serde(default)]
     pub object_size: Option<Bytes>,
     #[serde(default)]
@@ -1282,7 +1293,28 @@ pub struct Workload {
     pub loaded: Option<LoadedConfig>,
 }
 
+impl Scenario {
+    /// The processes the workloads run, as (workload index, process number within
+    /// it): each workload's first process first, in workload order (so a workload's
+    /// index is its first process's), then the others of each workload in turn.
+    pub fn processes(&self) -> Vec<(usize, u32)> {
+        let firsts = (0..self.workloads.len()).map(|w| (w, 0));
+        let others = self
+            .workloads
+            .iter()
+            .enumerate()
+            .flat_map(|(w, cfg)| (1..cfg.processes.unwrap_or(1)).map(move |k| (w, k)));
+        firsts.chain(others).collect()
+    }
+}
+
 impl Workload {
+    /// How long each of its processes lives, if they come and go (a slab workload's
+    /// `lifetime` is its objects').
+    pub fn process_lifetime(&self) -> Option<Nanos> {
+        self.lifetime.filter(|_| self.kind != WorkloadKind::Slab)
+    }
+
     /// A `phases` workload's steps and repeat (count, from), inline or from `config`.
     pub fn phase_program(&self) -> (&[Phase], u32, u32) {
         match &self.loaded {

@@ -380,14 +380,23 @@ fn check_damon(sc: &Scenario, c: &mut Checker) {
                         format!("{tk}.pid_target"),
                         "vaddr needs the workload whose address space to monitor",
                     ),
-                    (Some(name), false) => {
-                        if !sc.workloads.iter().any(|w| &w.name == name) {
+                    (Some(name), false) => match sc.workloads.iter().find(|w| &w.name == name) {
+                        None => c.err(
+                            format!("{tk}.pid_target"),
+                            format!("no workload named `{name}`"),
+                        ),
+                        Some(w) if w.processes.unwrap_or(1) > 1
+                            || (w.kind != WorkloadKind::Slab && w.lifetime.is_some()) =>
+                        {
                             c.err(
                                 format!("{tk}.pid_target"),
-                                format!("no workload named `{name}`"),
-                            );
+                                format!(
+                                    "`{name}` is several processes (`processes` or a process `lifetime`): a pid names one"
+                                ),
+                            )
                         }
-                    }
+                        Some(_) => {}
+                    },
                     (None, true) => {}
                 }
                 for (ri, r) in t.regions.iter().enumerate() {
@@ -1099,6 +1108,8 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
             "init",
             "populate",
             "mlock",
+            "processes",
+            "lifetime",
         ]),
         WorkloadKind::FileRead => with_pattern(&[
             "nr_files",
@@ -1135,6 +1146,8 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
         ],
         WorkloadKind::MmapLatency => vec![
             "size",
+            "processes",
+            "lifetime",
             "madvise_hugepage",
             "page_tables",
             "populate",
@@ -1142,6 +1155,8 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
         ],
         WorkloadKind::AnonHog => vec![
             "size",
+            "processes",
+            "lifetime",
             "grow_by",
             "grow_every",
             "max_size",
@@ -1153,6 +1168,8 @@ fn kind_keys(k: WorkloadKind) -> Vec<&'static str> {
         ],
         WorkloadKind::Phases => vec![
             "phase",
+            "processes",
+            "lifetime",
             "repeat",
             "repeat_from",
             "config",
@@ -1234,7 +1251,8 @@ fn given_keys(w: &Workload) -> Vec<&'static str> {
         backing,
         pacing,
         time_unit,
-        ignore_obj_size
+        ignore_obj_size,
+        processes
     );
     if w.loop_.is_some() {
         v.push("loop");
@@ -1326,6 +1344,9 @@ pub fn check_phases(
     c.0
 }
 
+/// The most tasks one workload's processes may have together.
+const MAX_PROCESS_TASKS: u64 = 4096;
+
 fn check_workloads(sc: &Scenario, c: &mut Checker) {
     if sc.workloads.is_empty() {
         c.err("workload", "at least one [[workload]] is required");
@@ -1348,6 +1369,44 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
             names.insert(&w.name, i);
         }
         c.range(k("threads"), w.threads, 1, 1024);
+        if let Some(n) = w.processes {
+            c.range(k("processes"), n, 1, 1024);
+            if n as u64 * w.threads as u64 > MAX_PROCESS_TASKS {
+                c.err(
+                    k("processes"),
+                    format!(
+                        "processes × threads must be at most {MAX_PROCESS_TASKS}, got {n} × {}",
+                        w.threads
+                    ),
+                );
+            }
+        }
+        let churns = w.kind != WorkloadKind::Slab && w.lifetime.is_some();
+        if churns && w.lifetime == Some(Nanos(0)) {
+            c.err(k("lifetime"), "must be > 0");
+        }
+        // A start_after chain and a DAMON vaddr target name one process.
+        if w.processes.unwrap_or(1) > 1 || churns {
+            if w.start_after.is_some() {
+                c.err(
+                    k("start_after"),
+                    "does not combine with `processes` > 1 or a process `lifetime`",
+                );
+            }
+            if let Some(j) = sc
+                .workloads
+                .iter()
+                .position(|o| o.start_after.as_deref() == Some(w.name.as_str()))
+            {
+                c.err(
+                    format!("workload[{j}].start_after"),
+                    format!(
+                        "`{}` is several processes (`processes` or a process `lifetime`): nothing to wait for",
+                        w.name
+                    ),
+                );
+            }
+        }
         if w.ops == Some(0) {
             c.err(k("ops"), "must be at least 1 (leave it out for no limit)");
         }

@@ -213,8 +213,18 @@ impl Simulation {
                     .and_then(|name| scenario.workloads.iter().position(|o| &o.name == name))
             })
             .collect();
-        for (i, cfg) in scenario.workloads.iter().enumerate() {
-            let w = Workload::new(i, cfg, &scenario, &mut mm);
+        // A workload of several processes is one engine workload per process (its
+        // own mm), its first at the workload's index; validation keeps start_after
+        // off them.
+        let processes = scenario.processes();
+        let waiting_on: Vec<Option<usize>> = processes
+            .iter()
+            .map(|&(g, k)| if k == 0 { waiting_on[g] } else { None })
+            .collect();
+        for (i, &(group, process)) in processes.iter().enumerate() {
+            let cfg = &scenario.workloads[group];
+            let mut w = Workload::new(i, cfg, &scenario, &mut mm);
+            w.set_process(group, process, cfg.processes.unwrap_or(1));
             let nr_threads = Workload::nr_threads(cfg) as usize;
             let waits = waiting_on[i].is_some();
             // A workload that starts later is forked then, by its first thread: the
@@ -224,7 +234,11 @@ impl Simulation {
                 // Threads waiting for the first one's mapping call are started by it.
                 let held = w.threads_held && t > 0;
                 let runnable = !waits && (t == 0 || (at_boot && !held));
-                let name = format!("{}/{t}", cfg.name);
+                let name = if process == 0 {
+                    format!("{}/{t}", cfg.name)
+                } else {
+                    format!("{}.{process}/{t}", cfg.name)
+                };
                 // Sequential threads start spread over the range.
                 let cursor = (w.items() * t as u64) / nr_threads as u64;
                 let rng = crate::rng::task_rng(scenario.run.seed, &name);
@@ -549,16 +563,24 @@ impl Simulation {
     }
 
     /// `--record-accesses`: each workload thread's page accesses to
-    /// DIR/WORKLOAD.txt.zst (WORKLOAD.N.txt.zst for thread N of several). The
+    /// DIR/WORKLOAD.txt.zst (WORKLOAD.N.txt.zst for thread N of several,
+    /// WORKLOAD.pK... for its process K > 0; a later process of a slot with a
+    /// `lifetime` goes on in its slot's file). The
     /// workloads' mappings trap every access so that each is seen.
     pub fn enable_record_accesses(&mut self, dir: &std::path::Path) -> Result<(), String> {
         for (wi, w) in self.workloads.iter().enumerate() {
             let nr = self.threads.iter().filter(|t| t.workload == wi).count();
+            // A workload's later processes: WORKLOAD.pK (and .N for its threads).
+            let base = if w.process > 0 {
+                format!("{}.p{}", w.name, w.process)
+            } else {
+                w.name.clone()
+            };
             for t in self.threads.iter_mut().filter(|t| t.workload == wi) {
                 let name = if nr > 1 {
-                    format!("{}.{}.txt.zst", w.name, t.index)
+                    format!("{base}.{}.txt.zst", t.index)
                 } else {
-                    format!("{}.txt.zst", w.name)
+                    format!("{base}.txt.zst")
                 };
                 let r = crate::trace::record::Recorder::create(&dir.join(name))?;
                 t.recorder = Some(Box::new(r));
@@ -1103,6 +1125,9 @@ impl Simulation {
                 if !run_ends && self.workload_done(wi) {
                     self.mm.now = end;
                     self.mm.exit_workload(wi);
+                    if self.workloads[wi].respawns_at(end) {
+                        self.respawn(wi, end);
+                    }
                 }
                 self.start_waiting_workloads(end);
             }
@@ -1142,6 +1167,41 @@ impl Simulation {
             // a populating mapping call, which starts them when the call returns).
             self.queue_thread(self.mm.workload_task[w], at);
         }
+    }
+
+    /// A process `lifetime` ran out and the process exited at `at`: a new one takes
+    /// its place (`fork` by the workload's launcher, here its first thread), with
+    /// fresh threads and an empty mm; what the old threads counted stays theirs.
+    fn respawn(&mut self, w: usize, at: u64) {
+        self.mm.revive_workload(w);
+        self.workloads[w].respawn(at);
+        let nr = self.workload_tasks(w).count();
+        for (index, task) in self
+            .workload_tasks(w)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .enumerate()
+        {
+            let TaskKind::Worker { thread, .. } = self.tasks[task].kind else {
+                unreachable!("workload tasks are workers");
+            };
+            let old = &self.threads[thread];
+            let (ops, last_op_ns, rng) = (old.ops, old.last_op_ns, old.rng.clone());
+            let wl = &self.workloads[w];
+            let cursor = (wl.items() * index as u64) / nr as u64;
+            let mut fresh = Thread::new(w, index, rng, cursor, at);
+            fresh.ops = ops;
+            fresh.last_op_ns = last_op_ns;
+            fresh.init_left = wl.init_accesses(index, nr);
+            fresh.populate = wl.first_populate(index);
+            self.threads[thread] = fresh;
+            let t = &mut self.tasks[task];
+            t.exited = false;
+            t.pending = None;
+            t.gen += 1;
+        }
+        // Its first thread forks the process, which makes the others.
+        self.queue_thread(self.mm.workload_task[w], at);
     }
 
     /// The tasks of workload `w`'s threads, first thread first.

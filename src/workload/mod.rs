@@ -99,6 +99,17 @@ pub struct Workload {
     /// What its fork makes: a `task_struct` per thread, and kernel stacks or not.
     fork_tasks: usize,
     kernel_stacks: bool,
+    /// The scenario workload this process belongs to (its index in the scenario),
+    /// and which of its `processes` it is.
+    pub group: usize,
+    pub process: u32,
+    /// A process `lifetime`: how long this incarnation lives once forked (the first
+    /// staggered, see [`Workload::set_process`]), and when the workload itself stops.
+    lifetime_ns: Option<u64>,
+    next_life_ns: u64,
+    final_stop_ns: u64,
+    /// Processes forked in this slot after the first (exit-and-fork churn).
+    pub respawns: u64,
 }
 
 /// An mmap with MAP_POPULATE (or MAP_LOCKED) in progress: pages `next..end` of
@@ -150,6 +161,20 @@ impl Default for WorkloadStats {
 }
 
 impl WorkloadStats {
+    /// Another process's statistics added to these (one workload's processes).
+    pub fn merge(&mut self, other: &WorkloadStats) {
+        self.ops += other.ops;
+        self.bytes += other.bytes;
+        // Same bounds and precision: adding cannot fail.
+        let _ = self.latency.add(&other.latency);
+        self.first_op_ns = match (self.first_op_ns, other.first_op_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.last_op_ns = self.last_op_ns.max(other.last_op_ns);
+        self.alloc_success += other.alloc_success;
+    }
+
     fn record(&mut self, latency_ns: u64, n: u64, bytes: u64) {
         self.latency.saturating_record_n(latency_ns.max(1), n);
         self.ops += n;
@@ -463,7 +488,57 @@ impl Workload {
             fork_failed_at: None,
             fork_tasks: cfg.threads.max(1) as usize,
             kernel_stacks: cfg.kernel_stacks != Some(false),
+            group: idx,
+            process: 0,
+            lifetime_ns: cfg.process_lifetime().map(|t| t.0),
+            next_life_ns: 0,
+            final_stop_ns: stop_at(stop_key_ns, stats_from_ns, runtime_ns),
+            respawns: 0,
         }
+    }
+
+    /// This is process `process` of `nr` of scenario workload `group`. With a process
+    /// `lifetime`, process k first lives `lifetime`·(k+1)/`nr`, so that the exits
+    /// and forks of a steady build are spread out from the start.
+    pub fn set_process(&mut self, group: usize, process: u32, nr: u32) {
+        self.group = group;
+        self.process = process;
+        if let Some(life) = self.lifetime_ns {
+            self.next_life_ns =
+                (life as u128 * (process as u128 + 1) / nr.max(1) as u128).max(1) as u64;
+        }
+    }
+
+    /// The fork of this incarnation succeeded at `at`: with a process lifetime, it
+    /// exits when that runs out.
+    fn forked(&mut self, at: u64) {
+        self.forked_at = Some(at);
+        if let Some(life) = self.lifetime_ns {
+            self.stop_ns = self.final_stop_ns.min(at.saturating_add(self.next_life_ns));
+            self.next_life_ns = life;
+        }
+    }
+
+    /// Whether, its process having exited at `now`, a new one is forked in its place.
+    pub fn respawns_at(&self, now: u64) -> bool {
+        self.lifetime_ns.is_some()
+            && self.killed_at.is_none()
+            && self.fork_failed_at.is_none()
+            && self.forked_at.is_some()
+            && now < self.final_stop_ns
+    }
+
+    /// A new process in this slot, forked by its first thread at `at`: the state of
+    /// the one before is gone (the statistics stay, they are the workload's).
+    pub fn respawn(&mut self, at: u64) {
+        self.respawns += 1;
+        self.forked_at = None;
+        self.populated_at = None;
+        self.finished_at = None;
+        self.threads_running = self.fork_tasks as u32;
+        self.threads_held = self.populate.is_some() && self.fork_tasks > 1;
+        self.stop_ns = self.final_stop_ns;
+        debug_assert!(at < self.stop_ns);
     }
 
     /// What thread `index` starts with: the first thread of a workload that
@@ -480,13 +555,14 @@ impl Workload {
         self.start_ns += shift;
         self.stats_from_ns += shift;
         self.stop_ns = stop_at(self.stop_key_ns, self.stats_from_ns, self.runtime_ns);
+        self.final_stop_ns = self.stop_ns;
     }
 
     /// The process as the run begins (it runs from the first instant): forked
     /// before the run, charged whatever the limits say.
     pub fn fork_at_boot(&mut self, idx: usize, mm: &mut Mm) {
         mm.fork_workload(idx, self.fork_tasks, self.kernel_stacks);
-        self.forked_at = Some(0);
+        self.forked(0);
     }
 
     /// `init`: how many in-order writes thread `index` of `nr` does before the
@@ -844,11 +920,11 @@ fn fork_process(
     *clock = cx.clock;
     match (fork, r) {
         (ForkResult::Done, FaultResult::Blocked { until_ns, memstall }) => {
-            w.forked_at = Some(*clock);
+            w.forked(*clock);
             Some(SliceEnd::Blocked { until_ns, memstall })
         }
         (ForkResult::Done, _) => {
-            w.forked_at = Some(*clock);
+            w.forked(*clock);
             None
         }
         (ForkResult::Retry { until_ns }, _) => Some(SliceEnd::Blocked {

@@ -191,6 +191,26 @@ impl Mm {
         }
     }
 
+    /// A new process in workload `w`'s slot after the one before exited
+    /// ([`Mm::exit_workload`]), to be forked by [`Mm::copy_process`]: its mappings are
+    /// the same ranges again, empty (their tables were zapped), and it has run on no
+    /// CPU yet. Not after an OOM kill.
+    pub fn revive_workload(&mut self, w: usize) {
+        debug_assert!(self.workload_dead[w] && self.workload_objs[w].is_empty());
+        self.workload_dead[w] = false;
+        self.workload_forked[w] = false;
+        for s in self.spaces.iter_mut().filter(|s| s.owner == Some(w)) {
+            debug_assert!(s.dead && s.nr_present == 0 && s.pt_pages.is_empty());
+            s.dead = false;
+        }
+        if let Some(mask) = self.mm_cpumask.get_mut(w) {
+            mask.fill(0);
+        }
+        if let Some(ran) = self.mm_ran.get_mut(w) {
+            *ran = false;
+        }
+    }
+
     /// `do_exit` of workload `w`'s last thread: `exit_mm` → `exit_mmap` (every
     /// mapping it owns unmapped, its page tables freed), the stacks and objects
     /// freed and uncharged, the files closed. Nothing if it already exited.
