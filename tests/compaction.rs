@@ -239,7 +239,7 @@ fn highalloc_small(file: &str, sets: &[&str]) -> reclaimsim::report::results::Re
         .replace("memory = \"2G\"", "memory = \"512M\"")
         .replace("file_size = \"128M\"", "file_size = \"32M\"")
         .replace("file_size = \"64M\"", "file_size = \"16M\"")
-        .replace("size = \"24M\"", "size = \"6M\"")
+        .replace("size = \"48M\"", "size = \"12M\"")
         .replace("rate = 50000", "rate = 12500")
         .replace("rate = 20000", "rate = 5000")
         .replace("rate = 10000", "rate = 2500")
