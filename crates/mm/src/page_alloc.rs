@@ -1009,9 +1009,13 @@ impl Mm {
             if self.blocked_until.is_some() {
                 // Reclaim sleeps (a full device queue, a throttle): give up this attempt;
                 // the fault is retried after the sleep, with the loop count remembered.
-                // A throttle ends a whole reclaim attempt (the kernel sleeps inside it
-                // and then finishes it), so it counts towards the retries.
-                if self.throttled_until.is_some() && progress == 0 {
+                // A NOPROGRESS throttle ends a whole reclaim attempt that got nothing,
+                // so it counts towards the retries. The other throttles sleep part-way
+                // through one, which the kernel then goes on with: the retry after the
+                // sleep stands for that rest, and it is what counts (counting the
+                // interrupted part too made a task woken at once from WRITEBACK
+                // throttles reach the OOM killer in 17 quick rounds with swap free).
+                if progress == 0 && task.is_some_and(|t| self.sleeps_after_reclaim_attempt(t)) {
                     no_progress_loops += 1;
                 }
                 if let Some(t) = task {

@@ -308,6 +308,19 @@ impl Mm {
         self.throttled_until = Some(start_ns + timeout_ns);
     }
 
+    /// Whether `task` sleeps at the end of its reclaim attempt, not part-way through
+    /// it: NOPROGRESS comes after the last priority pass made nothing, while the
+    /// kernel's WRITEBACK, ISOLATED and CONGESTED sleeps (and the old kernel's
+    /// msleep in `too_many_isolated`) are inside `shrink_node` or
+    /// `shrink_inactive_list`, after which the same `try_to_free_pages` goes on.
+    pub fn sleeps_after_reclaim_attempt(&self, task: usize) -> bool {
+        self.reclaim_wait
+            .sleeping
+            .get(task)
+            .and_then(Option::as_ref)
+            .is_some_and(|s| s.kind == Sleep::Noprogress)
+    }
+
     /// The simulator runs `task` again (its timer fired or it was woken) at `now_ns`:
     /// end its sleep, as `reclaim_throttle` does after `schedule_timeout` returns.
     pub fn throttle_finish(&mut self, task: usize, cpu: usize, now_ns: u64) {
