@@ -98,7 +98,7 @@ fn every_worker_makes_progress_in_every_mode() {
     }
 }
 
-/// The 8-worker point of the stutterp sweep under `throttle`: direct reclaimers meet a
+/// The 12-worker point of the stutterp sweep under `throttle`: direct reclaimers meet a
 /// congested lruvec and sleep VMSCAN_THROTTLE_WRITEBACK part-way through their reclaim,
 /// most of them woken at once by the writeback completing around them. The kernel goes
 /// on with the same `try_to_free_pages` after such a sleep; only a reclaim attempt that
@@ -113,9 +113,9 @@ fn writeback_throttles_part_way_through_reclaim_do_not_reach_the_oom_killer() {
         &[
             "run.duration=11s",
             "kernel.reclaim_throttle=throttle",
-            "workload.1.numjobs=4",
-            "workload.1.size=\"100M\"",
-            "workload.2.threads=3",
+            "workload.1.numjobs=6",
+            "workload.1.size=\"67M\"",
+            "workload.2.threads=5",
         ],
     );
     let wb = &r.reclaim_throttle["VMSCAN_THROTTLE_WRITEBACK"];

@@ -482,10 +482,8 @@ impl Simulation {
                 }
                 Event::VmstatUpdate => {
                     // Each CPU's kworker, on no simulated CPU (as the memcg flush).
-                    if self.mm.cfg.pcp == crate::mm::pcp::PcpVersion::V6_7 {
-                        self.mm.now = t;
-                        self.mm.vmstat_update();
-                    }
+                    self.mm.now = t;
+                    self.mm.vmstat_update();
                     self.queue.push(t + VMSTAT_INTERVAL_NS, Event::VmstatUpdate);
                 }
                 Event::MemoryStatRead => {
@@ -904,7 +902,7 @@ impl Simulation {
         self.tasks[task].pending = None;
         self.tasks[task].cpu = cpu;
         self.mm.current_task = task;
-        self.mm.current_cpu = cpu;
+        self.mm.set_current_cpu(cpu);
         self.slices += 1;
         // The IPIs this CPU handled during the last slice delay this one, on this
         // task's time.

@@ -89,13 +89,16 @@ pub fn compaction_suitable_free(z: &Zone, order: usize, highest_zoneidx: usize) 
 /// fragmentation index above `vm.extfrag_threshold` (or -1000, the request would
 /// succeed): an index in 0..=threshold says a failure would be for lack of memory,
 /// which reclaim, not compaction, fixes.
+/// `free_pages` is what the caller reads: the zone's counter, per-CPU drift and all
+/// (`zone_page_state`).
 pub fn compaction_suitable(
     z: &Zone,
     order: usize,
     highest_zoneidx: usize,
     extfrag_threshold: i64,
+    free_pages: u64,
 ) -> bool {
-    if !compaction_suitable_free(z, order, highest_zoneidx) {
+    if !compaction_suitable_with(z, order, highest_zoneidx, free_pages) {
         return false;
     }
     if order > super::page_alloc::PAGE_ALLOC_COSTLY_ORDER {
@@ -473,17 +476,18 @@ impl Mm {
         wmark: usize,
     ) -> CompactResult {
         let z = &self.zones[zi];
+        let free = self.zone_page_state_free(zi);
         if zone_watermark_ok(
             z,
             order,
             z.wmark(wmark),
             highest_zoneidx,
             AllocFlags::default(),
-            z.nr_free_pages,
+            free,
         ) {
             return CompactResult::Success;
         }
-        if !compaction_suitable(z, order, highest_zoneidx, self.cfg.extfrag_threshold) {
+        if !compaction_suitable(z, order, highest_zoneidx, self.cfg.extfrag_threshold, free) {
             return CompactResult::Skipped;
         }
         CompactResult::Continue
@@ -898,7 +902,8 @@ impl Mm {
             let order = f.order as usize;
             let z = &self.zones[zi];
             let mark = z.watermark[WMARK_MIN] + (1 << order);
-            if !zone_watermark_ok(z, 0, mark, 0, AllocFlags::default(), z.nr_free_pages) {
+            let free = self.zone_page_state_free(zi);
+            if !zone_watermark_ok(z, 0, mark, 0, AllocFlags::default(), free) {
                 break;
             }
             super::page_alloc::take_free_block(&mut self.zones[zi], &mut self.frames, p);
@@ -1347,25 +1352,67 @@ mod tests {
         // 2000·1000/512) / 2000 = 1000 - (1000 + 3906) / 2000 = 1000 - 2 = 998 > 500:
         // fragmentation, compact.
         let z = zone(&[(0, 2000)]);
-        assert!(compaction_suitable(&z, 9, ZONE_NORMAL, 500));
+        assert!(compaction_suitable(
+            &z,
+            9,
+            ZONE_NORMAL,
+            500,
+            z.nr_free_pages
+        ));
         // 1200 pages in 3 order-8 blocks + 432 order-0: index = 1000 - (1000 + 1200·
         // 1000/512) / 435 = 1000 - (1000 + 2343) / 435 = 1000 - 7 = 993: still
         // fragmentation. With few large blocks only: 5 order-8 blocks (1280 pages),
         // 1000 - (1000 + 2500) / 5 = 300 <= 500: lack of memory, not suitable.
         let z = zone(&[(8, 3), (0, 432)]);
-        assert!(compaction_suitable(&z, 9, ZONE_NORMAL, 500));
+        assert!(compaction_suitable(
+            &z,
+            9,
+            ZONE_NORMAL,
+            500,
+            z.nr_free_pages
+        ));
         let z = zone(&[(8, 5)]);
         assert!(compaction_suitable_free(&z, 9, ZONE_NORMAL));
-        assert!(!compaction_suitable(&z, 9, ZONE_NORMAL, 500));
-        assert!(compaction_suitable(&z, 9, ZONE_NORMAL, 299));
+        assert!(!compaction_suitable(
+            &z,
+            9,
+            ZONE_NORMAL,
+            500,
+            z.nr_free_pages
+        ));
+        assert!(compaction_suitable(
+            &z,
+            9,
+            ZONE_NORMAL,
+            299,
+            z.nr_free_pages
+        ));
         // A request that would succeed (index -1000) stays suitable.
         let z = zone(&[(9, 3)]);
-        assert!(compaction_suitable(&z, 9, ZONE_NORMAL, 1000));
+        assert!(compaction_suitable(
+            &z,
+            9,
+            ZONE_NORMAL,
+            1000,
+            z.nr_free_pages
+        ));
         // Order 3 (not costly): MIN 100 + gap 16 = 116; no index test.
         let z = zone(&[(0, 117)]);
-        assert!(compaction_suitable(&z, 3, ZONE_NORMAL, 1000));
+        assert!(compaction_suitable(
+            &z,
+            3,
+            ZONE_NORMAL,
+            1000,
+            z.nr_free_pages
+        ));
         let z = zone(&[(0, 116)]);
-        assert!(!compaction_suitable(&z, 3, ZONE_NORMAL, 1000));
+        assert!(!compaction_suitable(
+            &z,
+            3,
+            ZONE_NORMAL,
+            1000,
+            z.nr_free_pages
+        ));
     }
 
     /// How many of `n` attempts at `order` go ahead.

@@ -110,13 +110,14 @@ impl Mm {
                 continue;
             }
             any_managed = true;
+            // zone_watermark_ok_safe: exact below the drift mark.
             if zone_watermark_ok(
                 z,
                 order,
                 z.wmark(WMARK_HIGH),
                 highest_zoneidx,
                 AllocFlags::default(),
-                z.nr_free_pages,
+                self.zone_free_safe(zi),
             ) {
                 return true;
             }
@@ -470,11 +471,18 @@ impl Mm {
             z.wmark(WMARK_HIGH) + gap,
             classzone_idx,
             AllocFlags::default(),
-            z.nr_free_pages,
+            self.zone_free_safe(zi),
         ) {
             return false;
         }
-        order == 0 || compaction_suitable(z, order, classzone_idx, self.cfg.extfrag_threshold)
+        order == 0
+            || compaction_suitable(
+                z,
+                order,
+                classzone_idx,
+                self.cfg.extfrag_threshold,
+                self.zone_page_state_free(zi),
+            )
     }
 
     /// v4.5's `pgdat_balanced`: for order 0 every zone balanced; for a high order, the
@@ -559,7 +567,7 @@ impl Mm {
                             z.wmark(super::zone::WMARK_LOW),
                             idx,
                             AllocFlags::default(),
-                            z.nr_free_pages,
+                            self.zone_page_state_free(zi),
                         )
                 });
             let mut it = V45Iteration {
@@ -573,8 +581,13 @@ impl Mm {
                     continue;
                 }
                 let testorder = if order > 0
-                    && compaction_suitable(z, order, idx, self.cfg.extfrag_threshold)
-                {
+                    && compaction_suitable(
+                        z,
+                        order,
+                        idx,
+                        self.cfg.extfrag_threshold,
+                        self.zone_page_state_free(zi),
+                    ) {
                     0
                 } else {
                     order
@@ -648,7 +661,7 @@ impl Mm {
                 z.wmark(super::zone::WMARK_LOW),
                 0,
                 AllocFlags::default(),
-                z.nr_free_pages,
+                self.zone_page_state_free(zi),
             ) {
                 self.zones[zi]
                     .compact

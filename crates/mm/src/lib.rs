@@ -881,6 +881,15 @@ pub struct Mm {
     pub memcg_flush_last_ns: u64,
     /// The per-CPU page lists, `nr_cpus` × MAX_NR_ZONES, CPU-major.
     pub pcp: Vec<pcp::PerCpuPages>,
+    /// Per CPU and zone (CPU-major), the NR_FREE_PAGES diff not yet folded into the
+    /// zone's counter (`vm_stat_diff`), and each zone's exact count when the running
+    /// CPU's changes were last put into its diff (see `vmstat.rs`).
+    pub free_diff: Vec<i32>,
+    pub free_attributed: [u64; zone::MAX_NR_ZONES],
+    /// The sum of each zone's diffs over the CPUs.
+    pub free_diff_sum: [i64; zone::MAX_NR_ZONES],
+    /// Each zone's stat threshold: [normal, pressure] (kswapd asleep, awake).
+    pub stat_thresholds: [[i64; 2]; zone::MAX_NR_ZONES],
     /// Per workload, the CPUs its mm has run on (`mm_cpumask`, a bit per CPU).
     pub mm_cpumask: Vec<Vec<u64>>,
     /// The deferred TLB flush of the unmapping under way (`current->tlb_ubc`).
@@ -963,6 +972,10 @@ impl Mm {
             damon_seed: cfg.seed ^ 0xda30_0000,
             memcg_flush_last_ns: 0,
             pcp: Vec::new(),
+            free_diff: Vec::new(),
+            free_attributed: [0; zone::MAX_NR_ZONES],
+            free_diff_sum: [0; zone::MAX_NR_ZONES],
+            stat_thresholds: [[1; 2]; zone::MAX_NR_ZONES],
             mm_cpumask: vec![Vec::new(); nr_workloads],
             tlb_ubc: Default::default(),
             cpu_user_until: vec![0; cfg.nr_cpus.max(1) as usize],

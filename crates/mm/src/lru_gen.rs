@@ -1390,17 +1390,21 @@ impl Mm {
         if !self.is_kswapd() || sc.order > 0 {
             return false;
         }
-        self.zones.iter().take(sc.reclaim_idx + 1).all(|z| {
-            !z.is_managed()
-                || zone_watermark_ok(
-                    z,
-                    0,
-                    z.wmark(WMARK_HIGH) + MIN_LRU_BATCH,
-                    sc.reclaim_idx,
-                    AllocFlags::default(),
-                    z.nr_free_pages,
-                )
-        })
+        self.zones
+            .iter()
+            .enumerate()
+            .take(sc.reclaim_idx + 1)
+            .all(|(zi, z)| {
+                !z.is_managed()
+                    || zone_watermark_ok(
+                        z,
+                        0,
+                        z.wmark(WMARK_HIGH) + MIN_LRU_BATCH,
+                        sc.reclaim_idx,
+                        AllocFlags::default(),
+                        self.zone_page_state_free(zi),
+                    )
+            })
     }
 
     /// `should_abort_scan` as the seed merged it (v6.1): direct reclaim stops after
@@ -1433,12 +1437,12 @@ impl Mm {
             return false;
         }
         let kswapd = self.is_kswapd();
-        for z in self.zones.iter().take(sc.reclaim_idx + 1) {
+        for (zi, z) in self.zones.iter().enumerate().take(sc.reclaim_idx + 1) {
             if !z.is_managed() {
                 continue;
             }
             let wmark = z.wmark(if kswapd { WMARK_HIGH } else { WMARK_LOW });
-            if wmark > z.nr_free_pages {
+            if wmark > self.zone_page_state_free(zi) {
                 return false;
             }
         }

@@ -527,7 +527,7 @@ impl Mm {
                     z.wmark(WMARK_HIGH),
                     MAX_NR_ZONES - 1,
                     AllocFlags::default(),
-                    z.nr_free_pages,
+                    self.zone_page_state_free(zi),
                 )
             {
                 self.zones[zi].below_high = false;
@@ -706,6 +706,13 @@ impl Mm {
         let nr_cpus = self.cfg.nr_cpus.max(1);
         self.pcp
             .resize_with(nr_cpus as usize * MAX_NR_ZONES, Default::default);
+        self.refresh_zone_stat_thresholds();
+        // The per-CPU vmstat diffs start empty at boot (`setup_vm_stats`).
+        if self.free_diff.len() != nr_cpus as usize * MAX_NR_ZONES {
+            self.free_diff = vec![0; nr_cpus as usize * MAX_NR_ZONES];
+            self.free_diff_sum = [0; MAX_NR_ZONES];
+            self.free_attributed = std::array::from_fn(|zi| self.zones[zi].nr_free_pages);
+        }
         let fraction = match self.cfg.pcp {
             PcpVersion::V4_5 => self.cfg.percpu_pagelist_fraction,
             _ => self.cfg.percpu_pagelist_high_fraction,
@@ -728,19 +735,19 @@ impl Mm {
         }
     }
 
-    /// v6.7's `refresh_cpu_vm_stats` → `decay_pcp_high` for every CPU's lists, every
-    /// `vm.stat_interval` (1 s): `high` sinks towards `high_min` and what is above it
-    /// goes back to the buddy.
+    /// `refresh_cpu_vm_stats` on every CPU, every `vm.stat_interval` (1 s): v6.7's
+    /// `decay_pcp_high` (`high` sinks towards `high_min` and what is above it goes back
+    /// to the buddy), and every CPU's vmstat diffs folded into the zones' counters.
     pub fn vmstat_update(&mut self) {
-        if self.cfg.pcp != PcpVersion::V6_7 {
-            return;
-        }
-        for i in 0..self.pcp.len() {
-            let to_drain = self.pcp[i].decay_pcp_high();
-            if to_drain > 0 {
-                self.free_pcppages_bulk(i, i % MAX_NR_ZONES, to_drain, 0);
+        if self.cfg.pcp == PcpVersion::V6_7 {
+            for i in 0..self.pcp.len() {
+                let to_drain = self.pcp[i].decay_pcp_high();
+                if to_drain > 0 {
+                    self.free_pcppages_bulk(i, i % MAX_NR_ZONES, to_drain, 0);
+                }
             }
         }
+        self.fold_vm_stat_diffs();
     }
 
     /// `rmqueue`: take a block from one zone, through the running CPU's list for the
@@ -826,7 +833,8 @@ impl Mm {
             // shrink the per-CPU lists; a zone above it passes outright.
             if self.cfg.pcp == PcpVersion::V6_7 && !z.below_high {
                 let high = z.wmark(WMARK_HIGH);
-                if zone_watermark_ok(z, order, high, gfp.highest_zoneidx, flags, z.nr_free_pages) {
+                let free = self.zone_page_state_free(zi);
+                if zone_watermark_ok(z, order, high, gfp.highest_zoneidx, flags, free) {
                     if let Some(pfn) = self.rmqueue(zi, order, gfp) {
                         return Some(pfn);
                     }
@@ -834,6 +842,7 @@ impl Mm {
                 }
                 self.zones[zi].below_high = true;
             }
+            // zone_watermark_fast: the zone's counter, per-CPU drift and all.
             let z = &self.zones[zi];
             if !flags.no_watermarks
                 && !zone_watermark_ok(
@@ -842,7 +851,7 @@ impl Mm {
                     z.wmark(wmark),
                     gfp.highest_zoneidx,
                     flags,
-                    z.nr_free_pages,
+                    self.zone_page_state_free(zi),
                 )
             {
                 continue;

@@ -1285,18 +1285,20 @@ impl Mm {
             if !z.is_managed() {
                 continue;
             }
+            let free = self.zone_page_state_free(zi);
             if zone_watermark_ok(
                 z,
                 sc.order,
                 z.wmark(WMARK_MIN),
                 sc.reclaim_idx,
                 AllocFlags::default(),
-                z.nr_free_pages,
+                free,
             ) || super::compaction::compaction_suitable(
                 z,
                 sc.order,
                 sc.reclaim_idx,
                 self.cfg.extfrag_threshold,
+                free,
             ) {
                 return false;
             }
@@ -1313,6 +1315,7 @@ impl Mm {
     fn compaction_ready(&self, sc: &ScanControl) -> bool {
         (0..=sc.reclaim_idx).any(|zi| {
             let z = &self.zones[zi];
+            let free = self.zone_page_state_free(zi);
             z.is_managed()
                 && (zone_watermark_ok(
                     z,
@@ -1320,19 +1323,20 @@ impl Mm {
                     z.wmark(WMARK_MIN),
                     sc.reclaim_idx,
                     AllocFlags::default(),
-                    z.nr_free_pages,
+                    free,
                 ) || (super::compaction::compaction_suitable(
                     z,
                     sc.order,
                     sc.reclaim_idx,
                     self.cfg.extfrag_threshold,
+                    free,
                 ) && zone_watermark_ok(
                     z,
                     0,
                     z.wmark(WMARK_HIGH) + super::compaction::compact_gap(sc.order),
                     sc.reclaim_idx,
                     AllocFlags::default(),
-                    z.nr_free_pages,
+                    self.zone_free_safe(zi),
                 )))
         })
     }

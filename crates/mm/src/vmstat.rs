@@ -164,7 +164,8 @@ impl Mm {
     fn zoneinfo(&self, out: &mut String) {
         for z in self.zones.iter().filter(|z| z.is_managed()) {
             let _ = writeln!(out, "Node 0, zone {:>8}", z.name());
-            let _ = writeln!(out, "  pages free     {}", z.nr_free_pages);
+            // The zone's counter: what the CPUs' diffs hold is not in it.
+            let _ = writeln!(out, "  pages free     {}", self.zone_page_state_free(z.idx));
             let _ = writeln!(out, "        boost    {}", z.watermark_boost);
             for (name, w) in ["min", "low", "high"].iter().zip(z.watermark) {
                 let _ = writeln!(out, "        {name:<8} {}", w + z.watermark_boost);
@@ -182,6 +183,7 @@ impl Mm {
                 let _ = writeln!(out, "              count:    {}", p.count);
                 let _ = writeln!(out, "              high:     {}", p.high);
                 let _ = writeln!(out, "              batch:    {}", p.batch);
+                let _ = writeln!(out, "  vm stats threshold: {}", self.stat_threshold(z.idx));
             }
             let _ = writeln!(out, "  start_pfn:           {}", z.start_pfn);
         }
@@ -233,6 +235,139 @@ impl Mm {
                 let _ = write!(out, "{n:>12} ");
             }
             out.push('\n');
+        }
+    }
+}
+
+/// `fls`: the 1-based index of the highest bit set (0 for 0).
+fn fls(x: u64) -> u64 {
+    64 - u64::from(x.leading_zeros())
+}
+
+/// `calculate_normal_threshold`: how far a CPU's NR_FREE_PAGES diff may stray before
+/// it is folded into the zone's counter: 2·fls(CPUs)·(1 + fls(zone MiB / 128)),
+/// at most 125.
+pub fn calculate_normal_threshold(managed_pages: u64, nr_cpus: u64) -> i64 {
+    let mem_128m = managed_pages >> (27 - 12);
+    (2 * fls(nr_cpus) * (1 + fls(mem_128m))).min(125) as i64
+}
+
+/// `calculate_pressure_threshold`, in force while kswapd is awake: the gap between
+/// the low and min watermarks shared out over the CPUs, so that the drift cannot hide
+/// a zone's fall through min (1 to 125).
+pub fn calculate_pressure_threshold(low: u64, min: u64, nr_cpus: u64) -> i64 {
+    (low.saturating_sub(min) / nr_cpus.max(1)).clamp(1, 125) as i64
+}
+
+/// The per-CPU counter drift of NR_FREE_PAGES (mm/vmstat.c). Each CPU keeps a diff
+/// (`vm_stat_diff`) that is folded into the zone's counter when it passes the
+/// threshold, and by `refresh_cpu_vm_stats` every `vm.stat_interval`; the watermark
+/// checks of the allocator, kswapd and compaction read the zone's counter
+/// (`zone_page_state`), `should_reclaim_retry` and `compaction_zonelist_suitable`
+/// add the diffs in (`zone_page_state_snapshot`), and kswapd's balance checks do so
+/// below `percpu_drift_mark` (`zone_watermark_ok_safe`). `Zone::nr_free_pages` is
+/// the exact count (the snapshot); changes are attributed to the CPU that made them
+/// as that CPU hands over (a slice is one CPU's, one `__mod_zone_page_state`).
+impl Mm {
+    /// The threshold in force: kswapd sets the pressure one as it wakes and the
+    /// normal one as it goes to sleep for good (`set_pgdat_percpu_threshold` in
+    /// `kswapd_try_to_sleep`).
+    pub fn stat_threshold(&self, zi: usize) -> i64 {
+        let pressure = !matches!(self.kswapd.state, super::kswapd::KswapdState::Sleeping);
+        self.stat_thresholds[zi][pressure as usize]
+    }
+
+    /// `refresh_zone_stat_thresholds`, at boot and when the watermarks change: each
+    /// zone's normal and pressure thresholds.
+    pub fn refresh_zone_stat_thresholds(&mut self) {
+        let nr_cpus = self.cfg.nr_cpus.max(1);
+        for zi in 0..MAX_NR_ZONES {
+            let z = &self.zones[zi];
+            self.stat_thresholds[zi] = [
+                calculate_normal_threshold(z.managed_pages, nr_cpus),
+                calculate_pressure_threshold(
+                    z.watermark[WMARK_LOW],
+                    z.watermark[WMARK_MIN],
+                    nr_cpus,
+                ),
+            ];
+        }
+    }
+
+    /// `percpu_drift_mark` (`refresh_zone_stat_thresholds`): when the CPUs together
+    /// may drift further than the gap between low and min, the high watermark plus
+    /// that drift; 0 (none) otherwise.
+    pub fn percpu_drift_mark(&self, zi: usize) -> u64 {
+        let z = &self.zones[zi];
+        let max_drift = self.cfg.nr_cpus.max(1) * self.stat_thresholds[zi][0] as u64;
+        let tolerate = z.watermark[WMARK_LOW].saturating_sub(z.watermark[WMARK_MIN]);
+        if max_drift > tolerate {
+            z.watermark[WMARK_HIGH] + max_drift
+        } else {
+            0
+        }
+    }
+
+    /// The running CPU's diff for zone `zi` with what it changed since it last
+    /// handed over, as `__mod_zone_page_state` leaves it (0 once past the threshold:
+    /// folded).
+    fn own_free_diff(&self, zi: usize) -> i64 {
+        let i = self.current_cpu * MAX_NR_ZONES + zi;
+        let pending = self.zones[zi].nr_free_pages as i64 - self.free_attributed[zi] as i64;
+        let own = self.free_diff.get(i).map_or(0, |&d| i64::from(d)) + pending;
+        if own.abs() > self.stat_threshold(zi) {
+            0
+        } else {
+            own
+        }
+    }
+
+    /// `zone_page_state(zone, NR_FREE_PAGES)`: the zone's counter, without what the
+    /// CPUs hold in their diffs.
+    pub fn zone_page_state_free(&self, zi: usize) -> u64 {
+        if self.free_diff.is_empty() {
+            return self.zones[zi].nr_free_pages;
+        }
+        let own_committed = i64::from(self.free_diff[self.current_cpu * MAX_NR_ZONES + zi]);
+        let others = self.free_diff_sum[zi] - own_committed;
+        (self.zones[zi].nr_free_pages as i64 - others - self.own_free_diff(zi)).max(0) as u64
+    }
+
+    /// The free pages `zone_watermark_ok_safe` checks: the counter, or the exact
+    /// count (`zone_page_state_snapshot`) when the counter is below
+    /// `percpu_drift_mark`.
+    pub fn zone_free_safe(&self, zi: usize) -> u64 {
+        let free = self.zone_page_state_free(zi);
+        let mark = self.percpu_drift_mark(zi);
+        if mark > 0 && free < mark {
+            self.zones[zi].nr_free_pages
+        } else {
+            free
+        }
+    }
+
+    /// The running CPU hands over (its slice ends, another begins on `cpu`): what it
+    /// changed goes into its diff, folded if past the threshold.
+    pub fn set_current_cpu(&mut self, cpu: usize) {
+        if !self.free_diff.is_empty() {
+            for zi in 0..self.zones.len().min(MAX_NR_ZONES) {
+                let own = self.own_free_diff(zi);
+                let d = &mut self.free_diff[self.current_cpu * MAX_NR_ZONES + zi];
+                self.free_diff_sum[zi] += own - i64::from(*d);
+                *d = own as i32;
+                self.free_attributed[zi] = self.zones[zi].nr_free_pages;
+            }
+        }
+        self.current_cpu = cpu;
+    }
+
+    /// `refresh_cpu_vm_stats` on every CPU (`vmstat_update`, each
+    /// `vm.stat_interval`): every diff folded in.
+    pub fn fold_vm_stat_diffs(&mut self) {
+        self.free_diff.fill(0);
+        self.free_diff_sum = [0; MAX_NR_ZONES];
+        for zi in 0..self.zones.len().min(MAX_NR_ZONES) {
+            self.free_attributed[zi] = self.zones[zi].nr_free_pages;
         }
     }
 }
@@ -315,5 +450,70 @@ mod tests {
         assert_eq!(thousandths(1000, 0), "1.000");
         // C: printf("%d.%03d", -1 / 1000, -1 % 1000) is "0.-01".
         assert_eq!(thousandths(-1, 0), "0.-01");
+    }
+
+    /// By hand from mm/vmstat.c: 4 CPUs and a 1 GiB zone (262,144 pages = 8 × 128
+    /// MiB): 2·fls(4)·(1 + fls(8)) = 2·3·5 = 30. One CPU and 256 MiB: 2·1·(1 + 2) = 6.
+    /// 64 CPUs and 16 GiB: 2·7·(1 + fls(128) = 9) = 126, capped at 125. Pressure:
+    /// (low − min) / CPUs = (1,286 − 1,024) / 4 = 65; at least 1.
+    #[test]
+    fn stat_thresholds_by_hand() {
+        assert_eq!(calculate_normal_threshold(262_144, 4), 30);
+        assert_eq!(calculate_normal_threshold(65_536, 1), 6);
+        assert_eq!(calculate_normal_threshold(4_194_304, 64), 125);
+        assert_eq!(calculate_pressure_threshold(1_286, 1_024, 4), 65);
+        assert_eq!(calculate_pressure_threshold(1_024, 1_024, 4), 1);
+        assert_eq!(calculate_pressure_threshold(100_000, 0, 2), 125);
+    }
+
+    /// A CPU's allocations stay in its diff, unseen by the zone's counter, until they
+    /// pass the threshold (30 here); other CPUs' diffs stay as they were;
+    /// `vmstat_update` folds them all. Four CPUs on 1 GiB drift at most 4 × 30 = 120
+    /// pages, less than low − min: no drift mark. 72 CPUs on 16 GiB have one.
+    #[test]
+    fn free_pages_drift_per_cpu_until_folded() {
+        use crate::page_alloc::GFP_HIGHUSER_MOVABLE;
+        use crate::test_util::{config, task_mm};
+        let mut cfg = config(1024);
+        cfg.nr_cpus = 4;
+        cfg.pcp = crate::pcp::PcpVersion::Off;
+        let mut mm = task_mm(cfg);
+        let zi = (0..MAX_NR_ZONES)
+            .rev()
+            .find(|&z| mm.zones[z].is_managed())
+            .unwrap();
+        assert_eq!(mm.stat_threshold(zi), 30);
+        assert_eq!(mm.percpu_drift_mark(zi), 0);
+        let exact = |mm: &Mm| mm.zones[zi].nr_free_pages;
+        let alloc = |mm: &mut Mm, n: usize| {
+            for _ in 0..n {
+                mm.alloc_pages(GFP_HIGHUSER_MOVABLE, 0).unwrap();
+            }
+        };
+        assert_eq!(mm.zone_page_state_free(zi), exact(&mm));
+        alloc(&mut mm, 20);
+        assert_eq!(mm.zone_page_state_free(zi), exact(&mm) + 20);
+        mm.set_current_cpu(1);
+        alloc(&mut mm, 20);
+        assert_eq!(mm.zone_page_state_free(zi), exact(&mm) + 40);
+        // CPU 1 passes 30: its diff is folded, CPU 0's is not.
+        alloc(&mut mm, 11);
+        assert_eq!(mm.zone_page_state_free(zi), exact(&mm) + 20);
+        mm.vmstat_update();
+        assert_eq!(mm.zone_page_state_free(zi), exact(&mm));
+        // Many CPUs on a big zone may drift past low − min: a drift mark. 72 CPUs,
+        // 16 GiB: DMA32 is 3 GiB (24 × 128 MiB), 2·fls(72)·(1 + fls(24)) = 2·7·6 =
+        // 84 a CPU, 6,048 in all.
+        let mut big = config(16 << 10);
+        big.nr_cpus = 72;
+        let mm = task_mm(big);
+        let z = &mm.zones[ZONE_DMA32];
+        assert_eq!(z.managed_pages >> 15, 24);
+        assert_eq!(calculate_normal_threshold(z.managed_pages, 72), 84);
+        assert!(z.watermark[WMARK_LOW] - z.watermark[WMARK_MIN] < 6_048);
+        assert_eq!(
+            mm.percpu_drift_mark(ZONE_DMA32),
+            z.watermark[WMARK_HIGH] + 6_048
+        );
     }
 }
