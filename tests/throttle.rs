@@ -113,6 +113,8 @@ fn writeback_throttles_part_way_through_reclaim_do_not_reach_the_oom_killer() {
         &[
             "run.duration=11s",
             "kernel.reclaim_throttle=throttle",
+            // Today's lists, with which the interrupted attempts added up to an OOM.
+            "kernel.pcp=\"v6.7\"",
             "workload.1.numjobs=6",
             "workload.1.size=\"67M\"",
             "workload.2.threads=5",
