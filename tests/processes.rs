@@ -93,6 +93,17 @@ fn processes_exit_and_are_replaced_at_their_lifetime() {
     assert_eq!(plain.workloads["cc1"].forks, None);
 }
 
+/// `ops = N` is the workload's, over all its processes: once spent, the process that
+/// exits is not replaced (its successor would have nothing to do). Both processes
+/// share 20,000 operations, done long before the first lifetime (0.5 s) runs out.
+#[test]
+fn no_new_process_once_the_work_is_done() {
+    let r = common::run_checked(BUILD, &["workload.0.ops=20000", "workload.0.processes=2"]);
+    assert_eq!(r.workloads["cc1"].ops, 20_000);
+    assert_eq!(r.workloads["cc1"].forks, Some(2));
+    assert_eq!(stat(&r, "slab_unreclaimable"), 0, "both exited");
+}
+
 /// The same scenario and seed twice: byte-identical results.
 #[test]
 fn churn_is_deterministic() {
@@ -127,6 +138,8 @@ fn bad_process_settings_are_rejected() {
     );
     let e = err("", &["workload.0.processes=1024", "workload.0.threads=8"]);
     assert!(e.contains("processes × threads"), "{e}");
+    let e = err("", &["workload.0.ops=3"]);
+    assert!(e.contains("ops") && e.contains("at least `processes` (4)"), "{e}");
     let e = err("", &["workload.0.lifetime=\"0s\""]);
     assert!(
         e.contains("workload.0.lifetime") && e.contains("> 0"),

@@ -1090,7 +1090,8 @@ pub struct Workload {
     #[serde(default)]
     pub start_after: Option<String>,
     /// Stop after exactly this many operations (all threads together; a hit loop's
-    /// accesses are operations), then the workload is finished.
+    /// accesses are operations), then the workload is finished. Several `processes`
+    /// split them evenly, each process (and those that replace it) doing its share.
     #[serde(default)]
     pub ops: Option<u64>,
     /// When the workload stops issuing operations (default: end of run). A thread

@@ -1371,6 +1371,12 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
         c.range(k("threads"), w.threads, 1, 1024);
         if let Some(n) = w.processes {
             c.range(k("processes"), n, 1, 1024);
+            if w.ops.is_some_and(|ops| ops < n as u64) {
+                c.err(
+                    k("ops"),
+                    format!("must be at least `processes` ({n}): each process does its share"),
+                );
+            }
             if n as u64 * w.threads as u64 > MAX_PROCESS_TASKS {
                 c.err(
                     k("processes"),

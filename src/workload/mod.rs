@@ -497,12 +497,18 @@ impl Workload {
         }
     }
 
-    /// This is process `process` of `nr` of scenario workload `group`. With a process
-    /// `lifetime`, process k first lives `lifetime`·(k+1)/`nr`, so that the exits
-    /// and forks of a steady build are spread out from the start.
+    /// This is process `process` of `nr` of scenario workload `group`: `ops` is split
+    /// between the processes. With a process `lifetime`, process k first lives
+    /// `lifetime`·(k+1)/`nr`, so that the exits and forks of a steady build are
+    /// spread out from the start.
     pub fn set_process(&mut self, group: usize, process: u32, nr: u32) {
         self.group = group;
         self.process = process;
+        // `ops` is the workload's: each process (slot) does its share.
+        if let Some(n) = self.ops_left {
+            let (k, nr) = (u64::from(process), u64::from(nr.max(1)));
+            self.ops_left = Some(n * (k + 1) / nr - n * k / nr);
+        }
         if let Some(life) = self.lifetime_ns {
             self.next_life_ns =
                 (life as u128 * (process as u128 + 1) / nr.max(1) as u128).max(1) as u64;
@@ -520,11 +526,15 @@ impl Workload {
     }
 
     /// Whether, its process having exited at `now`, a new one is forked in its place.
+    /// Not once its work is done (`ops` spent, a `phases` program finished): a new
+    /// process would find nothing to do and exit at once.
     pub fn respawns_at(&self, now: u64) -> bool {
         self.lifetime_ns.is_some()
             && self.killed_at.is_none()
             && self.fork_failed_at.is_none()
             && self.forked_at.is_some()
+            && self.finished_at.is_none()
+            && self.ops_left != Some(0)
             && now < self.final_stop_ns
     }
 
