@@ -139,7 +139,10 @@ fn bad_process_settings_are_rejected() {
     let e = err("", &["workload.0.processes=1024", "workload.0.threads=8"]);
     assert!(e.contains("processes × threads"), "{e}");
     let e = err("", &["workload.0.ops=3"]);
-    assert!(e.contains("ops") && e.contains("at least `processes` (4)"), "{e}");
+    assert!(
+        e.contains("ops") && e.contains("at least `processes` (4)"),
+        "{e}"
+    );
     let e = err("", &["workload.0.lifetime=\"0s\""]);
     assert!(
         e.contains("workload.0.lifetime") && e.contains("> 0"),

@@ -1183,8 +1183,10 @@ impl Simulation {
             let TaskKind::Worker { thread, .. } = self.tasks[task].kind else {
                 unreachable!("workload tasks are workers");
             };
-            let old = &self.threads[thread];
+            let old = &mut self.threads[thread];
             let (ops, last_op_ns, rng) = (old.ops, old.last_op_ns, old.rng.clone());
+            // `--record-accesses`: the slot's file goes on with the new process.
+            let recorder = old.recorder.take();
             let wl = &self.workloads[w];
             let cursor = (wl.items() * index as u64) / nr as u64;
             let mut fresh = Thread::new(w, index, rng, cursor, at);
@@ -1192,6 +1194,7 @@ impl Simulation {
             fresh.last_op_ns = last_op_ns;
             fresh.init_left = wl.init_accesses(index, nr);
             fresh.populate = wl.first_populate(index);
+            fresh.recorder = recorder;
             self.threads[thread] = fresh;
             let t = &mut self.tasks[task];
             t.exited = false;
