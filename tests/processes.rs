@@ -125,34 +125,43 @@ fn bad_process_settings_are_rejected() {
             .unwrap_or_default()
     };
     let fio = "[[workload]]\nname = \"w\"\nkind = \"fio\"\nrw = \"write\"\nsize = \"4M\"\nprocesses = 2\n";
-    let e = err(fio, &[]);
-    assert!(
-        e.contains("t.toml") && e.contains("workload[1].processes"),
-        "{e}"
-    );
-    // A --set value is named as the flag gave it.
-    let e = err("", &["workload.0.processes=0"]);
-    assert!(
-        e.contains("workload.0.processes") && e.contains("1..=1024"),
-        "{e}"
-    );
-    let e = err("", &["workload.0.processes=1024", "workload.0.threads=8"]);
-    assert!(e.contains("processes × threads"), "{e}");
-    let e = err("", &["workload.0.ops=3"]);
-    assert!(
-        e.contains("ops") && e.contains("at least `processes` (4)"),
-        "{e}"
-    );
-    let e = err("", &["workload.0.lifetime=\"0s\""]);
-    assert!(
-        e.contains("workload.0.lifetime") && e.contains("> 0"),
-        "{e}"
-    );
     let after =
         "[[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"4M\"\nstart_after = \"cc1\"\n";
-    let e = err(after, &[]);
-    assert!(
-        e.contains("workload[1].start_after") && e.contains("several processes"),
-        "{e}"
-    );
+    // (extra workload, --set flags, what the message must say). A --set value is
+    // named as the flag gave it.
+    let damon = "[[damon.kdamonds]]\n[[damon.kdamonds.contexts]]\noperations = \"vaddr\"\n\
+                 [[damon.kdamonds.contexts.targets]]\npid_target = \"cc1\"\n";
+    let cases: [(&str, &[&str], &[&str]); 7] = [
+        (damon, &[], &["pid_target", "a pid names one"]),
+        (fio, &[], &["t.toml", "workload[1].processes"]),
+        (
+            "",
+            &["workload.0.processes=0"],
+            &["workload.0.processes", "1..=1024"],
+        ),
+        (
+            "",
+            &["workload.0.processes=1024", "workload.0.threads=8"],
+            &["processes × threads"],
+        ),
+        (
+            "",
+            &["workload.0.ops=3"],
+            &["ops", "at least `processes` (4)"],
+        ),
+        (
+            "",
+            &["workload.0.lifetime=\"0s\""],
+            &["workload.0.lifetime", "> 0"],
+        ),
+        (
+            after,
+            &[],
+            &["workload[1].start_after", "several processes"],
+        ),
+    ];
+    for (extra, sets, needles) in cases {
+        let e = err(extra, sets);
+        assert!(needles.iter().all(|n| e.contains(n)), "{needles:?}: {e}");
+    }
 }

@@ -93,9 +93,9 @@ pub struct WorkloadResult {
     /// `highalloc`: attempts (`ops`) that got their block.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alloc_success: Option<u64>,
-    /// A workload of several `processes` or with a process `lifetime`: the processes
-    /// forked over the run, the first ones included (each later one replaced one
-    /// that exited).
+    /// A workload of several `processes`, or one whose `lifetime` replaced its process:
+    /// the processes forked over the run, the first ones included (each later one
+    /// replaced one that exited).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forks: Option<u64>,
 }

@@ -1316,6 +1316,12 @@ impl Workload {
         self.lifetime.filter(|_| self.kind != WorkloadKind::Slab)
     }
 
+    /// Several processes over the run (`processes` > 1, or a process `lifetime`): no
+    /// one pid names it.
+    pub fn is_several_processes(&self) -> bool {
+        self.processes.unwrap_or(1) > 1 || self.process_lifetime().is_some()
+    }
+
     /// A `phases` workload's steps and repeat (count, from), inline or from `config`.
     pub fn phase_program(&self) -> (&[Phase], u32, u32) {
         match &self.loaded {

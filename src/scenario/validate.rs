@@ -385,9 +385,7 @@ fn check_damon(sc: &Scenario, c: &mut Checker) {
                             format!("{tk}.pid_target"),
                             format!("no workload named `{name}`"),
                         ),
-                        Some(w) if w.processes.unwrap_or(1) > 1
-                            || (w.kind != WorkloadKind::Slab && w.lifetime.is_some()) =>
-                        {
+                        Some(w) if w.is_several_processes() => {
                             c.err(
                                 format!("{tk}.pid_target"),
                                 format!(
@@ -1387,12 +1385,11 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
                 );
             }
         }
-        let churns = w.kind != WorkloadKind::Slab && w.lifetime.is_some();
-        if churns && w.lifetime == Some(Nanos(0)) {
+        if w.process_lifetime() == Some(Nanos(0)) {
             c.err(k("lifetime"), "must be > 0");
         }
         // A start_after chain and a DAMON vaddr target name one process.
-        if w.processes.unwrap_or(1) > 1 || churns {
+        if w.is_several_processes() {
             if w.start_after.is_some() {
                 c.err(
                     k("start_after"),

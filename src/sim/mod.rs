@@ -239,13 +239,8 @@ impl Simulation {
                 } else {
                     format!("{}.{process}/{t}", cfg.name)
                 };
-                // Sequential threads start spread over the range.
-                let cursor = (w.items() * t as u64) / nr_threads as u64;
                 let rng = crate::rng::task_rng(scenario.run.seed, &name);
-                let mut thread = Thread::new(i, t, rng, cursor, w.start_ns);
-                thread.init_left = w.init_accesses(t, nr_threads);
-                thread.populate = w.first_populate(t);
-                threads.push(thread);
+                threads.push(w.new_thread(i, t, nr_threads, rng, w.start_ns));
                 tasks.push(Task {
                     name,
                     kind: TaskKind::Worker {
@@ -1184,17 +1179,11 @@ impl Simulation {
                 unreachable!("workload tasks are workers");
             };
             let old = &mut self.threads[thread];
-            let (ops, last_op_ns, rng) = (old.ops, old.last_op_ns, old.rng.clone());
+            let mut fresh = self.workloads[w].new_thread(w, index, nr, old.rng.clone(), at);
+            fresh.ops = old.ops;
+            fresh.last_op_ns = old.last_op_ns;
             // `--record-accesses`: the slot's file goes on with the new process.
-            let recorder = old.recorder.take();
-            let wl = &self.workloads[w];
-            let cursor = (wl.items() * index as u64) / nr as u64;
-            let mut fresh = Thread::new(w, index, rng, cursor, at);
-            fresh.ops = ops;
-            fresh.last_op_ns = last_op_ns;
-            fresh.init_left = wl.init_accesses(index, nr);
-            fresh.populate = wl.first_populate(index);
-            fresh.recorder = recorder;
+            fresh.recorder = old.recorder.take();
             self.threads[thread] = fresh;
             let t = &mut self.tasks[task];
             t.exited = false;

@@ -551,6 +551,24 @@ impl Workload {
         debug_assert!(at < self.stop_ns);
     }
 
+    /// Thread `index` of `nr`, as its process starts (engine workload `w`, first issue
+    /// at `start_ns`): sequential threads start spread over the range, `init`'s share
+    /// and the mapping call as the workload has them.
+    pub fn new_thread(
+        &self,
+        w: usize,
+        index: usize,
+        nr: usize,
+        rng: Pcg64Mcg,
+        start_ns: u64,
+    ) -> Thread {
+        let cursor = (self.items() * index as u64) / nr as u64;
+        let mut thread = Thread::new(w, index, rng, cursor, start_ns);
+        thread.init_left = self.init_accesses(index, nr);
+        thread.populate = self.first_populate(index);
+        thread
+    }
+
     /// What thread `index` starts with: the first thread of a workload that
     /// populates its mapping makes the mapping call.
     pub fn first_populate(&self, index: usize) -> Option<Populate> {

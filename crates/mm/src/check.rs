@@ -680,7 +680,7 @@ impl Mm {
         let (mut pt, mut stack, mut slab) = (vec![0u64; n], vec![0u64; n], vec![[0u64; 2]; n]);
         if self.cfg.memcg_kmem {
             for s in &self.spaces {
-                if let Some(w) = s.owner.or(s.mapper) {
+                if let Some(w) = s.mm() {
                     pt[self.workload_memcg[w]] += s.pt_pages.len() as u64;
                 }
             }

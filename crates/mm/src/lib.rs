@@ -676,6 +676,12 @@ impl Space {
         }
     }
 
+    /// The workload (mm) whose page tables map this space: an anon space's owner, a
+    /// file's mapper (a space has one or the other).
+    pub fn mm(&self) -> Option<usize> {
+        self.owner.or(self.mapper)
+    }
+
     /// Makes every user access of this space trap (see `trap`).
     pub fn set_trap(&mut self) {
         if self.trap.is_none() {
@@ -1049,6 +1055,7 @@ impl Mm {
             self.cfg.watermark_scale_factor,
         );
         zone::setup_per_zone_lowmem_reserve(&mut self.zones, &self.cfg.lowmem_reserve_ratio);
+        self.refresh_zone_stat_thresholds();
         self.setup_pcp(old_pcp);
         // At boot, and when the dirty threshold's sysctl is written with a new value.
         let first = self.wb.throttle.ratelimit_pages == 0;

@@ -97,7 +97,7 @@ impl Mm {
     pub(super) fn pte_free(&mut self, space: u32, pfn: Pfn) {
         self.free_kernel_pages(pfn, 0);
         let s = &self.spaces[space as usize];
-        if let Some(w) = s.owner.or(s.mapper) {
+        if let Some(w) = s.mm() {
             let memcg = self.workload_memcg[w];
             self.memcg_kmem_uncharge_pages(memcg, 1, KmemItem::PageTables);
         }

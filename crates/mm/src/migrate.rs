@@ -51,11 +51,8 @@ impl Mm {
             if pte::is_present(e) && pte::pfn(e) == src {
                 *s.pte_mut(f.index) = repoint(e, dst);
                 // try_to_migrate with TTU_BATCH_FLUSH: the caller flushes the batch.
-                let owner = match s.kind {
-                    crate::SpaceKind::Anon => s.owner,
-                    crate::SpaceKind::File => s.mapper,
-                };
-                self.tlb_unmap_pending(owner, false);
+                let mm = s.mm();
+                self.tlb_unmap_pending(mm, false);
             }
         }
         if f.test(pg::SWAPCACHE) {

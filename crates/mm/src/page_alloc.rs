@@ -706,13 +706,6 @@ impl Mm {
         let nr_cpus = self.cfg.nr_cpus.max(1);
         self.pcp
             .resize_with(nr_cpus as usize * MAX_NR_ZONES, Default::default);
-        self.refresh_zone_stat_thresholds();
-        // The per-CPU vmstat diffs start empty at boot (`setup_vm_stats`).
-        if self.free_diff.len() != nr_cpus as usize * MAX_NR_ZONES {
-            self.free_diff = vec![0; nr_cpus as usize * MAX_NR_ZONES];
-            self.free_diff_sum = [0; MAX_NR_ZONES];
-            self.free_attributed = std::array::from_fn(|zi| self.zones[zi].nr_free_pages);
-        }
         let fraction = match self.cfg.pcp {
             PcpVersion::V4_5 => self.cfg.percpu_pagelist_fraction,
             _ => self.cfg.percpu_pagelist_high_fraction,

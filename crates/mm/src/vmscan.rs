@@ -1078,11 +1078,7 @@ impl Mm {
             self.frames[pfn as usize].set(pg::DIRTY);
         }
         // TTU_BATCH_FLUSH: the TLBs of the mm's CPUs, at the batch's end.
-        let s = &self.spaces[f.mapping as usize];
-        let mm = match s.kind {
-            SpaceKind::Anon => s.owner,
-            SpaceKind::File => s.mapper,
-        };
+        let mm = self.spaces[f.mapping as usize].mm();
         self.tlb_unmap_pending(mm, dirty);
     }
 

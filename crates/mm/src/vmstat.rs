@@ -279,8 +279,13 @@ impl Mm {
 
     /// `refresh_zone_stat_thresholds`, at boot and when the watermarks change: each
     /// zone's normal and pressure thresholds.
+    /// The per-CPU diffs start empty at boot (`setup_vm_stats`).
     pub fn refresh_zone_stat_thresholds(&mut self) {
         let nr_cpus = self.cfg.nr_cpus.max(1);
+        if self.free_diff.is_empty() {
+            self.free_diff = vec![0; nr_cpus as usize * MAX_NR_ZONES];
+            self.free_attributed = std::array::from_fn(|zi| self.zones[zi].nr_free_pages);
+        }
         for zi in 0..MAX_NR_ZONES {
             let z = &self.zones[zi];
             self.stat_thresholds[zi] = [
@@ -314,7 +319,7 @@ impl Mm {
     fn own_free_diff(&self, zi: usize) -> i64 {
         let i = self.current_cpu * MAX_NR_ZONES + zi;
         let pending = self.zones[zi].nr_free_pages as i64 - self.free_attributed[zi] as i64;
-        let own = self.free_diff.get(i).map_or(0, |&d| i64::from(d)) + pending;
+        let own = i64::from(self.free_diff[i]) + pending;
         if own.abs() > self.stat_threshold(zi) {
             0
         } else {
@@ -325,9 +330,6 @@ impl Mm {
     /// `zone_page_state(zone, NR_FREE_PAGES)`: the zone's counter, without what the
     /// CPUs hold in their diffs.
     pub fn zone_page_state_free(&self, zi: usize) -> u64 {
-        if self.free_diff.is_empty() {
-            return self.zones[zi].nr_free_pages;
-        }
         let own_committed = i64::from(self.free_diff[self.current_cpu * MAX_NR_ZONES + zi]);
         let others = self.free_diff_sum[zi] - own_committed;
         (self.zones[zi].nr_free_pages as i64 - others - self.own_free_diff(zi)).max(0) as u64
@@ -349,14 +351,12 @@ impl Mm {
     /// The running CPU hands over (its slice ends, another begins on `cpu`): what it
     /// changed goes into its diff, folded if past the threshold.
     pub fn set_current_cpu(&mut self, cpu: usize) {
-        if !self.free_diff.is_empty() {
-            for zi in 0..self.zones.len().min(MAX_NR_ZONES) {
-                let own = self.own_free_diff(zi);
-                let d = &mut self.free_diff[self.current_cpu * MAX_NR_ZONES + zi];
-                self.free_diff_sum[zi] += own - i64::from(*d);
-                *d = own as i32;
-                self.free_attributed[zi] = self.zones[zi].nr_free_pages;
-            }
+        for zi in 0..MAX_NR_ZONES {
+            let own = self.own_free_diff(zi);
+            let d = &mut self.free_diff[self.current_cpu * MAX_NR_ZONES + zi];
+            self.free_diff_sum[zi] += own - i64::from(*d);
+            *d = own as i32;
+            self.free_attributed[zi] = self.zones[zi].nr_free_pages;
         }
         self.current_cpu = cpu;
     }
@@ -366,9 +366,7 @@ impl Mm {
     pub fn fold_vm_stat_diffs(&mut self) {
         self.free_diff.fill(0);
         self.free_diff_sum = [0; MAX_NR_ZONES];
-        for zi in 0..self.zones.len().min(MAX_NR_ZONES) {
-            self.free_attributed[zi] = self.zones[zi].nr_free_pages;
-        }
+        self.free_attributed = std::array::from_fn(|zi| self.zones[zi].nr_free_pages);
     }
 }
 
