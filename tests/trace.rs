@@ -197,8 +197,9 @@ fn throttle_tracepoints_agree_with_the_histograms() {
         assert!(!r.reclaim_throttle.is_empty(), "{mode}: no sleeps");
         for (kind, h) in &r.reclaim_throttle {
             let (event, field, filter) = match kind.as_str() {
-                // v5.15's too_many_isolated loop sleeps in msleep(100): no tracepoint.
-                "msleep_too_many_isolated" => continue,
+                // v5.15's too_many_isolated loop sleeps in msleep(100), and
+                // throttle_direct_reclaim in wait_event_killable: no tracepoints.
+                "msleep_too_many_isolated" | "throttle_direct_reclaim" => continue,
                 "writeback_congestion_wait" | "writeback_wait_iff_congested" => {
                     (kind.as_str(), "usec_delayed", String::new())
                 }

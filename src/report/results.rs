@@ -36,7 +36,7 @@ pub struct Results {
     pub cgroups: BTreeMap<String, serde_json::Value>,
     /// Reclaim throttling: per reason (VMSCAN_THROTTLE_*) or legacy sleep
     /// (writeback_congestion_wait, writeback_wait_iff_congested, msleep_too_many_isolated),
-    /// how many sleeps, how they ended, and the usec_delayed histogram.
+    /// or throttle_direct_reclaim's wait on pfmemalloc_wait: how many sleeps, how they ended, and the usec_delayed histogram.
     #[serde(default)]
     pub reclaim_throttle: BTreeMap<String, ThrottleResult>,
     /// DAMON, when the scenario configures it: each kdamond's state, CPU and scheme

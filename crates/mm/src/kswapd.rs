@@ -179,8 +179,10 @@ impl Mm {
             .any(|z| z.is_managed() && z.watermark_boost > 0)
     }
 
-    /// `prepare_kswapd_sleep`: sleep if the node is hopeless or balanced.
+    /// `prepare_kswapd_sleep`: sleep if the node is hopeless or balanced. No task may
+    /// be left on `pfmemalloc_wait` when kswapd sleeps: wake them first.
     fn prepare_kswapd_sleep(&mut self, order: usize, highest_zoneidx: usize) -> bool {
+        self.wake_pfmemalloc_waiters();
         if self.kswapd.failures >= MAX_KSWAPD_FAILURES {
             return true;
         }
@@ -363,7 +365,9 @@ impl Mm {
                     run.pass = Some((ns, reclaimed_before));
                     break None;
                 }
-                // kswapd_shrink_node's tail.
+                // kswapd_shrink_node's tail, then balance_pgdat's wake-up of the
+                // tasks throttled in direct reclaim once the reserves are back.
+                self.wake_pfmemalloc_waiters();
                 let sc = &mut run.sc;
                 let reclaimed = sc.nr_reclaimed - reclaimed_before;
                 if sc.order > 0 && sc.nr_reclaimed >= 2 << sc.order {
@@ -530,6 +534,7 @@ impl Mm {
                 None => None,
             };
             if let Some(reclaimed) = reclaimed {
+                self.wake_pfmemalloc_waiters();
                 let it = run.v45;
                 let sc = &mut run.sc;
                 if sc.order > 0 && reclaimed >= 2 << sc.order {

@@ -909,6 +909,7 @@ impl Mm {
         if self.blocked_until.is_none() {
             if let Current::Task(t) = self.current {
                 self.alloc_no_progress[t] = 0;
+                self.pfmemalloc_wake_spent(t);
             }
         }
         r

@@ -9,6 +9,10 @@
 //! simulator calls [`Mm::throttle_finish`] when the task runs again: that is where the
 //! kernel's `mm_vmscan_throttled` fires, with the time actually slept.
 //!
+//! Whatever the switch, `throttle_direct_reclaim` (mm/vmscan.c, since v3.6) holds a
+//! direct reclaimer on `pfmemalloc_wait` while the node's free pages are at or below
+//! half its min watermarks, until kswapd restores them (`pgscan_direct_throttle`).
+//!
 //! The three switch values (`kernel.reclaim_throttle`):
 //! - `congestion_wait`: kswapd meeting pages tagged for immediate reclaim sleeps
 //!   `congestion_wait(HZ/10)`; direct reclaim on a congested lruvec calls
@@ -57,10 +61,14 @@ pub enum Sleep {
     WaitIffCongested,
     /// `msleep(100)` in the legacy `shrink_inactive_list` (too many isolated).
     Msleep,
+    /// `throttle_direct_reclaim`: on `pgdat->pfmemalloc_wait` until kswapd restores
+    /// half the min watermarks (no timeout; no tracepoint, `pgscan_direct_throttle`
+    /// counts the entries).
+    PfmemallocWait,
 }
 
 impl Sleep {
-    pub const ALL: [Sleep; 7] = [
+    pub const ALL: [Sleep; 8] = [
         Sleep::Writeback,
         Sleep::Isolated,
         Sleep::Noprogress,
@@ -68,6 +76,7 @@ impl Sleep {
         Sleep::CongestionWait,
         Sleep::WaitIffCongested,
         Sleep::Msleep,
+        Sleep::PfmemallocWait,
     ];
 
     /// As the kernel prints it: the reason flag, or the legacy tracepoint's name.
@@ -80,16 +89,19 @@ impl Sleep {
             Sleep::CongestionWait => "writeback_congestion_wait",
             Sleep::WaitIffCongested => "writeback_wait_iff_congested",
             Sleep::Msleep => "msleep_too_many_isolated",
+            Sleep::PfmemallocWait => "throttle_direct_reclaim",
         }
     }
 
-    /// The `reclaim_wait[]` queue, for the reclaim_throttle reasons.
+    /// The `reclaim_wait[]` queue, for the reclaim_throttle reasons, and
+    /// `pfmemalloc_wait` after them: the sleeps a wake-up can end.
     fn queue(self) -> Option<usize> {
         match self {
             Sleep::Writeback => Some(0),
             Sleep::Isolated => Some(1),
             Sleep::Noprogress => Some(2),
             Sleep::Congested => Some(3),
+            Sleep::PfmemallocWait => Some(PFMEMALLOC_QUEUE),
             _ => None,
         }
     }
@@ -132,8 +144,13 @@ pub struct SleepStats {
 pub struct ReclaimWait {
     /// Per task: the sleep it is in.
     sleeping: Vec<Option<Sleeper>>,
-    /// Tasks on each `reclaim_wait[reason]`, in the order they slept.
-    queues: [Vec<usize>; 4],
+    /// Tasks on each `reclaim_wait[reason]` and on `pfmemalloc_wait`, in the order
+    /// they slept.
+    queues: [Vec<usize>; 5],
+    /// Per task: woken from `pfmemalloc_wait` with the reserves restored, so the
+    /// reclaim it goes on with does not check them again (the kernel's task leaves
+    /// `wait_event` with the condition true and reclaims).
+    pfmemalloc_woken: Vec<bool>,
     /// `nr_writeback_throttled`.
     pub nr_writeback_throttled: u64,
     /// `nr_reclaim_start`: NR_THROTTLED_WRITTEN when the first WRITEBACK sleeper began.
@@ -147,22 +164,28 @@ pub struct ReclaimWait {
     pub stats: BTreeMap<Sleep, SleepStats>,
 }
 
+/// `pfmemalloc_wait`'s place among the queues.
+const PFMEMALLOC_QUEUE: usize = 4;
+
+/// How long a `pfmemalloc_wait` sleep may last: `wait_event_killable` has no timeout,
+/// so only a wake-up (or an OOM kill) ends it.
+const PFMEMALLOC_WAIT_NS: u64 = u64::MAX / 4;
+
 /// `SWAP_CLUSTER_MAX` pages written per WRITEBACK sleeper before they are woken.
 const WRITTEN_PER_SLEEPER: u64 = super::vmscan::SWAP_CLUSTER_MAX;
 
 impl ReclaimWait {
     pub fn set_nr_tasks(&mut self, n: usize) {
         self.sleeping = vec![None; n];
+        self.pfmemalloc_woken = vec![false; n];
     }
 
     /// Whether a task sleeping until `until_ns` can be woken early: it is in a
     /// reclaim_throttle and that is what it sleeps for (not a longer I/O wait).
     pub fn is_wakeable(&self, task: usize, until_ns: u64) -> bool {
-        self.sleeping
-            .get(task)
-            .copied()
-            .flatten()
-            .is_some_and(|s| s.kind.queue().is_some() && s.start_ns + s.timeout_ns >= until_ns)
+        self.sleeping.get(task).copied().flatten().is_some_and(|s| {
+            s.kind.queue().is_some() && s.start_ns.saturating_add(s.timeout_ns) >= until_ns
+        })
     }
 
     /// NR_ISOLATED_{ANON,FILE} as a reclaimer running at `now_ns` sees it.
@@ -304,8 +327,9 @@ impl Mm {
             timeout_ns,
             woken: false,
         });
-        self.block_until(start_ns + timeout_ns);
-        self.throttled_until = Some(start_ns + timeout_ns);
+        let until_ns = start_ns.saturating_add(timeout_ns);
+        self.block_until(until_ns);
+        self.throttled_until = Some(until_ns);
     }
 
     /// Whether `task` sleeps at the end of its reclaim attempt, not part-way through
@@ -337,6 +361,9 @@ impl Mm {
         }
         if s.kind == Sleep::Writeback {
             self.reclaim_wait.nr_writeback_throttled -= 1;
+        }
+        if s.kind == Sleep::PfmemallocWait {
+            self.reclaim_wait.pfmemalloc_woken[task] = s.woken;
         }
         let slept_ns = now_ns.saturating_sub(s.start_ns).min(s.timeout_ns);
         let (was_task, was_cpu) = (self.current_task, self.current_cpu);
@@ -376,7 +403,7 @@ impl Mm {
                 Tp::WritebackWaitIffCongested,
                 "usec_timeout={usec_timeout} usec_delayed={delayed}"
             ),
-            Sleep::Msleep => {}
+            Sleep::Msleep | Sleep::PfmemallocWait => {}
             // The kernel's format string spells the field "usect_delayed".
             _ => trace_event!(
                 self,
@@ -460,6 +487,87 @@ impl Mm {
         too_many
     }
 
+    /// `allow_direct_reclaim` (`pfmemalloc_watermark_ok` before v4.11): the free pages
+    /// of the zones up to ZONE_NORMAL that have reclaimable pages (NR_FREE_PAGES, the
+    /// counter) above half their min watermarks, the PF_MEMALLOC reserves. Always
+    /// once kswapd gave up on the node. When not, wakes kswapd if it sleeps.
+    pub fn allow_direct_reclaim(&mut self) -> bool {
+        if !self.pfmemalloc_reserves_ok() {
+            use super::kswapd::KswapdState;
+            if matches!(
+                self.kswapd.state,
+                KswapdState::Sleeping | KswapdState::Napping { .. }
+            ) {
+                let k = &mut self.kswapd;
+                k.highest_zoneidx = Some(k.highest_zoneidx.map_or(super::zone::ZONE_NORMAL, |z| {
+                    z.min(super::zone::ZONE_NORMAL)
+                }));
+                self.out.push(Out::WakeKswapd { at: self.clock() });
+            }
+            return false;
+        }
+        true
+    }
+
+    /// `allow_direct_reclaim`'s test, without the wake-up.
+    fn pfmemalloc_reserves_ok(&self) -> bool {
+        if self.kswapd.failures >= super::kswapd::MAX_KSWAPD_FAILURES {
+            return true;
+        }
+        let anon = self.can_reclaim_anon();
+        let (mut reserve, mut free) = (0, 0);
+        for zi in 0..=super::zone::ZONE_NORMAL {
+            let z = &self.zones[zi];
+            if !z.is_managed() || z.reclaimable_pages(anon) == 0 {
+                continue;
+            }
+            reserve += z.wmark(super::zone::WMARK_MIN);
+            free += self.zone_page_state_free(zi);
+        }
+        // No reserves (an unexpected configuration): do not throttle.
+        reserve == 0 || free > reserve / 2
+    }
+
+    /// `throttle_direct_reclaim`, at the top of `try_to_free_pages`: a task (kernel
+    /// threads are not throttled) whose node has used up half its PF_MEMALLOC reserves
+    /// counts `pgscan_direct_throttle` and sleeps on `pfmemalloc_wait` until kswapd
+    /// has restored them (GFP_HIGHUSER_MOVABLE has __GFP_FS: `wait_event_killable`, no
+    /// timeout). True if it now sleeps; it reclaims once woken (the allocation is
+    /// retried then, and that reclaim skips this check, as the woken task's does).
+    pub fn throttle_direct_reclaim(&mut self) -> bool {
+        let Current::Task(_) = self.current else {
+            return false;
+        };
+        let task = self.current_task;
+        if std::mem::take(&mut self.reclaim_wait.pfmemalloc_woken[task]) {
+            return false;
+        }
+        if self.blocked_until.is_some() || self.allow_direct_reclaim() {
+            return false;
+        }
+        self.count(crate::vm_event_item::Ev::PgscanDirectThrottle, 1);
+        self.reclaim_wait.queues[PFMEMALLOC_QUEUE].push(task);
+        self.sleep(task, Sleep::PfmemallocWait, PFMEMALLOC_WAIT_NS);
+        true
+    }
+
+    /// kswapd's wake-up of `pfmemalloc_wait` (after each `balance_pgdat` pass, and in
+    /// `prepare_kswapd_sleep`): the sleepers recheck `allow_direct_reclaim`, so they
+    /// are woken only once it holds.
+    pub fn wake_pfmemalloc_waiters(&mut self) {
+        if !self.reclaim_wait.queues[PFMEMALLOC_QUEUE].is_empty() && self.pfmemalloc_reserves_ok() {
+            self.wake_throttled(Sleep::PfmemallocWait);
+        }
+    }
+
+    /// A page came without reclaim: a pending "woken with the reserves restored" is
+    /// spent.
+    pub fn pfmemalloc_wake_spent(&mut self, task: usize) {
+        if let Some(w) = self.reclaim_wait.pfmemalloc_woken.get_mut(task) {
+            *w = false;
+        }
+    }
+
     /// `consider_reclaim_throttle`, after each `shrink_zones` pass of
     /// `do_try_to_free_pages`: progress above 12.5 % efficiency wakes the NOPROGRESS
     /// sleepers; global direct reclaim that got nothing at priority 1 sleeps.
@@ -514,6 +622,108 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    /// 256 MiB, all of it ZONE_DMA32, with 64 clean file pages on the LRU (the zone
+    /// has reclaimable pages, so its min watermark is a reserve), free pages taken
+    /// down to `free` (PF_MEMALLOC allocations may go below min) and the per-CPU
+    /// diffs folded, so NR_FREE_PAGES reads exactly `free`.
+    fn below_min(free: impl Fn(u64) -> u64) -> (Mm, u64, Vec<u32>) {
+        use crate::page_alloc::test_pages::add_pages;
+        use crate::page_alloc::GFP_MEMALLOC_NOWAIT;
+        use crate::zone::{WMARK_MIN, ZONE_DMA32, ZONE_NORMAL};
+        let mut cfg = crate::test_util::config(256);
+        cfg.pcp = crate::pcp::PcpVersion::Off;
+        let mut mm = crate::test_util::task_mm(cfg);
+        assert!(!mm.zones[ZONE_NORMAL].is_managed());
+        add_pages(&mut mm, crate::SpaceKind::File, 64, 0);
+        let min = mm.zones[ZONE_DMA32].wmark(WMARK_MIN);
+        let mut taken = Vec::new();
+        mm.in_reclaim = true; // PF_MEMALLOC: past the min watermark
+        while mm.zones[ZONE_DMA32].nr_free_pages > free(min) {
+            taken.push(mm.alloc_pages(GFP_MEMALLOC_NOWAIT, 0).unwrap());
+        }
+        mm.in_reclaim = false;
+        mm.fold_vm_stat_diffs();
+        assert_eq!(mm.zone_page_state_free(ZONE_DMA32), free(min));
+        mm.out.clear();
+        (mm, min, taken)
+    }
+
+    fn direct_reclaim(mm: &mut Mm) -> (u64, Option<u64>) {
+        mm.blocked_until = None;
+        let got = mm.try_to_free_pages(0, crate::page_alloc::GFP_HIGHUSER_MOVABLE);
+        (got, mm.blocked_until)
+    }
+
+    fn vm(mm: &Mm, ev: crate::vm_event_item::Ev) -> u64 {
+        mm.vmstat.get(ev)
+    }
+
+    #[test]
+    fn direct_reclaim_waits_at_half_the_min_watermark_until_kswapd_restores_it() {
+        use crate::vm_event_item::Ev;
+        // Free pages at exactly min/2: not above half the reserve, so throttled.
+        let (mut mm, min, mut taken) = below_min(|min| min / 2);
+        assert!(min > 100, "a real reserve: {min}");
+        let (got, blocked) = direct_reclaim(&mut mm);
+        assert_eq!(got, 0);
+        assert!(blocked.is_some_and(|t| t > 1_000_000_000_000), "no timeout");
+        assert_eq!(vm(&mm, Ev::PgscanDirectThrottle), 1);
+        // It reclaimed nothing (no allocstall, nothing scanned) and woke kswapd.
+        assert_eq!(
+            vm(&mm, Ev::AllocstallNormal) + vm(&mm, Ev::AllocstallDma32),
+            0
+        );
+        assert_eq!(vm(&mm, Ev::PgscanDirect), 0);
+        assert!(mm.out.iter().any(|o| matches!(o, Out::WakeKswapd { .. })));
+        mm.out.clear();
+        // kswapd's check after a pass: min/2 is still not enough.
+        mm.wake_pfmemalloc_waiters();
+        assert!(wakes(&mut mm).is_empty());
+        // One page more is: the sleeper is woken.
+        mm.free_pages(taken.pop().unwrap(), 0);
+        mm.fold_vm_stat_diffs();
+        mm.now = 7_000_000;
+        mm.wake_pfmemalloc_waiters();
+        assert_eq!(wakes(&mut mm), vec![(0, 7_000_000)]);
+        mm.throttle_finish(0, 0, 7_000_000);
+        let st = &mm.reclaim_wait.stats[&Sleep::PfmemallocWait];
+        assert_eq!((st.count, st.woken_early, st.timed_out), (1, 1, 0));
+        // Back at min/2 before it runs: the woken task reclaims all the same (the
+        // kernel's leaves the wait with the condition true and goes on to reclaim).
+        mm.in_reclaim = true;
+        taken.push(
+            mm.alloc_pages(crate::page_alloc::GFP_MEMALLOC_NOWAIT, 0)
+                .unwrap(),
+        );
+        mm.in_reclaim = false;
+        mm.fold_vm_stat_diffs();
+        let (got, blocked) = direct_reclaim(&mut mm);
+        assert!(got > 0 && blocked.is_none(), "{got} {blocked:?}");
+        assert_eq!(vm(&mm, Ev::PgscanDirectThrottle), 1);
+        assert!(vm(&mm, Ev::PgscanDirect) >= got);
+    }
+
+    #[test]
+    fn direct_reclaim_goes_on_above_half_the_reserve_for_kernel_threads_and_hopeless_nodes() {
+        use crate::vm_event_item::Ev;
+        // One page above min/2: reclaims.
+        let (mut mm, _, _) = below_min(|min| min / 2 + 1);
+        let (got, blocked) = direct_reclaim(&mut mm);
+        assert!(got > 0 && blocked.is_none(), "{got} {blocked:?}");
+        assert_eq!(vm(&mm, Ev::PgscanDirectThrottle), 0);
+        // At min/2, kswapd (a kernel thread) is never throttled...
+        let (mut mm, _, _) = below_min(|min| min / 2);
+        mm.current = Current::Kswapd;
+        assert!(!mm.throttle_direct_reclaim());
+        // ... nor a task once kswapd gave up on the node (MAX_RECLAIM_RETRIES).
+        mm.current = Current::Task(0);
+        mm.kswapd.failures = super::super::kswapd::MAX_KSWAPD_FAILURES;
+        assert!(!mm.throttle_direct_reclaim());
+        mm.kswapd.failures -= 1;
+        assert!(mm.throttle_direct_reclaim());
+        assert_eq!(vm(&mm, Ev::PgscanDirectThrottle), 1);
     }
 
     #[test]

@@ -30,6 +30,7 @@ vm_events! {
     PgscanKswapd => "pgscan_kswapd",
     PgscanDirect => "pgscan_direct",
     PgscanProactive => "pgscan_proactive",
+    PgscanDirectThrottle => "pgscan_direct_throttle",
     PgscanAnon => "pgscan_anon",
     PgscanFile => "pgscan_file",
     PgstealAnon => "pgsteal_anon",

@@ -1421,6 +1421,9 @@ impl Mm {
     /// `try_to_free_pages`: direct reclaim by an allocating task. Its CPU time is a
     /// memory stall (PSI) of that task.
     pub fn try_to_free_pages(&mut self, order: usize, gfp: Gfp) -> u64 {
+        if self.throttle_direct_reclaim() {
+            return 0;
+        }
         let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, gfp.highest_zoneidx, order);
         let cpu_before = self.cpu_ns;
         trace_event!(

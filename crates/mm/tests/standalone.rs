@@ -34,6 +34,10 @@ fn fault_in(memory_mib: u64, mapping_mib: u64) -> (Mm, u32) {
     mm.current = Current::Task(0);
     mm.current_task = 0;
     mm.current_workload = Some(0);
+    // No kswapd will ever reclaim: the node is as hopeless to it as after
+    // MAX_RECLAIM_RETRIES failed runs, so direct reclaimers are not held on
+    // pfmemalloc_wait for it (`allow_direct_reclaim`).
+    mm.kswapd.failures = reclaimsim_mm::kswapd::MAX_KSWAPD_FAILURES;
     let pages = (mapping_mib * MIB_PAGES) as u32;
     let space = mm.add_space(SpaceKind::Anon, "hog".into(), pages as u64, Some(0));
     let mut now_ns = 0u64;
