@@ -44,6 +44,20 @@ fn test_bit(mask: &[u64], cpu: usize) -> bool {
     mask.get(cpu / 64).is_some_and(|w| w >> (cpu % 64) & 1 != 0)
 }
 
+/// The CPUs set in `mask`, in order (a flush visits these, not every bit).
+fn set_bits(mask: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    mask.iter().enumerate().flat_map(|(i, &w)| {
+        let mut w = w;
+        std::iter::from_fn(move || {
+            (w != 0).then(|| {
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                i * 64 + b
+            })
+        })
+    })
+}
+
 /// CPUs in `mask` other than `cpu` (`cpumask_any_but` found one if non-zero).
 fn weight_but(mask: &[u64], cpu: usize) -> u64 {
     let all: u64 = mask.iter().map(|w| u64::from(w.count_ones())).sum();
@@ -59,12 +73,6 @@ impl Mm {
             mask.resize(words, 0);
         }
         mask[cpu / 64] |= 1 << (cpu % 64);
-    }
-
-    /// The CPUs a flush of workload `w`'s mm must reach (none for an unknown mm).
-    fn mm_cpumask(&self, w: Option<usize>) -> &[u64] {
-        w.and_then(|w| self.mm_cpumask.get(w))
-            .map_or(&[], |m| m.as_slice())
     }
 
     /// `set_tlb_ubc_flush_pending` after `try_to_unmap_one` cleared a PTE of workload
@@ -105,10 +113,14 @@ impl Mm {
         if !self.tlb_ubc.flush_required {
             return;
         }
-        let mask = std::mem::take(&mut self.tlb_ubc.cpumask);
+        // The mask is lent out for the flush and comes back cleared (one per batch:
+        // keep its allocation).
+        let mut mask = std::mem::take(&mut self.tlb_ubc.cpumask);
         self.tlb_ubc.flush_required = false;
         self.tlb_ubc.flush_required_dirty = false;
         self.flush_tlb_cpus(&mask, None);
+        mask.fill(0);
+        self.tlb_ubc.cpumask = mask;
     }
 
     /// `try_to_unmap_flush_dirty`: before writing a page whose PTE was dirty, so no CPU
@@ -121,8 +133,11 @@ impl Mm {
 
     /// `flush_tlb_mm_range` of `nr_pages` of workload `w`'s mm (an mmu_gather's flush).
     pub(crate) fn flush_tlb_mm_range(&mut self, w: usize, nr_pages: u64) {
-        let mask = self.mm_cpumask(Some(w)).to_vec();
+        let Some(mask) = self.mm_cpumask.get_mut(w).map(std::mem::take) else {
+            return self.flush_tlb_cpus(&[], Some(nr_pages));
+        };
         self.flush_tlb_cpus(&mask, Some(nr_pages));
+        self.mm_cpumask[w] = mask;
     }
 
     /// `arch_tlbbatch_flush` / `flush_tlb_mm_range`: with another CPU in `mask`,
@@ -136,12 +151,8 @@ impl Mm {
         let multi = weight_but(mask, cpu) > 0;
         if multi {
             self.count(Ev::NrTlbRemoteFlush, 1);
-            let cpus: Vec<u32> = (0..mask.len() * 64)
-                .filter(|&c| {
-                    c != cpu
-                        && test_bit(mask, c)
-                        && self.cpu_user_until.get(c).is_some_and(|&t| t > now)
-                })
+            let cpus: Vec<u32> = set_bits(mask)
+                .filter(|&c| c != cpu && self.cpu_user_until.get(c).is_some_and(|&t| t > now))
                 .map(|c| c as u32)
                 .collect();
             let received = cpus.len() as u64;
@@ -173,6 +184,14 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn set_bits_lists_each_cpu_of_a_mask_once_in_order() {
+        // CPUs 0, 5, 63 in the first word, 64 and 130 in the others.
+        let mask = [1 | 1 << 5 | 1 << 63, 1, 1 << 2];
+        assert_eq!(set_bits(&mask).collect::<Vec<_>>(), [0, 5, 63, 64, 130]);
+        assert_eq!(set_bits(&[0, 0]).count(), 0);
+    }
     use crate::page::{pg, pte};
     use crate::page_alloc::test_pages::add_pages_of;
     use crate::test_util::{add_zram, config, task_mm};
