@@ -812,6 +812,8 @@ pub struct Mm {
     pub kernel_stacks: Vec<Vec<Pfn>>,
     pub workingset: workingset::Workingset,
     pub zram_pool: ListHead,
+    /// Emptied page lists reclaim's batches reuse (`take_pfn_vec`).
+    pfn_vecs: Vec<Vec<Pfn>>,
     /// Kernel object caches (`slab` workloads), and their pages: [unreclaimable,
     /// reclaimable] (NR_SLAB_UNRECLAIMABLE, NR_SLAB_RECLAIMABLE).
     pub kmem_caches: Vec<slab::KmemCache>,
@@ -944,6 +946,7 @@ impl Mm {
             kernel_stacks: Vec::new(),
             workingset: workingset::Workingset::new(total_pages),
             zram_pool: ListHead::default(),
+            pfn_vecs: Vec::new(),
             kmem_caches: Vec::new(),
             slab_pages: [0; 2],
             fork_caches: fork::ForkCaches::default(),

@@ -525,6 +525,22 @@ impl Mm {
         self.shrink_inactive_list(nr_to_scan, l, memcg, sc)
     }
 
+    /// A cleared list of pages for a batch, from the ones earlier batches gave back
+    /// (reclaim isolates and shrinks a batch at a time: no allocation each).
+    pub(super) fn take_pfn_vec(&mut self, capacity: usize) -> Vec<Pfn> {
+        let mut v = self.pfn_vecs.pop().unwrap_or_default();
+        v.clear();
+        v.reserve(capacity);
+        v
+    }
+
+    /// Gives a batch's list back for the next (a few are kept).
+    pub(super) fn give_pfn_vec(&mut self, v: Vec<Pfn>) {
+        if self.pfn_vecs.len() < 4 {
+            self.pfn_vecs.push(v);
+        }
+    }
+
     /// `isolate_lru_folios`: take up to `nr_to_scan` eligible pages off the tail of `l`.
     /// Returns (isolated pages, pages walked including skipped ones).
     fn isolate_lru_folios(
@@ -534,7 +550,7 @@ impl Mm {
         memcg: usize,
         sc: &ScanControl,
     ) -> (Vec<Pfn>, u64) {
-        let mut taken = Vec::with_capacity(nr_to_scan as usize);
+        let mut taken = self.take_pfn_vec(nr_to_scan as usize);
         let mut skipped: Vec<Pfn> = Vec::new();
         let mut rotate: Vec<Pfn> = Vec::new();
         let mut scan = 0u64;
@@ -693,6 +709,7 @@ impl Mm {
         let mut taken = taken;
         taken.retain(|&pfn| self.frames[pfn as usize].list == on::ISOLATED);
         self.move_folios_to_lru(&taken);
+        self.give_pfn_vec(taken);
         self.count_memcg(memcg, Ev::Pgdeactivate, nr_deactivate);
         let (file, priority) = (l & lru::FILE != 0, sc.priority);
         trace_event!(self, Tp::LruShrinkActive, "nid=0 nr_taken={nr_taken} nr_active=0 nr_deactivated={nr_deactivate} nr_referenced=0 priority={priority} flags={}",
@@ -747,6 +764,7 @@ impl Mm {
         if activated > 0 {
             self.workingset_age_nonresident(memcg, activated);
         }
+        self.give_pfn_vec(survivors);
         self.count_steal(sc, memcg, file, nr_reclaimed);
         self.lru_note_cost(memcg, file, stat.nr_pageout, nr_scanned - nr_reclaimed);
         // Every isolated page dirty and not queued: the flushers are behind.
@@ -886,7 +904,7 @@ impl Mm {
     ) -> (u64, ReclaimStat, Vec<Pfn>) {
         let mut stat = ReclaimStat::default();
         let mut nr_reclaimed = 0;
-        let mut ret = Vec::with_capacity(list.len());
+        let mut ret = self.take_pfn_vec(list.len());
         let kswapd = self.is_kswapd();
         // Each page's entry (its PTE, or its page-cache slot) is read by
         // folio_referenced or __remove_mapping, anywhere in its table: fetch the
@@ -897,7 +915,7 @@ impl Mm {
                 s.prefetch_entry(f.index);
             }
         }
-        for pfn in list {
+        for &pfn in &list {
             sc.nr_scanned += 1;
             if self.page_is_thp(pfn) {
                 self.split_huge_page(pfn);
@@ -922,6 +940,7 @@ impl Mm {
         // The batch's writes leave as one plugged, merged request per device.
         self.flush_plug();
         self.charge(nr_reclaimed * self.cfg.costs.reclaim_page_ns);
+        self.give_pfn_vec(list);
         (nr_reclaimed, stat, ret)
     }
 
