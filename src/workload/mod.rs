@@ -225,7 +225,7 @@ pub struct Thread {
     /// Accesses drawn ahead by [`hit_loop_ahead`].
     pub ahead: Option<Box<Ahead>>,
     /// The pages an access may change, for `run.access_sampling = "skip"`.
-    pub skip: Option<Box<skip::SkipSet>>,
+    pub skip: skip::SkipState,
     /// fio: the random pass in progress.
     pub fio_pass: Option<bench_kinds::FioPass>,
     /// The read() in progress, part-way through after a sleep (see [`read_op`]).
@@ -261,7 +261,7 @@ impl Thread {
             loops_done: 0,
             slab_objects: Default::default(),
             ahead: None,
-            skip: None,
+            skip: skip::SkipState::default(),
             fio_pass: None,
             read: None,
             recorder: None,

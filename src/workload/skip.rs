@@ -74,6 +74,27 @@ struct Key {
     zipf: [u64; 3],
 }
 
+/// A thread's skipping state: the set of its random sampler, and the page tables its
+/// sequential sweep saw settled (kept apart, so a program that alternates the two
+/// rebuilds neither).
+#[derive(Debug, Default)]
+pub struct SkipState {
+    set: Option<Box<SkipSet>>,
+    seq: Option<Box<SeqSettled>>,
+}
+
+/// For a sequential sweep over one range: each page table's change count
+/// ([`Space::hw_table_gens_mut`]) when the sweep last saw all its entries in the range
+/// settled. While the count has not moved, a sweep passes over the table without
+/// reading it. (The counts, not the change log: reading the log would start it for
+/// this space, and the random pickers' sets follow the log's history.)
+#[derive(Debug)]
+struct SeqSettled {
+    key: Key,
+    /// Per page table from `base / PTRS_PER_PTE` on; `u64::MAX`: not seen settled.
+    seen: Vec<u64>,
+}
+
 /// A thread's pages that an access may change, for one sampler over one range.
 #[derive(Debug)]
 pub struct SkipSet {
@@ -363,14 +384,34 @@ pub fn skip_hit_loop(
     write_u32: u32,
     rng: &mut Pcg64Mcg,
     cursor: &mut u64,
-    set: &mut Option<Box<SkipSet>>,
+    state: &mut SkipState,
     sampler: &Sampler,
     space_id: u32,
     base: u64,
 ) -> Option<(u64, Option<(u32, bool)>)> {
     let (n, zipf) = match sampler {
         Sampler::Sequential { n } => {
-            return Some(sequential(space, limit, write_u32, rng, cursor, *n, base));
+            let per_pmd = PTRS_PER_PTE as u64;
+            // Only whether the sweep writes decides what is settled.
+            let key = Key {
+                space: space_id,
+                base,
+                n: *n,
+                write_u32: write_u32.min(1),
+                zipf: [0; 3],
+            };
+            space.hw_table_gens_mut()?;
+            if state.seq.as_ref().is_none_or(|s| s.key != key) {
+                let nr_pmds = (base + n).div_ceil(per_pmd) - base / per_pmd;
+                state.seq = Some(Box::new(SeqSettled {
+                    key,
+                    seen: vec![u64::MAX; nr_pmds as usize],
+                }));
+            }
+            let seq = state.seq.as_mut().expect("made above");
+            return Some(sequential(
+                space, limit, write_u32, rng, cursor, seq, *n, base,
+            ));
         }
         Sampler::Uniform { n } => (*n, None),
         Sampler::Zipf(z) => (z.skip_params().0, Some(z)),
@@ -383,6 +424,7 @@ pub fn skip_hit_loop(
         write_u32,
         zipf: zipf.map_or([0; 3], |z| z.identity()),
     };
+    let set = &mut state.set;
     if set.as_ref().is_none_or(|s| s.key != key) {
         let picks = match zipf {
             None => Picks::Uniform {
@@ -471,34 +513,53 @@ pub fn skip_hit_loop(
 }
 
 /// Sequential sweeps: runs of settled pages are passed over without drawing a write,
-/// eight entries to a test.
+/// eight entries to a test, and page tables `seq` knows settled without a look.
+#[allow(clippy::too_many_arguments)]
 fn sequential(
     space: &mut Space,
     limit: u64,
     write_u32: u32,
     rng: &mut Pcg64Mcg,
     cursor: &mut u64,
+    seq: &mut SeqSettled,
     n: u64,
     base: u64,
 ) -> (u64, Option<(u32, bool)>) {
-    let (entries, pmd_young) = space.hw_table_mut();
+    let (entries, pmd_young, pmd_gen) = space
+        .hw_table_gens_mut()
+        .expect("the caller skips trapping spaces");
     let dirty = if write_u32 == 0 { 0 } else { pte::DIRTY };
     let (mask, want) = (
         pte::TYPE_MASK | pte::YOUNG | dirty,
         pte::PRESENT | pte::YOUNG | dirty,
     );
     let per_pmd = PTRS_PER_PTE as u64;
+    let first_pmd = base / per_pmd;
     let mut hits = 0u64;
     while hits < limit {
         let o = *cursor;
         let vpn = base + o;
+        let pmd = (vpn / per_pmd) as usize;
+        let seen = &mut seq.seen[pmd - first_pmd as usize];
+        // Up to the end of this page table, the range or the limit.
+        let to_end = (per_pmd - vpn % per_pmd).min(n - o);
+        let len = to_end.min(limit - hits);
+        if *seen == pmd_gen[pmd] {
+            hits += len;
+            *cursor = if o + len >= n { 0 } else { o + len };
+            continue;
+        }
         if pmd_young[(vpn / per_pmd) as usize] {
-            // Up to the end of this page table, the range or the limit.
-            let len = (per_pmd - vpn % per_pmd).min(n - o).min(limit - hits);
             let run = settled_run(&entries[vpn as usize..(vpn + len) as usize], mask, want);
             hits += run;
             *cursor = if o + run >= n { 0 } else { o + run };
             if run == len {
+                // Every entry of the table in the range seen settled: from its start
+                // (or the range's) to its end (or the range's).
+                let from_start = vpn.is_multiple_of(per_pmd) || o == 0;
+                if from_start && len == to_end {
+                    *seen = pmd_gen[pmd];
+                }
                 continue;
             }
         }
@@ -567,7 +628,7 @@ mod tests {
     fn old_pages_come_back_young(sampler: Sampler, p_page: impl Fn(u64) -> f64, write_u32: u32) {
         let (mut mm, si) = settled_space(N);
         let mut rng = task_rng(3, "skip");
-        let (mut cursor, mut set) = (0u64, None);
+        let (mut cursor, mut set) = (0u64, SkipState::default());
         let watched = [0u64, 1, 7, 100, 311, 511];
         let (rounds, limit) = (20_000u64, 300u64);
         let mut young = [0u64; 6];
@@ -597,7 +658,7 @@ mod tests {
             )
             .unwrap();
             assert_eq!((hits, miss), (limit, None), "every page is present");
-            dense_rounds += set.as_ref().unwrap().dense as u64;
+            dense_rounds += set.set.as_ref().unwrap().dense as u64;
             for (k, &o) in watched.iter().enumerate() {
                 young[k] += (mm.spaces[si as usize].pte(o as u32) & pte::YOUNG != 0) as u64;
             }
@@ -640,7 +701,8 @@ mod tests {
     /// over settled pages is the per-access sweep exactly: the same hits, the same
     /// stop at the same missing page, the same cursor and table, over holes, old
     /// entries, clean entries, an old PMD entry, a range that starts mid-table and
-    /// wraps, and limits short and long.
+    /// wraps, limits short and long, and a table taken away and made anew (the page
+    /// tables the sweep saw settled are forgotten with it).
     #[test]
     fn sequential_skips_are_the_sweep() {
         const PAGES: u64 = 1300;
@@ -664,7 +726,7 @@ mod tests {
             let (base, n) = (300u64, 900u64);
             let sampler = Sampler::Sequential { n };
             let (mut ra, mut rb) = (task_rng(1, "a"), task_rng(1, "a"));
-            let (mut ca, mut cb, mut set) = (0u64, 0u64, None);
+            let (mut ca, mut cb, mut set) = (0u64, 0u64, SkipState::default());
             let mut lr = task_rng(5, "limits");
             for call in 0..3000 {
                 // Mostly short calls (stops at every place), now and then a long one.
@@ -673,6 +735,14 @@ mod tests {
                 } else {
                     1 + lr.next_u64() % 40
                 };
+                // Half-way, right after a long sweep saw the tables settled, the
+                // table is taken away (the process exits, and a new one faults the
+                // range in again, below).
+                if call == 1501 {
+                    for s in [&mut mm.spaces[si as usize], &mut exact] {
+                        let _ = s.take_table();
+                    }
+                }
                 // Between slices others age the tables (MGLRU's walk, DAMON's mkold).
                 if call % 5 == 0 {
                     let (pmd, page) = ((call / 5 % 3) as u32, (lr.next_u64() % PAGES) as u32);

@@ -438,6 +438,11 @@ pub struct Space {
     /// MGLRU's walk (with `lru_gen.enabled` bit 0x4) tests and clears it. A byte each,
     /// not a bit: the hit loops set it with one store, no read-modify-write.
     pmd_young: Vec<bool>,
+    /// Per page table, how many changes [`Space::log_change`] saw under it (an entry
+    /// written, its PMD accessed bit cleared), logged or not, and the table taken away
+    /// (`take_table`): a sequential hit loop that saw a table settled knows it still
+    /// is while this has not moved. Kept across tables, so it never goes back.
+    pmd_gen: Vec<u64>,
     /// The workload that owns it (anon spaces only; files outlive their users).
     pub owner: Option<usize>,
     /// A file's mapper: the workload that mmaps it (each file has one user), whose
@@ -532,6 +537,14 @@ impl Space {
 
     #[inline]
     fn log_change(&mut self, c: u64) {
+        let pmd = if c & PMD_CHANGE != 0 {
+            c & !PMD_CHANGE
+        } else {
+            c / lru_gen::PTRS_PER_PTE as u64
+        };
+        if let Some(g) = self.pmd_gen.get_mut(pmd as usize) {
+            *g += 1;
+        }
         if self.logging {
             // Readers catch up at their next slice; past this many changes a reader
             // rereads the table (O(pages)) instead, at most once per this many.
@@ -661,8 +674,22 @@ impl Space {
             }
             let pmds = self.nr_pages.div_ceil(lru_gen::PTRS_PER_PTE);
             self.pmd_young = vec![false; pmds as usize];
+            if self.pmd_gen.is_empty() {
+                self.pmd_gen = vec![0; pmds as usize];
+            }
         }
         &mut self.entries
+    }
+
+    /// [`Space::hw_table_mut`] with each page table's change count (None for a
+    /// trapping space, whose hit loops see no entries).
+    #[inline]
+    pub fn hw_table_gens_mut(&mut self) -> Option<(&mut [Pte], &mut [bool], &[u64])> {
+        self.table_mut();
+        if self.trap.is_some() {
+            return None;
+        }
+        Some((&mut self.entries, &mut self.pmd_young, &self.pmd_gen))
     }
 
     /// The table and the PMD accessed bits, for hit loops that set both
@@ -721,6 +748,8 @@ impl Space {
         self.hi = 0;
         self.pmd_map = Vec::new();
         self.pmd_young = Vec::new();
+        // Every table's entries went: none is settled any more.
+        self.pmd_gen.iter_mut().for_each(|g| *g += 1);
         t
     }
 }
@@ -1179,6 +1208,7 @@ impl Mm {
             hi: 0,
             pmd_map: Vec::new(),
             pmd_young: Vec::new(),
+            pmd_gen: Vec::new(),
             change_log: Vec::new(),
             log_start: 0,
             logging: false,
