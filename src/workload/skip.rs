@@ -549,7 +549,7 @@ fn sequential(
             *cursor = if o + len >= n { 0 } else { o + len };
             continue;
         }
-        if pmd_young[(vpn / per_pmd) as usize] {
+        if pmd_young[pmd] {
             let run = settled_run(&entries[vpn as usize..(vpn + len) as usize], mask, want);
             hits += run;
             *cursor = if o + run >= n { 0 } else { o + run };

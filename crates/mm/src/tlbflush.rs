@@ -184,6 +184,11 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::page::{pg, pte};
+    use crate::page_alloc::test_pages::add_pages_of;
+    use crate::test_util::{add_zram, config, task_mm};
+    use crate::vmscan::ScanControl;
+    use crate::{Current, SpaceKind};
 
     #[test]
     fn set_bits_lists_each_cpu_of_a_mask_once_in_order() {
@@ -192,11 +197,6 @@ mod tests {
         assert_eq!(set_bits(&mask).collect::<Vec<_>>(), [0, 5, 63, 64, 130]);
         assert_eq!(set_bits(&[0, 0]).count(), 0);
     }
-    use crate::page::{pg, pte};
-    use crate::page_alloc::test_pages::add_pages_of;
-    use crate::test_util::{add_zram, config, task_mm};
-    use crate::vmscan::ScanControl;
-    use crate::{Current, SpaceKind};
 
     /// A 64 MiB machine of 8 CPUs with zram, one process holding `n` anon pages whose
     /// PTEs are `dirty` or clean, its threads having run on `cpus`, user tasks running
