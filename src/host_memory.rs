@@ -21,9 +21,9 @@ const PTE_BYTES: u64 = 8;
 /// A page's entry in an LRU ring (`mm::list::LruList`: 4 bytes, at most twice as many
 /// entries as pages, in a buffer up to twice its length).
 const LRU_RING_BYTES: u64 = 16;
-/// Per page of its range, a thread's set under `run.access_sampling = "skip"`
-/// (`workload::skip`): a membership bit and, uniform, a list entry and a place (8) or,
-/// zipf, a Fenwick node and the weight built into it (16).
+/// Per page of its range, a workload's set under `run.access_sampling = "skip"`
+/// (`workload::skip`, shared by the threads): a membership bit and, uniform, a list
+/// entry and a place (8) or, zipf, a Fenwick node and the rank's weight (16).
 const SKIP_SET_BYTES: u64 = 17;
 /// A swap slot: its entry (8), its memcg (2), its place on the freed-slot stack (4).
 const SWAP_SLOT_BYTES: u64 = 14;
@@ -257,7 +257,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
             if matches!(w.kind, WorkloadKind::Anon | WorkloadKind::Phases) {
                 parts.push(Part {
                     what: "access sampling sets",
-                    bytes: w.threads as u64 * m.pages * SKIP_SET_BYTES,
+                    bytes: m.pages * SKIP_SET_BYTES,
                     key: m.key.clone(),
                 });
             }
@@ -408,7 +408,8 @@ mod tests {
             e.total_bytes(),
             (32 << 20) + (266_240 * (32 + 16)) + 262_144 * 8 + 256
         );
-        // Skipping accesses adds each thread's set over its range, 17 B a page.
+        // Skipping accesses adds the workload's set over its range (one, whatever
+        // the threads), 17 B a page.
         let e = estimate(&sc("threads = 2\n[run]\naccess_sampling = \"skip\"\n"));
         let sets = e
             .parts
@@ -417,7 +418,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             (sets.bytes, sets.key.as_str()),
-            (2 * 262_144 * 17, "workload[0].size")
+            (262_144 * 17, "workload[0].size")
         );
     }
 

@@ -116,6 +116,7 @@ impl Masim {
                 pick,
                 |_| (),
                 resolve_item,
+                |_| (),
             )
         } else {
             let offset = &mut t.masim_offsets[t.masim_pattern];

@@ -69,6 +69,8 @@ pub struct Workload {
     pub think_ns: u64,
     /// `run.access_sampling = "skip"`: hit loops skip accesses that change nothing.
     pub skip_hits: bool,
+    /// Under it, the sets of pages an access may change, shared by the threads.
+    skip_sets: skip::SkipSets,
     pub start_ns: u64,
     pub stop_ns: u64,
     /// Operations before this time are not counted (fio's ramp_time).
@@ -471,6 +473,7 @@ impl Workload {
             interval_ns,
             think_ns: cfg.think_time.map_or(0, |t| t.0),
             skip_hits: sc.run.access_sampling == crate::scenario::AccessSampling::Skip,
+            skip_sets: skip::SkipSets::default(),
             start_ns: cfg.start.0,
             stop_ns: stop_at(stop_key_ns, stats_from_ns, runtime_ns),
             stats_from_ns,
@@ -672,8 +675,9 @@ pub(crate) struct Ctx<'a> {
     pub ops_cap: u64,
     /// Whether the loop may run many accesses in one step (no pacing between them).
     pub unpaced: bool,
-    /// Hit loops skip accesses that change nothing (`run.access_sampling = "skip"`).
-    pub skip_hits: bool,
+    /// Hit loops skip accesses that change nothing (`run.access_sampling = "skip"`):
+    /// the workload's sets of pages an access may change.
+    pub skip: Option<&'a mut skip::SkipSets>,
     /// Time the thread spends after the operation it reports (mmap-latency's munmap).
     pub deferred_ns: u64,
 }
@@ -814,6 +818,8 @@ pub fn run_slice(
             if w.batch > 1 { t.batch_start_ns } else { clock },
             |(_, _, since)| since,
         );
+        // The workload's shared sets, lent to the step (its threads run one at a time).
+        let mut skip_sets = w.skip_hits.then(|| std::mem::take(&mut w.skip_sets));
         let mut cx = Ctx {
             mm: &mut *mm,
             clock,
@@ -822,7 +828,7 @@ pub fn run_slice(
             retry: retry.map(|(i, wr, _)| (i, wr)),
             ops_cap: w.ops_left.unwrap_or(u64::MAX),
             unpaced: w.interval_ns == 0 && w.think_ns == 0,
-            skip_hits: w.skip_hits,
+            skip: skip_sets.as_mut(),
             deferred_ns: 0,
         };
         let ops_before = t.ops;
@@ -842,6 +848,9 @@ pub fn run_slice(
         let op_start_ns = clock;
         clock = cx.clock;
         let deferred_ns = cx.deferred_ns;
+        if let Some(sets) = skip_sets {
+            w.skip_sets = sets;
+        }
         if took_no_time(&step, op_start_ns, clock + deferred_ns) {
             // Validation makes every cost at least 1ns; should some path still do work
             // in no time, it takes 1ns here, so the loop cannot spin at one instant.
@@ -924,7 +933,7 @@ fn fork_process(
         retry: None,
         ops_cap: 0,
         unpaced: false,
-        skip_hits: false,
+        skip: None,
         deferred_ns: 0,
     };
     let (wi, nr, stacks) = (t.workload, w.fork_tasks, w.kernel_stacks);
@@ -990,7 +999,8 @@ fn paced_hit_run(w: &Workload, t: &Thread) -> bool {
 
 /// A paced thread's accesses, each at the time [`run_slice`]'s loop would issue it:
 /// the thread's clock, its pacing and the start and origin of the access in progress.
-struct Pacing {
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Pacing {
     clock: u64,
     next_issue_ns: u64,
     interval_ns: u64,
@@ -1021,6 +1031,12 @@ impl Pacing {
         if hits > self.hits {
             self.hit();
         }
+        self.issue_next()
+    }
+
+    /// `run_slice`'s loop up to the next access (the one before it accounted for).
+    #[inline(always)]
+    fn issue_next(&mut self) -> bool {
         if self.clock >= self.stop_ns {
             self.end = Some(SliceEnd::Exit);
             return false;
@@ -1042,6 +1058,66 @@ impl Pacing {
             .saturating_add(self.interval_ns);
         self.issued_ns = Some(self.clock);
         true
+    }
+
+    /// Up to `g` accesses in a row, each issued ([`Pacing::issue_next`]) and hitting
+    /// ([`Pacing::hit`]): how many were made before the slice ended (`end` then
+    /// says how). In closed form, one stretch at a time: a thread that waits for its
+    /// slots (each access shorter than the interval) issues at `next_issue_ns`, one
+    /// interval apart; one that cannot keep up issues each access as the last ends,
+    /// and its pacing clock becomes the later of its `interval_ns` steps and the last
+    /// issue.
+    fn run_hits(&mut self, g: u64) -> u64 {
+        let (a, iv) = (self.access_ns, self.interval_ns);
+        let horizon = self.slice_end.min(self.stop_ns);
+        let mut done = 0u64;
+        while done < g {
+            let waiting = self.clock < self.next_issue_ns && a < iv;
+            let behind = self.clock >= self.next_issue_ns && a >= iv;
+            let first = self.next_issue_ns.max(self.clock);
+            if !(waiting || behind) || first >= horizon || self.clock >= self.stop_ns {
+                // A stretch of one: the general step (also the one that ends the call).
+                if !self.issue_next() {
+                    break;
+                }
+                self.hit();
+                done += 1;
+                continue;
+            }
+            let step = if waiting { iv } else { a };
+            let room = (horizon - 1 - first) / step + 1;
+            let k = room.min(g - done);
+            let last = first + (k - 1) * step;
+            self.next_issue_ns = if waiting {
+                last + iv
+            } else {
+                self.next_issue_ns.saturating_add(k * iv).max(last)
+            };
+            self.hits_run(first, step, k);
+            done += k;
+        }
+        done
+    }
+
+    /// `k` hits issued at `first`, `first + step`, ...: the clock, the hits and the
+    /// counted ones as `k` rounds of `issue_next` and `hit` leave them.
+    fn hits_run(&mut self, first: u64, step: u64, k: u64) {
+        let last = first + (k - 1) * step;
+        self.issued_ns = Some(last);
+        self.hits += k;
+        self.clock = last + self.access_ns;
+        self.hits_end_ns = self.clock;
+        // Those issued at or after stats_from_ns count.
+        let skip = if first >= self.stats_from_ns {
+            0
+        } else {
+            (self.stats_from_ns - first).div_ceil(step)
+        };
+        if skip < k {
+            self.counted += k - skip;
+            self.first_counted_ns.get_or_insert(first + skip * step);
+            self.last_counted_end_ns = self.clock;
+        }
     }
 
     /// The access hit: it took `access_ns`, an operation of its own.
@@ -1100,43 +1176,41 @@ fn paced_anon_hits(
         first_counted_ns: None,
         last_counted_end_ns: 0,
     };
-    let table = mm.spaces[space as usize].hw_table_mut();
-    let (rng, ahead) = (&mut t.rng, &mut t.ahead);
-    let (hits, miss) = {
-        let more = |hits| p.issue(hits);
-        match sampler {
-            Sampler::Zipf(z) => {
-                let key = ahead_key(Picker::Zipf, z.identity(), 0, space, write_u32);
-                let (draw, prefetch, resolve) = (
-                    |r: &mut Pcg64Mcg| z.draw(r),
-                    |d| z.prefetch(d),
-                    |d| z.resolve(d),
-                );
-                paced_loop(
-                    table,
-                    write_u32,
-                    rng,
-                    ahead,
-                    key,
-                    (draw, prefetch, resolve),
-                    more,
-                )
-            }
-            Sampler::Uniform { n } => {
-                let n = *n;
-                let key = ahead_key(Picker::Uniform, [n, 0, 0], 0, space, write_u32);
-                let draw = |r: &mut Pcg64Mcg| Draw::Item(pattern::below(r.next_u64(), n));
-                paced_loop(
-                    table,
-                    write_u32,
-                    rng,
-                    ahead,
-                    key,
-                    (draw, |_| (), resolve_item),
-                    more,
-                )
-            }
+    let s = &mut mm.spaces[space as usize];
+    let skipped = if w.skip_hits && !s.traps() {
+        // Only the accesses that can change something, each at its slot; the slots
+        // of those skipped pass by in closed form.
+        let (n, zipf) = match sampler {
+            Sampler::Zipf(z) => (z.skip_params().0, Some(&**z)),
+            Sampler::Uniform { n } => (*n, None),
             _ => unreachable!("paced_hit_run checked the sampler"),
+        };
+        let (rng, sets) = (&mut t.rng, &mut w.skip_sets);
+        let mut budget = skip::Budget::Paced(&mut p);
+        // None: most accesses matter, taken one by one below.
+        skip::random_loop(s, write_u32, rng, sets, (n, zipf), space, 0, &mut budget)
+            .map(|miss| (p.hits, miss))
+    } else {
+        None
+    };
+    let dense = w.skip_hits && skipped.is_none() && !mm.spaces[space as usize].traps();
+    let (hits, miss) = if let Some(r) = skipped {
+        r
+    } else {
+        let table = mm.spaces[space as usize].hw_table_mut();
+        let (rng, ahead) = (&mut t.rng, &mut t.ahead);
+        let more = |hits| p.issue(hits);
+        if dense {
+            // Taken one by one for the skipping loop, which learns what they changed.
+            let mut changed = 0u64;
+            let seen = |c: bool| changed += c as u64;
+            let (hits, miss) =
+                paced_sampler_loop(table, write_u32, rng, ahead, sampler, space, more, seen);
+            let s = &mut mm.spaces[space as usize];
+            skip::dense_seen(&mut w.skip_sets, s, hits, changed, miss.is_some());
+            (hits, miss)
+        } else {
+            paced_sampler_loop(table, write_u32, rng, ahead, sampler, space, more, |_| ())
         }
     };
     debug_assert_eq!(hits, p.hits);
@@ -1168,7 +1242,43 @@ fn paced_anon_hits(
     }
 }
 
+/// [`paced_loop`] for a paced anon thread's zipf or uniform sampler over `space`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn paced_sampler_loop(
+    table: (&mut [crate::mm::page::Pte], &mut [bool]),
+    write_u32: u32,
+    rng: &mut Pcg64Mcg,
+    ahead: &mut Option<Box<Ahead>>,
+    sampler: &Sampler,
+    space: u32,
+    more: impl FnMut(u64) -> bool,
+    seen: impl FnMut(bool),
+) -> (u64, Option<(u32, bool)>) {
+    match sampler {
+        Sampler::Zipf(z) => {
+            let key = ahead_key(Picker::Zipf, z.identity(), 0, space, write_u32);
+            let (draw, prefetch, resolve) = (
+                |r: &mut Pcg64Mcg| z.draw(r),
+                |d| z.prefetch(d),
+                |d| z.resolve(d),
+            );
+            let sampler = (draw, prefetch, resolve);
+            paced_loop(table, write_u32, rng, ahead, key, sampler, more, seen)
+        }
+        Sampler::Uniform { n } => {
+            let n = *n;
+            let key = ahead_key(Picker::Uniform, [n, 0, 0], 0, space, write_u32);
+            let draw = |r: &mut Pcg64Mcg| Draw::Item(pattern::below(r.next_u64(), n));
+            let sampler = (draw, |_| (), resolve_item);
+            paced_loop(table, write_u32, rng, ahead, key, sampler, more, seen)
+        }
+        _ => unreachable!("paced_hit_run checked the sampler"),
+    }
+}
+
 /// [`hit_loop_ahead_with`] for a paced run (the look-ahead of a paced thread).
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn paced_loop(
     table: (&mut [crate::mm::page::Pte], &mut [bool]),
@@ -1182,6 +1292,7 @@ fn paced_loop(
         impl Fn(Draw) -> u64,
     ),
     more: impl FnMut(u64) -> bool,
+    seen: impl FnMut(bool),
 ) -> (u64, Option<(u32, bool)>) {
     hit_loop_ahead_with(
         table,
@@ -1192,6 +1303,7 @@ fn paced_loop(
         key,
         sampler,
         more,
+        seen,
     )
 }
 /// Whether a step that did work (hits, or an operation that completed) ended at the
@@ -1707,6 +1819,7 @@ pub(crate) fn hit_loop_ahead(
     draw: impl Fn(&mut Pcg64Mcg) -> Draw,
     prefetch: impl Fn(Draw),
     resolve: impl Fn(Draw) -> u64,
+    seen: impl FnMut(bool),
 ) -> (u64, Option<(u32, bool)>) {
     // A limit of one is a paced call (or an unpaced one at its slice's end): a paced
     // thread makes one access a call, and a whole round of the other tasks runs
@@ -1726,6 +1839,7 @@ pub(crate) fn hit_loop_ahead(
         key,
         (draw, prefetch, resolve),
         |_| true,
+        seen,
     )
 }
 
@@ -1747,6 +1861,7 @@ fn hit_loop_ahead_with(
         impl Fn(Draw) -> u64,
     ),
     mut more: impl FnMut(u64) -> bool,
+    mut seen: impl FnMut(bool),
 ) -> (u64, Option<(u32, bool)>) {
     let a = Ahead::get(ahead, key, rng);
     let write = |r: &mut Pcg64Mcg| {
@@ -1771,8 +1886,13 @@ fn hit_loop_ahead_with(
         let (vpn, write) = a.take();
         let e = entries[vpn as usize];
         if pte::is_present(e) {
-            entries[vpn as usize] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
-            crate::mm::mark_pmd_young(pmd_young, vpn as u32);
+            let new = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
+            entries[vpn as usize] = new;
+            // Whether the access changed anything, for the skipping loop while it leaves
+            // accesses to this one (compiled away where `seen` ignores it).
+            let pmd = &mut pmd_young[vpn as usize / crate::mm::lru_gen::PTRS_PER_PTE as usize];
+            seen(new != e || !*pmd);
+            *pmd = true;
             hits += 1;
             a.streak += 1;
         } else {
@@ -1830,31 +1950,38 @@ pub(crate) fn run_hit_loop(
 ) -> (u64, Option<(u32, bool)>) {
     let clock = cx.clock;
     let s = &mut cx.mm.spaces[space as usize];
-    if cx.skip_hits && cx.unpaced && !s.traps() {
-        let (rng, cursor, set) = (&mut t.rng, &mut t.cursor, &mut t.skip);
-        if let Some(r) =
-            skip::skip_hit_loop(s, limit, write_u32, rng, cursor, set, sampler, space, base)
-        {
-            return r;
+    let mut dense = false;
+    if let (Some(sets), true, false) = (cx.skip.as_deref_mut(), cx.unpaced, s.traps()) {
+        let (rng, cursor, st) = (&mut t.rng, &mut t.cursor, &mut t.skip);
+        let state = (st, sets);
+        match skip::skip_hit_loop(
+            s, limit, write_u32, rng, cursor, state, sampler, space, base,
+        ) {
+            skip::Skipped::Ran(hits, miss) => return (hits, miss),
+            skip::Skipped::Dense => dense = true,
+            skip::Skipped::No => {}
         }
     }
-    sampler_hit_loop(
-        s.hw_table_mut(),
-        limit,
-        write_u32,
-        t,
-        sampler,
-        space,
-        base,
-        clock,
-    )
+    let table = s.hw_table_mut();
+    let (wr, args) = (write_u32, (space, base, clock));
+    match cx.skip.as_deref_mut() {
+        Some(sets) if dense => {
+            // Taken one by one for the skipping loop, which learns what they changed.
+            let mut changed = 0u64;
+            let seen = |c: bool| changed += c as u64;
+            let (hits, miss) = sampler_hit_loop(table, limit, wr, t, sampler, args, seen);
+            skip::dense_seen(sets, s, hits, changed, miss.is_some());
+            (hits, miss)
+        }
+        _ => sampler_hit_loop(table, limit, wr, t, sampler, args, |_| ()),
+    }
 }
 
 /// The hit loop for a workload's `sampler` over pages `base..` of `space`: pipelined
 /// ([`hit_loop_ahead`]) where the sampler depends on the random stream alone,
-/// [`hit_loop`] for the others (a sequential cursor, the hot/cold phase clock).
+/// [`hit_loop`] for the others (a sequential cursor, the hot/cold phase clock). The
+/// pipelined loops tell `seen` whether each hit changed its entry.
 /// Monomorphised per pattern: no dispatch inside the loop.
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(crate) fn sampler_hit_loop(
     table: (&mut [crate::mm::page::Pte], &mut [bool]),
@@ -1862,9 +1989,8 @@ pub(crate) fn sampler_hit_loop(
     write_u32: u32,
     t: &mut Thread,
     sampler: &Sampler,
-    space: u32,
-    base: u64,
-    clock: u64,
+    (space, base, clock): (u32, u64, u64),
+    seen: impl FnMut(bool),
 ) -> (u64, Option<(u32, bool)>) {
     let (rng, cursor, ahead) = (&mut t.rng, &mut t.cursor, &mut t.ahead);
     match sampler {
@@ -1878,14 +2004,27 @@ pub(crate) fn sampler_hit_loop(
             |r| z.draw(r),
             |d| z.prefetch(d),
             |d| base + z.resolve(d),
+            seen,
         ),
         Sampler::Uniform { n } => {
             let n = *n;
             let pick = |r: &mut Pcg64Mcg| Draw::Item(base + pattern::below(r.next_u64(), n));
             let key = ahead_key(Picker::Uniform, [n, 0, 0], base, space, write_u32);
             let (wr, resolve) = (write_u32, resolve_item);
-            hit_loop_ahead(table, limit, wr, rng, ahead, key, pick, |_| (), resolve)
+            hit_loop_ahead(
+                table,
+                limit,
+                wr,
+                rng,
+                ahead,
+                key,
+                pick,
+                |_| (),
+                resolve,
+                seen,
+            )
         }
+        // Not counted: the skipping loop never leaves these samplers' accesses here.
         other => hit_loop(table, limit, write_u32, rng, |r| {
             base + other.next(r, cursor, clock)
         }),
@@ -1990,6 +2129,49 @@ pub(crate) mod test_switch {
 mod tests {
     use super::*;
     use crate::rng::task_rng;
+
+    /// `Pacing::run_hits`'s closed form against the rounds of `issue_next` and `hit`
+    /// it stands for, over threads that wait for their slots, that cannot keep up,
+    /// that are behind or ahead of their pacing clock, and calls that end by the
+    /// slice, the stop or the count, with the statistics' start anywhere.
+    #[test]
+    fn paced_runs_of_hits_are_the_rounds() {
+        let mut r = crate::rng::task_rng(9, "pacing");
+        let mut pick = |n: u64| r.next_u64() % n;
+        for case in 0..20_000 {
+            let clock = 1_000_000 + pick(50_000);
+            let p = Pacing {
+                clock,
+                next_issue_ns: clock - 20_000 + pick(40_000),
+                interval_ns: 1 + pick(3_000),
+                slice_end: clock + pick(300_000),
+                stop_ns: if case % 3 == 0 {
+                    clock + pick(300_000)
+                } else {
+                    u64::MAX
+                },
+                access_ns: 1 + pick(3_000),
+                stats_from_ns: clock - 100_000 + pick(400_000),
+                issued_ns: None,
+                end: None,
+                hits: pick(5),
+                hits_end_ns: 0,
+                counted: 0,
+                first_counted_ns: None,
+                last_counted_end_ns: 0,
+            };
+            let g = pick(400);
+            let (mut fast, mut slow) = (p.clone(), p);
+            let made = fast.run_hits(g);
+            let mut rounds = 0;
+            while rounds < g && slow.issue_next() {
+                slow.hit();
+                rounds += 1;
+            }
+            assert_eq!(made, rounds, "case {case}");
+            assert_eq!(fast, slow, "case {case}, {g} hits");
+        }
+    }
 
     /// Requests drawn ahead are the requests drawn one at a time: the same (key, set)
     /// sequence and the same stream after each, also when something else draws from
@@ -2174,6 +2356,7 @@ mod tests {
                             draw,
                             prefetch,
                             resolve,
+                            |_| (),
                         );
                         assert_eq!(a, b, "holes {hole_per_mille}‰ limit {limit} call {call}");
                         total += a.0;

@@ -24,7 +24,8 @@ use rand_pcg::Pcg64Mcg;
 use crate::mm::page::{pte, Pte};
 use crate::mm::{lru_gen::PTRS_PER_PTE, Space, PMD_CHANGE};
 
-use super::pattern::{below, Sampler, Zipf};
+use super::pattern::{below, mul_rem, Sampler, Zipf};
+use super::Pacing;
 
 /// Whether an access to a page in this state changes nothing: present, young, its
 /// PMD entry young, and dirty unless the loop never writes.
@@ -58,11 +59,15 @@ fn geometric(rng: &mut Pcg64Mcg, p: f64) -> u64 {
 /// Above this chance that an access picks a member, the loop takes accesses one by one.
 const DENSE_P_MEMBER: f64 = 1.0 / 16.0;
 /// Accesses taken one by one return to skipping when fewer than one in this many
-/// changed something, over a call of at least [`DENSE_PROBE_ACCESSES`].
+/// changed something, over a window of at least [`DENSE_PROBE_ACCESSES`].
 const SPARSE_RATIO: u64 = 64;
 const DENSE_PROBE_ACCESSES: u64 = 256;
+/// Before a rebuild (a read of the whole range), at least one access per this many
+/// pages of it taken one by one since the last: a set that keeps turning dense again
+/// is not rebuilt more often than its accesses can pay for.
+const REBUILD_PAGES_PER_ACCESS: u64 = 8;
 
-/// What a thread's set was built for: the sampler and its range, and the write
+/// What a set was built for: the sampler and its range, and the write
 /// probability (which decides whether clean pages count as settled).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Key {
@@ -74,14 +79,23 @@ struct Key {
     zipf: [u64; 3],
 }
 
-/// A thread's skipping state: the set of its random sampler, and the page tables its
-/// sequential sweep saw settled (kept apart, so a program that alternates the two
-/// rebuilds neither).
+/// A thread's skipping state: the page tables its sequential sweep saw settled.
 #[derive(Debug, Default)]
 pub struct SkipState {
-    set: Option<Box<SkipSet>>,
     seq: Option<Box<SeqSettled>>,
 }
+
+/// Sets of a workload's random pickers, shared by its threads: a set describes the
+/// space, not the thread (any superset of the range's unsettled pages will do), so
+/// one set serves them all, and a thread that finds a member settled takes it out
+/// for every one. A few, most recently used last, for threads in different phases.
+#[derive(Debug, Default)]
+pub struct SkipSets {
+    sets: Vec<SkipSet>,
+}
+
+/// Sets a workload keeps at once.
+const MAX_SETS: usize = 4;
 
 /// For a sequential sweep over one range: each page table's change count
 /// ([`Space::hw_table_gens_mut`]) when the sweep last saw all its entries in the range
@@ -95,7 +109,7 @@ struct SeqSettled {
     seen: Vec<u64>,
 }
 
-/// A thread's pages that an access may change, for one sampler over one range.
+/// The pages of a range that an access may change, for one sampler over it.
 #[derive(Debug)]
 pub struct SkipSet {
     key: Key,
@@ -105,6 +119,11 @@ pub struct SkipSet {
     member: Vec<u64>,
     /// Taking accesses one by one; the set is stale until rebuilt.
     dense: bool,
+    /// Accesses taken one by one since the set was last built; and in the window
+    /// being counted, accesses and those that changed something.
+    dense_taken: u64,
+    window_taken: u64,
+    window_changed: u64,
     picks: Picks,
 }
 
@@ -186,31 +205,29 @@ impl SkipSet {
     /// Fenwick tree built in place rather than page by page.
     fn rebuild(&mut self, space: &Space) {
         let (base, n, wr) = (self.key.base, self.key.n, self.key.write_u32);
-        let unsettled: Vec<u64> = (0..n)
-            .filter(|&o| {
-                let idx = (base + o) as u32;
-                !settled(space.pte(idx), space.pmd_young(idx), wr)
-            })
-            .collect();
-        self.member.iter_mut().for_each(|w| *w = 0);
-        for &o in &unsettled {
-            self.member[(o / 64) as usize] |= 1 << (o % 64);
-        }
+        let unsettled = (0..n).filter(|&o| {
+            let idx = (base + o) as u32;
+            !settled(space.pte(idx), space.pmd_young(idx), wr)
+        });
+        let member = &mut self.member;
+        member.fill(0);
         match &mut self.picks {
             Picks::Uniform { list, place } => {
                 list.clear();
-                for &o in &unsettled {
+                for o in unsettled {
+                    member[(o / 64) as usize] |= 1 << (o % 64);
                     place[o as usize] = list.len() as u32;
                     list.push(o as u32);
                 }
             }
             Picks::Zipf(z) => {
-                let mut weights = vec![0u64; n as usize];
-                for &o in &unsettled {
+                z.fen.clear(n as usize);
+                for o in unsettled {
+                    member[(o / 64) as usize] |= 1 << (o % 64);
                     let r = z.rank(o);
-                    weights[r as usize] = z.weight(r);
+                    z.fen.set_leaf(r as usize, z.weights[r as usize]);
                 }
-                z.fen = Fenwick::from_weights(&weights);
+                z.fen.link();
             }
         }
     }
@@ -252,43 +269,48 @@ impl SkipSet {
 #[derive(Debug)]
 struct ZipfWeights {
     fen: Fenwick,
+    /// Each rank's weight, worked out once (a power per rank).
+    weights: Vec<u64>,
     all_weight: u64,
-    scale: f64,
-    s: f64,
     n: u64,
     stride: u64,
     inv_stride: u64,
+    /// For [`mul_rem`]: ⌊(2^64 − 1) / n⌋.
+    rem_m: u64,
 }
 
 impl ZipfWeights {
     fn new(z: &Zipf) -> ZipfWeights {
         let (n, s, stride) = z.skip_params();
-        let raw_total: f64 = (0..n).map(|r| ((r + 1) as f64).powf(-s)).sum();
-        let scale = (1u64 << 62) as f64 / raw_total;
-        let mut w = ZipfWeights {
+        let raw: Vec<f64> = (0..n).map(|r| ((r + 1) as f64).powf(-s)).collect();
+        let scale = (1u64 << 62) as f64 / raw.iter().sum::<f64>();
+        // In the buffer of `raw` (the same size and alignment).
+        let weights: Vec<u64> = raw
+            .into_iter()
+            .map(|w| ((w * scale) as u64).max(1))
+            .collect();
+        ZipfWeights {
             // Filled by the set's first rebuild.
             fen: Fenwick::from_weights(&[]),
-            all_weight: 0,
-            scale,
-            s,
+            all_weight: weights.iter().sum(),
+            weights,
             n,
             stride,
             inv_stride: inverse_mod(stride, n),
-        };
-        w.all_weight = (0..n).map(|r| w.weight(r)).sum();
-        w
+            rem_m: u64::MAX / n.max(1),
+        }
     }
 
     fn weight(&self, r: u64) -> u64 {
-        ((((r + 1) as f64).powf(-self.s) * self.scale) as u64).max(1)
+        self.weights[r as usize]
     }
 
     fn rank(&self, item: u64) -> u64 {
-        (item as u128 * self.inv_stride as u128 % self.n as u128) as u64
+        mul_rem(item, self.inv_stride, self.n, self.rem_m)
     }
 
     fn zipf_item(&self, r: u64) -> u64 {
-        (r as u128 * self.stride as u128 % self.n as u128) as u64
+        mul_rem(r, self.stride, self.n, self.rem_m)
     }
 
     fn add(&mut self, item: u64) {
@@ -327,19 +349,41 @@ struct Fenwick {
 }
 
 impl Fenwick {
-    /// The tree of `w` in O(n): each node adds itself into its parent.
+    /// The tree of `w` in O(n).
     fn from_weights(w: &[u64]) -> Fenwick {
-        let mut tree = vec![0u64; w.len() + 1];
-        tree[1..].copy_from_slice(w);
+        let mut f = Fenwick {
+            tree: Vec::new(),
+            total: 0,
+        };
+        f.clear(w.len());
+        for (i, &x) in w.iter().enumerate() {
+            f.set_leaf(i, x);
+        }
+        f.link();
+        f
+    }
+
+    /// `n` weights of 0, in the buffer already there.
+    fn clear(&mut self, n: usize) {
+        self.tree.clear();
+        self.tree.resize(n + 1, 0);
+        self.total = 0;
+    }
+
+    /// Weight `w` at `i`, before [`Fenwick::link`] (on a cleared tree).
+    fn set_leaf(&mut self, i: usize, w: u64) {
+        self.tree[i + 1] = w;
+        self.total += w;
+    }
+
+    /// Makes the leaves set a tree: each node adds itself into its parent.
+    fn link(&mut self) {
+        let tree = &mut self.tree;
         for i in 1..tree.len() {
             let parent = i + (i & i.wrapping_neg());
             if parent < tree.len() {
                 tree[parent] += tree[i];
             }
-        }
-        Fenwick {
-            tree,
-            total: w.iter().sum(),
         }
     }
 
@@ -373,10 +417,21 @@ impl Fenwick {
     }
 }
 
+/// What [`skip_hit_loop`] did.
+pub enum Skipped {
+    /// The call's accesses: hits, and the missing page that stopped them.
+    Ran(u64, Option<(u32, bool)>),
+    /// Nothing: most accesses matter now. The caller takes them one by one and
+    /// reports them to [`dense_seen`].
+    Dense,
+    /// Nothing: a sampler it does not handle.
+    No,
+}
+
 /// The skipping loop for `sampler` over `[base, base + n)` of `space`: the same
 /// contract as `hit_loop` (up to `limit` accesses, stopping at the first one to a page
 /// that is not present, which it returns with its write), for uniform and zipf
-/// pickers and sequential sweeps. None for a sampler it does not handle.
+/// pickers and sequential sweeps.
 #[allow(clippy::too_many_arguments)]
 pub fn skip_hit_loop(
     space: &mut Space,
@@ -384,11 +439,11 @@ pub fn skip_hit_loop(
     write_u32: u32,
     rng: &mut Pcg64Mcg,
     cursor: &mut u64,
-    state: &mut SkipState,
+    (state, sets): (&mut SkipState, &mut SkipSets),
     sampler: &Sampler,
     space_id: u32,
     base: u64,
-) -> Option<(u64, Option<(u32, bool)>)> {
+) -> Skipped {
     let (n, zipf) = match sampler {
         Sampler::Sequential { n } => {
             let per_pmd = PTRS_PER_PTE as u64;
@@ -400,7 +455,9 @@ pub fn skip_hit_loop(
                 write_u32: write_u32.min(1),
                 zipf: [0; 3],
             };
-            space.hw_table_gens_mut()?;
+            if space.hw_table_gens_mut().is_none() {
+                return Skipped::No;
+            }
             if state.seq.as_ref().is_none_or(|s| s.key != key) {
                 let nr_pmds = (base + n).div_ceil(per_pmd) - base / per_pmd;
                 state.seq = Some(Box::new(SeqSettled {
@@ -409,14 +466,182 @@ pub fn skip_hit_loop(
                 }));
             }
             let seq = state.seq.as_mut().expect("made above");
-            return Some(sequential(
-                space, limit, write_u32, rng, cursor, seq, *n, base,
-            ));
+            let (hits, miss) = sequential(space, limit, write_u32, rng, cursor, seq, *n, base);
+            return Skipped::Ran(hits, miss);
         }
         Sampler::Uniform { n } => (*n, None),
-        Sampler::Zipf(z) => (z.skip_params().0, Some(z)),
-        Sampler::HotCold { .. } => return None,
+        Sampler::Zipf(z) => (z.skip_params().0, Some(&**z)),
+        Sampler::HotCold { .. } => return Skipped::No,
     };
+    let mut budget = Budget::Count { limit, hits: 0 };
+    let Some(miss) = random_loop(
+        space,
+        write_u32,
+        rng,
+        sets,
+        (n, zipf),
+        space_id,
+        base,
+        &mut budget,
+    ) else {
+        return Skipped::Dense;
+    };
+    let Budget::Count { limit, hits } = budget else {
+        unreachable!("made above")
+    };
+    Skipped::Ran(if miss.is_none() { limit } else { hits }, miss)
+}
+
+/// How many accesses a call may make, and when: a count of back-to-back accesses, or
+/// a paced thread's slots ([`Pacing`]: each access issued at its time, the call ending
+/// where the thread's slice, its sleep or its stop does).
+pub(crate) enum Budget<'a> {
+    Count { limit: u64, hits: u64 },
+    Paced(&'a mut Pacing),
+}
+
+impl Budget<'_> {
+    /// `g` accesses that change nothing, each a hit: false if the call ends first
+    /// (then as many as fit were made).
+    #[inline]
+    fn pass(&mut self, g: u64) -> bool {
+        match self {
+            Budget::Count { limit, hits } => {
+                if g >= *limit - *hits {
+                    *hits = *limit;
+                    return false;
+                }
+                *hits += g;
+                true
+            }
+            Budget::Paced(p) => p.run_hits(g) == g,
+        }
+    }
+
+    /// Whether the call is known to make no more accesses (a paced one learns it
+    /// only by trying).
+    #[inline]
+    fn spent(&self) -> bool {
+        match self {
+            Budget::Count { limit, hits } => hits >= limit,
+            Budget::Paced(_) => false,
+        }
+    }
+
+    /// Whether the call makes one more access.
+    #[inline]
+    fn issue(&mut self) -> bool {
+        match self {
+            Budget::Count { limit, hits } => *hits < *limit,
+            Budget::Paced(p) => p.issue_next(),
+        }
+    }
+
+    /// The access issued hit.
+    #[inline]
+    fn hit(&mut self) {
+        match self {
+            Budget::Count { hits, .. } => *hits += 1,
+            Budget::Paced(p) => p.hit(),
+        }
+    }
+}
+
+/// The skipping loop for a uniform (`zipf` None) or zipf sampler over `[base, base +
+/// n)`: accesses as `budget` allows, returning the first to a page that is not
+/// present (not counted as a hit), with its write. None: most accesses matter now,
+/// and the caller takes this call's accesses one by one with its own loop (which
+/// loads what it reads ahead).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn random_loop(
+    space: &mut Space,
+    write_u32: u32,
+    rng: &mut Pcg64Mcg,
+    sets: &mut SkipSets,
+    (n, zipf): (u64, Option<&Zipf>),
+    space_id: u32,
+    base: u64,
+    budget: &mut Budget,
+) -> Option<Option<(u32, bool)>> {
+    let s = ready_set(sets, space, n, zipf, space_id, base, write_u32);
+    let (entries, pmd_young) = space.hw_table_mut();
+    let wr = write_u32;
+    if s.dense {
+        // Most accesses matter (a working set being faulted back in): the caller
+        // takes them one by one, drawn as under `each`, and tells [`dense_seen`] what
+        // they changed.
+        return None;
+    }
+    loop {
+        if budget.spent() {
+            return Some(None);
+        }
+        let gap = if s.is_empty() {
+            u64::MAX
+        } else {
+            geometric(rng, s.p_member())
+        };
+        if !budget.pass(gap) || !budget.issue() {
+            return Some(None);
+        }
+        let o = s.pick(rng);
+        match access(base + o, wr, rng, entries, pmd_young) {
+            Err(miss) => return Some(Some(miss)),
+            Ok((e, _)) => {
+                if settled(e, true, wr) {
+                    s.remove(o);
+                }
+            }
+        }
+        budget.hit();
+    }
+}
+
+/// After a call [`random_loop`] left to the caller's per-access loop: its `taken`
+/// accesses that hit, how many of them changed an entry, and whether it ended at a
+/// missing page (an access that changes something too). Counted over windows of at
+/// least DENSE_PROBE_ACCESSES accesses (a paced thread's calls are short): once
+/// accesses that change something turn rare (fewer than one in SPARSE_RATIO over a
+/// window), and enough have been taken since the last build to pay for reading the
+/// range again, the set is rebuilt and the loop skips again.
+pub(crate) fn dense_seen(
+    sets: &mut SkipSets,
+    space: &mut Space,
+    taken: u64,
+    changed: u64,
+    missed: bool,
+) {
+    let Some(s) = sets.sets.last_mut().filter(|s| s.dense) else {
+        return;
+    };
+    s.dense_taken += taken;
+    s.window_taken += taken + missed as u64;
+    s.window_changed += changed + missed as u64;
+    if s.window_taken < DENSE_PROBE_ACCESSES {
+        return;
+    }
+    let rare = s.window_changed * SPARSE_RATIO < s.window_taken;
+    (s.window_taken, s.window_changed) = (0, 0);
+    if rare && s.dense_taken >= s.key.n / REBUILD_PAGES_PER_ACCESS {
+        s.dense = false;
+        s.dense_taken = 0;
+        s.rebuild(space);
+        s.log_pos = space.watch_changes();
+    }
+}
+
+/// The workload's set for a random sampler over `[base, base + n)` (`zipf` for a
+/// zipf one), built if it has none, else brought up to date with the space's
+/// changes; and whether accesses are now to be taken one by one.
+fn ready_set<'a>(
+    sets: &'a mut SkipSets,
+    space: &mut Space,
+    n: u64,
+    zipf: Option<&Zipf>,
+    space_id: u32,
+    base: u64,
+    write_u32: u32,
+) -> &'a mut SkipSet {
     let key = Key {
         space: space_id,
         base,
@@ -424,8 +649,10 @@ pub fn skip_hit_loop(
         write_u32,
         zipf: zipf.map_or([0; 3], |z| z.identity()),
     };
-    let set = &mut state.set;
-    if set.as_ref().is_none_or(|s| s.key != key) {
+    if let Some(i) = sets.sets.iter().position(|s| s.key == key) {
+        let s = sets.sets.remove(i);
+        sets.sets.push(s);
+    } else {
         let picks = match zipf {
             None => Picks::Uniform {
                 list: Vec::new(),
@@ -438,78 +665,50 @@ pub fn skip_hit_loop(
             log_pos: 0,
             member: vec![0; n.div_ceil(64) as usize],
             dense: false,
+            dense_taken: 0,
+            window_taken: 0,
+            window_changed: 0,
             picks,
         };
         s.rebuild(space);
         s.log_pos = space.watch_changes();
-        *set = Some(Box::new(s));
+        if sets.sets.len() == MAX_SETS {
+            sets.sets.remove(0);
+        }
+        sets.sets.push(s);
     }
-    let s = set.as_mut().expect("built above");
+    let s = sets.sets.last_mut().expect("found or built above");
     if !s.dense {
         s.catch_up(space);
         s.dense = s.p_member() > DENSE_P_MEMBER;
+        (s.window_taken, s.window_changed) = (0, 0);
     }
-    let (entries, pmd_young) = space.hw_table_mut();
+    s
+}
+
+/// One access to `vpn`: Err(the page and the write) if it is not present, else its
+/// PTE after the access and whether the access changed anything.
+#[inline(always)]
+fn access(
+    vpn: u64,
+    write_u32: u32,
+    rng: &mut Pcg64Mcg,
+    entries: &mut [Pte],
+    pmd_young: &mut [bool],
+) -> Result<(Pte, bool), (u32, bool)> {
+    let vpn = vpn as usize;
     let wr = write_u32;
-    let access = |o: u64, rng: &mut Pcg64Mcg, entries: &mut [Pte], pmd_young: &mut [bool]| {
-        let vpn = (base + o) as usize;
-        let write = wr == u32::MAX || (wr != 0 && (rng.next_u64() as u32) < wr);
-        let e = entries[vpn];
-        if !pte::is_present(e) {
-            return Err((vpn as u32, write));
-        }
-        let new = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
-        entries[vpn] = new;
-        let pmd = &mut pmd_young[vpn / PTRS_PER_PTE as usize];
-        let changed = new != e || !*pmd;
-        *pmd = true;
-        Ok((new, changed))
-    };
-    let mut hits = 0u64;
-    if s.dense {
-        // Most accesses matter (a working set being faulted back in): each in turn,
-        // drawn as the per-access loop draws them, and no set kept up to date; it is
-        // rebuilt once accesses that change something turn rare again.
-        let mut changed = 0u64;
-        while hits < limit {
-            let o = match zipf {
-                None => below(rng.next_u64(), n),
-                Some(z) => z.sample(rng),
-            };
-            match access(o, rng, entries, pmd_young) {
-                Err(miss) => return Some((hits, Some(miss))),
-                Ok((_, c)) => changed += c as u64,
-            }
-            hits += 1;
-        }
-        if hits >= DENSE_PROBE_ACCESSES && changed * SPARSE_RATIO < hits {
-            s.dense = false;
-            s.rebuild(space);
-            s.log_pos = space.watch_changes();
-        }
-        return Some((hits, None));
+    let write = wr == u32::MAX || (wr != 0 && (rng.next_u64() as u32) < wr);
+    let e = entries[vpn];
+    if !pte::is_present(e) {
+        return Err((vpn as u32, write));
     }
-    while hits < limit {
-        if s.is_empty() {
-            return Some((limit, None));
-        }
-        let gap = geometric(rng, s.p_member());
-        if gap >= limit - hits {
-            return Some((limit, None));
-        }
-        hits += gap;
-        let o = s.pick(rng);
-        match access(o, rng, entries, pmd_young) {
-            Err(miss) => return Some((hits, Some(miss))),
-            Ok((e, _)) => {
-                if settled(e, true, wr) {
-                    s.remove(o);
-                }
-            }
-        }
-        hits += 1;
-    }
-    Some((hits, None))
+    let new = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
+    entries[vpn] = new;
+    let pmd = &mut pmd_young[vpn / PTRS_PER_PTE as usize];
+    let changed = new != e || !*pmd;
+    *pmd = true;
+    Ok((new, changed))
 }
 
 /// Sequential sweeps: runs of settled pages are passed over without drawing a write,
@@ -622,50 +821,171 @@ mod tests {
         1.0 - (1.0 - p_page).powi(limit as i32)
     }
 
+    /// A paced thread's slots for one round: 300 accesses, one every 1000 ns (each
+    /// taking 100 ns) from `start`, the slice ending just after the last.
+    fn paced_round(start: u64) -> Pacing {
+        Pacing {
+            clock: start,
+            next_issue_ns: start,
+            interval_ns: 1_000,
+            slice_end: start + 299_001,
+            stop_ns: u64::MAX,
+            access_ns: 100,
+            stats_from_ns: 0,
+            issued_ns: None,
+            end: None,
+            hits: 0,
+            hits_end_ns: 0,
+            counted: 0,
+            first_counted_ns: None,
+            last_counted_end_ns: 0,
+        }
+    }
+
+    /// One round of `limit` accesses: back to back (`skip_hit_loop`) or paced
+    /// (`random_loop` with [`paced_round`]'s slots), and where the skipping loop
+    /// leaves a dense call to its caller, the caller's loop: one access a draw.
+    #[allow(clippy::too_many_arguments)]
+    fn one_round(
+        mm: &mut crate::mm::Mm,
+        si: u32,
+        sampler: &Sampler,
+        (limit, paced, round): (u64, bool, u64),
+        write_u32: u32,
+        rng: &mut Pcg64Mcg,
+        st: &mut SkipState,
+        sets: &mut SkipSets,
+    ) -> (u64, Option<(u32, bool)>) {
+        let pick = |r: &mut Pcg64Mcg| sampler.next(r, &mut 0, 0);
+        // The caller's loop for a dense call: the accesses, what they changed.
+        let per_access = |mm: &mut crate::mm::Mm,
+                          rng: &mut Pcg64Mcg,
+                          more: &mut dyn FnMut() -> bool,
+                          hit: &mut dyn FnMut()| {
+            let (entries, pmd_young) = mm.spaces[si as usize].hw_table_mut();
+            let (mut taken, mut changed) = (0, 0);
+            while more() {
+                let o = pick(rng);
+                match access(o, write_u32, rng, entries, pmd_young) {
+                    Err(miss) => return (taken, changed, Some(miss)),
+                    Ok((_, c)) => changed += c as u64,
+                }
+                hit();
+                taken += 1;
+            }
+            (taken, changed, None)
+        };
+        if !paced {
+            let s = &mut mm.spaces[si as usize];
+            let r = skip_hit_loop(s, limit, write_u32, rng, &mut 0, (st, sets), sampler, si, 0);
+            return match r {
+                Skipped::Ran(hits, miss) => (hits, miss),
+                Skipped::Dense => {
+                    let mut hits = 0;
+                    let more = std::cell::Cell::new(0u64);
+                    let (taken, changed, miss) =
+                        per_access(mm, rng, &mut || more.get() < limit, &mut || {
+                            more.set(more.get() + 1)
+                        });
+                    hits += taken;
+                    dense_seen(
+                        sets,
+                        &mut mm.spaces[si as usize],
+                        taken,
+                        changed,
+                        miss.is_some(),
+                    );
+                    (hits, miss)
+                }
+                Skipped::No => unreachable!(),
+            };
+        }
+        let (n, zipf) = match sampler {
+            Sampler::Uniform { n } => (*n, None),
+            Sampler::Zipf(z) => (z.skip_params().0, Some(&**z)),
+            _ => unreachable!(),
+        };
+        let mut p = paced_round(round * 1_000_000);
+        let s = &mut mm.spaces[si as usize];
+        let mut budget = Budget::Paced(&mut p);
+        let r = random_loop(s, write_u32, rng, sets, (n, zipf), si, 0, &mut budget);
+        let miss = r.unwrap_or_else(|| {
+            let p = std::cell::RefCell::new(&mut p);
+            let (taken, changed, miss) =
+                per_access(mm, rng, &mut || p.borrow_mut().issue_next(), &mut || {
+                    p.borrow_mut().hit()
+                });
+            dense_seen(
+                sets,
+                &mut mm.spaces[si as usize],
+                taken,
+                changed,
+                miss.is_some(),
+            );
+            miss
+        });
+        // The slot after the last lies past the slice: the thread sleeps until it.
+        let next_slot = crate::workload::SliceEnd::SleepUntil(round * 1_000_000 + 300_000);
+        assert!(miss.is_some() || p.end == Some(next_slot));
+        (p.hits, miss)
+    }
+
     /// Pages made old (as DAMON's mkold does) come back young as often as the
     /// sampler's distribution says, whichever pages the skipping loop passes over:
-    /// the frequency over many rounds against the exact chance, within 5 sigma.
+    /// the frequency over many rounds against the exact chance, within 5 sigma; for
+    /// back-to-back accesses and for a paced thread's slots.
     fn old_pages_come_back_young(sampler: Sampler, p_page: impl Fn(u64) -> f64, write_u32: u32) {
+        old_pages_come_back_young_in(sampler.clone(), &p_page, write_u32, false);
+        old_pages_come_back_young_in(sampler, &p_page, write_u32, true);
+    }
+
+    fn old_pages_come_back_young_in(
+        sampler: Sampler,
+        p_page: impl Fn(u64) -> f64,
+        write_u32: u32,
+        paced: bool,
+    ) {
         let (mut mm, si) = settled_space(N);
         let mut rng = task_rng(3, "skip");
-        let (mut cursor, mut set) = (0u64, SkipState::default());
+        let (mut st, mut sets) = (SkipState::default(), SkipSets::default());
         let watched = [0u64, 1, 7, 100, 311, 511];
         let (rounds, limit) = (20_000u64, 300u64);
         let mut young = [0u64; 6];
-        let mut dense_rounds = 0;
+        let (mut dense_rounds, mut back_to_sparse, mut was_dense) = (0, 0, false);
         for round in 0..rounds {
             for &o in &watched {
                 *mm.spaces[si as usize].pte_mut(o as u32) &= !pte::YOUNG;
             }
             // Now and then a burst of old pages (a quarter of the range), so the loop
             // goes over to taking accesses one by one and, once they settle, back.
-            if round % 100 < 3 {
+            if round % 400 < 3 {
                 for o in (0..N as u32).filter(|o| o % 4 == 2) {
                     *mm.spaces[si as usize].pte_mut(o) &= !pte::YOUNG;
                 }
             }
-            let s = &mut mm.spaces[si as usize];
-            let (hits, miss) = skip_hit_loop(
-                s,
-                limit,
+            let (hits, miss) = one_round(
+                &mut mm,
+                si,
+                &sampler,
+                (limit, paced, round),
                 write_u32,
                 &mut rng,
-                &mut cursor,
-                &mut set,
-                &sampler,
-                si,
-                0,
-            )
-            .unwrap();
+                &mut st,
+                &mut sets,
+            );
             assert_eq!((hits, miss), (limit, None), "every page is present");
-            dense_rounds += set.set.as_ref().unwrap().dense as u64;
+            let dense = sets.sets.last().unwrap().dense;
+            dense_rounds += dense as u64;
+            back_to_sparse += (was_dense && !dense) as u64;
+            was_dense = dense;
             for (k, &o) in watched.iter().enumerate() {
                 young[k] += (mm.spaces[si as usize].pte(o as u32) & pte::YOUNG != 0) as u64;
             }
         }
         assert!(
-            dense_rounds > rounds / 100 && dense_rounds < rounds / 2,
-            "both ways of taking accesses used: {dense_rounds} rounds of {rounds} dense"
+            dense_rounds > rounds / 200 && dense_rounds < rounds * 19 / 20 && back_to_sparse >= 10,
+            "both ways of taking accesses used (paced {paced}): {dense_rounds} rounds of \
+             {rounds} dense, {back_to_sparse} returns to skipping"
         );
         for (k, &o) in watched.iter().enumerate() {
             let want = p_touched(p_page(o), limit);
@@ -673,7 +993,7 @@ mod tests {
             let sigma = (want * (1.0 - want) / rounds as f64).sqrt().max(1e-4);
             assert!(
                 (got - want).abs() < 5.0 * sigma,
-                "page {o}: young after {got:.4} of rounds, want {want:.4}"
+                "page {o} (paced {paced}): young after {got:.4} of rounds, want {want:.4}"
             );
         }
     }
@@ -726,7 +1046,8 @@ mod tests {
             let (base, n) = (300u64, 900u64);
             let sampler = Sampler::Sequential { n };
             let (mut ra, mut rb) = (task_rng(1, "a"), task_rng(1, "a"));
-            let (mut ca, mut cb, mut set) = (0u64, 0u64, SkipState::default());
+            let (mut ca, mut cb) = (0u64, 0u64);
+            let (mut st, mut sets) = (SkipState::default(), SkipSets::default());
             let mut lr = task_rng(5, "limits");
             for call in 0..3000 {
                 // Mostly short calls (stops at every place), now and then a long one.
@@ -757,12 +1078,15 @@ mod tests {
                     write_u32,
                     &mut ra,
                     &mut ca,
-                    &mut set,
+                    (&mut st, &mut sets),
                     &sampler,
                     si,
                     base,
-                )
-                .unwrap();
+                );
+                let Skipped::Ran(hits, miss) = got else {
+                    unreachable!("sequential sweeps skip")
+                };
+                let got = (hits, miss);
                 let want = crate::workload::hit_loop(
                     exact.hw_table_mut(),
                     limit,
