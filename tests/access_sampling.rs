@@ -104,6 +104,18 @@ fn paced_uniform_accesses_agree() {
     agree(&paced, &["pswpout", "pswpin", "pgscan_kswapd"]);
 }
 
+#[test]
+fn back_to_back_hotcold_accesses_agree() {
+    // A fifth of the set takes 95 % of the accesses; the cold rest is what reclaim
+    // swaps out and the threads fault back.
+    let hotcold = ZIPF.replace(
+        "pattern = \"zipf\"\nskew = 0.9",
+        "pattern = \"hotcold\"\nhot_fraction = 0.2\nhot_probability = 0.95",
+    );
+    assert!(hotcold.contains("hotcold"));
+    agree(&hotcold, &["pswpout", "pswpin", "pgscan_kswapd"]);
+}
+
 /// benches/skip/damon-paced.toml: DAMON_RECLAIM over a paced zipf service that fits
 /// in memory, where nearly every access is skipped and what DAMON pages out shows
 /// whether it saw the accesses it should.

@@ -1180,15 +1180,15 @@ fn paced_anon_hits(
     let skipped = if w.skip_hits && !s.traps() {
         // Only the accesses that can change something, each at its slot; the slots
         // of those skipped pass by in closed form.
-        let (n, zipf) = match sampler {
-            Sampler::Zipf(z) => (z.skip_params().0, Some(&**z)),
-            Sampler::Uniform { n } => (*n, None),
+        let (n, dist) = match sampler {
+            Sampler::Zipf(z) => (z.skip_params().0, skip::Dist::Zipf(z)),
+            Sampler::Uniform { n } => (*n, skip::Dist::Uniform),
             _ => unreachable!("paced_hit_run checked the sampler"),
         };
         let (rng, sets) = (&mut t.rng, &mut w.skip_sets);
         let mut budget = skip::Budget::Paced(&mut p);
         // None: most accesses matter, taken one by one below.
-        skip::random_loop(s, write_u32, rng, sets, (n, zipf), space, 0, &mut budget)
+        skip::random_loop(s, write_u32, rng, sets, (n, dist), space, 0, &mut budget)
             .map(|miss| (p.hits, miss))
     } else {
         None
@@ -1954,9 +1954,8 @@ pub(crate) fn run_hit_loop(
     if let (Some(sets), true, false) = (cx.skip.as_deref_mut(), cx.unpaced, s.traps()) {
         let (rng, cursor, st) = (&mut t.rng, &mut t.cursor, &mut t.skip);
         let state = (st, sets);
-        match skip::skip_hit_loop(
-            s, limit, write_u32, rng, cursor, state, sampler, space, base,
-        ) {
+        let at = (space, base, clock);
+        match skip::skip_hit_loop(s, limit, write_u32, rng, cursor, state, sampler, at) {
             skip::Skipped::Ran(hits, miss) => return (hits, miss),
             skip::Skipped::Dense => dense = true,
             skip::Skipped::No => {}
@@ -1979,8 +1978,8 @@ pub(crate) fn run_hit_loop(
 
 /// The hit loop for a workload's `sampler` over pages `base..` of `space`: pipelined
 /// ([`hit_loop_ahead`]) where the sampler depends on the random stream alone,
-/// [`hit_loop`] for the others (a sequential cursor, the hot/cold phase clock). The
-/// pipelined loops tell `seen` whether each hit changed its entry.
+/// [`hit_loop`] for the others (a sequential cursor, the hot/cold phase clock). Each
+/// tells `seen` whether a hit changed its entry.
 /// Monomorphised per pattern: no dispatch inside the loop.
 #[inline(always)]
 pub(crate) fn sampler_hit_loop(
@@ -2024,10 +2023,14 @@ pub(crate) fn sampler_hit_loop(
                 seen,
             )
         }
-        // Not counted: the skipping loop never leaves these samplers' accesses here.
-        other => hit_loop(table, limit, write_u32, rng, |r| {
-            base + other.next(r, cursor, clock)
-        }),
+        other => hit_loop_seen(
+            table,
+            limit,
+            write_u32,
+            rng,
+            |r| base + other.next(r, cursor, clock),
+            seen,
+        ),
     }
 }
 
@@ -2044,11 +2047,25 @@ pub(crate) fn resolve_item(d: Draw) -> u64 {
 /// Returns the number of hits and the missing (page, write) if one stopped the loop.
 #[inline(always)]
 pub(crate) fn hit_loop(
+    table: (&mut [crate::mm::page::Pte], &mut [bool]),
+    limit: u64,
+    write_u32: u32,
+    rng: &mut Pcg64Mcg,
+    pick: impl FnMut(&mut Pcg64Mcg) -> u64,
+) -> (u64, Option<(u32, bool)>) {
+    hit_loop_seen(table, limit, write_u32, rng, pick, |_| ())
+}
+
+/// [`hit_loop`], telling `seen` whether each hit changed its entry (for the skipping
+/// loop while it leaves accesses to this one; compiled away where `seen` ignores it).
+#[inline(always)]
+pub(crate) fn hit_loop_seen(
     (entries, pmd_young): (&mut [crate::mm::page::Pte], &mut [bool]),
     limit: u64,
     write_u32: u32,
     rng: &mut Pcg64Mcg,
     mut pick: impl FnMut(&mut Pcg64Mcg) -> u64,
+    mut seen: impl FnMut(bool),
 ) -> (u64, Option<(u32, bool)>) {
     let mut hits = 0u64;
     while hits < limit {
@@ -2057,8 +2074,11 @@ pub(crate) fn hit_loop(
             write_u32 == u32::MAX || (write_u32 != 0 && (rng.next_u64() as u32) < write_u32);
         let e = entries[vpn];
         if pte::is_present(e) {
-            entries[vpn] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
-            crate::mm::mark_pmd_young(pmd_young, vpn as u32);
+            let new = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
+            entries[vpn] = new;
+            let pmd = &mut pmd_young[vpn / crate::mm::lru_gen::PTRS_PER_PTE as usize];
+            seen(new != e || !*pmd);
+            *pmd = true;
             hits += 1;
         } else {
             return (hits, Some((vpn as u32, write)));

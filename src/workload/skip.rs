@@ -76,7 +76,8 @@ struct Key {
     n: u64,
     write_u32: u32,
     /// 0 uniform; a zipf's identity otherwise.
-    zipf: [u64; 3],
+    /// The picker's [`Dist::identity`].
+    dist: [u64; 4],
 }
 
 /// A thread's skipping state: the page tables its sequential sweep saw settled.
@@ -129,12 +130,137 @@ pub struct SkipSet {
 
 #[derive(Debug)]
 enum Picks {
-    /// Uniform: the members in a list (an offset's place in `place`), so one can be
-    /// drawn uniformly and removed in O(1).
-    Uniform { list: Vec<u32>, place: Vec<u32> },
+    /// Uniform and hot/cold: pages equally likely within a class, the members in a
+    /// list per class, so one can be drawn and removed in O(1).
+    Classes(ClassLists),
     /// Zipf: each member's rank weight in a Fenwick tree over ranks, so one can be
     /// drawn in proportion to its weight in O(log n).
     Zipf(ZipfWeights),
+}
+
+/// What a random picker draws from, for [`random_loop`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Dist<'a> {
+    Uniform,
+    Zipf(&'a Zipf),
+    /// `hot_n` pages from `hot_lo` (wrapping) picked with chance `hot_u32` / 2^32,
+    /// uniformly; the rest uniformly otherwise (`Sampler::HotCold` in the phase the
+    /// call starts in).
+    HotCold {
+        hot_lo: u64,
+        hot_n: u64,
+        hot_u32: u32,
+    },
+}
+
+impl Dist<'_> {
+    /// What tells one picker from another, for a set's [`Key`].
+    fn identity(&self) -> [u64; 4] {
+        match *self {
+            Dist::Uniform => [0; 4],
+            Dist::Zipf(z) => {
+                let [a, b, c] = z.identity();
+                [1, a, b, c]
+            }
+            Dist::HotCold {
+                hot_lo,
+                hot_n,
+                hot_u32,
+            } => [2, hot_lo, hot_n, hot_u32 as u64],
+        }
+    }
+}
+
+/// Members of up to two classes of equally likely pages (uniform: one; hot/cold: the
+/// hot run `[hot_lo, hot_lo + hot_n)`, wrapping, and the rest), a list per class and
+/// each offset's place in its list.
+#[derive(Debug)]
+struct ClassLists {
+    lists: [Vec<u32>; 2],
+    place: Vec<u32>,
+    /// The chance that one access picks a given page of each class.
+    p_page: [f64; 2],
+    hot_lo: u64,
+    hot_n: u64,
+    n: u64,
+}
+
+impl ClassLists {
+    fn new(n: u64, dist: Dist) -> ClassLists {
+        let (hot_lo, hot_n, p_page) = match dist {
+            Dist::HotCold {
+                hot_lo,
+                hot_n,
+                hot_u32,
+            } => {
+                let h = hot_u32 as f64 / (1u64 << 32) as f64;
+                (
+                    hot_lo,
+                    hot_n,
+                    [h / hot_n as f64, (1.0 - h) / (n - hot_n) as f64],
+                )
+            }
+            _ => (0, n, [1.0 / n as f64, 0.0]),
+        };
+        ClassLists {
+            lists: [Vec::new(), Vec::new()],
+            place: vec![0; n as usize],
+            p_page,
+            hot_lo,
+            hot_n,
+            n,
+        }
+    }
+
+    fn class(&self, o: u64) -> usize {
+        ((o + self.n - self.hot_lo) % self.n >= self.hot_n) as usize
+    }
+
+    fn add(&mut self, o: u64) {
+        let list = &mut self.lists[self.class(o)];
+        self.place[o as usize] = list.len() as u32;
+        list.push(o as u32);
+    }
+
+    fn remove(&mut self, o: u64) {
+        let (c, i) = (self.class(o), self.place[o as usize] as usize);
+        let list = &mut self.lists[c];
+        let last = *list.last().expect("a member is listed");
+        list[i] = last;
+        self.place[last as usize] = i as u32;
+        list.pop();
+    }
+
+    fn is_empty(&self) -> bool {
+        self.lists.iter().all(|l| l.is_empty())
+    }
+
+    fn p_member(&self) -> f64 {
+        let [a, b] = [self.lists[0].len() as f64, self.lists[1].len() as f64];
+        if self.hot_n == self.n {
+            // Uniform: one class.
+            a / self.n as f64
+        } else {
+            a * self.p_page[0] + b * self.p_page[1]
+        }
+    }
+
+    /// A member: its class in proportion to the class's members' chances (no draw
+    /// when one class has none), then one of the class's uniformly.
+    fn pick(&self, rng: &mut Pcg64Mcg) -> u64 {
+        let [a, b] = [self.lists[0].len(), self.lists[1].len()];
+        let c = if b == 0 {
+            0
+        } else if a == 0 {
+            1
+        } else {
+            let (wa, wb) = (a as f64 * self.p_page[0], b as f64 * self.p_page[1]);
+            let u = (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+            (u * (wa + wb) >= wa) as usize
+        };
+        let list = &self.lists[c];
+        list[below(rng.next_u64(), list.len() as u64) as usize] as u64
+    }
 }
 
 impl SkipSet {
@@ -148,10 +274,7 @@ impl SkipSet {
         }
         self.member[(o / 64) as usize] |= 1 << (o % 64);
         match &mut self.picks {
-            Picks::Uniform { list, place } => {
-                place[o as usize] = list.len() as u32;
-                list.push(o as u32);
-            }
+            Picks::Classes(c) => c.add(o),
             Picks::Zipf(z) => z.add(o),
         }
     }
@@ -162,20 +285,14 @@ impl SkipSet {
         }
         self.member[(o / 64) as usize] &= !(1 << (o % 64));
         match &mut self.picks {
-            Picks::Uniform { list, place } => {
-                let i = place[o as usize] as usize;
-                let last = *list.last().expect("a member is listed");
-                list[i] = last;
-                place[last as usize] = i as u32;
-                list.pop();
-            }
+            Picks::Classes(c) => c.remove(o),
             Picks::Zipf(z) => z.remove(o),
         }
     }
 
     fn is_empty(&self) -> bool {
         match &self.picks {
-            Picks::Uniform { list, .. } => list.is_empty(),
+            Picks::Classes(c) => c.is_empty(),
             Picks::Zipf(z) => z.fen.total() == 0,
         }
     }
@@ -183,7 +300,7 @@ impl SkipSet {
     /// The chance that one access picks a member.
     fn p_member(&self) -> f64 {
         match &self.picks {
-            Picks::Uniform { list, .. } => list.len() as f64 / self.key.n as f64,
+            Picks::Classes(c) => c.p_member(),
             Picks::Zipf(z) => z.fen.total() as f64 / z.all_weight as f64,
         }
     }
@@ -191,9 +308,7 @@ impl SkipSet {
     /// A member, drawn as the sampler would draw among the members.
     fn pick(&self, rng: &mut Pcg64Mcg) -> u64 {
         match &self.picks {
-            Picks::Uniform { list, .. } => {
-                list[below(rng.next_u64(), list.len() as u64) as usize] as u64
-            }
+            Picks::Classes(c) => c.pick(rng),
             Picks::Zipf(z) => {
                 let r = z.fen.find(below(rng.next_u64(), z.fen.total()));
                 z.zipf_item(r)
@@ -212,12 +327,11 @@ impl SkipSet {
         let member = &mut self.member;
         member.fill(0);
         match &mut self.picks {
-            Picks::Uniform { list, place } => {
-                list.clear();
+            Picks::Classes(c) => {
+                c.lists.iter_mut().for_each(Vec::clear);
                 for o in unsettled {
                     member[(o / 64) as usize] |= 1 << (o % 64);
-                    place[o as usize] = list.len() as u32;
-                    list.push(o as u32);
+                    c.add(o);
                 }
             }
             Picks::Zipf(z) => {
@@ -441,10 +555,9 @@ pub fn skip_hit_loop(
     cursor: &mut u64,
     (state, sets): (&mut SkipState, &mut SkipSets),
     sampler: &Sampler,
-    space_id: u32,
-    base: u64,
+    (space_id, base, clock): (u32, u64, u64),
 ) -> Skipped {
-    let (n, zipf) = match sampler {
+    let (n, dist) = match sampler {
         Sampler::Sequential { n } => {
             let per_pmd = PTRS_PER_PTE as u64;
             // Only whether the sweep writes decides what is settled.
@@ -453,7 +566,7 @@ pub fn skip_hit_loop(
                 base,
                 n: *n,
                 write_u32: write_u32.min(1),
-                zipf: [0; 3],
+                dist: [0; 4],
             };
             if space.hw_table_gens_mut().is_none() {
                 return Skipped::No;
@@ -469,9 +582,32 @@ pub fn skip_hit_loop(
             let (hits, miss) = sequential(space, limit, write_u32, rng, cursor, seq, *n, base);
             return Skipped::Ran(hits, miss);
         }
-        Sampler::Uniform { n } => (*n, None),
-        Sampler::Zipf(z) => (z.skip_params().0, Some(&**z)),
-        Sampler::HotCold { .. } => return Skipped::No,
+        Sampler::Uniform { n } => (*n, Dist::Uniform),
+        Sampler::Zipf(z) => (z.skip_params().0, Dist::Zipf(z)),
+        &Sampler::HotCold {
+            n,
+            hot_n,
+            hot_prob_u32,
+            phase_change_ns,
+        } => {
+            if hot_n == 0 || hot_n >= n {
+                return Skipped::No;
+            }
+            // The phase the call starts in, as the per-access loop takes it.
+            let hot_lo = match phase_change_ns {
+                Some(t) if clock >= t => n / 2,
+                _ => 0,
+            };
+            let hot_u32 = hot_prob_u32;
+            (
+                n,
+                Dist::HotCold {
+                    hot_lo,
+                    hot_n,
+                    hot_u32,
+                },
+            )
+        }
     };
     let mut budget = Budget::Count { limit, hits: 0 };
     let Some(miss) = random_loop(
@@ -479,7 +615,7 @@ pub fn skip_hit_loop(
         write_u32,
         rng,
         sets,
-        (n, zipf),
+        (n, dist),
         space_id,
         base,
         &mut budget,
@@ -558,12 +694,12 @@ pub(crate) fn random_loop(
     write_u32: u32,
     rng: &mut Pcg64Mcg,
     sets: &mut SkipSets,
-    (n, zipf): (u64, Option<&Zipf>),
+    (n, dist): (u64, Dist),
     space_id: u32,
     base: u64,
     budget: &mut Budget,
 ) -> Option<Option<(u32, bool)>> {
-    let s = ready_set(sets, space, n, zipf, space_id, base, write_u32);
+    let s = ready_set(sets, space, n, dist, space_id, base, write_u32);
     let (entries, pmd_young) = space.hw_table_mut();
     let wr = write_u32;
     if s.dense {
@@ -630,14 +766,14 @@ pub(crate) fn dense_seen(
     }
 }
 
-/// The workload's set for a random sampler over `[base, base + n)` (`zipf` for a
-/// zipf one), built if it has none, else brought up to date with the space's
-/// changes; and whether accesses are now to be taken one by one.
+/// The workload's set for a random picker `dist` over `[base, base + n)`, built if it
+/// has none, else brought up to date with the space's changes; and whether accesses
+/// are now to be taken one by one.
 fn ready_set<'a>(
     sets: &'a mut SkipSets,
     space: &mut Space,
     n: u64,
-    zipf: Option<&Zipf>,
+    dist: Dist,
     space_id: u32,
     base: u64,
     write_u32: u32,
@@ -647,18 +783,15 @@ fn ready_set<'a>(
         base,
         n,
         write_u32,
-        zipf: zipf.map_or([0; 3], |z| z.identity()),
+        dist: dist.identity(),
     };
     if let Some(i) = sets.sets.iter().position(|s| s.key == key) {
         let s = sets.sets.remove(i);
         sets.sets.push(s);
     } else {
-        let picks = match zipf {
-            None => Picks::Uniform {
-                list: Vec::new(),
-                place: vec![0; n as usize],
-            },
-            Some(z) => Picks::Zipf(ZipfWeights::new(z)),
+        let picks = match dist {
+            Dist::Zipf(z) => Picks::Zipf(ZipfWeights::new(z)),
+            _ => Picks::Classes(ClassLists::new(n, dist)),
         };
         let mut s = SkipSet {
             key,
@@ -877,7 +1010,16 @@ mod tests {
         };
         if !paced {
             let s = &mut mm.spaces[si as usize];
-            let r = skip_hit_loop(s, limit, write_u32, rng, &mut 0, (st, sets), sampler, si, 0);
+            let r = skip_hit_loop(
+                s,
+                limit,
+                write_u32,
+                rng,
+                &mut 0,
+                (st, sets),
+                sampler,
+                (si, 0, 0),
+            );
             return match r {
                 Skipped::Ran(hits, miss) => (hits, miss),
                 Skipped::Dense => {
@@ -900,15 +1042,15 @@ mod tests {
                 Skipped::No => unreachable!(),
             };
         }
-        let (n, zipf) = match sampler {
-            Sampler::Uniform { n } => (*n, None),
-            Sampler::Zipf(z) => (z.skip_params().0, Some(&**z)),
+        let (n, dist) = match sampler {
+            Sampler::Uniform { n } => (*n, Dist::Uniform),
+            Sampler::Zipf(z) => (z.skip_params().0, Dist::Zipf(z)),
             _ => unreachable!(),
         };
         let mut p = paced_round(round * 1_000_000);
         let s = &mut mm.spaces[si as usize];
         let mut budget = Budget::Paced(&mut p);
-        let r = random_loop(s, write_u32, rng, sets, (n, zipf), si, 0, &mut budget);
+        let r = random_loop(s, write_u32, rng, sets, (n, dist), si, 0, &mut budget);
         let miss = r.unwrap_or_else(|| {
             let p = std::cell::RefCell::new(&mut p);
             let (taken, changed, miss) =
@@ -936,7 +1078,10 @@ mod tests {
     /// back-to-back accesses and for a paced thread's slots.
     fn old_pages_come_back_young(sampler: Sampler, p_page: impl Fn(u64) -> f64, write_u32: u32) {
         old_pages_come_back_young_in(sampler.clone(), &p_page, write_u32, false);
-        old_pages_come_back_young_in(sampler, &p_page, write_u32, true);
+        // Paced threads skip with uniform and zipf pickers only.
+        if !matches!(sampler, Sampler::HotCold { .. }) {
+            old_pages_come_back_young_in(sampler, &p_page, write_u32, true);
+        }
     }
 
     fn old_pages_come_back_young_in(
@@ -1003,6 +1148,31 @@ mod tests {
         let p = |_: u64| 1.0 / N as f64;
         old_pages_come_back_young(Sampler::Uniform { n: N }, p, 0);
         old_pages_come_back_young(Sampler::Uniform { n: N }, p, u32::MAX / 10);
+    }
+
+    #[test]
+    fn hotcold_skips_only_what_changes_nothing() {
+        // 128 hot pages of 512 get 80 % of the accesses: from the start of the range,
+        // and (after the phase change, which a call at time 0 is past) from its middle.
+        let hot_u32 = (0.8 * 4_294_967_295.0) as u32;
+        let h = hot_u32 as f64 / 4_294_967_296.0;
+        for (phase_change_ns, hot_lo) in [(None, 0u64), (Some(0), N / 2)] {
+            let sampler = Sampler::HotCold {
+                n: N,
+                hot_n: 128,
+                hot_prob_u32: hot_u32,
+                phase_change_ns,
+            };
+            let p = move |o: u64| {
+                if (o + N - hot_lo) % N < 128 {
+                    h / 128.0
+                } else {
+                    (1.0 - h) / 384.0
+                }
+            };
+            old_pages_come_back_young(sampler.clone(), p, 0);
+            old_pages_come_back_young(sampler, p, u32::MAX / 10);
+        }
     }
 
     #[test]
@@ -1080,8 +1250,7 @@ mod tests {
                     &mut ca,
                     (&mut st, &mut sets),
                     &sampler,
-                    si,
-                    base,
+                    (si, base, 0),
                 );
                 let Skipped::Ran(hits, miss) = got else {
                     unreachable!("sequential sweeps skip")
