@@ -1022,6 +1022,33 @@ pub(crate) struct Pacing {
 }
 
 impl Pacing {
+    /// A thread at `clock` whose next access is due at `next_issue_ns`, none made.
+    fn new(
+        clock: u64,
+        next_issue_ns: u64,
+        interval_ns: u64,
+        (slice_end, stop_ns): (u64, u64),
+        access_ns: u64,
+        stats_from_ns: u64,
+    ) -> Pacing {
+        Pacing {
+            clock,
+            next_issue_ns,
+            interval_ns,
+            slice_end,
+            stop_ns,
+            access_ns,
+            stats_from_ns,
+            issued_ns: None,
+            end: None,
+            hits: 0,
+            hits_end_ns: 0,
+            counted: 0,
+            first_counted_ns: None,
+            last_counted_end_ns: 0,
+        }
+    }
+
     /// Before each access, with the hits so far (one more than last time: the access
     /// before hit): `run_slice`'s loop up to an access: the workload's stop, the
     /// pacing (an idle gap inside the slice, or a sleep past it), the slice's end, then
@@ -1160,22 +1187,16 @@ fn paced_anon_hits(
         unreachable!("paced_hit_run checked the kind");
     };
     let (space, write_u32) = (*space, *write_u32);
-    let mut p = Pacing {
-        clock: *clock,
-        next_issue_ns: t.next_issue_ns,
-        interval_ns: w.interval_ns,
-        slice_end,
-        stop_ns: w.stop_ns,
+    let ends = (slice_end, w.stop_ns);
+    let (interval_ns, stats_from_ns) = (w.interval_ns, w.stats_from_ns);
+    let mut p = Pacing::new(
+        *clock,
+        t.next_issue_ns,
+        interval_ns,
+        ends,
         access_ns,
-        stats_from_ns: w.stats_from_ns,
-        issued_ns: None,
-        end: None,
-        hits: 0,
-        hits_end_ns: 0,
-        counted: 0,
-        first_counted_ns: None,
-        last_counted_end_ns: 0,
-    };
+        stats_from_ns,
+    );
     let s = &mut mm.spaces[space as usize];
     let skipped = if w.skip_hits && !s.traps() {
         // Only the accesses that can change something, each at its slot; the slots
@@ -2160,26 +2181,20 @@ mod tests {
         let mut pick = |n: u64| r.next_u64() % n;
         for case in 0..20_000 {
             let clock = 1_000_000 + pick(50_000);
-            let p = Pacing {
-                clock,
-                next_issue_ns: clock - 20_000 + pick(40_000),
-                interval_ns: 1 + pick(3_000),
-                slice_end: clock + pick(300_000),
-                stop_ns: if case % 3 == 0 {
-                    clock + pick(300_000)
-                } else {
-                    u64::MAX
-                },
-                access_ns: 1 + pick(3_000),
-                stats_from_ns: clock - 100_000 + pick(400_000),
-                issued_ns: None,
-                end: None,
-                hits: pick(5),
-                hits_end_ns: 0,
-                counted: 0,
-                first_counted_ns: None,
-                last_counted_end_ns: 0,
+            let stop_ns = if case % 3 == 0 {
+                clock + pick(300_000)
+            } else {
+                u64::MAX
             };
+            let mut p = Pacing::new(
+                clock,
+                clock - 20_000 + pick(40_000),
+                1 + pick(3_000),
+                (clock + pick(300_000), stop_ns),
+                1 + pick(3_000),
+                clock - 100_000 + pick(400_000),
+            );
+            p.hits = pick(5);
             let g = pick(400);
             let (mut fast, mut slow) = (p.clone(), p);
             let made = fast.run_hits(g);

@@ -957,22 +957,7 @@ mod tests {
     /// A paced thread's slots for one round: 300 accesses, one every 1000 ns (each
     /// taking 100 ns) from `start`, the slice ending just after the last.
     fn paced_round(start: u64) -> Pacing {
-        Pacing {
-            clock: start,
-            next_issue_ns: start,
-            interval_ns: 1_000,
-            slice_end: start + 299_001,
-            stop_ns: u64::MAX,
-            access_ns: 100,
-            stats_from_ns: 0,
-            issued_ns: None,
-            end: None,
-            hits: 0,
-            hits_end_ns: 0,
-            counted: 0,
-            first_counted_ns: None,
-            last_counted_end_ns: 0,
-        }
+        Pacing::new(start, start, 1_000, (start + 299_001, u64::MAX), 100, 0)
     }
 
     /// One round of `limit` accesses: back to back (`skip_hit_loop`) or paced
@@ -989,55 +974,40 @@ mod tests {
         st: &mut SkipState,
         sets: &mut SkipSets,
     ) -> (u64, Option<(u32, bool)>) {
-        let pick = |r: &mut Pcg64Mcg| sampler.next(r, &mut 0, 0);
-        // The caller's loop for a dense call: the accesses, what they changed.
+        // The caller's loop for a dense call (one access a draw while `more`), with
+        // what it changed reported to the set: its hits and the missing page.
         let per_access = |mm: &mut crate::mm::Mm,
                           rng: &mut Pcg64Mcg,
+                          sets: &mut SkipSets,
                           more: &mut dyn FnMut() -> bool,
                           hit: &mut dyn FnMut()| {
             let (entries, pmd_young) = mm.spaces[si as usize].hw_table_mut();
-            let (mut taken, mut changed) = (0, 0);
+            let (mut taken, mut changed, mut miss) = (0, 0, None);
             while more() {
-                let o = pick(rng);
+                let o = sampler.next(rng, &mut 0, 0);
                 match access(o, write_u32, rng, entries, pmd_young) {
-                    Err(miss) => return (taken, changed, Some(miss)),
+                    Err(m) => {
+                        miss = Some(m);
+                        break;
+                    }
                     Ok((_, c)) => changed += c as u64,
                 }
                 hit();
                 taken += 1;
             }
-            (taken, changed, None)
+            let s = &mut mm.spaces[si as usize];
+            dense_seen(sets, s, taken, changed, miss.is_some());
+            (taken, miss)
         };
         if !paced {
             let s = &mut mm.spaces[si as usize];
-            let r = skip_hit_loop(
-                s,
-                limit,
-                write_u32,
-                rng,
-                &mut 0,
-                (st, sets),
-                sampler,
-                (si, 0, 0),
-            );
-            return match r {
+            let at = (si, 0, 0);
+            return match skip_hit_loop(s, limit, write_u32, rng, &mut 0, (st, sets), sampler, at) {
                 Skipped::Ran(hits, miss) => (hits, miss),
                 Skipped::Dense => {
-                    let mut hits = 0;
-                    let more = std::cell::Cell::new(0u64);
-                    let (taken, changed, miss) =
-                        per_access(mm, rng, &mut || more.get() < limit, &mut || {
-                            more.set(more.get() + 1)
-                        });
-                    hits += taken;
-                    dense_seen(
-                        sets,
-                        &mut mm.spaces[si as usize],
-                        taken,
-                        changed,
-                        miss.is_some(),
-                    );
-                    (hits, miss)
+                    let taken = std::cell::Cell::new(0u64);
+                    let more = &mut || taken.get() < limit;
+                    per_access(mm, rng, sets, more, &mut || taken.set(taken.get() + 1))
                 }
                 Skipped::No => unreachable!(),
             };
@@ -1053,18 +1023,8 @@ mod tests {
         let r = random_loop(s, write_u32, rng, sets, (n, dist), si, 0, &mut budget);
         let miss = r.unwrap_or_else(|| {
             let p = std::cell::RefCell::new(&mut p);
-            let (taken, changed, miss) =
-                per_access(mm, rng, &mut || p.borrow_mut().issue_next(), &mut || {
-                    p.borrow_mut().hit()
-                });
-            dense_seen(
-                sets,
-                &mut mm.spaces[si as usize],
-                taken,
-                changed,
-                miss.is_some(),
-            );
-            miss
+            let more = &mut || p.borrow_mut().issue_next();
+            per_access(mm, rng, sets, more, &mut || p.borrow_mut().hit()).1
         });
         // The slot after the last lies past the slice: the thread sleeps until it.
         let next_slot = crate::workload::SliceEnd::SleepUntil(round * 1_000_000 + 300_000);
