@@ -67,10 +67,10 @@ pub struct Workload {
     /// Minimum time between batch starts (from `rate`), and idle time after each batch.
     pub interval_ns: u64,
     pub think_ns: u64,
-    /// `run.access_sampling = "skip"`: hit loops skip accesses that change nothing.
-    pub skip_hits: bool,
-    /// Under it, the sets of pages an access may change, shared by the threads.
-    skip_sets: skip::SkipSets,
+    /// `run.access_sampling = "skip"` (None: `each`): hit loops skip accesses that
+    /// change nothing, with these sets of pages an access may change, shared by the
+    /// threads.
+    skip_sets: Option<skip::SkipSets>,
     pub start_ns: u64,
     pub stop_ns: u64,
     /// Operations before this time are not counted (fio's ramp_time).
@@ -472,8 +472,8 @@ impl Workload {
             batch,
             interval_ns,
             think_ns: cfg.think_time.map_or(0, |t| t.0),
-            skip_hits: sc.run.access_sampling == crate::scenario::AccessSampling::Skip,
-            skip_sets: skip::SkipSets::default(),
+            skip_sets: (sc.run.access_sampling == crate::scenario::AccessSampling::Skip)
+                .then(skip::SkipSets::default),
             start_ns: cfg.start.0,
             stop_ns: stop_at(stop_key_ns, stats_from_ns, runtime_ns),
             stats_from_ns,
@@ -819,7 +819,12 @@ pub fn run_slice(
             |(_, _, since)| since,
         );
         // The workload's shared sets, lent to the step (its threads run one at a time).
-        let mut skip_sets = w.skip_hits.then(|| std::mem::take(&mut w.skip_sets));
+        // Taken and put back only when there are any: a step is the fault path's unit,
+        // and `each` runs should not pay for moving them.
+        let mut skip_sets = match w.skip_sets {
+            Some(_) => w.skip_sets.take(),
+            None => None,
+        };
         let mut cx = Ctx {
             mm: &mut *mm,
             clock,
@@ -848,8 +853,8 @@ pub fn run_slice(
         let op_start_ns = clock;
         clock = cx.clock;
         let deferred_ns = cx.deferred_ns;
-        if let Some(sets) = skip_sets {
-            w.skip_sets = sets;
+        if skip_sets.is_some() {
+            w.skip_sets = skip_sets;
         }
         if took_no_time(&step, op_start_ns, clock + deferred_ns) {
             // Validation makes every cost at least 1ns; should some path still do work
@@ -1198,40 +1203,42 @@ fn paced_anon_hits(
         stats_from_ns,
     );
     let s = &mut mm.spaces[space as usize];
-    let skipped = if w.skip_hits && !s.traps() {
-        // Only the accesses that can change something, each at its slot; the slots
-        // of those skipped pass by in closed form.
-        let (n, dist) = match sampler {
-            Sampler::Zipf(z) => (z.skip_params().0, skip::Dist::Zipf(z)),
-            Sampler::Uniform { n } => (*n, skip::Dist::Uniform),
-            _ => unreachable!("paced_hit_run checked the sampler"),
-        };
-        let (rng, sets) = (&mut t.rng, &mut w.skip_sets);
-        let mut budget = skip::Budget::Paced(&mut p);
-        // None: most accesses matter, taken one by one below.
-        skip::random_loop(s, write_u32, rng, sets, (n, dist), space, 0, &mut budget)
-            .map(|miss| (p.hits, miss))
-    } else {
-        None
+    let skipped = match w.skip_sets.as_mut() {
+        Some(sets) if !s.traps() => {
+            // Only the accesses that can change something, each at its slot; the
+            // slots of those skipped pass by in closed form.
+            let (n, dist) = match sampler {
+                Sampler::Zipf(z) => (z.skip_params().0, skip::Dist::Zipf(z)),
+                Sampler::Uniform { n } => (*n, skip::Dist::Uniform),
+                _ => unreachable!("paced_hit_run checked the sampler"),
+            };
+            let mut budget = skip::Budget::Paced(&mut p);
+            let at = (space, 0);
+            match skip::random_loop(s, write_u32, &mut t.rng, sets, (n, dist), at, &mut budget) {
+                Some(miss) => skip::Skipped::Ran(p.hits, miss),
+                None => skip::Skipped::Dense,
+            }
+        }
+        _ => skip::Skipped::No,
     };
-    let dense = w.skip_hits && skipped.is_none() && !mm.spaces[space as usize].traps();
-    let (hits, miss) = if let Some(r) = skipped {
-        r
+    let (hits, miss) = if let skip::Skipped::Ran(hits, miss) = skipped {
+        (hits, miss)
     } else {
         let table = mm.spaces[space as usize].hw_table_mut();
         let (rng, ahead) = (&mut t.rng, &mut t.ahead);
         let more = |hits| p.issue(hits);
-        if dense {
-            // Taken one by one for the skipping loop, which learns what they changed.
-            let mut changed = 0u64;
-            let seen = |c: bool| changed += c as u64;
-            let (hits, miss) =
-                paced_sampler_loop(table, write_u32, rng, ahead, sampler, space, more, seen);
-            let s = &mut mm.spaces[space as usize];
-            skip::dense_seen(&mut w.skip_sets, s, hits, changed, miss.is_some());
-            (hits, miss)
-        } else {
-            paced_sampler_loop(table, write_u32, rng, ahead, sampler, space, more, |_| ())
+        match (skipped, w.skip_sets.as_mut()) {
+            (skip::Skipped::Dense, Some(sets)) => {
+                // Taken one by one for the skipping loop, which learns what changed.
+                let mut changed = 0u64;
+                let seen = |c: bool| changed += c as u64;
+                let (hits, miss) =
+                    paced_sampler_loop(table, write_u32, rng, ahead, sampler, space, more, seen);
+                let s = &mut mm.spaces[space as usize];
+                skip::dense_seen(sets, s, hits, changed, miss.is_some());
+                (hits, miss)
+            }
+            _ => paced_sampler_loop(table, write_u32, rng, ahead, sampler, space, more, |_| ()),
         }
     };
     debug_assert_eq!(hits, p.hits);
@@ -1907,13 +1914,9 @@ fn hit_loop_ahead_with(
         let (vpn, write) = a.take();
         let e = entries[vpn as usize];
         if pte::is_present(e) {
-            let new = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
-            entries[vpn as usize] = new;
             // Whether the access changed anything, for the skipping loop while it leaves
             // accesses to this one (compiled away where `seen` ignores it).
-            let pmd = &mut pmd_young[vpn as usize / crate::mm::lru_gen::PTRS_PER_PTE as usize];
-            seen(new != e || !*pmd);
-            *pmd = true;
+            seen(hit_entry(entries, pmd_young, vpn as usize, e, write).1);
             hits += 1;
             a.streak += 1;
         } else {
@@ -2077,6 +2080,25 @@ pub(crate) fn hit_loop(
     hit_loop_seen(table, limit, write_u32, rng, pick, |_| ())
 }
 
+/// A hit on present entry `e` at `vpn`: the PTE made young (and dirty for a write)
+/// and its PMD entry young, as the hardware's access does. The new entry, and whether
+/// the access changed either.
+#[inline(always)]
+pub(crate) fn hit_entry(
+    entries: &mut [crate::mm::page::Pte],
+    pmd_young: &mut [bool],
+    vpn: usize,
+    e: crate::mm::page::Pte,
+    write: bool,
+) -> (crate::mm::page::Pte, bool) {
+    let new = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
+    entries[vpn] = new;
+    let pmd = &mut pmd_young[vpn / crate::mm::lru_gen::PTRS_PER_PTE as usize];
+    let changed = new != e || !*pmd;
+    *pmd = true;
+    (new, changed)
+}
+
 /// [`hit_loop`], telling `seen` whether each hit changed its entry (for the skipping
 /// loop while it leaves accesses to this one; compiled away where `seen` ignores it).
 #[inline(always)]
@@ -2095,11 +2117,7 @@ pub(crate) fn hit_loop_seen(
             write_u32 == u32::MAX || (write_u32 != 0 && (rng.next_u64() as u32) < write_u32);
         let e = entries[vpn];
         if pte::is_present(e) {
-            let new = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
-            entries[vpn] = new;
-            let pmd = &mut pmd_young[vpn / crate::mm::lru_gen::PTRS_PER_PTE as usize];
-            seen(new != e || !*pmd);
-            *pmd = true;
+            seen(hit_entry(entries, pmd_young, vpn, e, write).1);
             hits += 1;
         } else {
             return (hits, Some((vpn as u32, write)));

@@ -75,8 +75,7 @@ struct Key {
     base: u64,
     n: u64,
     write_u32: u32,
-    /// 0 uniform; a zipf's identity otherwise.
-    /// The picker's [`Dist::identity`].
+    /// The picker's [`Dist::identity`] (0 for a sequential sweep).
     dist: [u64; 4],
 }
 
@@ -339,7 +338,7 @@ impl SkipSet {
                 for o in unsettled {
                     member[(o / 64) as usize] |= 1 << (o % 64);
                     let r = z.rank(o);
-                    z.fen.set_leaf(r as usize, z.weights[r as usize]);
+                    z.fen.set_leaf(r as usize, z.weight(r));
                 }
                 z.fen.link();
             }
@@ -544,8 +543,8 @@ pub enum Skipped {
 
 /// The skipping loop for `sampler` over `[base, base + n)` of `space`: the same
 /// contract as `hit_loop` (up to `limit` accesses, stopping at the first one to a page
-/// that is not present, which it returns with its write), for uniform and zipf
-/// pickers and sequential sweeps.
+/// that is not present, which it returns with its write), for uniform, hot/cold and
+/// zipf pickers and sequential sweeps.
 #[allow(clippy::too_many_arguments)]
 pub fn skip_hit_loop(
     space: &mut Space,
@@ -616,8 +615,7 @@ pub fn skip_hit_loop(
         rng,
         sets,
         (n, dist),
-        space_id,
-        base,
+        (space_id, base),
         &mut budget,
     ) else {
         return Skipped::Dense;
@@ -683,8 +681,8 @@ impl Budget<'_> {
     }
 }
 
-/// The skipping loop for a uniform (`zipf` None) or zipf sampler over `[base, base +
-/// n)`: accesses as `budget` allows, returning the first to a page that is not
+/// The skipping loop for random picker `dist` over `[base, base + n)` of space
+/// `space_id`: accesses as `budget` allows, returning the first to a page that is not
 /// present (not counted as a hit), with its write. None: most accesses matter now,
 /// and the caller takes this call's accesses one by one with its own loop (which
 /// loads what it reads ahead).
@@ -695,19 +693,18 @@ pub(crate) fn random_loop(
     rng: &mut Pcg64Mcg,
     sets: &mut SkipSets,
     (n, dist): (u64, Dist),
-    space_id: u32,
-    base: u64,
+    (space_id, base): (u32, u64),
     budget: &mut Budget,
 ) -> Option<Option<(u32, bool)>> {
     let s = ready_set(sets, space, n, dist, space_id, base, write_u32);
-    let (entries, pmd_young) = space.hw_table_mut();
-    let wr = write_u32;
     if s.dense {
         // Most accesses matter (a working set being faulted back in): the caller
         // takes them one by one, drawn as under `each`, and tells [`dense_seen`] what
         // they changed.
         return None;
     }
+    let (entries, pmd_young) = space.hw_table_mut();
+    let wr = write_u32;
     loop {
         if budget.spent() {
             return Some(None);
@@ -836,12 +833,7 @@ fn access(
     if !pte::is_present(e) {
         return Err((vpn as u32, write));
     }
-    let new = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
-    entries[vpn] = new;
-    let pmd = &mut pmd_young[vpn / PTRS_PER_PTE as usize];
-    let changed = new != e || !*pmd;
-    *pmd = true;
-    Ok((new, changed))
+    Ok(super::hit_entry(entries, pmd_young, vpn, e, write))
 }
 
 /// Sequential sweeps: runs of settled pages are passed over without drawing a write,
@@ -1020,7 +1012,7 @@ mod tests {
         let mut p = paced_round(round * 1_000_000);
         let s = &mut mm.spaces[si as usize];
         let mut budget = Budget::Paced(&mut p);
-        let r = random_loop(s, write_u32, rng, sets, (n, dist), si, 0, &mut budget);
+        let r = random_loop(s, write_u32, rng, sets, (n, dist), (si, 0), &mut budget);
         let miss = r.unwrap_or_else(|| {
             let p = std::cell::RefCell::new(&mut p);
             let more = &mut || p.borrow_mut().issue_next();
