@@ -25,6 +25,9 @@ const LRU_RING_BYTES: u64 = 16;
 /// (`workload::skip`, shared by the threads): a membership bit and, uniform, a list
 /// entry and a place (8) or, zipf, a Fenwick node and the rank's weight (16).
 const SKIP_SET_BYTES: u64 = 17;
+/// Per key, a `kv` workload's set under skip sampling (`workload::skip_kv`): a
+/// membership bit, a list entry and a place.
+const KV_SKIP_SET_BYTES: u64 = 9;
 /// A swap slot: its entry (8), its memcg (2), its place on the freed-slot stack (4).
 const SWAP_SLOT_BYTES: u64 = 14;
 /// Building a zipf alias table: weights, scaled weights, probabilities, aliases and the
@@ -258,6 +261,12 @@ pub fn estimate(sc: &Scenario) -> Estimate {
                 parts.push(Part {
                     what: "access sampling sets",
                     bytes: m.pages * SKIP_SET_BYTES,
+                    key: m.key.clone(),
+                });
+            } else if let (WorkloadKind::Kv, Some(keys)) = (w.kind, w.keys) {
+                parts.push(Part {
+                    what: "access sampling sets",
+                    bytes: keys * KV_SKIP_SET_BYTES,
                     key: m.key.clone(),
                 });
             }

@@ -156,8 +156,9 @@ pub struct Run {
 /// `run.access_sampling`: `each` simulates every access; `skip` draws how many
 /// accesses in a row would change nothing (a present, young, dirty page) and simulates
 /// only those that would, for uniform, hot/cold, zipf and sequential patterns (paced:
-/// uniform and zipf). The same random process (results equal in distribution, not
-/// byte for byte), many times faster where most accesses hit settled pages.
+/// uniform and zipf) and `kv` requests with uniform keys (back to back). The same
+/// random process (results equal in distribution, not byte for byte), many times
+/// faster where most accesses hit settled pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum AccessSampling {

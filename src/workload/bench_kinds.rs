@@ -67,7 +67,7 @@ impl Kv {
 
     /// The next key this thread sets in the load phase, if it is not done: its share
     /// of the keys, in order (`t.progress` counts the keys it set).
-    fn next_fill_key(&self, t: &Thread) -> Option<u64> {
+    pub(super) fn next_fill_key(&self, t: &Thread) -> Option<u64> {
         let &(lo, hi) = self.fill.get(t.index)?;
         (lo + t.progress < hi).then(|| lo + t.progress)
     }
@@ -101,6 +101,12 @@ impl Kv {
                 t.unrecorded = true;
                 cx.user(self.request_ns);
                 (key, true)
+            }
+            (None, None) if t.kv_skip.next.is_some() => {
+                // Drawn by the skipping loop (`skip_kv`).
+                t.unrecorded = false;
+                cx.user(self.request_ns);
+                t.kv_skip.next.take().expect("checked")
             }
             (None, None) => {
                 t.unrecorded = false;
@@ -144,6 +150,10 @@ impl Kv {
                     }
                 };
                 self.prefetch_swap_slot(t, cx);
+                if let Some(s) = cx.skip.as_deref_mut().and_then(|s| s.kv.as_deref_mut()) {
+                    // Under skip sampling, while its set is dense.
+                    super::skip_kv::dense_request(s, &mut cx.mm.spaces[self.space as usize], key);
+                }
                 cx.user(self.request_ns);
                 (key, set)
             }

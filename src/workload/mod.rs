@@ -15,6 +15,7 @@ pub mod highalloc;
 pub mod masim;
 pub mod pattern;
 pub mod skip;
+pub mod skip_kv;
 pub mod slab;
 pub mod trace;
 
@@ -228,6 +229,8 @@ pub struct Thread {
     pub ahead: Option<Box<Ahead>>,
     /// The pages an access may change, for `run.access_sampling = "skip"`.
     pub skip: skip::SkipState,
+    /// A `kv` thread's skipping state (`skip_kv`).
+    pub kv_skip: skip_kv::KvSkip,
     /// fio: the random pass in progress.
     pub fio_pass: Option<bench_kinds::FioPass>,
     /// The read() in progress, part-way through after a sleep (see [`read_op`]).
@@ -264,6 +267,7 @@ impl Thread {
             slab_objects: Default::default(),
             ahead: None,
             skip: skip::SkipState::default(),
+            kv_skip: skip_kv::KvSkip::default(),
             fio_pass: None,
             read: None,
             recorder: None,
@@ -775,6 +779,11 @@ pub fn run_slice(
                 break end;
             }
             // A miss: its operation is started and waits in t.retry for the fault.
+        }
+        if skip_kv::applies(w, t, mm, clock) {
+            // Settled requests up to the next that may change something, which the
+            // operation below takes (or the slice's end, or the workload's).
+            skip_kv::run(w, t, mm, &mut clock, slice_end, rep);
         }
         let retry = t.retry.take();
         if retry.is_none() && t.batch_left == 0 {

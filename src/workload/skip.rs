@@ -30,7 +30,7 @@ use super::Pacing;
 /// Whether an access to a page in this state changes nothing: present, young, its
 /// PMD entry young, and dirty unless the loop never writes.
 #[inline(always)]
-fn settled(e: Pte, pmd_young: bool, write_u32: u32) -> bool {
+pub(super) fn settled(e: Pte, pmd_young: bool, write_u32: u32) -> bool {
     pte::is_present(e)
         && e & pte::YOUNG != 0
         && pmd_young
@@ -39,7 +39,7 @@ fn settled(e: Pte, pmd_young: bool, write_u32: u32) -> bool {
 
 /// Failures before the first success of trials that succeed with probability `p`
 /// (inversion of the geometric distribution); `u64::MAX` for p = 0.
-fn geometric(rng: &mut Pcg64Mcg, p: f64) -> u64 {
+pub(super) fn geometric(rng: &mut Pcg64Mcg, p: f64) -> u64 {
     if p >= 1.0 {
         return 0;
     }
@@ -61,11 +61,11 @@ const DENSE_P_MEMBER: f64 = 1.0 / 16.0;
 /// Accesses taken one by one return to skipping when fewer than one in this many
 /// changed something, over a window of at least [`DENSE_PROBE_ACCESSES`].
 const SPARSE_RATIO: u64 = 64;
-const DENSE_PROBE_ACCESSES: u64 = 256;
+pub(super) const DENSE_PROBE_ACCESSES: u64 = 256;
 /// Before a rebuild (a read of the whole range), at least one access per this many
 /// pages of it taken one by one since the last: a set that keeps turning dense again
 /// is not rebuilt more often than its accesses can pay for.
-const REBUILD_PAGES_PER_ACCESS: u64 = 8;
+pub(super) const REBUILD_PAGES_PER_ACCESS: u64 = 8;
 
 /// What a set was built for: the sampler and its range, and the write
 /// probability (which decides whether clean pages count as settled).
@@ -92,6 +92,8 @@ pub struct SkipState {
 #[derive(Debug, Default)]
 pub struct SkipSets {
     sets: Vec<SkipSet>,
+    /// A `kv` workload's keys ([`super::skip_kv`]).
+    pub(super) kv: Option<Box<super::skip_kv::KvSet>>,
 }
 
 /// Sets a workload keeps at once.

@@ -523,6 +523,14 @@ impl Space {
         self.log_end()
     }
 
+    /// Stops logging changes (its one reader will reread the table before it reads
+    /// the log again): a reader that has stopped following the space should not
+    /// have every entry the kernel writes pushed on a log nobody reads.
+    pub fn unwatch_changes(&mut self) {
+        self.drop_changes();
+        self.logging = false;
+    }
+
     /// Position after the last logged change.
     pub fn log_end(&self) -> u64 {
         self.log_start + self.change_log.len() as u64

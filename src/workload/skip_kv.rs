@@ -1,0 +1,698 @@
+//! Skip sampling for `kv` requests (`run.access_sampling = "skip"`): a request whose
+//! value's pages are all settled (present, young, dirty if the workload sets, their
+//! PMD entries young; see [`super::skip`]) changes no state. It costs `request_time`
+//! and one access per page of its value, and counts as an operation with its latency.
+//! A thread's run of such requests is taken here without drawing keys or touching
+//! pages: how many come before the next request that may change something is a
+//! geometric gap, and each of them needs only how many pages its value spans (1 or 2
+//! for a value of 2000 bytes), drawn in proportion to the settled keys of each size.
+//! The request that may change something is handed, key drawn, to [`super::bench_kinds::Kv::op`].
+//!
+//! The keys that may change something are a set shared by the workload's threads,
+//! kept as [`super::skip::SkipSet`] keeps pages: brought up to date from the space's
+//! change log (a page written by the kernel makes the keys overlapping it members
+//! again), rebuilt from the page table after a spell of requests taken one by one.
+//! Uniform key pickers only; zipf ones take each request.
+
+use rand::RngCore;
+use rand_pcg::Pcg64Mcg;
+
+use crate::mm::{lru_gen::PTRS_PER_PTE, Mm, Space, PMD_CHANGE};
+
+use super::pattern::{below, Sampler};
+use super::skip::{geometric, settled, SkipSets, DENSE_PROBE_ACCESSES, REBUILD_PAGES_PER_ACCESS};
+use super::{SliceReport, Spec, Thread, Workload, WorkloadStats};
+
+/// Above this chance that a request picks a member, requests are taken one by one.
+/// Higher than for single accesses ([`super::skip`]): a request costs far more than
+/// an access, so skipping pays while most requests change nothing.
+const DENSE_P_MEMBER: f64 = 1.0 / 4.0;
+/// Requests taken one by one return to skipping when fewer than one in this many of
+/// those probed changed something.
+const SPARSE_RATIO: u64 = 8;
+
+/// The keys of a `kv` space that a request may change, by how many pages their
+/// values span: `min_pages` (class 0) or one more (class 1).
+#[derive(Debug)]
+pub struct KvSet {
+    space: u32,
+    keys: u64,
+    value_size: u64,
+    set_u32: u32,
+    /// Pages a value spans at least: ⌈value_size / 4096⌉.
+    min_pages: u64,
+    /// Keys of each class, members or not.
+    class_keys: [u64; 2],
+    member: Vec<u64>,
+    lists: [Vec<u32>; 2],
+    place: Vec<u32>,
+    log_pos: u64,
+    /// Taking requests one by one; stale until rebuilt (as [`super::skip::SkipSet`]).
+    dense: bool,
+    dense_taken: u64,
+    window_taken: u64,
+    window_changed: u64,
+    /// [`Tally`]'s counts between runs (all zero).
+    tally: Vec<u64>,
+}
+
+impl KvSet {
+    fn new(space: &mut Space, space_id: u32, keys: u64, value_size: u64, set_u32: u32) -> KvSet {
+        let min_pages = value_size.div_ceil(4096);
+        let mut s = KvSet {
+            space: space_id,
+            keys,
+            value_size,
+            set_u32,
+            min_pages,
+            class_keys: [0; 2],
+            member: vec![0; keys.div_ceil(64) as usize],
+            lists: [Vec::new(), Vec::new()],
+            place: vec![0; keys as usize],
+            log_pos: 0,
+            dense: false,
+            dense_taken: 0,
+            window_taken: 0,
+            window_changed: 0,
+            tally: Vec::new(),
+        };
+        for k in 0..keys {
+            s.class_keys[s.class(k)] += 1;
+        }
+        s.rebuild(space);
+        s
+    }
+
+    /// The pages of key `k`'s value (values lie back to back from offset 0).
+    fn pages(&self, k: u64) -> (u64, u64) {
+        let first = k * self.value_size / 4096;
+        let last = (k * self.value_size + self.value_size - 1) / 4096;
+        (first, last)
+    }
+
+    fn class(&self, k: u64) -> usize {
+        let (first, last) = self.pages(k);
+        (last - first + 1 > self.min_pages) as usize
+    }
+
+    /// Whether a request for `k` would change nothing.
+    fn key_settled(&self, space: &Space, k: u64) -> bool {
+        let (first, last) = self.pages(k);
+        (first..=last).all(|p| {
+            let idx = p as u32;
+            settled(space.pte(idx), space.pmd_young(idx), self.set_u32)
+        })
+    }
+
+    fn has(&self, k: u64) -> bool {
+        self.member[(k / 64) as usize] >> (k % 64) & 1 != 0
+    }
+
+    fn add(&mut self, k: u64) {
+        if self.has(k) {
+            return;
+        }
+        self.member[(k / 64) as usize] |= 1 << (k % 64);
+        let list = &mut self.lists[self.class(k)];
+        self.place[k as usize] = list.len() as u32;
+        list.push(k as u32);
+    }
+
+    fn remove(&mut self, k: u64) {
+        if !self.has(k) {
+            return;
+        }
+        self.member[(k / 64) as usize] &= !(1 << (k % 64));
+        let (c, i) = (self.class(k), self.place[k as usize] as usize);
+        let list = &mut self.lists[c];
+        let last = *list.last().expect("a member is listed");
+        list[i] = last;
+        self.place[last as usize] = i as u32;
+        list.pop();
+    }
+
+    fn members(&self) -> u64 {
+        (self.lists[0].len() + self.lists[1].len()) as u64
+    }
+
+    fn p_member(&self) -> f64 {
+        self.members() as f64 / self.keys as f64
+    }
+
+    /// A member, uniformly.
+    fn pick(&self, rng: &mut Pcg64Mcg) -> u64 {
+        let i = below(rng.next_u64(), self.members()) as usize;
+        let a = self.lists[0].len();
+        if i < a {
+            self.lists[0][i] as u64
+        } else {
+            self.lists[1][i - a] as u64
+        }
+    }
+
+    /// What a request that changes nothing needs drawn: how many pages its value
+    /// spans (a key drawn uniformly from those that are not members, as far as its
+    /// class goes).
+    fn settled_draw(&self) -> SettledDraw {
+        SettledDraw {
+            n0: self.class_keys[0] - self.lists[0].len() as u64,
+            n1: self.class_keys[1] - self.lists[1].len() as u64,
+        }
+    }
+
+    /// Every key with an unsettled page, from the table.
+    fn rebuild(&mut self, space: &mut Space) {
+        self.member.fill(0);
+        self.lists.iter_mut().for_each(Vec::clear);
+        for k in 0..self.keys {
+            if !self.key_settled(space, k) {
+                self.add(k);
+            }
+        }
+        self.log_pos = space.watch_changes();
+    }
+
+    /// Takes in the space's changes since the last call: the keys overlapping a page
+    /// the kernel wrote that are unsettled join the set.
+    fn catch_up(&mut self, space: &mut Space) {
+        let end = space.watch_changes();
+        let Some(changes) = space.changes_since(self.log_pos) else {
+            self.rebuild(space);
+            return;
+        };
+        let mut join = Vec::new();
+        for &c in changes {
+            let (lo, hi) = if c & PMD_CHANGE != 0 {
+                let first = (c & !PMD_CHANGE) * PTRS_PER_PTE as u64;
+                (first, first + PTRS_PER_PTE as u64)
+            } else {
+                (c, c + 1)
+            };
+            // Keys whose bytes overlap pages lo..hi.
+            let k_lo = lo * 4096 / self.value_size;
+            let k_hi = ((hi * 4096 - 1) / self.value_size).min(self.keys - 1);
+            for k in k_lo..=k_hi {
+                if !self.has(k) && !self.key_settled(space, k) {
+                    join.push(k);
+                }
+            }
+        }
+        for k in join {
+            self.add(k);
+        }
+        self.log_pos = end;
+    }
+}
+
+/// While dense, requests probed for whether they change something: one in this many.
+const DENSE_PROBE_EVERY: u64 = 8;
+
+/// The settled keys of each class, for drawing a settled request's class.
+#[derive(Debug, Clone, Copy)]
+struct SettledDraw {
+    n0: u64,
+    n1: u64,
+}
+
+impl SettledDraw {
+    /// Whether a settled request's value spans one page more than the least.
+    #[inline(always)]
+    fn one_more(self, rng: &mut Pcg64Mcg) -> bool {
+        if self.n1 == 0 {
+            false
+        } else if self.n0 == 0 {
+            true
+        } else {
+            below(rng.next_u64(), self.n0 + self.n1) >= self.n0
+        }
+    }
+}
+
+/// What [`member_request`] found for the request at a gap's end.
+pub(crate) enum Next {
+    /// A request that changes nothing (a member found settled, now out of the set),
+    /// its value spanning this many pages.
+    Settled(u64),
+    /// A request to take as `each` does: its key and whether it sets.
+    Take(u64, bool),
+}
+
+/// A thread's skipping state for its requests: the gap of settled requests drawn and
+/// not yet made, and the key of its last request handed on (dropped from the set at
+/// the next call if that request left it settled).
+#[derive(Debug, Default)]
+pub struct KvSkip {
+    /// None: to be drawn (at a run's start, after a member's request).
+    gap: Option<u64>,
+    pending: Option<u64>,
+    /// The request handed on: its key and whether it sets.
+    pub(crate) next: Option<(u64, bool)>,
+}
+
+/// The set of workload `sets` for its `kv` space, made (from the page table) if it
+/// has none.
+pub(crate) fn ready<'a>(
+    slot: &'a mut Option<Box<KvSet>>,
+    space: &mut Space,
+    space_id: u32,
+    (keys, value_size, set_u32): (u64, u64, u32),
+) -> &'a mut KvSet {
+    let fits = slot.as_ref().is_some_and(|s| {
+        (s.space, s.keys, s.value_size, s.set_u32) == (space_id, keys, value_size, set_u32)
+    });
+    if !fits {
+        *slot = Some(Box::new(KvSet::new(
+            space, space_id, keys, value_size, set_u32,
+        )));
+    }
+    slot.as_mut().expect("made above")
+}
+
+/// Brings the set up to date for a thread's run of requests: its last request's key
+/// out if that left it settled, the space's changes in, and whether requests are to
+/// be taken one by one.
+pub(crate) fn start_run(s: &mut KvSet, space: &mut Space, st: &mut KvSkip) {
+    // The set may have changed since the thread's last run: its gap is drawn afresh
+    // (a geometric gap is memoryless, so this is the same process).
+    st.gap = None;
+    if s.dense {
+        st.pending = None;
+        return;
+    }
+    s.catch_up(space);
+    if let Some(k) = st.pending.take() {
+        if s.key_settled(space, k) {
+            s.remove(k);
+        }
+    }
+    s.dense = s.p_member() > DENSE_P_MEMBER;
+    if s.dense {
+        // Stale until rebuilt, which rereads the table: no log to keep meanwhile.
+        space.unwatch_changes();
+    }
+    (s.window_taken, s.window_changed) = (0, 0);
+}
+
+/// How many requests that change nothing come before the thread's next request for
+/// a member (drawn when the last gap is spent: geometric, with the members' share of
+/// the keys); None while the set is dense (each request is `each`'s, drawn by its
+/// own loop).
+fn settled_ahead(s: &KvSet, st: &mut KvSkip, rng: &mut Pcg64Mcg) -> Option<u64> {
+    if s.dense {
+        return None;
+    }
+    Some(*st.gap.get_or_insert_with(|| geometric(rng, s.p_member())))
+}
+
+/// The request at the gap's end, for a member drawn uniformly: taken if it may
+/// change something, else dropped from the set and a settled request. The next gap
+/// is drawn after it.
+fn member_request(s: &mut KvSet, space: &Space, st: &mut KvSkip, rng: &mut Pcg64Mcg) -> Next {
+    debug_assert!(s.members() > 0, "with no member the gap is endless");
+    st.gap = None;
+    let k = s.pick(rng);
+    let set = s.set_u32 != 0 && (rng.next_u64() as u32) < s.set_u32;
+    if s.key_settled(space, k) {
+        s.remove(k);
+        // Drawn from the members, so its own size, not a class draw.
+        let (first, last) = s.pages(k);
+        return Next::Settled(last - first + 1);
+    }
+    st.pending = Some(k);
+    Next::Take(k, set)
+}
+
+/// A request `each`'s loop drew for `key` while the set is dense, before it touches
+/// the pages: one in DENSE_PROBE_EVERY is probed for whether it will change
+/// something (the probe only decides when to rebuild; what the requests do is
+/// `each`'s). Once such requests turn rare (fewer than one in SPARSE_RATIO over a
+/// window of DENSE_PROBE_ACCESSES probes), and enough have been taken since the last
+/// build to pay for it, the set is rebuilt and runs skip again.
+pub(crate) fn dense_request(s: &mut KvSet, space: &mut Space, key: u64) {
+    if !s.dense {
+        return;
+    }
+    s.dense_taken += 1;
+    if !s.dense_taken.is_multiple_of(DENSE_PROBE_EVERY) {
+        return;
+    }
+    let changed = !s.key_settled(space, key);
+    s.window_taken += 1;
+    s.window_changed += changed as u64;
+    if s.window_taken < DENSE_PROBE_ACCESSES {
+        return;
+    }
+    let rare = s.window_changed * SPARSE_RATIO < s.window_taken;
+    (s.window_taken, s.window_changed) = (0, 0);
+    if rare && s.dense_taken >= s.keys / REBUILD_PAGES_PER_ACCESS {
+        s.dense = false;
+        s.dense_taken = 0;
+        s.rebuild(space);
+    }
+}
+
+/// Whether thread `t`'s next request is the skipping loop's: a `kv` workload with a
+/// uniform picker under skip sampling, back to back (no rate, no think time), past
+/// its load phase, with no request in progress or handed on, on a space whose
+/// accesses do not trap (`--record-accesses`, a research policy).
+pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
+    let Spec::Kv(kv) = &w.spec else {
+        return false;
+    };
+    // A dense set: the operation takes each request (and tells the set).
+    let skipping = |s: &SkipSets| s.kv.as_ref().is_none_or(|kv| !kv.dense);
+    w.skip_sets.as_ref().is_some_and(skipping)
+        && matches!(kv.sampler, Sampler::Uniform { .. })
+        && w.interval_ns == 0
+        && w.think_ns == 0
+        && t.retry.is_none()
+        && t.kv_skip.next.is_none()
+        && t.populate.is_none()
+        && t.next_issue_ns <= clock
+        && kv.next_fill_key(t).is_none()
+        && !mm.spaces[kv.space as usize].traps()
+}
+
+/// Thread `t`'s requests from `clock` as [`super::run_slice`]'s loop makes them, up
+/// to the first that may change something (left in `t.kv_skip.next` for
+/// [`super::bench_kinds::Kv::op`]), the slice's end, the workload's stop or its
+/// `ops`: each settled request takes `request_time` and an access per page, and is
+/// an operation of its batch with its latency, as `each` makes it.
+pub(crate) fn run(
+    w: &mut Workload,
+    t: &mut Thread,
+    mm: &mut Mm,
+    clock: &mut u64,
+    slice_end: u64,
+    rep: &mut SliceReport,
+) {
+    let Spec::Kv(kv) = &w.spec else {
+        unreachable!("applies() checked the kind");
+    };
+    let Sampler::Uniform { n: keys } = kv.sampler else {
+        unreachable!("applies() checked the picker");
+    };
+    let (space_id, value_size, set_u32) = (kv.space, kv.value_size, kv.set_u32);
+    let request_ns = kv.request_ns;
+    let access_ns = mm.cfg.costs.access_ns;
+    let mut sets = w.skip_sets.take().expect("applies() checked");
+    let space = &mut mm.spaces[space_id as usize];
+    let s = ready(&mut sets.kv, space, space_id, (keys, value_size, set_u32));
+    start_run(s, space, &mut t.kv_skip);
+    let base_ns = request_ns + s.min_pages * access_ns;
+    let mut tally = Tally::new(w.batch, std::mem::take(&mut s.tally));
+    let end_ns = w.stop_ns.min(slice_end);
+    while *clock < end_ns && w.ops_left != Some(0) {
+        let Some(gap) = settled_ahead(s, &mut t.kv_skip, &mut t.rng) else {
+            // Dense: the operation draws the request itself.
+            break;
+        };
+        // A run of settled requests (as many of the gap as the slice, the
+        // workload's stop and its `ops` allow), or the member at the gap's end.
+        let (n, draw) = match gap {
+            0 => match member_request(s, space, &mut t.kv_skip, &mut t.rng) {
+                Next::Settled(pages) => (1, Err(pages)),
+                Next::Take(k, set) => {
+                    t.kv_skip.next = Some((k, set));
+                    break;
+                }
+            },
+            g => (g.min(w.ops_left.unwrap_or(u64::MAX)), Ok(s.settled_draw())),
+        };
+        let (start_ns, mut made) = (*clock, 0u64);
+        while made < n && *clock < end_ns {
+            let pages = match draw {
+                Ok(d) => s.min_pages + d.one_more(&mut t.rng) as u64,
+                Err(pages) => pages,
+            };
+            if t.batch_left == 0 {
+                t.batch_start_ns = *clock;
+                t.batch_left = w.batch;
+                tally.batch_started(*clock >= w.stats_from_ns, *clock);
+            }
+            *clock += request_ns + pages * access_ns;
+            if !tally.count(pages - s.min_pages, *clock) {
+                // A batch the run did not start (its latency includes requests made
+                // before), or one the statistics may not count: as run_slice records
+                // it.
+                w.record(*clock, t.batch_start_ns, 1, value_size);
+            }
+            // end_of_op without think time.
+            t.batch_left -= 1;
+            made += 1;
+        }
+        if let (Ok(_), Some(g)) = (draw, t.kv_skip.gap.as_mut()) {
+            *g -= made;
+        }
+        rep.user_ns += *clock - start_ns;
+        t.ops += made;
+        if made > 0 {
+            t.unrecorded = false;
+            t.last_op_ns = Some(*clock);
+        }
+        if let Some(left) = w.ops_left.as_mut() {
+            *left -= made;
+        }
+    }
+    s.tally = tally.flush(&mut w.stats, (base_ns, access_ns), value_size);
+    w.skip_sets = Some(sets);
+}
+
+/// The latencies of a run's settled requests in the batches it started, counted per
+/// place in the batch and extra pages before it (a request's latency is then
+/// `(place + 1) * base_ns + extra * access_ns`), into the histogram at the run's end.
+struct Tally {
+    batch: usize,
+    counts: Vec<u64>,
+    /// The batch in progress: counted here, the place of its next request and the
+    /// extra pages so far.
+    on: bool,
+    place: usize,
+    extra: usize,
+    first_origin_ns: Option<u64>,
+    last_end_ns: u64,
+}
+
+impl Tally {
+    /// With `buffer` for the counts (all zero), kept from an earlier run.
+    fn new(batch: u32, buffer: Vec<u64>) -> Tally {
+        Tally {
+            batch: batch as usize,
+            counts: buffer,
+            on: false,
+            place: 0,
+            extra: 0,
+            first_origin_ns: None,
+            last_end_ns: 0,
+        }
+    }
+
+    /// A batch starts at `start_ns` with a settled request; `counted`: the
+    /// statistics count it.
+    fn batch_started(&mut self, counted: bool, start_ns: u64) {
+        (self.on, self.place, self.extra) = (counted, 0, 0);
+        if counted {
+            self.first_origin_ns.get_or_insert(start_ns);
+        }
+    }
+
+    /// The next settled request, with `extra` pages over the least and ending at
+    /// `end_ns`; false if its batch is not counted here.
+    fn count(&mut self, extra: u64, end_ns: u64) -> bool {
+        if !self.on {
+            return false;
+        }
+        let len = self.batch * (self.batch + 1);
+        if self.counts.len() != len {
+            self.counts = vec![0; len];
+        }
+        self.extra += extra as usize;
+        self.counts[self.place * (self.batch + 1) + self.extra] += 1;
+        self.place += 1;
+        self.last_end_ns = end_ns;
+        true
+    }
+
+    /// The counts into `stats`; the buffer back, zeroed.
+    fn flush(
+        mut self,
+        stats: &mut WorkloadStats,
+        (base_ns, access_ns): (u64, u64),
+        bytes: u64,
+    ) -> Vec<u64> {
+        let row = self.batch + 1;
+        for (i, n) in self.counts.iter_mut().enumerate() {
+            if *n > 0 {
+                let (place, extra) = ((i / row) as u64, (i % row) as u64);
+                stats.record((place + 1) * base_ns + extra * access_ns, *n, *n * bytes);
+                *n = 0;
+            }
+        }
+        if let Some(first) = self.first_origin_ns {
+            stats.last_op_ns = self.last_end_ns;
+            stats.first_op_ns.get_or_insert(first);
+        }
+        self.counts
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm::page::pte;
+    use crate::mm::SpaceKind;
+    use crate::rng::task_rng;
+
+    const KEYS: u64 = 1000;
+    const VALUE: u64 = 2000;
+
+    /// A kv space of KEYS values of VALUE bytes, every page present, young and
+    /// dirty (so every PMD entry is young too).
+    fn settled_kv() -> (crate::mm::Mm, u32) {
+        let mut mm = crate::mm::Mm::new(crate::mm::Config::new(64 << 8));
+        let pages = (KEYS * VALUE).div_ceil(4096);
+        let si = mm.add_space(SpaceKind::Anon, "kv".into(), pages, None);
+        let s = &mut mm.spaces[si as usize];
+        for i in 0..pages as u32 {
+            *s.pte_mut(i) = pte::present(i) | pte::YOUNG | pte::DIRTY;
+            s.set_bits(i, pte::YOUNG);
+        }
+        (mm, si)
+    }
+
+    /// The keys whose bytes overlap page `p`, from the byte ranges themselves.
+    fn keys_on(p: u64) -> Vec<u64> {
+        (0..KEYS)
+            .filter(|k| k * VALUE < (p + 1) * 4096 && (k + 1) * VALUE > p * 4096)
+            .collect()
+    }
+
+    fn members(s: &KvSet) -> Vec<u64> {
+        (0..KEYS).filter(|&k| s.has(k)).collect()
+    }
+
+    #[test]
+    fn the_kernel_s_writes_make_exactly_the_keys_on_those_pages_members() {
+        let (mut mm, si) = settled_kv();
+        let mut slot = None;
+        let mut st = KvSkip::default();
+        let s = ready(&mut slot, &mut mm.spaces[si as usize], si, (KEYS, VALUE, 1));
+        assert!(members(s).is_empty(), "every page settled: no member");
+        // A young bit cleared (page 7), a page swapped out (page 100: its entry is
+        // no longer present), a page cleaned (page 200: a set would dirty it), and a
+        // page table's accessed bit cleared (pages 0..512 all under it).
+        let space = &mut mm.spaces[si as usize];
+        *space.pte_mut(7) &= !pte::YOUNG;
+        *space.pte_mut(100) = pte::NONE;
+        *space.pte_mut(200) &= !pte::DIRTY;
+        let mut want: Vec<u64> = [7, 100, 200].iter().flat_map(|&p| keys_on(p)).collect();
+        want.sort();
+        want.dedup();
+        start_run(s, space, &mut st);
+        assert_eq!(members(s), want);
+        assert!(!s.dense, "{} of {KEYS} keys: sparse", want.len());
+        // Pages 0..489 (all of them) lie under the first page table.
+        assert!(space.pmd_test_and_clear_young(0));
+        start_run(s, space, &mut st);
+        assert_eq!(members(s), (0..KEYS).collect::<Vec<_>>());
+        assert!(s.dense, "every key a member: taken one by one");
+
+        // Reads only (no sets): a clean page is settled, so page 200's keys are not
+        // members of a set for gets alone.
+        let (mut mm, si) = settled_kv();
+        let space = &mut mm.spaces[si as usize];
+        *space.pte_mut(200) &= !pte::DIRTY;
+        let mut slot = None;
+        let s = ready(&mut slot, space, si, (KEYS, VALUE, 0));
+        assert!(members(s).is_empty());
+        *space.pte_mut(300) &= !pte::YOUNG;
+        start_run(s, space, &mut st);
+        assert_eq!(members(s), keys_on(300));
+    }
+
+    /// Requests drawn against a fixed set (the ones handed on are not made, so its
+    /// members stay unsettled): each request is for a member with chance
+    /// members / KEYS, a member handed on is each member equally often, and a
+    /// settled request's value spans two pages as often as the settled keys' do.
+    /// Worked out from the keys' byte ranges, each count within 4.5 standard
+    /// deviations of its expectation.
+    #[test]
+    fn requests_are_drawn_as_uniform_keys_are() {
+        let (mut mm, si) = settled_kv();
+        let space = &mut mm.spaces[si as usize];
+        // Members: the keys on every eighth page from page 3 (unsettled: not young).
+        let mut unsettled = Vec::new();
+        for p in (3..(KEYS * VALUE).div_ceil(4096)).step_by(8) {
+            *space.pte_mut(p as u32) &= !pte::YOUNG;
+            unsettled.extend(keys_on(p));
+        }
+        unsettled.sort();
+        unsettled.dedup();
+        let two_pages = |k: u64| (k * VALUE) / 4096 != (k * VALUE + VALUE - 1) / 4096;
+        let settled_keys: Vec<u64> = (0..KEYS).filter(|k| !unsettled.contains(k)).collect();
+        let settled_two = settled_keys.iter().filter(|&&k| two_pages(k)).count() as f64;
+        let q_two = settled_two / settled_keys.len() as f64;
+        let p_member = unsettled.len() as f64 / KEYS as f64;
+
+        let mut slot = None;
+        let mut st = KvSkip::default();
+        let s = ready(&mut slot, space, si, (KEYS, VALUE, 1));
+        start_run(s, space, &mut st);
+        assert_eq!(members(s), unsettled);
+        let mut rng = task_rng(7, "kv");
+        const N: u64 = 400_000;
+        let (mut taken, mut settled, mut settled_two_n) = (0u64, 0u64, 0u64);
+        let mut per_key = vec![0u64; KEYS as usize];
+        let mut left = N;
+        while left > 0 {
+            // As `run` draws them: a gap of settled requests, then a member's.
+            let gap = settled_ahead(s, &mut st, &mut rng).expect("sparse");
+            let n = gap.min(left);
+            let draw = s.settled_draw();
+            for _ in 0..n {
+                settled += 1;
+                settled_two_n += draw.one_more(&mut rng) as u64;
+            }
+            *st.gap.as_mut().expect("drawn") -= n;
+            left -= n;
+            if left == 0 {
+                break;
+            }
+            match member_request(s, space, &mut st, &mut rng) {
+                Next::Take(k, _) => {
+                    taken += 1;
+                    per_key[k as usize] += 1;
+                }
+                Next::Settled(_) => unreachable!("every member is unsettled"),
+            }
+            left -= 1;
+        }
+        let within = |count: f64, n: f64, p: f64, what: &str| {
+            let (mean, sd) = (n * p, (n * p * (1.0 - p)).sqrt());
+            assert!(
+                (count - mean).abs() <= 4.5 * sd,
+                "{what}: {count} against {mean:.0} ± {sd:.0}"
+            );
+        };
+        within(taken as f64, N as f64, p_member, "requests for members");
+        within(
+            settled_two_n as f64,
+            settled as f64,
+            q_two,
+            "settled two-page values",
+        );
+        // Each member handed on equally often: chi-square over the members, against
+        // its mean (members - 1) and standard deviation sqrt(2 (members - 1)).
+        let m = unsettled.len() as f64;
+        let e = taken as f64 / m;
+        let chi2: f64 = unsettled
+            .iter()
+            .map(|&k| (per_key[k as usize] as f64 - e).powi(2) / e)
+            .sum();
+        assert!(
+            chi2 <= (m - 1.0) + 4.5 * (2.0 * (m - 1.0)).sqrt(),
+            "members not equally often: chi2 {chi2:.1} over {m} members"
+        );
+        assert!(settled_keys.iter().all(|&k| per_key[k as usize] == 0));
+    }
+}
