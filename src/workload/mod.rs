@@ -71,7 +71,9 @@ pub struct Workload {
     /// `run.access_sampling = "skip"` (None: `each`): hit loops skip accesses that
     /// change nothing, with these sets of pages an access may change, shared by the
     /// threads.
-    skip_sets: Option<skip::SkipSets>,
+    /// Boxed: each step moves it out and back, and an `each` run should not pay for
+    /// more than a pointer.
+    skip_sets: Option<Box<skip::SkipSets>>,
     pub start_ns: u64,
     pub stop_ns: u64,
     /// Operations before this time are not counted (fio's ramp_time).
@@ -182,6 +184,23 @@ impl WorkloadStats {
         self.latency.saturating_record_n(latency_ns.max(1), n);
         self.ops += n;
         self.bytes += bytes;
+    }
+
+    /// `n` operations from `origin` to `clock`, if they started once the statistics
+    /// count (at `stats_from_ns`).
+    fn record_ops(&mut self, stats_from_ns: u64, clock: u64, origin: u64, n: u64, bytes: u64) {
+        if origin >= stats_from_ns {
+            self.record(clock - origin, n, bytes);
+            self.last_op_ns = clock;
+            if self.first_op_ns.is_none() {
+                self.first_op_ns = Some(origin);
+            }
+        }
+    }
+
+    /// One operation of `bytes` ([`WorkloadStats::record_ops`]).
+    fn record_op(&mut self, stats_from_ns: u64, clock: u64, origin: u64, bytes: u64) {
+        self.record_ops(stats_from_ns, clock, origin, 1, bytes);
     }
 }
 
@@ -477,7 +496,7 @@ impl Workload {
             interval_ns,
             think_ns: cfg.think_time.map_or(0, |t| t.0),
             skip_sets: (sc.run.access_sampling == crate::scenario::AccessSampling::Skip)
-                .then(skip::SkipSets::default),
+                .then(Box::default),
             start_ns: cfg.start.0,
             stop_ns: stop_at(stop_key_ns, stats_from_ns, runtime_ns),
             stats_from_ns,
@@ -639,13 +658,8 @@ impl Workload {
     }
 
     fn record(&mut self, clock: u64, origin: u64, n: u64, bytes: u64) {
-        if origin >= self.stats_from_ns {
-            self.stats.record(clock - origin, n, bytes);
-            self.stats.last_op_ns = clock;
-            if self.stats.first_op_ns.is_none() {
-                self.stats.first_op_ns = Some(origin);
-            }
-        }
+        self.stats
+            .record_ops(self.stats_from_ns, clock, origin, n, bytes);
     }
 }
 
@@ -780,7 +794,10 @@ pub fn run_slice(
             }
             // A miss: its operation is started and waits in t.retry for the fault.
         }
-        if skip_kv::applies(w, t, mm, clock) {
+        if w.skip_sets.is_some()
+            && matches!(w.spec, Spec::Kv(_))
+            && skip_kv::applies(w, t, mm, clock)
+        {
             // Settled requests up to the next that may change something, which the
             // operation below takes (or the slice's end, or the workload's).
             skip_kv::run(w, t, mm, &mut clock, slice_end, rep);
@@ -842,7 +859,7 @@ pub fn run_slice(
             retry: retry.map(|(i, wr, _)| (i, wr)),
             ops_cap: w.ops_left.unwrap_or(u64::MAX),
             unpaced: w.interval_ns == 0 && w.think_ns == 0,
-            skip: skip_sets.as_mut(),
+            skip: skip_sets.as_deref_mut(),
             deferred_ns: 0,
         };
         let ops_before = t.ops;
@@ -863,7 +880,7 @@ pub fn run_slice(
         clock = cx.clock;
         let deferred_ns = cx.deferred_ns;
         if skip_sets.is_some() {
-            w.skip_sets = skip_sets;
+            put_back(&mut w.skip_sets, skip_sets);
         }
         if took_no_time(&step, op_start_ns, clock + deferred_ns) {
             // Validation makes every cost at least 1ns; should some path still do work
@@ -1366,6 +1383,13 @@ fn end_of_op(w: &Workload, t: &mut Thread, clock: u64) {
     if t.batch_left == 0 && w.think_ns > 0 {
         t.next_issue_ns = clock.saturating_add(w.think_ns);
     }
+}
+
+/// Puts the workload's skip sets back in their slot, which was emptied to lend them
+/// (so there is nothing to drop: skipping the drop glue's call keeps each step cheap).
+fn put_back(slot: &mut Option<Box<skip::SkipSets>>, sets: Option<Box<skip::SkipSets>>) {
+    debug_assert!(slot.is_none());
+    std::mem::forget(std::mem::replace(slot, sets));
 }
 
 /// Dispatches one step to the workload's kind.

@@ -92,7 +92,7 @@ pub struct SkipState {
 #[derive(Debug, Default)]
 pub struct SkipSets {
     sets: Vec<SkipSet>,
-    /// A `kv` workload's keys ([`super::skip_kv`]).
+    /// A `kv` workload's keys ([`super::skip_kv`]; made at its first run).
     pub(super) kv: Option<Box<super::skip_kv::KvSet>>,
 }
 

@@ -57,30 +57,42 @@ pub struct KvSet {
 }
 
 impl KvSet {
-    fn new(space: &mut Space, space_id: u32, keys: u64, value_size: u64, set_u32: u32) -> KvSet {
+    /// A set not built yet: dense, so requests are taken one by one (as under
+    /// `each`) until they show that most change nothing ([`dense_request`]); a
+    /// workload whose requests keep changing state never pays for the set.
+    fn new(space_id: u32, keys: u64, value_size: u64, set_u32: u32) -> KvSet {
         let min_pages = value_size.div_ceil(4096);
-        let mut s = KvSet {
+        KvSet {
             space: space_id,
             keys,
             value_size,
             set_u32,
             min_pages,
             class_keys: [0; 2],
-            member: vec![0; keys.div_ceil(64) as usize],
+            member: Vec::new(),
             lists: [Vec::new(), Vec::new()],
-            place: vec![0; keys as usize],
+            place: Vec::new(),
             log_pos: 0,
-            dense: false,
+            dense: true,
             dense_taken: 0,
             window_taken: 0,
             window_changed: 0,
             tally: Vec::new(),
-        };
-        for k in 0..keys {
-            s.class_keys[s.class(k)] += 1;
         }
-        s.rebuild(space);
-        s
+    }
+
+    /// Builds the set from the table (allocated the first time) and starts skipping.
+    fn build(&mut self, space: &mut Space) {
+        if self.place.is_empty() {
+            self.member = vec![0; self.keys.div_ceil(64) as usize];
+            self.place = vec![0; self.keys as usize];
+            for k in 0..self.keys {
+                self.class_keys[self.class(k)] += 1;
+            }
+        }
+        self.dense = false;
+        self.dense_taken = 0;
+        self.rebuild(space);
     }
 
     /// The pages of key `k`'s value (values lie back to back from offset 0).
@@ -249,21 +261,18 @@ pub struct KvSkip {
     pub(crate) next: Option<(u64, bool)>,
 }
 
-/// The set of workload `sets` for its `kv` space, made (from the page table) if it
-/// has none.
-pub(crate) fn ready<'a>(
-    slot: &'a mut Option<Box<KvSet>>,
-    space: &mut Space,
+/// The workload's set for its `kv` space, made (dense, not built: [`KvSet::new`]) if
+/// it has none.
+pub(crate) fn ready(
+    slot: &mut Option<Box<KvSet>>,
     space_id: u32,
     (keys, value_size, set_u32): (u64, u64, u32),
-) -> &'a mut KvSet {
+) -> &mut KvSet {
     let fits = slot.as_ref().is_some_and(|s| {
         (s.space, s.keys, s.value_size, s.set_u32) == (space_id, keys, value_size, set_u32)
     });
     if !fits {
-        *slot = Some(Box::new(KvSet::new(
-            space, space_id, keys, value_size, set_u32,
-        )));
+        *slot = Some(Box::new(KvSet::new(space_id, keys, value_size, set_u32)));
     }
     slot.as_mut().expect("made above")
 }
@@ -345,9 +354,7 @@ pub(crate) fn dense_request(s: &mut KvSet, space: &mut Space, key: u64) {
     let rare = s.window_changed * SPARSE_RATIO < s.window_taken;
     (s.window_taken, s.window_changed) = (0, 0);
     if rare && s.dense_taken >= s.keys / REBUILD_PAGES_PER_ACCESS {
-        s.dense = false;
-        s.dense_taken = 0;
-        s.rebuild(space);
+        s.build(space);
     }
 }
 
@@ -361,7 +368,7 @@ pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
     };
     // A dense set: the operation takes each request (and tells the set).
     let skipping = |s: &SkipSets| s.kv.as_ref().is_none_or(|kv| !kv.dense);
-    w.skip_sets.as_ref().is_some_and(skipping)
+    w.skip_sets.as_deref().is_some_and(skipping)
         && matches!(kv.sampler, Sampler::Uniform { .. })
         && w.interval_ns == 0
         && w.think_ns == 0
@@ -386,23 +393,33 @@ pub(crate) fn run(
     slice_end: u64,
     rep: &mut SliceReport,
 ) {
-    let Spec::Kv(kv) = &w.spec else {
+    let Workload {
+        spec: Spec::Kv(kv),
+        skip_sets,
+        stats,
+        stats_from_ns,
+        batch,
+        stop_ns,
+        ops_left,
+        ..
+    } = w
+    else {
         unreachable!("applies() checked the kind");
     };
     let Sampler::Uniform { n: keys } = kv.sampler else {
         unreachable!("applies() checked the picker");
     };
     let (space_id, value_size, set_u32) = (kv.space, kv.value_size, kv.set_u32);
-    let request_ns = kv.request_ns;
+    let (request_ns, batch, stats_from_ns) = (kv.request_ns, *batch, *stats_from_ns);
     let access_ns = mm.cfg.costs.access_ns;
-    let mut sets = w.skip_sets.take().expect("applies() checked");
     let space = &mut mm.spaces[space_id as usize];
-    let s = ready(&mut sets.kv, space, space_id, (keys, value_size, set_u32));
+    let sets = skip_sets.as_deref_mut().expect("applies() checked");
+    let s = ready(&mut sets.kv, space_id, (keys, value_size, set_u32));
     start_run(s, space, &mut t.kv_skip);
     let base_ns = request_ns + s.min_pages * access_ns;
-    let mut tally = Tally::new(w.batch, std::mem::take(&mut s.tally));
-    let end_ns = w.stop_ns.min(slice_end);
-    while *clock < end_ns && w.ops_left != Some(0) {
+    let mut tally = Tally::new(batch, std::mem::take(&mut s.tally));
+    let end_ns = (*stop_ns).min(slice_end);
+    while *clock < end_ns && *ops_left != Some(0) {
         let Some(gap) = settled_ahead(s, &mut t.kv_skip, &mut t.rng) else {
             // Dense: the operation draws the request itself.
             break;
@@ -417,7 +434,7 @@ pub(crate) fn run(
                     break;
                 }
             },
-            g => (g.min(w.ops_left.unwrap_or(u64::MAX)), Ok(s.settled_draw())),
+            g => (g.min(ops_left.unwrap_or(u64::MAX)), Ok(s.settled_draw())),
         };
         let (start_ns, mut made) = (*clock, 0u64);
         while made < n && *clock < end_ns {
@@ -427,15 +444,15 @@ pub(crate) fn run(
             };
             if t.batch_left == 0 {
                 t.batch_start_ns = *clock;
-                t.batch_left = w.batch;
-                tally.batch_started(*clock >= w.stats_from_ns, *clock);
+                t.batch_left = batch;
+                tally.batch_started(*clock >= stats_from_ns, *clock);
             }
             *clock += request_ns + pages * access_ns;
             if !tally.count(pages - s.min_pages, *clock) {
                 // A batch the run did not start (its latency includes requests made
                 // before), or one the statistics may not count: as run_slice records
                 // it.
-                w.record(*clock, t.batch_start_ns, 1, value_size);
+                stats.record_op(stats_from_ns, *clock, t.batch_start_ns, value_size);
             }
             // end_of_op without think time.
             t.batch_left -= 1;
@@ -450,12 +467,11 @@ pub(crate) fn run(
             t.unrecorded = false;
             t.last_op_ns = Some(*clock);
         }
-        if let Some(left) = w.ops_left.as_mut() {
+        if let Some(left) = ops_left.as_mut() {
             *left -= made;
         }
     }
-    s.tally = tally.flush(&mut w.stats, (base_ns, access_ns), value_size);
-    w.skip_sets = Some(sets);
+    s.tally = tally.flush(stats, (base_ns, access_ns), value_size);
 }
 
 /// The latencies of a run's settled requests in the batches it started, counted per
@@ -576,7 +592,19 @@ mod tests {
         let (mut mm, si) = settled_kv();
         let mut slot = None;
         let mut st = KvSkip::default();
-        let s = ready(&mut slot, &mut mm.spaces[si as usize], si, (KEYS, VALUE, 1));
+        let s = ready(&mut slot, si, (KEYS, VALUE, 1));
+        // A new set is not built: requests are taken one by one until those probed
+        // show that they change nothing (every page settled here), a window of
+        // DENSE_PROBE_ACCESSES probes at one request in DENSE_PROBE_EVERY.
+        assert!(s.dense);
+        let space = &mut mm.spaces[si as usize];
+        for i in 0..DENSE_PROBE_ACCESSES * DENSE_PROBE_EVERY {
+            dense_request(s, space, i % KEYS);
+        }
+        assert!(
+            !s.dense,
+            "built once the requests were seen to change nothing"
+        );
         assert!(members(s).is_empty(), "every page settled: no member");
         // A young bit cleared (page 7), a page swapped out (page 100: its entry is
         // no longer present), a page cleaned (page 200: a set would dirty it), and a
@@ -603,7 +631,8 @@ mod tests {
         let space = &mut mm.spaces[si as usize];
         *space.pte_mut(200) &= !pte::DIRTY;
         let mut slot = None;
-        let s = ready(&mut slot, space, si, (KEYS, VALUE, 0));
+        let s = ready(&mut slot, si, (KEYS, VALUE, 0));
+        s.build(space);
         assert!(members(s).is_empty());
         *space.pte_mut(300) &= !pte::YOUNG;
         start_run(s, space, &mut st);
@@ -636,7 +665,8 @@ mod tests {
 
         let mut slot = None;
         let mut st = KvSkip::default();
-        let s = ready(&mut slot, space, si, (KEYS, VALUE, 1));
+        let s = ready(&mut slot, si, (KEYS, VALUE, 1));
+        s.build(space);
         start_run(s, space, &mut st);
         assert_eq!(members(s), unsettled);
         let mut rng = task_rng(7, "kv");
