@@ -197,11 +197,6 @@ impl WorkloadStats {
             }
         }
     }
-
-    /// One operation of `bytes` ([`WorkloadStats::record_ops`]).
-    fn record_op(&mut self, stats_from_ns: u64, clock: u64, origin: u64, bytes: u64) {
-        self.record_ops(stats_from_ns, clock, origin, 1, bytes);
-    }
 }
 
 /// Per-thread state.

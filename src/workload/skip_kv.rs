@@ -452,7 +452,7 @@ pub(crate) fn run(
                 // A batch the run did not start (its latency includes requests made
                 // before), or one the statistics may not count: as run_slice records
                 // it.
-                stats.record_op(stats_from_ns, *clock, t.batch_start_ns, value_size);
+                stats.record_ops(stats_from_ns, *clock, t.batch_start_ns, 1, value_size);
             }
             // end_of_op without think time.
             t.batch_left -= 1;
