@@ -206,6 +206,27 @@ impl Mm {
         FaultResult::Done
     }
 
+    /// Whether a read() of `space[idx..idx + n]` now would change nothing but the clock
+    /// and the file position (`workload::skip_fio` skips such reads): every page cached,
+    /// none under a read still in flight or marked PG_readahead, and each one's
+    /// [`Mm::folio_access_settled`]. Such a read is [`Mm::filemap_read`]'s syscall and
+    /// `n` page copies of CPU time. Forgets completed reads, as a read would.
+    pub fn filemap_read_settled(&mut self, space: u32, idx: u32, n: u32) -> bool {
+        if self.vfs.file(space).d_count == 0 {
+            return false; // the open (vfs_open) comes first
+        }
+        let now = self.now;
+        (idx..idx + n).all(|i| {
+            let e = self.spaces[space as usize].pte(i);
+            pte::is_present(e)
+                && !self.frames[pte::pfn(e) as usize].test(pg::READAHEAD)
+                && self
+                    .read_pending_until(space, i)
+                    .is_none_or(|done| done <= now)
+                && self.folio_access_settled(pte::pfn(e))
+        })
+    }
+
     /// `do_read_fault`: an mmap load of `space[index]` found no page-table entry.
     /// Fault-around first maps the cached pages of the aligned window around it; if
     /// that mapped the page, the fault is done, else `filemap_fault`.

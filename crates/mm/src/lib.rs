@@ -564,6 +564,15 @@ impl Space {
         }
     }
 
+    /// Logs a change to the folio cached at `idx` (its LRU state: active, referenced,
+    /// generation, tier), if a reader follows this space.
+    #[inline]
+    pub fn log_folio_change(&mut self, idx: u32) {
+        if self.logging {
+            self.log_change(idx as u64);
+        }
+    }
+
     /// Forgets the logged changes: every reader rereads the table.
     fn drop_changes(&mut self) {
         // One position beyond the end, so a reader at the end also rereads.
@@ -905,6 +914,10 @@ pub struct Mm {
     /// `current->in_lru_fault`: the running code is a page fault (MGLRU adds the
     /// pages it brings in to the youngest generation).
     pub in_lru_fault: bool,
+    /// A reader that skips the reads which would change nothing follows some file's
+    /// folios (`workload::skip_fio`): paths that change a file folio's LRU state
+    /// outside a read log its index ([`Mm::folio_lru_changed`]). Never cleared.
+    pub watching_folios: bool,
     /// Some space traps every user access ([`Space::set_trap`]): the fault path's
     /// first question, asked of this hot flag before any space.
     pub any_trap: bool,
@@ -1010,6 +1023,7 @@ impl Mm {
             current_cpu: 0,
             workload_task: Vec::new(),
             in_lru_fault: false,
+            watching_folios: false,
             any_trap: false,
             cfg_applied: false,
             memcg_lru: lru_gen::MemcgLru::default(),
@@ -1183,6 +1197,27 @@ impl Mm {
     #[inline]
     pub fn charge(&mut self, ns: u64) {
         self.cpu_ns += ns;
+    }
+
+    /// A file folio's LRU state changed outside a read of it (isolated for reclaim,
+    /// deactivated, aged, its referenced bit taken): a reader skipping the reads that
+    /// would change nothing must look at it again. No kernel counterpart; a flag test
+    /// when no reader follows any file.
+    #[inline]
+    pub fn folio_lru_changed(&mut self, pfn: Pfn) {
+        if !self.watching_folios {
+            return;
+        }
+        let f = &self.frames[pfn as usize];
+        if f.test(page::pg::SWAPBACKED) {
+            return;
+        }
+        let (mapping, index) = (f.mapping, f.index);
+        if let Some(s) = self.spaces.get_mut(mapping as usize) {
+            if s.kind == SpaceKind::File {
+                s.log_folio_change(index);
+            }
+        }
     }
 
     #[inline]

@@ -311,6 +311,7 @@ impl Mm {
         {
             return;
         }
+        self.folio_lru_changed(pfn);
         self.lruvec_del_folio(pfn);
         let f = &mut self.frames[pfn as usize];
         f.clear(pg::ACTIVE);
@@ -318,6 +319,26 @@ impl Mm {
         self.lruvec_add_folio(pfn);
         let memcg = self.frames[pfn as usize].memcg as usize;
         self.count_memcg(memcg, Ev::Pgdeactivate, 1);
+    }
+
+    /// Whether [`Mm::folio_mark_accessed`] would change nothing on this folio, for a
+    /// reader that skips such reads (`workload::skip_fio`). Classic: referenced, and
+    /// active or unevictable. MGLRU (`lru_gen_inc_refs`): unevictable, or referenced
+    /// with its counter saturated and PG_workingset set. Never under a research policy
+    /// or page-idle tracking, which hear of every access.
+    pub fn folio_access_settled(&self, pfn: Pfn) -> bool {
+        if self.cfg.lru_policy.is_some() || self.damon.page_idle.is_some() {
+            return false;
+        }
+        let f = &self.frames[pfn as usize];
+        if self.lru_gen_enabled() {
+            use super::lru_gen::{folio, LRU_REFS_WIDTH};
+            return f.test(pg::UNEVICTABLE)
+                || (f.test(pg::REFERENCED)
+                    && f.test(pg::WORKINGSET)
+                    && folio::refs_counter(f) == (1 << LRU_REFS_WIDTH) - 1);
+        }
+        f.test(pg::REFERENCED) && (f.test(pg::ACTIVE) || f.test(pg::UNEVICTABLE))
     }
 
     /// `folio_mark_accessed` (classic): a page touched through read() needs two touches
@@ -358,6 +379,7 @@ impl Mm {
         {
             return;
         }
+        self.folio_lru_changed(pfn);
         self.lruvec_del_folio(pfn);
         self.frames[pfn as usize].clear(pg::ACTIVE);
         self.lruvec_add_folio_tail(pfn);

@@ -473,6 +473,82 @@ mod tests {
         first_call
     }
 
+    /// `filemap_read_settled` against what a read does. Pages 0 and 2 read in turn
+    /// (a read ending in the page the next starts in would not mark it again), no
+    /// readahead: a read that is settled leaves the folio as it was, and page 0's read
+    /// is settled from the one after the last that changes it: classic, after three
+    /// (PG_referenced; activation, which clears it; PG_referenced again), MGLRU after
+    /// five (PG_referenced, the 2-bit counter to 1, 2 and 3, then PG_workingset).
+    #[test]
+    fn a_read_is_settled_once_marking_it_accessed_changes_nothing() {
+        for (mglru, changing_reads) in [(false, 3), (true, 5)] {
+            let mut cfg = crate::Config {
+                ra_pages: 0,
+                ..config(256)
+            };
+            if mglru {
+                crate::test_util::mglru(&mut cfg);
+            }
+            let mut mm = task_mm(cfg);
+            let space = mm.add_space(SpaceKind::File, "f".into(), 16, None);
+            let mut first_settled = None;
+            for k in 0..8 {
+                let settled = mm.filemap_read_settled(space, 0, 1);
+                let before = mm.page_cache_present(space, 0).then(|| {
+                    let e = mm.spaces[space as usize].pte(0);
+                    (e, mm.frames[pte::pfn(e) as usize])
+                });
+                read_page(&mut mm, space, 0);
+                let e = mm.spaces[space as usize].pte(0);
+                let after = (e, mm.frames[pte::pfn(e) as usize]);
+                if settled {
+                    let (e0, f0) = before.expect("a settled page is cached");
+                    assert_eq!(
+                        (e0, f0.flags, f0.gen),
+                        (after.0, after.1.flags, after.1.gen)
+                    );
+                    first_settled.get_or_insert(k);
+                } else {
+                    assert!(
+                        first_settled.is_none(),
+                        "mglru {mglru}: read {k} unsettled again"
+                    );
+                }
+                read_page(&mut mm, space, 2);
+            }
+            assert_eq!(first_settled, Some(changing_reads), "mglru {mglru}");
+        }
+    }
+
+    /// A folio deactivated by someone other than its reader is logged for a reader
+    /// that follows the file (and only then): its next read changes it again.
+    #[test]
+    fn a_folio_deactivated_elsewhere_is_logged_for_a_watching_reader() {
+        let mut mm = task_mm(crate::Config {
+            ra_pages: 0,
+            ..config(256)
+        });
+        let space = mm.add_space(SpaceKind::File, "f".into(), 16, None);
+        for _ in 0..3 {
+            read_page(&mut mm, space, 5);
+            read_page(&mut mm, space, 9);
+        }
+        assert!(mm.filemap_read_settled(space, 5, 1));
+        let pfn = |mm: &Mm, i: u32| pte::pfn(mm.spaces[space as usize].pte(i));
+        let from = mm.spaces[space as usize].watch_changes();
+        let p9 = pfn(&mm, 9);
+        mm.folio_deactivate(p9);
+        assert_eq!(mm.spaces[space as usize].changes_since(from), Some(&[][..]));
+        mm.watching_folios = true;
+        let p5 = pfn(&mm, 5);
+        mm.folio_deactivate(p5);
+        assert_eq!(
+            mm.spaces[space as usize].changes_since(from),
+            Some(&[5u64][..])
+        );
+        assert!(!mm.filemap_read_settled(space, 5, 1));
+    }
+
     /// Reads page `idx` with read(), then lets every read in flight complete.
     fn read_page(mm: &mut Mm, space: u32, idx: u32) -> FaultResult {
         let r = read(mm, space, idx, 1);

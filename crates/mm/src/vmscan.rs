@@ -612,6 +612,12 @@ impl Mm {
                 taken.push(pfn);
             }
         }
+        if self.watching_folios {
+            // shrink_folio_list and shrink_active_list decide their flags from here.
+            for &pfn in &taken {
+                self.folio_lru_changed(pfn);
+            }
+        }
         // update_lru_sizes: the pages taken off the list, per zone, once per batch.
         for (zi, &n) in nr_zone_taken.iter().enumerate() {
             if n > 0 {

@@ -145,6 +145,7 @@ impl Mm {
             if self.damos_pa_filter_out(s, pfn) {
                 continue;
             }
+            self.folio_lru_changed(pfn);
             self.frames[pfn as usize].clear(pg::REFERENCED);
             self.folio_test_clear_young(pfn);
             if self.frames[pfn as usize].test(pg::UNEVICTABLE) {
