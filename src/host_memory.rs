@@ -28,6 +28,10 @@ const SKIP_SET_BYTES: u64 = 17;
 /// Per key, a `kv` workload's set under skip sampling (`workload::skip_kv`): a
 /// membership bit, a list entry and a place.
 const KV_SKIP_SET_BYTES: u64 = 9;
+/// Per page of a random-read fio job's file, its set under skip sampling
+/// (`workload::skip_fio`): a membership bit per block and, for at most a quarter of
+/// the blocks, a place in the pass (16 bytes).
+const FIO_SKIP_SET_BYTES: u64 = 5;
 /// A swap slot: its entry (8), its memcg (2), its place on the freed-slot stack (4).
 const SWAP_SLOT_BYTES: u64 = 14;
 /// Building a zipf alias table: weights, scaled weights, probabilities, aliases and the
@@ -267,6 +271,13 @@ pub fn estimate(sc: &Scenario) -> Estimate {
                 parts.push(Part {
                     what: "access sampling sets",
                     bytes: keys * KV_SKIP_SET_BYTES,
+                    key: m.key.clone(),
+                });
+            } else if w.kind == WorkloadKind::Fio && w.rw == Some(crate::scenario::FioRw::Randread)
+            {
+                parts.push(Part {
+                    what: "access sampling sets",
+                    bytes: m.pages * FIO_SKIP_SET_BYTES,
                     key: m.key.clone(),
                 });
             }

@@ -147,3 +147,130 @@ fn kv_requests_agree() {
         &counters,
     );
 }
+
+/// `text` run under each and under skip with `sets`: the results (but for the
+/// provenance, which names the mode) and the timeseries byte for byte, and how many
+/// reads skipping made in closed form, with the workload `svc`'s operations.
+fn fio_runs(text: &str, sets: &[&str]) -> (u64, u64) {
+    use reclaimsim::sim::{RunOptions, Simulation};
+    let mut outs = Vec::new();
+    for mode in ["each", "skip"] {
+        let mut all: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        all.push(format!("run.access_sampling=\"{mode}\""));
+        let sc = reclaimsim::scenario::parse_str(text, "fio.toml", &all)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let before = reclaimsim::workload::skip_fio::reads_skipped_here();
+        let out = reclaimsim::report::run_with_series(
+            Simulation::new(sc),
+            RunOptions {
+                check: true,
+                ..Default::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let skipped = reclaimsim::workload::skip_fio::reads_skipped_here() - before;
+        outs.push((out, skipped));
+    }
+    let (skip, skipped) = outs.pop().unwrap();
+    let (each, none) = outs.pop().unwrap();
+    assert_eq!(none, 0, "each skipped reads");
+    let mut skip_results = skip.results;
+    skip_results.provenance = each.results.provenance.clone();
+    same_lines(
+        &reclaimsim::report::results_json(&each.results),
+        &reclaimsim::report::results_json(&skip_results),
+        &format!("results.json, {sets:?}"),
+    );
+    same_lines(
+        &each.series.to_csv(),
+        &skip.series.to_csv(),
+        &format!("timeseries.csv, {sets:?}"),
+    );
+    (skipped, each.results.workloads["svc"].ops)
+}
+
+/// `each` and `skip` the same text, or a panic naming the first line that differs.
+fn same_lines(each: &str, skip: &str, what: &str) {
+    if let Some((i, (a, b))) = each
+        .lines()
+        .zip(skip.lines())
+        .enumerate()
+        .find(|(_, (a, b))| a != b)
+    {
+        panic!("{what}: line {}: each {a:?}, skip {b:?}", i + 1);
+    }
+    assert_eq!(each.lines().count(), skip.lines().count(), "{what}: lines");
+}
+
+/// A random fio job reads a fixed permutation of its blocks, with no random stream
+/// to draw from, so skipping the reads that change nothing gives `each`'s results
+/// byte for byte: without memory pressure (nearly every read skipped), under global
+/// reclaim taking the jobs' page cache (benches/skip/fio.toml), in a memcg at its
+/// limit with readahead on (fadvise normal), an `ops` cap and DAMON_RECLAIM's paddr
+/// scheme taking referenced bits, and with a `stop` and a ramp, under the classic LRU
+/// and MGLRU.
+#[test]
+fn random_fio_reads_skipped_are_each_s_byte_for_byte() {
+    const FIO: &str = include_str!("../benches/skip/fio.toml");
+    for lru in ["classic", "mglru"] {
+        let lru = format!("kernel.lru=\"{lru}\"");
+        // No pressure: the jobs alone, their files cached after the first passes.
+        let quiet = [
+            lru.as_str(),
+            "workload.1.size=\"4M\"",
+            "workload.2.rate=1",
+            "workload.0.ramp_time=\"1s\"",
+        ];
+        let (skipped, ops) = fio_runs(FIO, &quiet);
+        assert!(
+            skipped * 10 > ops * 9,
+            "{lru}: {skipped} of {ops} reads skipped"
+        );
+        let (skipped, ops) = fio_runs(FIO, &[lru.as_str()]);
+        assert!(
+            skipped * 20 > ops,
+            "{lru}: {skipped} of {ops} reads skipped"
+        );
+        let stopped = [lru.as_str(), "workload.0.stop=\"2500ms\""];
+        fio_runs(FIO, &stopped);
+    }
+    let memcg = r#"
+[run]
+duration = "3s"
+[machine]
+memory = "512M"
+nr_cpus = 2
+[machine.swap]
+type = "zram"
+size = "1G"
+[[cgroup]]
+path = "io"
+memory.max = "150M"
+[[workload]]
+name = "svc"
+kind = "fio"
+rw = "randread"
+size = "100M"
+numjobs = 2
+ops = 1500000
+advice = "normal"
+cgroup = "io"
+[[workload]]
+name = "stream"
+kind = "file-read"
+nr_files = 1
+file_size = "1G"
+io_size = "128K"
+pattern = "sequential"
+rate = 300
+cgroup = "io"
+[damon_reclaim]
+enabled = true
+min_age = 200000
+wmarks_high = 1000
+wmarks_mid = 999
+wmarks_low = 0
+"#;
+    fio_runs(memcg, &[]);
+    fio_runs(memcg, &["kernel.lru=\"mglru\""]);
+}

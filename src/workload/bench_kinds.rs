@@ -221,7 +221,8 @@ impl Fio {
 
     /// The `i`-th block of the job's sequence: in order, or a per-pass permutation
     /// (which `t.fio_pass` keeps for the pass in progress).
-    fn block(&self, t: &mut Thread, i: u64, random: bool) -> u64 {
+    #[inline]
+    pub(crate) fn block(&self, t: &mut Thread, i: u64, random: bool) -> u64 {
         if !random {
             return i % self.blocks;
         }
@@ -303,17 +304,44 @@ pub struct FioPass {
     stride: u64,
     /// ⌊(2^64 − 1) / blocks⌋, for the reduction.
     rem_m: u64,
+    /// stride⁻¹ mod blocks: which I/O of the pass reads a block (`skip_fio`).
+    inv_stride: u64,
 }
 
 impl FioPass {
     fn new(blocks: u64, pass: u64, h: u64) -> FioPass {
+        let stride = coprime_stride(blocks, h);
         FioPass {
             blocks,
             pass,
             offset: h % blocks,
-            stride: coprime_stride(blocks, h),
+            stride,
             rem_m: u64::MAX / blocks,
+            inv_stride: inverse_mod(stride, blocks),
         }
+    }
+
+    /// Which pass this is (its I/Os are `pass * blocks ..` the next pass's first).
+    pub(crate) fn pass(&self) -> u64 {
+        self.pass
+    }
+
+    /// The job's I/O number at which this pass reads block `b` (< blocks): the
+    /// inverse of [`FioPass::block`].
+    pub(crate) fn io_of(&self, b: u64) -> u64 {
+        let d = if b >= self.offset {
+            b - self.offset
+        } else {
+            b + self.blocks - self.offset
+        };
+        let j = (d as u128 * self.inv_stride as u128 % self.blocks as u128) as u64;
+        self.pass * self.blocks + j
+    }
+
+    /// The block this pass's I/O `i` reads (`i` in the pass).
+    #[cfg(test)]
+    pub(crate) fn block_of(&self, i: u64) -> u64 {
+        self.block(i).expect("an I/O of this pass")
     }
 
     /// The block of the job's `i`-th I/O, if that I/O is in this pass.
@@ -341,6 +369,18 @@ fn coprime_stride(n: u64, h: u64) -> u64 {
         s = 1 + s % (n - 1);
     }
     s
+}
+
+/// a⁻¹ mod n for a coprime with n (0 when n is 1), by the extended Euclidean algorithm.
+fn inverse_mod(a: u64, n: u64) -> u64 {
+    let (mut r0, mut r1) = (n as i128, (a % n) as i128);
+    let (mut t0, mut t1) = (0i128, 1i128);
+    while r1 != 0 {
+        let q = r0 / r1;
+        (r0, r1) = (r1, r0 - q * r1);
+        (t0, t1) = (t1, t0 - q * t1);
+    }
+    t0.rem_euclid(n as i128) as u64
 }
 
 fn gcd(mut a: u64, mut b: u64) -> u64 {
@@ -633,6 +673,25 @@ impl Phases {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `io_of` undoes `block`: each block of a pass is read at exactly the I/O it
+    /// names, and the inverse stride times the stride is 1 mod blocks.
+    #[test]
+    fn io_of_finds_the_io_that_reads_each_block() {
+        for (blocks, h) in [(1u64, 7u64), (2, 3), (97, 12_345), (51_200, u64::MAX - 5)] {
+            for pass in [0u64, 3] {
+                let p = FioPass::new(blocks, pass, h);
+                assert_eq!(
+                    (p.stride as u128 * p.inv_stride as u128 % blocks as u128) as u64,
+                    1 % blocks
+                );
+                let first = pass * blocks;
+                for i in first..first + blocks.min(5000) {
+                    assert_eq!(p.io_of(p.block_of(i)), i, "blocks {blocks} i {i}");
+                }
+            }
+        }
+    }
 
     /// A pass's blocks are (h mod blocks + (i mod blocks) · stride) mod blocks, in
     /// 128-bit arithmetic, for I/Os in the pass, and none outside it; a pass is a

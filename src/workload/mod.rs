@@ -15,6 +15,7 @@ pub mod highalloc;
 pub mod masim;
 pub mod pattern;
 pub mod skip;
+pub mod skip_fio;
 pub mod skip_kv;
 pub mod slab;
 pub mod trace;
@@ -247,6 +248,8 @@ pub struct Thread {
     pub kv_skip: skip_kv::KvSkip,
     /// fio: the random pass in progress.
     pub fio_pass: Option<bench_kinds::FioPass>,
+    /// A random-read fio job's skipping state (`skip_fio`).
+    pub fio_skip: skip_fio::FioSkip,
     /// The read() in progress, part-way through after a sleep (see [`read_op`]).
     pub read: Option<crate::mm::filemap::ReadIter>,
     /// `--record-accesses`: where this thread's accesses are written.
@@ -283,6 +286,7 @@ impl Thread {
             skip: skip::SkipState::default(),
             kv_skip: skip_kv::KvSkip::default(),
             fio_pass: None,
+            fio_skip: skip_fio::FioSkip::default(),
             read: None,
             recorder: None,
             populate: None,
@@ -789,13 +793,22 @@ pub fn run_slice(
             }
             // A miss: its operation is started and waits in t.retry for the fault.
         }
-        if w.skip_sets.is_some()
-            && matches!(w.spec, Spec::Kv(_))
-            && skip_kv::applies(w, t, mm, clock)
-        {
-            // Settled requests up to the next that may change something, which the
-            // operation below takes (or the slice's end, or the workload's).
-            skip_kv::run(w, t, mm, &mut clock, slice_end, rep);
+        if w.skip_sets.is_some() {
+            // Settled requests (or reads) up to the next that may change something,
+            // which the operation below takes (or the slice's end, or the
+            // workload's): the loop's checks come first, as they would before each.
+            let made = match w.spec {
+                Spec::Kv(_) if skip_kv::applies(w, t, mm, clock) => {
+                    skip_kv::run(w, t, mm, &mut clock, slice_end, rep)
+                }
+                Spec::Fio(_) if skip_fio::applies(w, t) => {
+                    skip_fio::run(w, t, mm, &mut clock, slice_end, rep)
+                }
+                _ => 0,
+            };
+            if made > 0 {
+                continue;
+            }
         }
         let retry = t.retry.take();
         if retry.is_none() && t.batch_left == 0 {

@@ -384,7 +384,8 @@ pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
 /// to the first that may change something (left in `t.kv_skip.next` for
 /// [`super::bench_kinds::Kv::op`]), the slice's end, the workload's stop or its
 /// `ops`: each settled request takes `request_time` and an access per page, and is
-/// an operation of its batch with its latency, as `each` makes it.
+/// an operation of its batch with its latency, as `each` makes it. Returns how many
+/// it made.
 pub(crate) fn run(
     w: &mut Workload,
     t: &mut Thread,
@@ -392,7 +393,7 @@ pub(crate) fn run(
     clock: &mut u64,
     slice_end: u64,
     rep: &mut SliceReport,
-) {
+) -> u64 {
     let Workload {
         spec: Spec::Kv(kv),
         skip_sets,
@@ -419,6 +420,7 @@ pub(crate) fn run(
     let base_ns = request_ns + s.min_pages * access_ns;
     let mut tally = Tally::new(batch, std::mem::take(&mut s.tally));
     let end_ns = (*stop_ns).min(slice_end);
+    let mut total = 0u64;
     while *clock < end_ns && *ops_left != Some(0) {
         let Some(gap) = settled_ahead(s, &mut t.kv_skip, &mut t.rng) else {
             // Dense: the operation draws the request itself.
@@ -462,6 +464,7 @@ pub(crate) fn run(
             *g -= made;
         }
         rep.user_ns += *clock - start_ns;
+        total += made;
         t.ops += made;
         if made > 0 {
             t.unrecorded = false;
@@ -472,6 +475,7 @@ pub(crate) fn run(
         }
     }
     s.tally = tally.flush(stats, (base_ns, access_ns), value_size);
+    total
 }
 
 /// The latencies of a run's settled requests in the batches it started, counted per

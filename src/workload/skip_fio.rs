@@ -1,0 +1,347 @@
+//! Skip sampling for fio's random reads (`rw = "randread"` under
+//! `run.access_sampling = "skip"`).
+//!
+//! A random job reads its blocks in a fixed order, a permutation of the file's blocks
+//! per pass ([`FioPass`]) that no random stream draws. A read() of a block whose pages
+//! are all cached and settled ([`Mm::filemap_read_settled`]: no read in flight, no
+//! readahead mark, `folio_mark_accessed` would change nothing) changes no state but
+//! the clock and the file position: it costs the syscall and the page copies as
+//! system time and is one operation of that latency. So a job keeps the blocks a read
+//! may change (a superset), finds where the pass in progress reads them
+//! ([`FioPass::io_of`]), makes the reads between them in closed form, and hands each
+//! such block to [`Fio::op`], which reads it as under `each`. Results are `each`'s,
+//! byte for byte.
+//!
+//! The set follows the file's change log: every page-cache entry written, and (while
+//! a job watches, `Mm::watching_folios`) every folio whose LRU state another path
+//! changed: isolated for reclaim, deactivated, aged by MGLRU, its referenced bit
+//! taken by DAMON ([`Mm::folio_lru_changed`]). A set with more than a quarter of the
+//! blocks in it is dropped, the reads taken one by one for a pass (two, four, then
+//! eight after sets found dense in a row), and then built again from the page cache.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::mm::lru_gen::PTRS_PER_PTE;
+use crate::mm::{Mm, PMD_CHANGE};
+use crate::scenario::FioRw;
+
+use super::bench_kinds::FioPass;
+use super::{SliceReport, Spec, Thread, Workload};
+
+thread_local! {
+    /// Reads made in closed form on this host thread ([`reads_skipped_here`]).
+    static READS_SKIPPED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many fio reads the runs on this host thread have made in closed form: the
+/// evidence, for tests and for anyone asking whether skipping pays, that a run
+/// skipped (its results are `each`'s either way).
+pub fn reads_skipped_here() -> u64 {
+    READS_SKIPPED.with(|c| c.get())
+}
+
+/// A job's skipping state.
+#[derive(Debug, Default)]
+pub struct FioSkip {
+    set: Option<Box<FioSet>>,
+    /// After a dense set: the reads are taken one by one up to this I/O.
+    dense_until: u64,
+    /// Sets found dense in a row: each doubles the passes before the next look (up to
+    /// 8), so a job whose reads keep changing state pays for a build at most once
+    /// every 8 passes.
+    dense_streak: u32,
+}
+
+/// The blocks of a job's file that a read may change, and where the pass in progress
+/// reads them.
+#[derive(Debug)]
+struct FioSet {
+    space: u32,
+    blocks: u64,
+    bs_pages: u32,
+    /// One bit per block.
+    member: Vec<u64>,
+    members: u64,
+    /// The space's change log position this set has taken in.
+    log_pos: u64,
+    /// The pass `ahead` is for.
+    pass: u64,
+    /// (I/O number, block) of the pass's reads of members at or after the cursor when
+    /// they were put here; an entry whose block has since left the set is passed over.
+    ahead: BinaryHeap<Reverse<(u64, u64)>>,
+}
+
+impl FioSet {
+    /// Every block a read may change now (or, once over a quarter of them are, the
+    /// set so far: dense, to be dropped); the space logs changes from here on.
+    fn build(mm: &mut Mm, space: u32, blocks: u64, bs_pages: u32) -> FioSet {
+        mm.watching_folios = true;
+        let log_pos = mm.spaces[space as usize].watch_changes();
+        let mut s = FioSet {
+            space,
+            blocks,
+            bs_pages,
+            member: vec![0; blocks.div_ceil(64) as usize],
+            members: 0,
+            log_pos,
+            pass: u64::MAX,
+            ahead: BinaryHeap::new(),
+        };
+        for b in 0..blocks {
+            let first = (b * bs_pages as u64) as u32;
+            if !mm.filemap_read_settled(space, first, bs_pages) {
+                s.member[(b / 64) as usize] |= 1 << (b % 64);
+                s.members += 1;
+                if s.dense() {
+                    break;
+                }
+            }
+        }
+        s
+    }
+
+    /// Over a quarter of the blocks are members: skipping would not pay.
+    fn dense(&self) -> bool {
+        self.members * 4 > self.blocks
+    }
+
+    fn has(&self, b: u64) -> bool {
+        self.member[(b / 64) as usize] >> (b % 64) & 1 != 0
+    }
+
+    fn remove(&mut self, b: u64) {
+        self.member[(b / 64) as usize] &= !(1 << (b % 64));
+        self.members -= 1;
+    }
+
+    /// `b` may change: a member, placed in the pass if its read is still to come.
+    fn add(&mut self, b: u64, pass: &FioPass, cursor: u64) {
+        if b >= self.blocks || self.has(b) {
+            return;
+        }
+        self.member[(b / 64) as usize] |= 1 << (b % 64);
+        self.members += 1;
+        let io = pass.io_of(b);
+        if io >= cursor {
+            self.ahead.push(Reverse((io, b)));
+        }
+    }
+
+    /// The changes logged since the last look; false if some were dropped (the set
+    /// must be built again).
+    fn catch_up(&mut self, mm: &Mm, pass: &FioPass, cursor: u64) -> bool {
+        let space = &mm.spaces[self.space as usize];
+        let Some(changes) = space.changes_since(self.log_pos) else {
+            return false;
+        };
+        let end = space.log_end();
+        let bs = self.bs_pages as u64;
+        for &c in changes {
+            let (first, last) = if c & PMD_CHANGE != 0 {
+                let pmd = c & !PMD_CHANGE;
+                let first = pmd * PTRS_PER_PTE as u64;
+                (first, first + PTRS_PER_PTE as u64 - 1)
+            } else {
+                (c, c)
+            };
+            for b in first / bs..=last / bs {
+                self.add(b, pass, cursor);
+            }
+        }
+        self.log_pos = end;
+        true
+    }
+
+    /// The members' reads in `pass` from `cursor` on.
+    fn place(&mut self, pass: &FioPass, cursor: u64) {
+        let mut v = std::mem::take(&mut self.ahead).into_vec();
+        v.clear();
+        for (w, &bits) in self.member.iter().enumerate() {
+            let mut bits = bits;
+            while bits != 0 {
+                let b = w as u64 * 64 + bits.trailing_zeros() as u64;
+                bits &= bits - 1;
+                let io = pass.io_of(b);
+                if io >= cursor {
+                    v.push(Reverse((io, b)));
+                }
+            }
+        }
+        self.ahead = BinaryHeap::from(v);
+        self.pass = pass.pass();
+    }
+
+    /// The next read of a member at or after `cursor` (stale entries dropped).
+    fn next(&mut self, cursor: u64) -> Option<(u64, u64)> {
+        while let Some(&Reverse((io, b))) = self.ahead.peek() {
+            if io >= cursor && self.has(b) {
+                return Some((io, b));
+            }
+            self.ahead.pop();
+        }
+        None
+    }
+}
+
+/// Whether thread `t`'s next reads are the skipping loop's: a random-read fio job
+/// under skip sampling, back to back (no rate, no think time), with no read in
+/// progress, and not in a pass after a dense set.
+pub(crate) fn applies(w: &Workload, t: &Thread) -> bool {
+    let Spec::Fio(f) = &w.spec else {
+        return false;
+    };
+    w.skip_sets.is_some()
+        && f.rw == FioRw::Randread
+        && w.batch == 1
+        && w.interval_ns == 0
+        && w.think_ns == 0
+        && t.retry.is_none()
+        && t.populate.is_none()
+        && !t.unrecorded
+        && t.cursor >= t.fio_skip.dense_until
+}
+
+/// Thread `t`'s reads from `clock` as [`super::run_slice`]'s loop makes them, up to
+/// the first of a block that may change something (left for [`Fio::op`]), the
+/// slice's end, the workload's stop or its `ops`. Returns how many it made.
+#[inline(never)]
+pub(crate) fn run(
+    w: &mut Workload,
+    t: &mut Thread,
+    mm: &mut Mm,
+    clock: &mut u64,
+    slice_end: u64,
+    rep: &mut SliceReport,
+) -> u64 {
+    let Workload {
+        spec: Spec::Fio(f),
+        stats,
+        stats_from_ns,
+        stop_ns,
+        ops_left,
+        ..
+    } = w
+    else {
+        unreachable!("applies() checked the kind");
+    };
+    let end_ns = (*stop_ns).min(slice_end);
+    if *clock >= end_ns || *ops_left == Some(0) {
+        return 0;
+    }
+    let (space, blocks, bs_pages) = (f.spaces[t.index], f.blocks, f.bs_pages);
+    let op_ns = mm.cfg.costs.syscall_ns + bs_pages as u64 * mm.cfg.costs.copy_page_ns;
+    let bytes = bs_pages as u64 * 4096;
+    // The pass at the cursor, kept in t.fio_pass.
+    f.block(t, t.cursor, true);
+    let mut pass = t.fio_pass.expect("block() keeps the pass");
+    mm.now = *clock;
+    let kept = t.fio_skip.set.take().and_then(|mut s| {
+        let whole = s.catch_up(mm, &pass, t.cursor);
+        whole.then_some(s)
+    });
+    let mut set = match kept {
+        Some(s) => s,
+        None => Box::new(FioSet::build(mm, space, blocks, bs_pages)),
+    };
+    if set.dense() {
+        // Dense: the reads one by one to the end of this pass and 2^streak − 1 more;
+        // the log is not needed meanwhile.
+        mm.spaces[space as usize].unwatch_changes();
+        let st = &mut t.fio_skip;
+        let passes = 1u64 << st.dense_streak.min(3);
+        st.dense_streak += 1;
+        st.dense_until = (pass.pass() + passes) * blocks;
+        return 0;
+    }
+    t.fio_skip.dense_streak = 0;
+    if set.pass != pass.pass() {
+        set.place(&pass, t.cursor);
+    }
+    let (mut made, mut last_ios) = (0u64, [None::<u64>; 2]);
+    while *clock < end_ns && *ops_left != Some(0) {
+        let pass_end = (pass.pass() + 1) * blocks;
+        if t.cursor == pass_end {
+            f.block(t, t.cursor, true);
+            pass = t.fio_pass.expect("block() keeps the pass");
+            set.place(&pass, t.cursor);
+            continue;
+        }
+        let n = match set.next(t.cursor) {
+            Some((io, b)) if io == t.cursor => {
+                // A block that may have changed, read next: look at it now.
+                mm.now = *clock;
+                let first = (b * bs_pages as u64) as u32;
+                if !mm.filemap_read_settled(space, first, bs_pages) {
+                    break;
+                }
+                set.remove(b);
+                1
+            }
+            Some((io, _)) => io - t.cursor,
+            None => pass_end - t.cursor,
+        };
+        // As many of them as fit before the slice's end, the stop and `ops`: a read
+        // starts while the clock is short of them.
+        let fit = (end_ns - *clock).div_ceil(op_ns);
+        let n = n.min(fit).min(ops_left.unwrap_or(u64::MAX));
+        let start_ns = *clock;
+        // Reads issued before the statistics count (ramp_time) are not recorded.
+        let uncounted = if start_ns >= *stats_from_ns {
+            0
+        } else {
+            (*stats_from_ns - start_ns).div_ceil(op_ns).min(n)
+        };
+        let counted = n - uncounted;
+        *clock += n * op_ns;
+        if counted > 0 {
+            stats.record(op_ns, counted, counted * bytes);
+            stats.last_op_ns = *clock;
+            stats
+                .first_op_ns
+                .get_or_insert(start_ns + uncounted * op_ns);
+        }
+        rep.system_ns += n * op_ns;
+        last_ios = match n {
+            1 => [last_ios[1], Some(t.cursor)],
+            _ => [Some(t.cursor + n - 2), Some(t.cursor + n - 1)],
+        };
+        t.cursor += n;
+        t.ops += n;
+        t.last_op_ns = Some(*clock);
+        if let Some(left) = ops_left.as_mut() {
+            *left -= n;
+        }
+        made += n;
+    }
+    if made > 0 {
+        // What the last read left behind: the kernel's state at its entry and exit,
+        // the file position, and the batch it was.
+        let last_start = *clock - op_ns;
+        let last = pass_block(f, t, last_ios[1].expect("a read made"));
+        let file_end = |b: u64| ((b + 1) * bs_pages as u64 * 4096) as i64;
+        mm.now = last_start;
+        mm.read_pending_until(space, (last * bs_pages as u64) as u32);
+        mm.cpu_ns = op_ns;
+        mm.stall_ns = 0;
+        mm.blocked_until = None;
+        mm.throttled_until = None;
+        let before_last = last_ios[0].map(|i| pass_block(f, t, i));
+        t.read = Some(crate::mm::filemap::ReadIter {
+            copied: bs_pages,
+            prev_pos: before_last.map_or(mm.spaces[space as usize].ra.prev_pos, file_end),
+        });
+        mm.spaces[space as usize].ra.prev_pos = file_end(last);
+        t.batch_start_ns = last_start;
+        t.batch_left = 0;
+    }
+    t.fio_skip.set = Some(set);
+    READS_SKIPPED.with(|c| c.set(c.get() + made));
+    made
+}
+
+/// The block of I/O `i`, which the pass kept in `t.fio_pass` or the one before it
+/// reads.
+fn pass_block(f: &super::bench_kinds::Fio, t: &mut Thread, i: u64) -> u64 {
+    f.block(t, i, true)
+}
