@@ -482,6 +482,11 @@ pub fn estimate(sc: &Scenario, jobs: usize, probe_wall_s: f64) -> Estimate {
             s.sweep = None;
             s
         });
+    // The machine's setup (a big one's page cache on a ramdisk, say) is paid once per
+    // point, not per simulated second: timed apart from the probe's simulation.
+    let setup_started = Instant::now();
+    let sim = Simulation::new(first);
+    let setup_s = setup_started.elapsed().as_secs_f64();
     let interrupt = Arc::new(AtomicBool::new(false));
     let stop = interrupt.clone();
     // A timer, not the run's progress callback: samples may be far apart in wall time.
@@ -491,7 +496,7 @@ pub fn estimate(sc: &Scenario, jobs: usize, probe_wall_s: f64) -> Estimate {
     });
     let started = Instant::now();
     let done = crate::report::run(
-        Simulation::new(first),
+        sim,
         RunOptions {
             check: false,
             progress: None,
@@ -501,7 +506,7 @@ pub fn estimate(sc: &Scenario, jobs: usize, probe_wall_s: f64) -> Estimate {
     );
     let probe_s = started.elapsed().as_secs_f64().max(1e-6);
     let reached_ns = done.map_or(duration_ns, |r| r.duration_ns).max(1);
-    let per_point_s = probe_s * duration_ns as f64 / reached_ns as f64;
+    let per_point_s = setup_s + probe_s * duration_ns as f64 / reached_ns as f64;
     let waves = n.div_ceil(jobs.max(1)) as f64;
     Estimate {
         points: n,
