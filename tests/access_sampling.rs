@@ -152,22 +152,12 @@ fn kv_requests_agree() {
 /// provenance, which names the mode) and the timeseries byte for byte, and how many
 /// reads skipping made in closed form, with the workload `svc`'s operations.
 fn fio_runs(text: &str, sets: &[&str]) -> (u64, u64) {
-    use reclaimsim::sim::{RunOptions, Simulation};
     let mut outs = Vec::new();
     for mode in ["each", "skip"] {
-        let mut all: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-        all.push(format!("run.access_sampling=\"{mode}\""));
-        let sc = reclaimsim::scenario::parse_str(text, "fio.toml", &all)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let mode = format!("run.access_sampling=\"{mode}\"");
+        let all: Vec<&str> = sets.iter().copied().chain([mode.as_str()]).collect();
         let before = reclaimsim::workload::skip_fio::reads_skipped_here();
-        let out = reclaimsim::report::run_with_series(
-            Simulation::new(sc),
-            RunOptions {
-                check: true,
-                ..Default::default()
-            },
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+        let out = common::run_checked_series(text, &all);
         let skipped = reclaimsim::workload::skip_fio::reads_skipped_here() - before;
         outs.push((out, skipped));
     }

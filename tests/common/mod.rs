@@ -25,15 +25,22 @@ pub fn run_checked(text: &str, sets: &[&str]) -> Results {
 /// As [`run_checked`] (no overrides), also returning timeseries.csv's text.
 #[allow(dead_code)] // not every test file that shares this module samples
 pub fn run_checked_csv(text: &str) -> (Results, String) {
-    let sc = scenario::parse_str(text, "test.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
-    let out = reclaimsim::report::run_with_series(
+    let out = run_checked_series(text, &[]);
+    let csv = out.series.to_csv();
+    (out.results, csv)
+}
+
+/// As [`run_checked`], with the timeseries.
+#[allow(dead_code)] // not every test file that shares this module samples
+pub fn run_checked_series(text: &str, sets: &[&str]) -> reclaimsim::report::Run {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let sc = scenario::parse_str(text, "test.toml", &sets).unwrap_or_else(|e| panic!("{e}"));
+    reclaimsim::report::run_with_series(
         Simulation::new(sc),
         RunOptions {
             check: true,
             ..Default::default()
         },
     )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let csv = out.series.to_csv();
-    (out.results, csv)
+    .unwrap_or_else(|e| panic!("{e}"))
 }
