@@ -258,7 +258,7 @@ pub(crate) fn run(
     if set.pass != pass.pass() {
         set.place(&pass, t.cursor);
     }
-    let (mut made, mut last_ios) = (0u64, [None::<u64>; 2]);
+    let mut made = 0u64;
     while *clock < end_ns && *ops_left != Some(0) {
         let pass_end = (pass.pass() + 1) * blocks;
         if t.cursor == pass_end {
@@ -302,10 +302,6 @@ pub(crate) fn run(
                 .get_or_insert(start_ns + uncounted * op_ns);
         }
         rep.system_ns += n * op_ns;
-        last_ios = match n {
-            1 => [last_ios[1], Some(t.cursor)],
-            _ => [Some(t.cursor + n - 2), Some(t.cursor + n - 1)],
-        };
         t.cursor += n;
         t.ops += n;
         t.last_op_ns = Some(*clock);
@@ -315,33 +311,23 @@ pub(crate) fn run(
         made += n;
     }
     if made > 0 {
-        // What the last read left behind: the kernel's state at its entry and exit,
-        // the file position, and the batch it was.
+        // What the last read left behind: the kernel's state at its entry and exit
+        // (completed reads forgotten as of its start), the file position, and the
+        // batch it was. (Its `t.read` is not: the next read resets it unread.) It is
+        // in the pass in progress: a new pass is entered only to read from it.
         let last_start = *clock - op_ns;
-        let last = pass_block(f, t, last_ios[1].expect("a read made"));
-        let file_end = |b: u64| ((b + 1) * bs_pages as u64 * 4096) as i64;
+        let last = f.block(t, t.cursor - 1, true);
         mm.now = last_start;
         mm.read_pending_until(space, (last * bs_pages as u64) as u32);
         mm.cpu_ns = op_ns;
         mm.stall_ns = 0;
         mm.blocked_until = None;
         mm.throttled_until = None;
-        let before_last = last_ios[0].map(|i| pass_block(f, t, i));
-        t.read = Some(crate::mm::filemap::ReadIter {
-            copied: bs_pages,
-            prev_pos: before_last.map_or(mm.spaces[space as usize].ra.prev_pos, file_end),
-        });
-        mm.spaces[space as usize].ra.prev_pos = file_end(last);
+        mm.spaces[space as usize].ra.prev_pos = ((last + 1) * bs_pages as u64 * 4096) as i64;
         t.batch_start_ns = last_start;
         t.batch_left = 0;
     }
     t.fio_skip.set = Some(set);
     READS_SKIPPED.with(|c| c.set(c.get() + made));
     made
-}
-
-/// The block of I/O `i`, which the pass kept in `t.fio_pass` or the one before it
-/// reads.
-fn pass_block(f: &super::bench_kinds::Fio, t: &mut Thread, i: u64) -> u64 {
-    f.block(t, i, true)
 }
