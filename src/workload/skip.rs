@@ -134,7 +134,7 @@ enum Picks {
     /// Uniform and hot/cold: pages equally likely within a class, the members in a
     /// list per class, so one can be drawn and removed in O(1).
     Classes(ClassLists),
-    /// Zipf: each member's rank weight in a Fenwick tree over ranks, so one can be
+    /// Zipf: the members' rank weights, summed per block of ranks in a Fenwick tree,
     /// drawn in proportion to its weight in O(log n).
     Zipf(ZipfWeights),
 }
@@ -294,7 +294,7 @@ impl SkipSet {
     fn is_empty(&self) -> bool {
         match &self.picks {
             Picks::Classes(c) => c.is_empty(),
-            Picks::Zipf(z) => z.fen.total() == 0,
+            Picks::Zipf(z) => z.blocks.total() == 0,
         }
     }
 
@@ -302,7 +302,7 @@ impl SkipSet {
     fn p_member(&self) -> f64 {
         match &self.picks {
             Picks::Classes(c) => c.p_member(),
-            Picks::Zipf(z) => z.fen.total() as f64 / z.all_weight as f64,
+            Picks::Zipf(z) => z.blocks.total() as f64 / z.all_weight as f64,
         }
     }
 
@@ -311,14 +311,14 @@ impl SkipSet {
         match &self.picks {
             Picks::Classes(c) => c.pick(rng),
             Picks::Zipf(z) => {
-                let r = z.fen.find(below(rng.next_u64(), z.fen.total()));
+                let r = z.find(below(rng.next_u64(), z.blocks.total()));
                 z.zipf_item(r)
             }
         }
     }
 
-    /// Every unsettled page of the range, read from the table: O(pages), with the
-    /// Fenwick tree built in place rather than page by page.
+    /// Every unsettled page of the range, read from the table in order: O(pages), with
+    /// the Fenwick tree built in place rather than page by page.
     fn rebuild(&mut self, space: &Space) {
         let (base, n, wr) = (self.key.base, self.key.n, self.key.write_u32);
         let unsettled = (0..n).filter(|&o| {
@@ -336,13 +336,13 @@ impl SkipSet {
                 }
             }
             Picks::Zipf(z) => {
-                z.fen.clear(n as usize);
+                z.bits.fill(0);
                 for o in unsettled {
                     member[(o / 64) as usize] |= 1 << (o % 64);
                     let r = z.rank(o);
-                    z.fen.set_leaf(r as usize, z.weight(r));
+                    z.bits[(r / 64) as usize] |= 1 << (r % 64);
                 }
-                z.fen.link();
+                z.sum_blocks();
             }
         }
     }
@@ -381,13 +381,22 @@ impl SkipSet {
 /// Zipf rank weights for the skipping loop: rank r (0-based) weighs (r+1)^-s, in
 /// fixed point so that the weights of all n ranks sum to at most 2^62 (each at least
 /// 1: a relative error below 2^-20 for any rank with probability above 2^-42).
+///
+/// Members are kept per block of [`RANK_BLOCK`] ranks: a bit per rank, and the
+/// block's member weight in a Fenwick tree over blocks. A pick descends the small tree
+/// (n/64 entries, cache-resident where a tree over ranks is not: its descent was a
+/// cache and TLB miss per level) and then scans one block's bits and weights in rank
+/// order. The rank found for a given draw is the one a tree over ranks finds.
 #[derive(Debug)]
 struct ZipfWeights {
-    fen: Fenwick,
-    /// Each rank's weight, worked out once (a power per rank).
+    blocks: Fenwick,
+    /// Member bits by rank, one word per block.
+    bits: Vec<u64>,
+    /// Each rank's weight, worked out once (a power per rank) at the first build.
     weights: Vec<u64>,
     all_weight: u64,
     n: u64,
+    s: f64,
     stride: u64,
     inv_stride: u64,
     /// For [`mul_rem`]: ⌊(2^64 − 1) / n⌋.
@@ -397,19 +406,14 @@ struct ZipfWeights {
 impl ZipfWeights {
     fn new(z: &Zipf) -> ZipfWeights {
         let (n, s, stride) = z.skip_params();
-        let raw: Vec<f64> = (0..n).map(|r| ((r + 1) as f64).powf(-s)).collect();
-        let scale = (1u64 << 62) as f64 / raw.iter().sum::<f64>();
-        // In the buffer of `raw` (the same size and alignment).
-        let weights: Vec<u64> = raw
-            .into_iter()
-            .map(|w| ((w * scale) as u64).max(1))
-            .collect();
         ZipfWeights {
-            // Filled by the set's first rebuild.
-            fen: Fenwick::from_weights(&[]),
-            all_weight: weights.iter().sum(),
-            weights,
+            // Filled by the set's first build.
+            blocks: Fenwick::from_weights(&[]),
+            bits: vec![0; n.div_ceil(RANK_BLOCK) as usize],
+            weights: Vec::new(),
+            all_weight: 0,
             n,
+            s,
             stride,
             inv_stride: inverse_mod(stride, n),
             rem_m: u64::MAX / n.max(1),
@@ -428,16 +432,73 @@ impl ZipfWeights {
         mul_rem(r, self.stride, self.n, self.rem_m)
     }
 
+    /// Makes `item` a member (it is not).
     fn add(&mut self, item: u64) {
         let r = self.rank(item);
-        self.fen.add(r as usize, self.weight(r) as i64);
+        let b = (r / RANK_BLOCK) as usize;
+        debug_assert_eq!(self.bits[b] >> (r % RANK_BLOCK) & 1, 0);
+        self.bits[b] |= 1 << (r % RANK_BLOCK);
+        self.blocks.add(b, self.weight(r) as i64);
     }
 
+    /// Takes `item` out of the members (it is one).
     fn remove(&mut self, item: u64) {
         let r = self.rank(item);
-        self.fen.add(r as usize, -(self.weight(r) as i64));
+        let b = (r / RANK_BLOCK) as usize;
+        debug_assert_eq!(self.bits[b] >> (r % RANK_BLOCK) & 1, 1);
+        self.bits[b] &= !(1 << (r % RANK_BLOCK));
+        self.blocks.add(b, -(self.weight(r) as i64));
+    }
+
+    /// The member rank where the running sum of member weights in rank order passes
+    /// `u` (u < the members' total).
+    fn find(&self, u: u64) -> u64 {
+        let (b, mut u) = self.blocks.find(u);
+        let first = b * RANK_BLOCK;
+        let mut m = self.bits[b as usize];
+        while m != 0 {
+            let r = first + m.trailing_zeros() as u64;
+            let w = self.weight(r);
+            if u < w {
+                return r;
+            }
+            u -= w;
+            m &= m - 1;
+        }
+        unreachable!("a block's member weights sum to its tree weight")
+    }
+
+    /// The blocks' tree from the member bits.
+    fn sum_blocks(&mut self) {
+        if self.weights.is_empty() {
+            let raw: Vec<f64> = (0..self.n)
+                .map(|r| ((r + 1) as f64).powf(-self.s))
+                .collect();
+            let scale = (1u64 << 62) as f64 / raw.iter().sum::<f64>();
+            // In the buffer of `raw` (the same size and alignment).
+            self.weights = raw
+                .into_iter()
+                .map(|w| ((w * scale) as u64).max(1))
+                .collect();
+            self.all_weight = self.weights.iter().sum();
+        }
+        self.blocks.clear(self.bits.len());
+        for (b, &m) in self.bits.iter().enumerate() {
+            let first = b as u64 * RANK_BLOCK;
+            let mut sum = 0;
+            let mut m = m;
+            while m != 0 {
+                sum += self.weights[(first + m.trailing_zeros() as u64) as usize];
+                m &= m - 1;
+            }
+            self.blocks.set_leaf(b, sum);
+        }
+        self.blocks.link();
     }
 }
+
+/// Ranks per block of [`ZipfWeights`]: one word of member bits.
+const RANK_BLOCK: u64 = 64;
 
 /// x with a·x ≡ 1 (mod n), for a coprime to n (n = 1: 0).
 fn inverse_mod(a: u64, n: u64) -> u64 {
@@ -515,8 +576,9 @@ impl Fenwick {
         }
     }
 
-    /// The smallest i whose prefix sum w[0..=i] exceeds `u` (u < total).
-    fn find(&self, mut u: u64) -> u64 {
+    /// The smallest i whose prefix sum w[0..=i] exceeds `u` (u < total), and u less
+    /// the prefix sum w[0..i].
+    fn find(&self, mut u: u64) -> (u64, u64) {
         let n = self.tree.len() - 1;
         let mut pos = 0usize;
         let mut step = n.next_power_of_two();
@@ -528,7 +590,7 @@ impl Fenwick {
             }
             step >>= 1;
         }
-        pos as u64
+        (pos as u64, u)
     }
 }
 
@@ -792,18 +854,19 @@ fn ready_set<'a>(
             Dist::Zipf(z) => Picks::Zipf(ZipfWeights::new(z)),
             _ => Picks::Classes(ClassLists::new(n, dist)),
         };
-        let mut s = SkipSet {
+        // Not built: it starts dense, and [`dense_seen`] builds it once accesses
+        // that change something turn rare and enough were taken to pay for reading
+        // the range (a range being faulted in never pays for a set it cannot use).
+        let s = SkipSet {
             key,
             log_pos: 0,
             member: vec![0; n.div_ceil(64) as usize],
-            dense: false,
+            dense: true,
             dense_taken: 0,
             window_taken: 0,
             window_changed: 0,
             picks,
         };
-        s.rebuild(space);
-        s.log_pos = space.watch_changes();
         if sets.sets.len() == MAX_SETS {
             sets.sets.remove(0);
         }
@@ -926,6 +989,7 @@ mod tests {
     use super::*;
     use crate::mm::SpaceKind;
     use crate::rng::task_rng;
+    use rand::SeedableRng;
     use std::sync::Arc;
 
     const N: u64 = 512;
@@ -1232,15 +1296,65 @@ mod tests {
     }
 
     #[test]
+    fn zipf_blocks_find_the_rank_a_running_sum_over_ranks_finds() {
+        let z = Zipf::with_table_ranks(1000, 0.9, 16);
+        let mut zw = ZipfWeights::new(&z);
+        zw.sum_blocks();
+        let mut rng = Pcg64Mcg::seed_from_u64(7);
+        let mut member = vec![false; 1000];
+        for round in 0..6 {
+            // Members come and go; every third round the tree is summed afresh.
+            for _ in 0..300 {
+                let item = below(rng.next_u64(), 1000);
+                let r = zw.rank(item) as usize;
+                if member[r] {
+                    zw.remove(item);
+                } else {
+                    zw.add(item);
+                }
+                member[r] = !member[r];
+            }
+            if round % 3 == 2 {
+                zw.sum_blocks();
+            }
+            // The reference: member weights in rank order, summed one by one.
+            let mut ends = Vec::new();
+            let mut sum = 0u64;
+            for (r, _) in member.iter().enumerate().filter(|(_, m)| **m) {
+                sum += zw.weight(r as u64);
+                ends.push((sum, r as u64));
+            }
+            assert_eq!(zw.blocks.total(), sum);
+            for _ in 0..2000 {
+                let u = below(rng.next_u64(), sum);
+                let want = ends.iter().find(|(end, _)| u < *end).expect("u < sum").1;
+                assert_eq!(zw.find(u), want, "u {u}");
+            }
+            // The edges of each member's interval.
+            for w in ends.windows(2) {
+                assert_eq!(zw.find(w[0].0), w[1].1);
+                assert_eq!(zw.find(w[0].0 - 1), w[0].1);
+            }
+        }
+    }
+
+    #[test]
     fn fenwick_finds_by_weight_and_inverse_is_inverse() {
         let mut f = Fenwick::from_weights(&[0; 10]);
         for (i, w) in [(0, 3i64), (4, 5), (9, 2)] {
             f.add(i, w);
         }
-        let found: Vec<u64> = (0..10).map(|u| f.find(u)).collect();
-        assert_eq!(found, [0, 0, 0, 4, 4, 4, 4, 4, 9, 9]);
+        let found: Vec<(u64, u64)> = (0..10).map(|u| f.find(u)).collect();
+        let rem = [0, 1, 2, 0, 1, 2, 3, 4, 0, 1];
+        assert_eq!(
+            found,
+            [0, 0, 0, 4, 4, 4, 4, 4, 9, 9]
+                .into_iter()
+                .zip(rem)
+                .collect::<Vec<_>>()
+        );
         f.add(4, -5);
-        assert_eq!((f.total(), f.find(3)), (5, 9));
+        assert_eq!((f.total(), f.find(3)), (5, (9, 0)));
         let w: Vec<u64> = (0..37u64).map(|i| i * i % 11).collect();
         let mut g = Fenwick::from_weights(&vec![0; w.len()]);
         for (i, &x) in w.iter().enumerate() {
