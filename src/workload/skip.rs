@@ -124,6 +124,9 @@ pub struct SkipSet {
     /// Accesses taken one by one since the set was last built; and in the window
     /// being counted, accesses and those that changed something.
     dense_taken: u64,
+    /// Builds in a row that found the set dense: the next waits 2^backoff times as
+    /// many accesses.
+    backoff: u32,
     window_taken: u64,
     window_changed: u64,
     picks: Picks,
@@ -819,13 +822,24 @@ pub(crate) fn dense_seen(
     }
     let rare = s.window_changed * SPARSE_RATIO < s.window_taken;
     (s.window_taken, s.window_changed) = (0, 0);
-    if rare && s.dense_taken >= s.key.n / REBUILD_PAGES_PER_ACCESS {
-        s.dense = false;
+    if rare && s.dense_taken >= (s.key.n / REBUILD_PAGES_PER_ACCESS) << s.backoff {
         s.dense_taken = 0;
         s.rebuild(space);
         s.log_pos = space.watch_changes();
+        // A build that finds the set dense after all (members an access changes only
+        // sometimes: clean pages a read leaves alone) doubles the accesses the next
+        // must wait for, so a set that keeps turning dense costs ever less to read.
+        s.dense = s.p_member() > DENSE_P_MEMBER;
+        s.backoff = if s.dense {
+            (s.backoff + 1).min(MAX_REBUILD_BACKOFF)
+        } else {
+            0
+        };
     }
 }
+
+/// The most doublings of the accesses between builds that keep finding sets dense.
+const MAX_REBUILD_BACKOFF: u32 = 8;
 
 /// The workload's set for a random picker `dist` over `[base, base + n)`, built if it
 /// has none, else brought up to date with the space's changes; and whether accesses
@@ -863,6 +877,7 @@ fn ready_set<'a>(
             member: vec![0; n.div_ceil(64) as usize],
             dense: true,
             dense_taken: 0,
+            backoff: 0,
             window_taken: 0,
             window_changed: 0,
             picks,
