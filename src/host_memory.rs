@@ -10,7 +10,7 @@
 //! that would not fit is refused before it starts instead of aborting half way.
 
 use crate::scenario::units::Bytes;
-use crate::scenario::{Scenario, SwapKind, Workload as WorkloadCfg, WorkloadKind};
+use crate::scenario::{Pattern, Scenario, SwapKind, Workload as WorkloadCfg, WorkloadKind};
 use crate::workload::pattern::ZIPF_TABLE_RANKS;
 
 const PAGE_SIZE: u64 = 4096;
@@ -21,10 +21,15 @@ const PTE_BYTES: u64 = 8;
 /// A page's entry in an LRU ring (`mm::list::LruList`: 4 bytes, at most twice as many
 /// entries as pages, in a buffer up to twice its length).
 const LRU_RING_BYTES: u64 = 16;
-/// Per page of its range, a workload's set under `run.access_sampling = "skip"`
-/// (`workload::skip`, shared by the threads): a membership bit and, uniform, a list
-/// entry and a place (8) or, zipf, a Fenwick node and the rank's weight (16).
-const SKIP_SET_BYTES: u64 = 17;
+/// Per page of its range, a workload's set for a random picker under skip sampling
+/// (`workload::skip`, shared by the threads; built only once its accesses settle): a
+/// membership bit and, uniform or hot/cold, a place (4) and a list entry (4, in a
+/// buffer up to twice its length), or, zipf, the rank's weight (8), a bit by rank and
+/// a share of its block's tree node.
+const SKIP_SET_BYTES: u64 = 13;
+/// Per page table (512 pages) of a sequential sweep's range under skip sampling: the
+/// table's change count when the sweep last saw it settled.
+const SKIP_SEQ_BYTES_PER_TABLE: u64 = 8;
 /// Per key, a `kv` workload's set under skip sampling (`workload::skip_kv`): a
 /// membership bit, a list entry and a place.
 const KV_SKIP_SET_BYTES: u64 = 9;
@@ -204,7 +209,6 @@ fn mapped(i: usize, w: &WorkloadCfg) -> Mapped {
 
 /// The zipf samplers a workload builds: (ranks, key).
 fn zipf_sets(i: usize, w: &WorkloadCfg, m: &Mapped) -> Vec<(u64, String)> {
-    use crate::scenario::Pattern;
     let zipf = w.pattern == Some(Pattern::Zipf);
     match w.kind {
         WorkloadKind::Phases => w
@@ -262,9 +266,21 @@ pub fn estimate(sc: &Scenario) -> Estimate {
     if sc.run.access_sampling == crate::scenario::AccessSampling::Skip {
         for (m, w) in maps.iter().zip(&sc.workloads) {
             if matches!(w.kind, WorkloadKind::Anon | WorkloadKind::Phases) {
+                let sequential = |p: &Option<Pattern>| *p == Some(Pattern::Sequential);
+                let only_sweeps = match w.kind {
+                    WorkloadKind::Phases => {
+                        w.phases.iter().all(|p| p.pattern == Pattern::Sequential)
+                    }
+                    _ => sequential(&w.pattern),
+                };
+                let bytes = if only_sweeps {
+                    m.pages.div_ceil(512) * SKIP_SEQ_BYTES_PER_TABLE
+                } else {
+                    m.pages * SKIP_SET_BYTES
+                };
                 parts.push(Part {
                     what: "access sampling sets",
-                    bytes: m.pages * SKIP_SET_BYTES,
+                    bytes,
                     key: m.key.clone(),
                 });
             } else if let (WorkloadKind::Kv, Some(keys)) = (w.kind, w.keys) {
@@ -414,8 +430,8 @@ mod tests {
     #[test]
     fn a_big_machine_with_a_small_workload_needs_frames_for_the_workload_only() {
         // 1 GiB mapped = 262144 pages; frames for those plus 4096 slack at 32 B, and
-        // the page table at 8 B a page; no swap.
-        let e = estimate(&sc(""));
+        // the page table at 8 B a page; no swap; every access taken.
+        let e = estimate(&sc("[run]\naccess_sampling = \"each\"\n"));
         let frames = e.parts.iter().find(|p| p.what == "frame table").unwrap();
         assert_eq!(frames.bytes, (262_144 + 4096) * 32);
         assert_eq!(frames.key, "workload[0].size");
@@ -428,9 +444,9 @@ mod tests {
             e.total_bytes(),
             (32 << 20) + (266_240 * (32 + 16)) + 262_144 * 8 + 256
         );
-        // Skipping accesses adds the workload's set over its range (one, whatever
-        // the threads), 17 B a page.
-        let e = estimate(&sc("threads = 2\n[run]\naccess_sampling = \"skip\"\n"));
+        // Skipping accesses (the default) adds the workload's set over its range (one,
+        // whatever the threads), 13 B a page for its uniform picker.
+        let e = estimate(&sc("threads = 2\n"));
         let sets = e
             .parts
             .iter()
@@ -438,8 +454,12 @@ mod tests {
             .unwrap();
         assert_eq!(
             (sets.bytes, sets.key.as_str()),
-            (262_144 * 17, "workload[0].size")
+            (262_144 * 13, "workload[0].size")
         );
+        // A sequential sweep keeps 8 B per page table: 512 tables.
+        let e = estimate(&sc("pattern = \"sequential\"\n"));
+        let sets = e.parts.iter().find(|p| p.what == "access sampling sets");
+        assert_eq!(sets.map(|p| p.bytes), Some(512 * 8));
     }
 
     #[test]

@@ -140,8 +140,9 @@ size = "1T"
 
 /// A 512 GiB machine under a 1 TiB anonymous set: frames for all of memory,
 /// 2^27 × 32 B = 4.0 GiB, the key machine.memory (line 5); page tables for the whole
-/// set, 2^28 × 8 B = 2.0 GiB; the frames' LRU ring entries, 2^27 × 16 B = 2.0 GiB; with
-/// the 32 MiB base, 8.03 GiB.
+/// set, 2^28 × 8 B = 2.0 GiB; the frames' LRU ring entries, 2^27 × 16 B = 2.0 GiB; skip
+/// sampling's set for its uniform picker, 2^28 × 13 B = 3.25 GiB; with the 32 MiB
+/// base, 11.28 GiB.
 const TOO_BIG: &str = r#"[run]
 duration = "1s"
 
@@ -178,9 +179,9 @@ fn a_run_bigger_than_the_host_is_refused_naming_the_key_and_line() {
     assert_eq!(code, 2, "{stderr}");
     assert_eq!(
         stderr,
-        "error: big.toml:5: machine.memory: this run may need about 8.0 GiB of host memory \
-         (frame table 4.0 GiB, page tables 2.0 GiB, LRU lists 2.0 GiB); the host has 2.0 GiB \
-         available"
+        "error: big.toml:5: machine.memory: this run may need about 11.3 GiB of host memory \
+         (frame table 4.0 GiB, access sampling sets 3.2 GiB, page tables 2.0 GiB, LRU lists \
+         2.0 GiB); the host has 2.0 GiB available"
     );
     assert!(!ran, "refused before the run: no output directory");
 }
@@ -188,22 +189,23 @@ fn a_run_bigger_than_the_host_is_refused_naming_the_key_and_line() {
 #[test]
 fn a_refusal_caused_by_a_set_flag_names_the_flag() {
     // 768 GiB, still below the 1 TiB set: frames for all of memory,
-    // 3·2^26 × 32 B = 6.0 GiB, their LRU ring entries at 16 B = 3.0 GiB, and 2.0 GiB
-    // of page tables: 11.0 GiB.
+    // 3·2^26 × 32 B = 6.0 GiB, their LRU ring entries at 16 B = 3.0 GiB, 2.0 GiB of
+    // page tables and 3.25 GiB of skip set: 14.28 GiB.
     let (code, stderr, _) = refuse(&["machine.memory=768G"]);
     assert_eq!(code, 2, "{stderr}");
     assert_eq!(
         stderr,
-        "error: --set machine.memory=768G: machine.memory: this run may need about 11.0 GiB \
-         of host memory (frame table 6.0 GiB, LRU lists 3.0 GiB, page tables 2.0 GiB); the \
-         host has 2.0 GiB available"
+        "error: --set machine.memory=768G: machine.memory: this run may need about 14.3 GiB \
+         of host memory (frame table 6.0 GiB, access sampling sets 3.2 GiB, LRU lists 3.0 \
+         GiB, page tables 2.0 GiB); the host has 2.0 GiB available"
     );
 }
 
 #[test]
 fn a_sweep_point_bigger_than_the_host_is_refused_before_any_runs() {
-    // Point 0 (1 GiB machine): 2.0 GiB of page tables + 8 MiB of frames + 4 MiB of LRU
-    // rings + 32 MiB fits in 3 GiB; point 1 is the 512 GiB machine above, 8.03 GiB.
+    // Point 0 (1 GiB machine): 2.0 GiB of page tables + 3.25 GiB of skip set + 8 MiB of
+    // frames + 4 MiB of LRU rings + 32 MiB fits in 6 GiB; point 1 is the 512 GiB
+    // machine above, 11.28 GiB.
     let text = format!(
         "{TOO_BIG}\n[sweep]\nmetrics = [\"vmstat.pgfault\"]\n[[sweep.param]]\n\
          key = \"machine.memory\"\nvalues = [\"1G\", \"512G\"]\n"
@@ -212,7 +214,7 @@ fn a_sweep_point_bigger_than_the_host_is_refused_before_any_runs() {
     std::fs::write(dir.path().join("big.toml"), text).unwrap();
     let out = Command::new(BIN)
         .current_dir(dir.path())
-        .env("RECLAIMSIM_HOST_MEMORY", "3G")
+        .env("RECLAIMSIM_HOST_MEMORY", "6G")
         .args(["sweep", "big.toml", "--out", "o"])
         .output()
         .unwrap();
@@ -220,9 +222,9 @@ fn a_sweep_point_bigger_than_the_host_is_refused_before_any_runs() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(
         stderr,
-        "error: big.toml:5: machine.memory: sweep point 1: this run may need about 8.0 GiB \
-         of host memory (frame table 4.0 GiB, page tables 2.0 GiB, LRU lists 2.0 GiB); the \
-         host has 3.0 GiB available"
+        "error: big.toml:5: machine.memory: sweep point 1: this run may need about 11.3 GiB \
+         of host memory (frame table 4.0 GiB, access sampling sets 3.2 GiB, page tables 2.0 \
+         GiB, LRU lists 2.0 GiB); the host has 6.0 GiB available"
     );
     assert!(!dir.path().join("o").exists(), "no point ran");
 }

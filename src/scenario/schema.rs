@@ -132,10 +132,9 @@ pub struct Run {
     /// steps, fio's runtime, a `stop`) or was killed, instead of at `duration` (then
     /// the longest a run takes).
     pub stop_when_done: bool,
-    /// How unpaced workloads' accesses are simulated (see [`AccessSampling`]). Left
-    /// out of the resolved scenario when `each`, so scenarios that never set it keep
-    /// their scenario_hash.
-    #[serde(skip_serializing_if = "AccessSampling::is_each")]
+    /// How workloads' accesses are simulated (see [`AccessSampling`]). Always in the
+    /// resolved scenario: its default changed from `each` to `skip`, and a sweep must
+    /// not take a point run under the old default for one under the new.
     pub access_sampling: AccessSampling,
     /// Read every cgroup's memory.stat at this interval, as a monitoring agent does
     /// (0, the default: never). Each read flushes that cgroup's statistics if enough
@@ -153,24 +152,20 @@ pub struct Run {
     pub memcg_stats_flush_first: Option<Nanos>,
 }
 
-/// `run.access_sampling`: `each` simulates every access; `skip` draws how many
-/// accesses in a row would change nothing (a present, young, dirty page) and simulates
-/// only those that would, for uniform, hot/cold, zipf and sequential patterns (paced:
-/// uniform and zipf) and `kv` requests with uniform keys (back to back). The same
-/// random process (results equal in distribution, not byte for byte), many times
-/// faster where most accesses hit settled pages.
+/// `run.access_sampling`: `skip` (the default) draws how many accesses in a row would
+/// change nothing (a present, young, dirty page) and simulates only those that would,
+/// for uniform, hot/cold, zipf and sequential patterns (paced: uniform and zipf), `kv`
+/// requests with uniform keys and fio's random reads (back to back); every other
+/// access is taken one by one. The same random process as `each` (results equal in
+/// distribution, not byte for byte; fio's reads byte for byte),
+/// many times faster where most accesses hit settled pages. `each` simulates every
+/// access.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum AccessSampling {
-    #[default]
     Each,
+    #[default]
     Skip,
-}
-
-impl AccessSampling {
-    fn is_each(&self) -> bool {
-        *self == AccessSampling::Each
-    }
 }
 
 impl Default for Run {
@@ -181,7 +176,7 @@ impl Default for Run {
             sample_interval: Nanos(1_000_000_000),
             slice: Nanos(100_000),
             stop_when_done: false,
-            access_sampling: AccessSampling::Each,
+            access_sampling: AccessSampling::Skip,
             memory_stat_poll: Nanos(0),
             memcg_stats_flush_first: None,
         }
