@@ -138,7 +138,7 @@ enum Picks {
     /// list per class, so one can be drawn and removed in O(1).
     Classes(ClassLists),
     /// Zipf: the members' rank weights, summed per block of ranks in a Fenwick tree,
-    /// drawn in proportion to its weight in O(log n).
+    /// so a member can be drawn in proportion to its weight in O(log n) plus a block.
     Zipf(ZipfWeights),
 }
 
