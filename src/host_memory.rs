@@ -27,8 +27,8 @@ const LRU_RING_BYTES: u64 = 16;
 /// buffer up to twice its length), or, zipf, the rank's weight (8), a bit by rank and
 /// a share of its block's tree node.
 const SKIP_SET_BYTES: u64 = 13;
-/// Per page table (512 pages) of a sequential sweep's range under skip sampling: the
-/// table's change count when the sweep last saw it settled.
+/// Per page table (512 pages) of a sequential sweep's range under skip sampling, per
+/// thread: the table's change count when the thread's sweep last saw it settled.
 const SKIP_SEQ_BYTES_PER_TABLE: u64 = 8;
 /// Per key, a `kv` workload's set under skip sampling (`workload::skip_kv`): a
 /// membership bit, a list entry and a place.
@@ -274,7 +274,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
                     _ => sequential(&w.pattern),
                 };
                 let bytes = if only_sweeps {
-                    m.pages.div_ceil(512) * SKIP_SEQ_BYTES_PER_TABLE
+                    w.threads as u64 * m.pages.div_ceil(512) * SKIP_SEQ_BYTES_PER_TABLE
                 } else {
                     m.pages * SKIP_SET_BYTES
                 };
@@ -456,10 +456,10 @@ mod tests {
             (sets.bytes, sets.key.as_str()),
             (262_144 * 13, "workload[0].size")
         );
-        // A sequential sweep keeps 8 B per page table: 512 tables.
-        let e = estimate(&sc("pattern = \"sequential\"\n"));
+        // A sequential sweep keeps 8 B per page table and thread: 512 tables, 3 threads.
+        let e = estimate(&sc("pattern = \"sequential\"\nthreads = 3\n"));
         let sets = e.parts.iter().find(|p| p.what == "access sampling sets");
-        assert_eq!(sets.map(|p| p.bytes), Some(512 * 8));
+        assert_eq!(sets.map(|p| p.bytes), Some(3 * 512 * 8));
     }
 
     #[test]
