@@ -266,12 +266,11 @@ pub fn estimate(sc: &Scenario) -> Estimate {
     if sc.run.access_sampling == crate::scenario::AccessSampling::Skip {
         for (m, w) in maps.iter().zip(&sc.workloads) {
             if matches!(w.kind, WorkloadKind::Anon | WorkloadKind::Phases) {
-                let sequential = |p: &Option<Pattern>| *p == Some(Pattern::Sequential);
                 let only_sweeps = match w.kind {
                     WorkloadKind::Phases => {
                         w.phases.iter().all(|p| p.pattern == Pattern::Sequential)
                     }
-                    _ => sequential(&w.pattern),
+                    _ => w.pattern == Some(Pattern::Sequential),
                 };
                 let bytes = if only_sweeps {
                     w.threads as u64 * m.pages.div_ceil(512) * SKIP_SEQ_BYTES_PER_TABLE

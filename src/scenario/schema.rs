@@ -157,9 +157,8 @@ pub struct Run {
 /// for uniform, hot/cold, zipf and sequential patterns (paced: uniform and zipf), `kv`
 /// requests with uniform keys and fio's random reads (back to back); every other
 /// access is taken one by one. The same random process as `each` (results equal in
-/// distribution, not byte for byte; fio's reads byte for byte),
-/// many times faster where most accesses hit settled pages. `each` simulates every
-/// access.
+/// distribution, not byte for byte; fio's reads byte for byte), many times faster
+/// where most accesses hit settled pages. `each` simulates every access.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum AccessSampling {

@@ -471,7 +471,8 @@ impl ZipfWeights {
         unreachable!("a block's member weights sum to its tree weight")
     }
 
-    /// The blocks' tree from the member bits.
+    /// The blocks' tree from the member bits (the ranks' weights worked out first, at
+    /// the set's first build).
     fn sum_blocks(&mut self) {
         if self.weights.is_empty() {
             let raw: Vec<f64> = (0..self.n)
@@ -841,9 +842,9 @@ pub(crate) fn dense_seen(
 /// The most doublings of the accesses between builds that keep finding sets dense.
 const MAX_REBUILD_BACKOFF: u32 = 8;
 
-/// The workload's set for a random picker `dist` over `[base, base + n)`, built if it
-/// has none, else brought up to date with the space's changes; and whether accesses
-/// are now to be taken one by one.
+/// The workload's set for a random picker `dist` over `[base, base + n)`: made dense
+/// and unbuilt if it has none, else (if not dense) brought up to date with the space's
+/// changes and told whether accesses are now to be taken one by one.
 fn ready_set<'a>(
     sets: &'a mut SkipSets,
     space: &mut Space,
