@@ -35,6 +35,8 @@ pub fn mm_config(sc: &Scenario) -> Config {
             .map(|b| b.pages())
             .unwrap_or((3u64 << 30) / 4096)
             .min(memory_pages),
+        // One node until scenarios describe more (issue 38).
+        nodes: Vec::new(),
         swap: swap_config(&sc.machine.swap),
         storage: device_config(&sc.machine.storage, sc.costs.copy_page.0.max(1)),
         memcgs: sc

@@ -18,6 +18,13 @@
 //! the slab caches, the writeback state, and the counters `/proc/vmstat` shows
 //! ([`vm_event_item`]) with the tracepoints ([`trace`]).
 //!
+//! A machine may have several nodes ([`Config::nodes`]): their memory lies one after
+//! the other in the frame table, each has its zones (node n's are zone ids
+//! `n * MAX_NR_ZONES ..`; a frame's `zone` is the zone's type), and an allocation
+//! walks the zonelist of the node its CPU is on ([`page_alloc::build_all_zonelists`]).
+//! The rest (lruvecs, kswapd, kcompactd, reclaim and compaction) is still node 0's
+//! alone, so the driver builds machines of one node until it is per node too.
+//!
 //! # How an access reaches a fault and reclaim
 //!
 //! A user access is a load of the space's PTE. A present, young entry is a hit and
@@ -134,6 +141,9 @@ pub struct Config {
     /// ZONE_NORMAL.
     pub memory_pages: u64,
     pub dma32_pages: u64,
+    /// The NUMA nodes, lowest PFNs first: each one's memory, CPUs and SLIT row. Empty:
+    /// one node with all of the memory and CPUs ([`Config::node_layout`]).
+    pub nodes: Vec<NodeConfig>,
     /// The swap area (`swapon`), if any.
     pub swap: Option<SwapConfig>,
     /// The block device the file systems live on.
@@ -211,6 +221,20 @@ pub struct Config {
     /// `vm.percpu_pagelist_high_fraction` (v5.14+; 0: unset).
     pub percpu_pagelist_high_fraction: u64,
 }
+
+/// A NUMA node as firmware describes it: its memory (a contiguous PFN range after the
+/// previous node's), its CPUs, and its row of the SLIT distance table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeConfig {
+    pub memory_pages: u64,
+    /// The ids of its CPUs (each CPU on one node; a node may have none: CXL memory).
+    pub cpus: Vec<u32>,
+    /// `node_distance(this, n)` for every node n: 10 to itself (LOCAL_DISTANCE).
+    pub distance: Vec<u32>,
+}
+
+/// `LOCAL_DISTANCE`: a node's distance to itself in the SLIT.
+pub const LOCAL_DISTANCE: u32 = 10;
 
 /// A process the model runs (one per workload).
 #[derive(Debug, Clone, Default)]
@@ -299,6 +323,7 @@ impl Config {
         Config {
             memory_pages,
             dma32_pages: ((3u64 << 30) / 4096).min(memory_pages),
+            nodes: Vec::new(),
             swap: None,
             storage: blk_mq::DeviceConfig::Block(blk_mq::BlockDeviceConfig {
                 read_latency_ns: 80_000,
@@ -354,6 +379,19 @@ impl Config {
             percpu_pagelist_fraction: 0,
             percpu_pagelist_high_fraction: 0,
         }
+    }
+
+    /// The nodes as built: [`Config::nodes`], or one node holding all of
+    /// `memory_pages` and every CPU.
+    pub fn node_layout(&self) -> Vec<NodeConfig> {
+        if !self.nodes.is_empty() {
+            return self.nodes.clone();
+        }
+        vec![NodeConfig {
+            memory_pages: self.memory_pages,
+            cpus: (0..self.nr_cpus.max(1) as u32).collect(),
+            distance: vec![LOCAL_DISTANCE],
+        }]
     }
 
     /// One jiffy in nanoseconds.
@@ -937,17 +975,27 @@ pub struct Mm {
     pub damon_seed: u64,
     /// When the root's statistics were last flushed (`flush_last_time`).
     pub memcg_flush_last_ns: u64,
-    /// The per-CPU page lists, `nr_cpus` × MAX_NR_ZONES, CPU-major.
+    /// The per-CPU page lists, `nr_cpus` × the zones, CPU-major.
     pub pcp: Vec<pcp::PerCpuPages>,
     /// Per CPU and zone (CPU-major), the NR_FREE_PAGES diff not yet folded into the
     /// zone's counter (`vm_stat_diff`), and each zone's exact count when the running
     /// CPU's changes were last put into its diff (see `vmstat.rs`).
     pub free_diff: Vec<i32>,
-    pub free_attributed: [u64; zone::MAX_NR_ZONES],
+    pub free_attributed: Vec<u64>,
     /// The sum of each zone's diffs over the CPUs.
-    pub free_diff_sum: [i64; zone::MAX_NR_ZONES],
+    pub free_diff_sum: Vec<i64>,
     /// Each zone's stat threshold: [normal, pressure] (kswapd asleep, awake).
-    pub stat_thresholds: [[i64; 2]; zone::MAX_NR_ZONES],
+    pub stat_thresholds: Vec<[i64; 2]>,
+    /// Each node's first PFN, and one past the last node's last: node n holds
+    /// `[node_start_pfn[n], node_start_pfn[n + 1])`.
+    pub node_start_pfn: Vec<Pfn>,
+    /// Each CPU's node (`cpu_to_node`).
+    pub cpu_to_node: Vec<usize>,
+    /// Each node's fallback list (`pgdat->node_zonelists[ZONELIST_FALLBACK]`): zone
+    /// ids, the nodes by distance and each node's zones highest first.
+    pub zonelists: Vec<page_alloc::Zonelist>,
+    /// Per zone, the NUMA allocation counters (`zone_statistics`).
+    pub numa_stats: Vec<vmstat::NumaStats>,
     /// Per workload, the CPUs its mm has run on (`mm_cpumask`, a bit per CPU).
     pub mm_cpumask: Vec<Vec<u64>>,
     /// The deferred TLB flush of the unmapping under way (`current->tlb_ubc`).
@@ -960,11 +1008,32 @@ pub struct Mm {
 impl Mm {
     pub fn new(cfg: Config) -> Mm {
         let total_pages = cfg.memory_pages;
-        let dma32_pages = cfg.dma32_pages.min(total_pages);
-        let mut zones = vec![
-            Zone::new(ZONE_DMA32, 0, dma32_pages as Pfn),
-            Zone::new(ZONE_NORMAL, dma32_pages as Pfn, total_pages as Pfn),
-        ];
+        let nodes = cfg.node_layout();
+        // Node n's memory follows node n-1's; ZONE_DMA32 is the first 4 GiB of
+        // physical memory, so only node 0 has one (cut at `dma32_pages`).
+        let mut node_start_pfn = vec![0 as Pfn];
+        let mut zones = Vec::with_capacity(nodes.len() * MAX_NR_ZONES);
+        for (nid, n) in nodes.iter().enumerate() {
+            let start = *node_start_pfn.last().unwrap();
+            let end = start + n.memory_pages as Pfn;
+            let dma32_end = if nid == 0 {
+                cfg.dma32_pages.min(n.memory_pages) as Pfn
+            } else {
+                start
+            };
+            zones.push(Zone::new(ZONE_DMA32, start, dma32_end).on_node(nid));
+            zones.push(Zone::new(ZONE_NORMAL, dma32_end, end).on_node(nid));
+            node_start_pfn.push(end);
+        }
+        debug_assert_eq!(*node_start_pfn.last().unwrap() as u64, total_pages);
+        let mut cpu_to_node = vec![0; cfg.nr_cpus.max(1) as usize];
+        for (nid, n) in nodes.iter().enumerate() {
+            for &c in &n.cpus {
+                cpu_to_node[c as usize] = nid;
+            }
+        }
+        let zonelists = page_alloc::build_all_zonelists(&nodes, &zones);
+        let numa_stats = vec![vmstat::NumaStats::default(); zones.len()];
         // Zeroed, so the host commits the table only as blocks are initialised.
         let mut frames: Vec<Frame> = bytemuck::zeroed_vec(total_pages as usize);
         crate::hint::advise_huge_pages(&frames);
@@ -1033,9 +1102,13 @@ impl Mm {
             memcg_flush_last_ns: 0,
             pcp: Vec::new(),
             free_diff: Vec::new(),
-            free_attributed: [0; zone::MAX_NR_ZONES],
-            free_diff_sum: [0; zone::MAX_NR_ZONES],
-            stat_thresholds: [[1; 2]; zone::MAX_NR_ZONES],
+            free_attributed: Vec::new(),
+            free_diff_sum: Vec::new(),
+            stat_thresholds: Vec::new(),
+            node_start_pfn,
+            cpu_to_node,
+            zonelists,
+            numa_stats,
             mm_cpumask: vec![Vec::new(); nr_workloads],
             tlb_ubc: Default::default(),
             cpu_user_until: vec![0; cfg.nr_cpus.max(1) as usize],
@@ -1289,6 +1362,34 @@ impl Mm {
             .iter()
             .map(|v| v.len() as u64 * (1 << THREAD_SIZE_ORDER))
             .sum()
+    }
+
+    /// Nodes of the machine.
+    #[inline]
+    pub fn nr_nodes(&self) -> usize {
+        self.node_start_pfn.len() - 1
+    }
+
+    /// `page_to_nid`: the node whose memory holds `pfn`.
+    #[inline]
+    pub fn pfn_to_nid(&self, pfn: Pfn) -> usize {
+        if self.node_start_pfn.len() == 2 {
+            return 0;
+        }
+        self.node_start_pfn[1..].partition_point(|&end| end <= pfn)
+    }
+
+    /// `page_zone`: the id of the zone holding `pfn` (its node's zones are ids
+    /// `nid * MAX_NR_ZONES ..`; `Frame::zone` is the zone's type, `page_zonenum`).
+    #[inline]
+    pub fn page_zone_id(&self, pfn: Pfn) -> usize {
+        self.pfn_to_nid(pfn) * MAX_NR_ZONES + self.frames[pfn as usize].zone as usize
+    }
+
+    /// `numa_node_id()`: the node of the CPU the current code runs on.
+    #[inline]
+    pub fn numa_node_id(&self) -> usize {
+        self.cpu_to_node.get(self.current_cpu).copied().unwrap_or(0)
     }
 
     pub fn managed_pages(&self) -> u64 {

@@ -156,6 +156,106 @@ fn init_block_frames(z: &Zone, frames: &mut [Frame], pfn: Pfn, order: usize) {
     }
 }
 
+/// `PENALTY_FOR_NODE_WITH_CPUS`: a node with CPUs of its own comes after a headless
+/// one at the same distance.
+const PENALTY_FOR_NODE_WITH_CPUS: u64 = 1;
+/// `MAX_NUMNODES` (x86-64's CONFIG_NODES_SHIFT 10): the load only breaks ties.
+const MAX_NUMNODES: u64 = 1 << 10;
+
+/// Nodes the model can have (the kernel's `MAX_NUMNODES` is 1024; 16 covers an
+/// 8-socket server with a memory tier per socket), so a zonelist fits in a copyable
+/// array.
+pub const MAX_NUMNODES_MODELLED: usize = 16;
+
+/// A node's fallback list: zone ids (`nid * MAX_NR_ZONES + zone type`), in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Zonelist {
+    ids: [u8; MAX_NUMNODES_MODELLED * MAX_NR_ZONES],
+    len: u8,
+}
+
+impl Zonelist {
+    fn from_ids(ids: &[usize]) -> Zonelist {
+        let mut z = Zonelist {
+            ids: [0; MAX_NUMNODES_MODELLED * MAX_NR_ZONES],
+            len: ids.len() as u8,
+        };
+        for (d, &s) in z.ids.iter_mut().zip(ids) {
+            *d = s as u8;
+        }
+        z
+    }
+
+    /// The zone ids, first choice first.
+    #[inline]
+    pub fn zones(&self) -> &[u8] {
+        &self.ids[..self.len as usize]
+    }
+}
+
+/// `build_all_zonelists` → `build_zonelists` for each node, as v5.16+ (54d032ced983:
+/// `node_load` accumulates over the nodes' lists, so nodes at the same distance take
+/// turns being first): the nodes in `find_next_best_node`'s order, each node's managed
+/// zones highest first (`build_zonerefs_node`). At most [`MAX_NUMNODES_MODELLED`] nodes.
+pub fn build_all_zonelists(nodes: &[crate::NodeConfig], zones: &[Zone]) -> Vec<Zonelist> {
+    assert!(nodes.len() <= MAX_NUMNODES_MODELLED);
+    let n = nodes.len();
+    let mut node_load = vec![0u64; n];
+    (0..n)
+        .map(|local| {
+            let mut used = vec![false; n];
+            let mut prev = local;
+            let mut list = Vec::new();
+            while let Some(node) = find_next_best_node(local, &mut used, nodes, &node_load) {
+                // Penalise the first node of each new distance group.
+                if nodes[local].distance[node] != nodes[local].distance[prev] {
+                    node_load[node] += 1;
+                }
+                prev = node;
+                list.extend(
+                    (0..MAX_NR_ZONES)
+                        .rev()
+                        .map(|t| node * MAX_NR_ZONES + t)
+                        .filter(|&z| zones[z].is_managed()),
+                );
+            }
+            Zonelist::from_ids(&list)
+        })
+        .collect()
+}
+
+/// `find_next_best_node`: the local node first, then the nearest unused node with
+/// memory; at equal distance a higher node id, a node without CPUs, and a less loaded
+/// node win.
+fn find_next_best_node(
+    local: usize,
+    used: &mut [bool],
+    nodes: &[crate::NodeConfig],
+    node_load: &[u64],
+) -> Option<usize> {
+    if !used[local] {
+        used[local] = true;
+        return Some(local);
+    }
+    let mut best: Option<(u64, usize)> = None;
+    for (n, cfg) in nodes.iter().enumerate() {
+        if used[n] || cfg.memory_pages == 0 {
+            continue;
+        }
+        let mut val = u64::from(nodes[local].distance[n]) + u64::from(n < local);
+        if !cfg.cpus.is_empty() {
+            val += PENALTY_FOR_NODE_WITH_CPUS;
+        }
+        val = val * MAX_NUMNODES + node_load[n];
+        if best.is_none_or(|(b, _)| val < b) {
+            best = Some((val, n));
+        }
+    }
+    let (_, n) = best?;
+    used[n] = true;
+    Some(n)
+}
+
 /// `deferred_grow_zone`: initialise the highest deferred max-order block and put it on
 /// the movable max-order free list (already counted in `nr_free`). The highest comes
 /// first because boot freed the blocks in ascending order onto the list's head, so it
@@ -483,7 +583,7 @@ impl Mm {
     /// The end of `__free_pages`: a block of an order the per-CPU lists take goes
     /// onto the running CPU's list (`free_unref_page`), any other to the buddy.
     pub fn free_unref_or_buddy(&mut self, pfn: Pfn, order: usize, cold: bool) {
-        let zi = self.frames[pfn as usize].zone as usize;
+        let zi = self.page_zone_id(pfn);
         if self.cfg.pcp.allowed_order(order) {
             self.free_unref_page(zi, pfn, order, cold);
         } else {
@@ -491,9 +591,9 @@ impl Mm {
         }
     }
 
-    /// The running CPU's lists for zone `zi`.
+    /// The running CPU's lists for zone `zi` (CPU-major, a set per zone of every node).
     fn pcp_index(&self, zi: usize) -> usize {
-        self.current_cpu.min(self.cfg.nr_cpus.max(1) as usize - 1) * MAX_NR_ZONES + zi
+        self.current_cpu.min(self.cfg.nr_cpus.max(1) as usize - 1) * self.zones.len() + zi
     }
 
     /// `free_unref_page` → `free_unref_page_commit` (v4.5: `free_hot_cold_page`): the
@@ -680,7 +780,7 @@ impl Mm {
     /// `drain_all_pages(NULL)`: every CPU's lists, CPU by CPU.
     pub fn drain_all_pages(&mut self) {
         for i in 0..self.pcp.len() {
-            self.drain_pages_zone(i, i % MAX_NR_ZONES);
+            self.drain_pages_zone(i, i % self.zones.len());
         }
     }
 
@@ -689,7 +789,7 @@ impl Mm {
         self.pcp
             .iter()
             .skip(zi)
-            .step_by(MAX_NR_ZONES)
+            .step_by(self.zones.len())
             .map(|p| u64::from(p.count))
             .sum()
     }
@@ -705,12 +805,13 @@ impl Mm {
         }
         let nr_cpus = self.cfg.nr_cpus.max(1);
         self.pcp
-            .resize_with(nr_cpus as usize * MAX_NR_ZONES, Default::default);
+            .resize_with(nr_cpus as usize * self.zones.len(), Default::default);
         let fraction = match self.cfg.pcp {
             PcpVersion::V4_5 => self.cfg.percpu_pagelist_fraction,
             _ => self.cfg.percpu_pagelist_high_fraction,
         };
-        for zi in 0..MAX_NR_ZONES {
+        let nr_zones = self.zones.len();
+        for zi in 0..nr_zones {
             let z = &self.zones[zi];
             let (batch, high_min, high_max) = super::pcp::pageset_sizes(
                 self.cfg.pcp,
@@ -719,7 +820,7 @@ impl Mm {
                 nr_cpus,
                 fraction,
             );
-            for p in self.pcp.iter_mut().skip(zi).step_by(MAX_NR_ZONES) {
+            for p in self.pcp.iter_mut().skip(zi).step_by(nr_zones) {
                 p.batch = batch;
                 p.high_min = high_min;
                 p.high_max = high_max;
@@ -736,7 +837,7 @@ impl Mm {
             for i in 0..self.pcp.len() {
                 let to_drain = self.pcp[i].decay_pcp_high();
                 if to_drain > 0 {
-                    self.free_pcppages_bulk(i, i % MAX_NR_ZONES, to_drain, 0);
+                    self.free_pcppages_bulk(i, i % self.zones.len(), to_drain, 0);
                 }
             }
         }
@@ -764,7 +865,7 @@ impl Mm {
         f.list = on::NONE;
         f.gen = 0;
         self.vmstat.count(
-            if zi == ZONE_DMA32 {
+            if self.zones[zi].idx == ZONE_DMA32 {
                 Ev::PgallocDma32
             } else {
                 Ev::PgallocNormal
@@ -808,8 +909,9 @@ impl Mm {
         }
     }
 
-    /// `get_page_from_freelist`: walk the zonelist (highest usable zone first) and take a
-    /// page from the first zone that passes the watermark.
+    /// `get_page_from_freelist`: walk the zonelist of the running CPU's node (its
+    /// zones highest usable first, then the other nodes' by distance) and take a page
+    /// from the first zone that passes the watermark.
     pub fn get_page_from_freelist(
         &mut self,
         gfp: Gfp,
@@ -817,43 +919,98 @@ impl Mm {
         wmark: usize,
         flags: AllocFlags,
     ) -> Option<Pfn> {
-        for zi in (0..=gfp.highest_zoneidx).rev() {
-            let z = &self.zones[zi];
-            if !z.is_managed() {
-                continue;
-            }
-            // v6.7: note a zone below its high watermark (ZONE_BELOW_HIGH), so frees
-            // shrink the per-CPU lists; a zone above it passes outright.
-            if self.cfg.pcp == PcpVersion::V6_7 && !z.below_high {
-                let high = z.wmark(WMARK_HIGH);
-                let free = self.zone_page_state_free(zi);
-                if zone_watermark_ok(z, order, high, gfp.highest_zoneidx, flags, free) {
-                    if let Some(pfn) = self.rmqueue(zi, order, gfp) {
+        if self.nr_nodes() == 1 {
+            // The one node's zonelist is its managed zones, highest first; walked
+            // without the list, as this is every allocation's path.
+            for zi in (0..=gfp.highest_zoneidx).rev() {
+                if self.zones[zi].is_managed() {
+                    if let Some(pfn) = self.try_zone(zi, gfp, order, wmark, flags) {
                         return Some(pfn);
                     }
-                    continue;
                 }
-                self.zones[zi].below_high = true;
             }
-            // zone_watermark_fast: the zone's counter, per-CPU drift and all.
-            let z = &self.zones[zi];
-            if !flags.no_watermarks
-                && !zone_watermark_ok(
-                    z,
-                    order,
-                    z.wmark(wmark),
-                    gfp.highest_zoneidx,
-                    flags,
-                    self.zone_page_state_free(zi),
-                )
-            {
+            return None;
+        }
+        // A copy: the walk calls into code that takes `self` whole.
+        let zonelist = self.zonelists[self.numa_node_id()];
+        // ac->preferred_zoneref: the list's first usable zone (the list holds managed
+        // zones only).
+        let mut preferred = None;
+        for &zi in zonelist.zones() {
+            let zi = zi as usize;
+            if self.zones[zi].idx > gfp.highest_zoneidx {
                 continue;
             }
-            if let Some(pfn) = self.rmqueue(zi, order, gfp) {
+            let preferred = *preferred.get_or_insert(zi);
+            if let Some(pfn) = self.try_zone(zi, gfp, order, wmark, flags) {
+                self.zone_statistics(preferred, zi);
                 return Some(pfn);
             }
         }
         None
+    }
+
+    /// One zone of `get_page_from_freelist`'s walk: its watermark check, then
+    /// `rmqueue`.
+    #[inline(always)]
+    fn try_zone(
+        &mut self,
+        zi: usize,
+        gfp: Gfp,
+        order: usize,
+        wmark: usize,
+        flags: AllocFlags,
+    ) -> Option<Pfn> {
+        let z = &self.zones[zi];
+        // v6.7: note a zone below its high watermark (ZONE_BELOW_HIGH), so frees
+        // shrink the per-CPU lists; a zone above it passes outright.
+        if self.cfg.pcp == PcpVersion::V6_7 && !z.below_high {
+            let high = z.wmark(WMARK_HIGH);
+            let free = self.zone_page_state_free(zi);
+            if zone_watermark_ok(z, order, high, gfp.highest_zoneidx, flags, free) {
+                return self.rmqueue(zi, order, gfp);
+            }
+            self.zones[zi].below_high = true;
+        }
+        // zone_watermark_fast: the zone's counter, per-CPU drift and all.
+        let z = &self.zones[zi];
+        if !flags.no_watermarks
+            && !zone_watermark_ok(
+                z,
+                order,
+                z.wmark(wmark),
+                gfp.highest_zoneidx,
+                flags,
+                self.zone_page_state_free(zi),
+            )
+        {
+            return None;
+        }
+        self.rmqueue(zi, order, gfp)
+    }
+
+    /// `zone_statistics`: an allocation from zone `zi` when the zonelist preferred
+    /// zone `preferred` is a hit on the preferred node or a miss there (and foreign on
+    /// the preferred zone), local or other to the running CPU's node. Kept on
+    /// machines of several nodes only: a one-node machine's results have no NUMA
+    /// counters.
+    fn zone_statistics(&mut self, preferred: usize, zi: usize) {
+        let (node, preferred_node) = (self.zones[zi].node, self.zones[preferred].node);
+        let local = node == self.numa_node_id();
+        let s = &mut self.numa_stats[zi];
+        if node == preferred_node {
+            s.numa_hit += 1;
+        } else {
+            s.numa_miss += 1;
+        }
+        if local {
+            s.local_node += 1;
+        } else {
+            s.other_node += 1;
+        }
+        if node != preferred_node {
+            self.numa_stats[preferred].numa_foreign += 1;
+        }
     }
 
     /// `__alloc_pages`: the LOW-watermark fast path, then the slow path.
@@ -1127,7 +1284,7 @@ impl Mm {
         }
         self.count(Ev::CompactStall, 1);
         if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_MIN, flags) {
-            let zi = self.frames[p as usize].zone as usize;
+            let zi = self.page_zone_id(p);
             self.zones[zi].compact.blockskip_flush = false;
             self.zones[zi]
                 .compact
@@ -1787,5 +1944,150 @@ mod pcp_tests {
         assert_eq!(mm.pcp_pages(ZONE_DMA32), 0);
         assert_eq!(mm.nr_free_pages(), free + 27);
         mm.check_invariants().unwrap();
+    }
+}
+
+/// Nodes: the zonelists `build_all_zonelists` makes from a SLIT, and where an
+/// allocation lands on a machine of two nodes.
+#[cfg(test)]
+mod numa_tests {
+    use super::*;
+    use crate::test_util::{config, task_mm};
+    use crate::{NodeConfig, LOCAL_DISTANCE};
+
+    fn node(memory_pages: u64, cpus: &[u32], distance: &[u32]) -> NodeConfig {
+        NodeConfig {
+            memory_pages,
+            cpus: cpus.to_vec(),
+            distance: distance.to_vec(),
+        }
+    }
+
+    /// The nodes of each node's zonelist, in order (each node once).
+    fn node_orders(mm: &Mm) -> Vec<Vec<usize>> {
+        mm.zonelists
+            .iter()
+            .map(|zl| {
+                let mut order: Vec<usize> = Vec::new();
+                for &z in zl.zones() {
+                    let nid = mm.zones[z as usize].node;
+                    if order.last() != Some(&nid) {
+                        order.push(nid);
+                    }
+                }
+                order
+            })
+            .collect()
+    }
+
+    /// The four-node table of 54d032ced983's message (two pairs 12 apart, the pairs
+    /// 32 apart). Its fallback lists are the ones the commit sets out to build: with
+    /// the node load accumulated, nodes 0 and 1 take turns as the first remote pair
+    /// member (node 3's list was 3 2 0 1 before it).
+    #[test]
+    fn zonelists_of_the_commits_four_node_table() {
+        let mut cfg = config(256);
+        cfg.nr_cpus = 4;
+        let d = [
+            [10, 12, 32, 32],
+            [12, 10, 32, 32],
+            [32, 32, 10, 12],
+            [32, 32, 12, 10],
+        ];
+        cfg.nodes = (0..4).map(|n| node(16384, &[n as u32], &d[n])).collect();
+        let mm = Mm::new(cfg);
+        assert_eq!(
+            node_orders(&mm),
+            vec![
+                vec![0, 1, 2, 3],
+                vec![1, 0, 3, 2],
+                vec![2, 3, 0, 1],
+                vec![3, 2, 1, 0]
+            ]
+        );
+        // Node 0's 64 MiB is all below 4 GiB (DMA32); the others are Normal: node 0's
+        // list names its DMA32 zone (id 0), the others their Normal zone (id 2n + 1).
+        assert_eq!(mm.zonelists[1].zones(), &[3, 0, 7, 5]);
+    }
+
+    /// At equal distance a node without CPUs (CXL memory) comes before one with CPUs;
+    /// a lower node id pays one more.
+    #[test]
+    fn zonelists_prefer_a_headless_node_at_equal_distance() {
+        let mut cfg = config(256);
+        cfg.nr_cpus = 2;
+        cfg.nodes = vec![
+            node(32768, &[0], &[10, 21, 21]),
+            node(16384, &[1], &[21, 10, 21]),
+            node(16384, &[], &[21, 21, 10]),
+        ];
+        let mm = Mm::new(cfg);
+        // Node 0: node 1 scores 21 + 1 (CPUs), node 2 21. Node 1: node 0 scores 21 + 1
+        // (lower id) + 1 (CPUs), node 2 21. Node 2: nodes 0 and 1 both score 21 + 1
+        // + 1 with no load (only node 2 was loaded, as the others' first remote
+        // node), and the first found, node 0, wins the tie.
+        assert_eq!(
+            node_orders(&mm),
+            vec![vec![0, 2, 1], vec![1, 2, 0], vec![2, 0, 1]]
+        );
+    }
+
+    /// Two nodes of 64 MiB, a CPU each. A task on node 1's CPU gets node 1's pages
+    /// (numa_hit, local_node there) until node 1 is at its low watermark, then node
+    /// 0's (numa_miss and other_node on node 0's zone, numa_foreign on node 1's),
+    /// without waking kswapd: the fast path spills to the remote node first.
+    #[test]
+    fn an_allocation_spills_to_the_remote_node_before_kswapd() {
+        let mut cfg = config(128);
+        cfg.nr_cpus = 2;
+        cfg.pcp = PcpVersion::Off;
+        cfg.nodes = vec![
+            node(16384, &[0], &[LOCAL_DISTANCE, 20]),
+            node(16384, &[1], &[20, LOCAL_DISTANCE]),
+        ];
+        let mut mm = task_mm(cfg);
+        // min_free_kbytes = int_sqrt(131072 KiB × 16) = 1448 → pages_min 362; node 1's
+        // Normal zone (id 3) has half the memory: min 181, low 181 + max(181 / 4,
+        // 16384 × 10 / 10000) = 226.
+        assert_eq!(mm.zones[3].watermark[WMARK_LOW], 226);
+        // Node 0's 64 MiB is DMA32 (id 0); no lowmem reserve bars it (node 0 has no
+        // Normal zone above it).
+        assert_eq!(mm.zones[0].lowmem_reserve, [0, 0]);
+        mm.set_current_cpu(1);
+        assert_eq!(mm.numa_node_id(), 1);
+        let mut on_node = [0u64; 2];
+        let mut first_remote_free = None;
+        for _ in 0..20_000 {
+            let pfn = mm.alloc_pages(GFP_HIGHUSER_MOVABLE, 0).unwrap();
+            let nid = mm.pfn_to_nid(pfn);
+            assert_eq!(nid, usize::from(pfn >= 16384));
+            if nid == 0 && first_remote_free.is_none() {
+                first_remote_free = Some(mm.zones[3].nr_free_pages);
+            }
+            // Once the allocations spill, they stay on node 0 (nothing frees).
+            assert!(nid == 0 || first_remote_free.is_none());
+            on_node[nid] += 1;
+        }
+        // The spill starts at node 1's low watermark, give or take the two CPUs'
+        // vmstat drift (threshold 2 × fls(2) × (1 + fls(0)) = 4 each).
+        let free = first_remote_free.expect("node 1 ran out of pages above its low mark");
+        assert!((226 - 8..=226 + 8).contains(&free), "{free}");
+        assert_eq!(on_node[1], 16384 - free);
+        let s = |z: usize| mm.numa_stats[z];
+        assert_eq!((s(3).numa_hit, s(3).local_node), (on_node[1], on_node[1]));
+        assert_eq!((s(3).numa_miss, s(3).other_node), (0, 0));
+        assert_eq!(s(3).numa_foreign, on_node[0]);
+        assert_eq!((s(0).numa_miss, s(0).other_node), (on_node[0], on_node[0]));
+        assert_eq!(
+            (s(0).numa_hit, s(0).local_node, s(0).numa_foreign),
+            (0, 0, 0)
+        );
+        assert!(!mm
+            .out
+            .iter()
+            .any(|o| matches!(o, crate::Out::WakeKswapd { .. })));
+        // The frames know their zone's type; the node is where their PFN lies.
+        assert_eq!(mm.page_zone_id(16384), 3);
+        assert_eq!(mm.page_zone_id(0), 0);
     }
 }

@@ -9,6 +9,21 @@ use super::Mm;
 use std::fmt::Write;
 
 /// `struct contig_page_info`: a zone's free memory as seen by a request of one order.
+/// A zone's NUMA allocation counters (`enum numa_stat_item`), which /proc/vmstat sums
+/// over the zones and /sys/devices/system/node/nodeN/numastat over a node's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NumaStats {
+    /// NUMA_HIT: allocated from the node the zonelist preferred.
+    pub numa_hit: u64,
+    /// NUMA_MISS: allocated here though another node was preferred.
+    pub numa_miss: u64,
+    /// NUMA_FOREIGN: preferred here, allocated on another node.
+    pub numa_foreign: u64,
+    /// NUMA_LOCAL / NUMA_OTHER: on the allocating CPU's node or not.
+    pub local_node: u64,
+    pub other_node: u64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ContigPageInfo {
     pub free_pages: u64,
@@ -162,10 +177,15 @@ impl Mm {
     /// /proc/zoneinfo, the lines the model has (`zoneinfo_show_print`): free pages,
     /// watermarks, sizes, protection, and each CPU's per-CPU list (`pagesets`).
     fn zoneinfo(&self, out: &mut String) {
-        for z in self.zones.iter().filter(|z| z.is_managed()) {
-            let _ = writeln!(out, "Node 0, zone {:>8}", z.name());
+        for (zi, z) in self
+            .zones
+            .iter()
+            .enumerate()
+            .filter(|(_, z)| z.is_managed())
+        {
+            let _ = writeln!(out, "Node {}, zone {:>8}", z.node, z.name());
             // The zone's counter: what the CPUs' diffs hold is not in it.
-            let _ = writeln!(out, "  pages free     {}", self.zone_page_state_free(z.idx));
+            let _ = writeln!(out, "  pages free     {}", self.zone_page_state_free(zi));
             let _ = writeln!(out, "        boost    {}", z.watermark_boost);
             for (name, w) in ["min", "low", "high"].iter().zip(z.watermark) {
                 let _ = writeln!(out, "        {name:<8} {}", w + z.watermark_boost);
@@ -177,13 +197,13 @@ impl Mm {
             let protection: Vec<String> = z.lowmem_reserve.iter().map(u64::to_string).collect();
             let _ = writeln!(out, "        protection: ({})", protection.join(", "));
             let _ = writeln!(out, "  pagesets");
-            let cpus = self.pcp.iter().skip(z.idx).step_by(MAX_NR_ZONES);
+            let cpus = self.pcp.iter().skip(zi).step_by(self.zones.len());
             for (cpu, p) in cpus.enumerate() {
                 let _ = writeln!(out, "    cpu: {cpu}");
                 let _ = writeln!(out, "              count:    {}", p.count);
                 let _ = writeln!(out, "              high:     {}", p.high);
                 let _ = writeln!(out, "              batch:    {}", p.batch);
-                let _ = writeln!(out, "  vm stats threshold: {}", self.stat_threshold(z.idx));
+                let _ = writeln!(out, "  vm stats threshold: {}", self.stat_threshold(zi));
             }
             let _ = writeln!(out, "  start_pfn:           {}", z.start_pfn);
         }
@@ -282,11 +302,14 @@ impl Mm {
     /// The per-CPU diffs start empty at boot (`setup_vm_stats`).
     pub fn refresh_zone_stat_thresholds(&mut self) {
         let nr_cpus = self.cfg.nr_cpus.max(1);
+        let nr_zones = self.zones.len();
         if self.free_diff.is_empty() {
-            self.free_diff = vec![0; nr_cpus as usize * MAX_NR_ZONES];
-            self.free_attributed = std::array::from_fn(|zi| self.zones[zi].nr_free_pages);
+            self.free_diff = vec![0; nr_cpus as usize * nr_zones];
+            self.free_diff_sum = vec![0; nr_zones];
+            self.free_attributed = self.zones.iter().map(|z| z.nr_free_pages).collect();
+            self.stat_thresholds = vec![[1; 2]; nr_zones];
         }
-        for zi in 0..MAX_NR_ZONES {
+        for zi in 0..nr_zones {
             let z = &self.zones[zi];
             self.stat_thresholds[zi] = [
                 calculate_normal_threshold(z.managed_pages, nr_cpus),
@@ -316,8 +339,9 @@ impl Mm {
     /// The running CPU's diff for zone `zi` with what it changed since it last
     /// handed over, as `__mod_zone_page_state` leaves it (0 once past the threshold:
     /// folded).
+    #[inline]
     fn own_free_diff(&self, zi: usize) -> i64 {
-        let i = self.current_cpu * MAX_NR_ZONES + zi;
+        let i = self.current_cpu * self.zones.len() + zi;
         let pending = self.zones[zi].nr_free_pages as i64 - self.free_attributed[zi] as i64;
         let own = i64::from(self.free_diff[i]) + pending;
         if own.abs() > self.stat_threshold(zi) {
@@ -329,8 +353,9 @@ impl Mm {
 
     /// `zone_page_state(zone, NR_FREE_PAGES)`: the zone's counter, without what the
     /// CPUs hold in their diffs.
+    #[inline]
     pub fn zone_page_state_free(&self, zi: usize) -> u64 {
-        let own_committed = i64::from(self.free_diff[self.current_cpu * MAX_NR_ZONES + zi]);
+        let own_committed = i64::from(self.free_diff[self.current_cpu * self.zones.len() + zi]);
         let others = self.free_diff_sum[zi] - own_committed;
         (self.zones[zi].nr_free_pages as i64 - others - self.own_free_diff(zi)).max(0) as u64
     }
@@ -351,9 +376,10 @@ impl Mm {
     /// The running CPU hands over (its slice ends, another begins on `cpu`): what it
     /// changed goes into its diff, folded if past the threshold.
     pub fn set_current_cpu(&mut self, cpu: usize) {
-        for zi in 0..MAX_NR_ZONES {
+        let nr_zones = self.zones.len();
+        for zi in 0..nr_zones {
             let own = self.own_free_diff(zi);
-            let d = &mut self.free_diff[self.current_cpu * MAX_NR_ZONES + zi];
+            let d = &mut self.free_diff[self.current_cpu * nr_zones + zi];
             self.free_diff_sum[zi] += own - i64::from(*d);
             *d = own as i32;
             self.free_attributed[zi] = self.zones[zi].nr_free_pages;
@@ -365,8 +391,10 @@ impl Mm {
     /// `vm.stat_interval`): every diff folded in.
     pub fn fold_vm_stat_diffs(&mut self) {
         self.free_diff.fill(0);
-        self.free_diff_sum = [0; MAX_NR_ZONES];
-        self.free_attributed = std::array::from_fn(|zi| self.zones[zi].nr_free_pages);
+        self.free_diff_sum.fill(0);
+        for (a, z) in self.free_attributed.iter_mut().zip(&self.zones) {
+            *a = z.nr_free_pages;
+        }
     }
 }
 

@@ -42,7 +42,10 @@ pub struct FreeArea {
 
 #[derive(Debug, Clone)]
 pub struct Zone {
+    /// The zone's type (`zone_idx`: DMA32, NORMAL).
     pub idx: usize,
+    /// Its node (`zone_to_nid`).
+    pub node: usize,
     pub start_pfn: Pfn,
     /// One past the last PFN.
     pub end_pfn: Pfn,
@@ -88,6 +91,7 @@ impl Zone {
         let nr_blocks = (end_pfn - start_pfn).div_ceil(PAGEBLOCK_NR_PAGES as u32) as usize;
         Zone {
             idx,
+            node: 0,
             start_pfn,
             end_pfn,
             managed_pages: (end_pfn - start_pfn) as u64,
@@ -106,6 +110,12 @@ impl Zone {
             deferred_end_pfn: start_pfn,
             compact: super::compaction::ZoneCompact::new(start_pfn, end_pfn),
         }
+    }
+
+    /// The zone on node `nid` instead of node 0.
+    pub fn on_node(mut self, nid: usize) -> Zone {
+        self.node = nid;
+        self
     }
 
     pub fn name(&self) -> &'static str {
@@ -215,18 +225,24 @@ pub fn setup_per_zone_wmarks(
 }
 
 /// `setup_per_zone_lowmem_reserve`: zone i keeps back, from allocations that could have
-/// used zone j > i, the managed pages of zones i+1..=j divided by zone i's ratio.
-/// `ratio[i]` is the ratio for zone index i (DMA32, NORMAL).
+/// used zone j > i of the same node, the managed pages of zones i+1..=j divided by zone
+/// i's ratio. `ratio[i]` is the ratio for zone type i (DMA32, NORMAL); `zones` holds
+/// each node's zones in order of type, node after node.
 pub fn setup_per_zone_lowmem_reserve(zones: &mut [Zone], ratio: &[u32; MAX_NR_ZONES]) {
     for i in 0..zones.len() {
         let mut managed_above = 0u64;
+        let (node, t) = (zones[i].node, zones[i].idx);
         zones[i].lowmem_reserve = [0; MAX_NR_ZONES];
         for j in i + 1..zones.len() {
+            if zones[j].node != node {
+                break;
+            }
             managed_above += zones[j].managed_pages;
-            zones[i].lowmem_reserve[j] = if ratio[i] == 0 || zones[i].managed_pages == 0 {
+            let upper = zones[j].idx;
+            zones[i].lowmem_reserve[upper] = if ratio[t] == 0 || zones[i].managed_pages == 0 {
                 0
             } else {
-                managed_above / ratio[i] as u64
+                managed_above / ratio[t] as u64
             };
         }
     }
