@@ -107,8 +107,9 @@ impl Mm {
 
         // The per-CPU lists: free blocks of the list's order, in their zone, counted.
         let mut pcp_total = 0u64;
+        let nr_zones = self.zones.len();
         for (i, pcp) in self.pcp.iter().enumerate() {
-            let zi = i % MAX_NR_ZONES;
+            let (cpu, zi) = (i / nr_zones, i % nr_zones);
             let mut pages = 0u64;
             for (pindex, l) in pcp.lists.iter().enumerate() {
                 let o = pindex_to_order(pindex);
@@ -118,13 +119,12 @@ impl Mm {
                     if f.list != on::PCP
                         || f.order as usize != o
                         || f.gen as usize != pindex
-                        || f.zone as usize != zi
+                        || self.page_zone_id(pfn) != zi
                         || f.flags != 0
                         || pfn % (1 << o) != 0
                     {
                         return Err(format!(
-                            "per-CPU list {pindex} of CPU {} zone {zi}: frame {pfn} has list {:#x} order {} flags {:#x}",
-                            i / MAX_NR_ZONES,
+                            "per-CPU list {pindex} of CPU {cpu} zone {zi}: frame {pfn} has list {:#x} order {} flags {:#x}",
                             f.list,
                             f.order,
                             f.flags
@@ -138,16 +138,14 @@ impl Mm {
                 }
                 if len != l.len {
                     return Err(format!(
-                        "per-CPU list {pindex} of CPU {}: says {} walked {len}",
-                        i / MAX_NR_ZONES,
+                        "per-CPU list {pindex} of CPU {cpu}: says {} walked {len}",
                         l.len
                     ));
                 }
             }
             if pages != u64::from(pcp.count) {
                 return Err(format!(
-                    "per-CPU lists of CPU {} zone {zi}: count {} but {pages} pages",
-                    i / MAX_NR_ZONES,
+                    "per-CPU lists of CPU {cpu} zone {zi}: count {} but {pages} pages",
                     pcp.count
                 ));
             }
@@ -161,10 +159,8 @@ impl Mm {
             // youngest generations count as active), checked with the classic ones.
             let gen_counted = self.check_lru_gen(memcg, &mut claim, &mut t)?;
             for l in 0..lru::NR_LRU_LISTS {
-                let mut per_zone = vec![0u64; self.zones.len()];
-                for (zi, c) in per_zone.iter_mut().enumerate() {
-                    *c = gen_counted[l][zi];
-                }
+                // By zone type: the LRU side is still node 0's alone (issue 38).
+                let mut per_zone = gen_counted[l];
                 if self.lru_gen_enabled() && l != lru::UNEVICTABLE && !v.lists[l].is_empty() {
                     return Err(format!(
                         "memcg {memcg} {} holds {} pages with the multi-gen LRU on",
@@ -263,12 +259,13 @@ impl Mm {
             mlock_mismatch,
         } = t;
         for (zi, z) in self.zones.iter().enumerate() {
-            if z.nr_mlock != mlocked[zi] {
+            // By zone type, as the LRU side is still node 0's alone (issue 38).
+            let counted = mlocked.get(zi).copied().unwrap_or(0);
+            if z.nr_mlock != counted {
                 return Err(format!(
-                    "zone {} NR_MLOCK {} but {} PG_mlocked pages",
+                    "zone {} NR_MLOCK {} but {counted} PG_mlocked pages",
                     z.name(),
                     z.nr_mlock,
-                    mlocked[zi]
                 ));
             }
         }

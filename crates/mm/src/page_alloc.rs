@@ -2058,7 +2058,8 @@ mod numa_tests {
         let mut on_node = [0u64; 2];
         let mut first_remote_free = None;
         for _ in 0..20_000 {
-            let pfn = mm.alloc_pages(GFP_HIGHUSER_MOVABLE, 0).unwrap();
+            // Held as a kernel caller's, so the checker accounts for each.
+            let pfn = mm.alloc_kernel_pages(GFP_HIGHUSER_MOVABLE, 0).unwrap();
             let nid = mm.pfn_to_nid(pfn);
             assert_eq!(nid, usize::from(pfn >= 16384));
             if nid == 0 && first_remote_free.is_none() {
@@ -2089,5 +2090,39 @@ mod numa_tests {
         // The frames know their zone's type; the node is where their PFN lies.
         assert_eq!(mm.page_zone_id(16384), 3);
         assert_eq!(mm.page_zone_id(0), 0);
+        mm.check_invariants().unwrap();
+    }
+
+    /// The per-CPU lists are per zone of every node: pages node 1's CPU frees go onto
+    /// its list of node 1's zone, and a drain returns each to its own node's buddy.
+    #[test]
+    fn per_cpu_lists_keep_each_nodes_pages() {
+        let mut cfg = config(128);
+        cfg.nr_cpus = 2;
+        cfg.nodes = vec![
+            node(16384, &[0], &[LOCAL_DISTANCE, 20]),
+            node(16384, &[1], &[20, LOCAL_DISTANCE]),
+        ];
+        let mut mm = task_mm(cfg);
+        let free_before = [mm.zones[0].nr_free_pages, mm.zones[3].nr_free_pages];
+        mm.set_current_cpu(1);
+        let pages: Vec<Pfn> = (0..3000)
+            .map(|_| mm.alloc_pages(GFP_HIGHUSER_MOVABLE, 0).unwrap())
+            .collect();
+        assert!(pages.iter().all(|&p| mm.pfn_to_nid(p) == 1));
+        for &p in &pages {
+            mm.free_pages(p, 0);
+        }
+        // CPU 1's list set of zone id 3 (node 1's Normal) holds what it kept.
+        assert!(mm.pcp_pages(3) > 0);
+        assert_eq!(mm.pcp_pages(0), 0);
+        mm.check_invariants().unwrap();
+        mm.drain_all_pages();
+        assert_eq!(mm.pcp_pages(3), 0);
+        assert_eq!(
+            [mm.zones[0].nr_free_pages, mm.zones[3].nr_free_pages],
+            free_before
+        );
+        mm.check_invariants().unwrap();
     }
 }
