@@ -65,6 +65,8 @@ pub fn mm_config(sc: &Scenario) -> Config {
                 oom_score_adj: w.oom_score_adj.unwrap_or(0),
                 madvise_hugepage: w.madvise_hugepage.unwrap_or(false),
                 page_tables: w.page_tables.unwrap_or(true),
+                // Local until scenarios describe nodes (issue 38).
+                mempolicy: Default::default(),
             })
             .collect(),
         seed: sc.run.seed,

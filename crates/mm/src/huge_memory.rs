@@ -111,7 +111,9 @@ impl Mm {
             return None;
         }
         let gfp = vma_thp_gfp_mask(self.cfg.thp_defrag, madvised);
-        let Some(head) = self.alloc_pages(gfp, HPAGE_PMD_ORDER) else {
+        // The interleave index counts huge pages: the offset over 512.
+        let ilx = Some(u64::from(base) >> HPAGE_PMD_ORDER);
+        let Some(head) = self.alloc_pages_mpol(gfp, HPAGE_PMD_ORDER, ilx) else {
             if let Some(until_ns) = self.blocked_until.take() {
                 return Some(super::memory::FaultResult::Retry { until_ns });
             }

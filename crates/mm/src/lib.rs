@@ -96,6 +96,7 @@ pub mod lru_policy;
 pub mod madvise;
 pub mod memcontrol;
 pub mod memory;
+pub mod mempolicy;
 pub mod migrate;
 pub mod mlock;
 pub mod oom_kill;
@@ -246,6 +247,8 @@ pub struct WorkloadConfig {
     pub madvise_hugepage: bool,
     /// Its page tables are accounted.
     pub page_tables: bool,
+    /// Its tasks' memory policy (`set_mempolicy`).
+    pub mempolicy: mempolicy::Mempolicy,
 }
 
 /// What backs the swap area.
@@ -996,6 +999,12 @@ pub struct Mm {
     pub zonelists: Vec<page_alloc::Zonelist>,
     /// Per zone, the NUMA allocation counters (`zone_statistics`).
     pub numa_stats: Vec<vmstat::NumaStats>,
+    /// The allocation under way (`struct alloc_context`): the node whose zonelist it
+    /// walks and the nodes it may use, from the task's memory policy; None outside
+    /// `alloc_pages` (the running CPU's node, every node).
+    pub alloc_ctx: Option<(usize, mempolicy::Nodemask)>,
+    /// Per task, its interleave state (`il_prev`, `il_weight`).
+    pub il_state: Vec<mempolicy::IlState>,
     /// Per workload, the CPUs its mm has run on (`mm_cpumask`, a bit per CPU).
     pub mm_cpumask: Vec<Vec<u64>>,
     /// The deferred TLB flush of the unmapping under way (`current->tlb_ubc`).
@@ -1109,6 +1118,8 @@ impl Mm {
             cpu_to_node,
             zonelists,
             numa_stats,
+            alloc_ctx: None,
+            il_state: Vec::new(),
             mm_cpumask: vec![Vec::new(); nr_workloads],
             tlb_ubc: Default::default(),
             cpu_user_until: vec![0; cfg.nr_cpus.max(1) as usize],
@@ -1195,6 +1206,7 @@ impl Mm {
     pub fn set_nr_tasks(&mut self, n: usize) {
         self.alloc_no_progress = vec![0; n];
         self.over_high = vec![0; n];
+        self.il_state = vec![mempolicy::IlState::default(); n];
         self.reclaim_wait.set_nr_tasks(n);
         self.wb.throttle.task = vec![writeback::TaskDirty::default(); n];
     }

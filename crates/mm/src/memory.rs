@@ -52,7 +52,8 @@ impl Mm {
     /// A new anonymous page for `space[vpn]`: allocated, charged, on the inactive anon
     /// list. `None` if the allocation failed.
     fn new_anon_page(&mut self, space: u32, vpn: u32) -> Option<Pfn> {
-        let pfn = self.alloc_pages(GFP_HIGHUSER_MOVABLE, 0)?;
+        // vma_alloc_folio: the page's offset is its interleave index.
+        let pfn = self.alloc_pages_mpol(GFP_HIGHUSER_MOVABLE, 0, Some(u64::from(vpn)))?;
         let f = &mut self.frames[pfn as usize];
         f.set(pg::SWAPBACKED);
         f.mapping = space;

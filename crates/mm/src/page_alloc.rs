@@ -931,14 +931,18 @@ impl Mm {
             }
             return None;
         }
+        let (nid, nodemask) = self
+            .alloc_ctx
+            .unwrap_or((self.numa_node_id(), super::mempolicy::NODE_MASK_ALL));
         // A copy: the walk calls into code that takes `self` whole.
-        let zonelist = self.zonelists[self.numa_node_id()];
+        let zonelist = self.zonelists[nid];
         // ac->preferred_zoneref: the list's first usable zone (the list holds managed
         // zones only).
         let mut preferred = None;
         for &zi in zonelist.zones() {
             let zi = zi as usize;
-            if self.zones[zi].idx > gfp.highest_zoneidx {
+            let z = &self.zones[zi];
+            if z.idx > gfp.highest_zoneidx || nodemask >> z.node & 1 == 0 {
                 continue;
             }
             let preferred = *preferred.get_or_insert(zi);
@@ -1013,9 +1017,6 @@ impl Mm {
         }
     }
 
-    /// `__alloc_pages`: the LOW-watermark fast path, then the slow path.
-    /// `None` means the allocation failed; the OOM killer may have run (and may have
-    /// killed the current task).
     /// A block a kernel caller keeps (`highalloc`): allocated with `gfp`, its frames
     /// marked as held.
     pub fn alloc_kernel_pages(&mut self, gfp: Gfp, order: usize) -> Option<Pfn> {
@@ -1037,7 +1038,35 @@ impl Mm {
         self.free_pages(pfn, order);
     }
 
+    /// `alloc_pages`: an allocation in the current task's memory policy.
     pub fn alloc_pages(&mut self, gfp: Gfp, order: usize) -> Option<Pfn> {
+        self.alloc_pages_mpol(gfp, order, None)
+    }
+
+    /// `alloc_pages_mpol`: the policy's node and nodemask (`ilx`: an anonymous
+    /// fault's interleave index, see `mempolicy`), then `__alloc_pages`; an
+    /// interleaved page on the node aimed at counts NUMA_INTERLEAVE_HIT.
+    pub fn alloc_pages_mpol(&mut self, gfp: Gfp, order: usize, ilx: Option<u64>) -> Option<Pfn> {
+        if self.nr_nodes() == 1 {
+            return self.__alloc_pages(gfp, order);
+        }
+        let (nid, nodemask, interleave) = self.policy_node(ilx);
+        let saved = self.alloc_ctx.replace((nid, nodemask));
+        let page = self.__alloc_pages(gfp, order);
+        self.alloc_ctx = saved;
+        if let Some(pfn) = page {
+            if interleave && self.pfn_to_nid(pfn) == nid {
+                let zi = self.page_zone_id(pfn);
+                self.numa_stats[zi].interleave_hit += 1;
+            }
+        }
+        page
+    }
+
+    /// `__alloc_pages`: the LOW-watermark fast path, then the slow path. `None` means
+    /// the allocation failed; the OOM killer may have run (and may have killed the
+    /// current task).
+    fn __alloc_pages(&mut self, gfp: Gfp, order: usize) -> Option<Pfn> {
         let flags = AllocFlags {
             high: gfp.high,
             ..AllocFlags::default()

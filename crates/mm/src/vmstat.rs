@@ -22,6 +22,8 @@ pub struct NumaStats {
     /// NUMA_LOCAL / NUMA_OTHER: on the allocating CPU's node or not.
     pub local_node: u64,
     pub other_node: u64,
+    /// NUMA_INTERLEAVE_HIT: an interleaved allocation got the node it aimed at.
+    pub interleave_hit: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
