@@ -425,3 +425,150 @@ fn control_characters_in_a_set_key_are_escaped() {
          `swappiness`?)"
     );
 }
+
+/// A machine of two 64 MiB nodes, a CPU each, then `extra` lines from line 12 on.
+fn two_nodes(extra: &str) -> String {
+    format!(
+        r#"[machine]
+memory = "128M"
+nr_cpus = 2
+
+[[machine.node]]
+memory = "64M"
+cpus = [0]
+
+[[machine.node]]
+memory = "64M"
+cpus = [1]
+{extra}
+[[workload]]
+name = "w"
+kind = "anon"
+size = "16M"
+"#
+    )
+}
+
+/// `[[machine.node]]` and `mempolicy`: each mistake at its key's line, the nodes'
+/// sums and CPUs checked against `[machine]`, and (for now) a machine of several
+/// nodes refused with the reason.
+#[test]
+fn nodes_and_mempolicies_are_checked_where_they_are_written() {
+    let text = two_nodes("").replacen(
+        "memory = \"64M\"\ncpus = [1]",
+        "memory = \"32M\"\ncpus = [1]",
+        1,
+    );
+    let e = err(&text, &[]);
+    assert_eq!((e.line, e.key.as_str()), (5, "machine.node"), "{e}");
+    assert!(
+        e.message
+            .contains("adds up to 96M, but machine.memory is 128M"),
+        "{e}"
+    );
+
+    let e = err(&two_nodes("").replacen("cpus = [1]", "cpus = [0]", 1), &[]);
+    assert_eq!(
+        (e.line, e.key.as_str()),
+        (11, "machine.node[1].cpus"),
+        "{e}"
+    );
+    assert!(
+        e.message.contains("CPU 0 is already on machine.node[0]"),
+        "{e}"
+    );
+
+    let e = err(&two_nodes("distance = [5, 10]"), &[]);
+    assert_eq!(
+        (e.line, e.key.as_str()),
+        (12, "machine.node[1].distance"),
+        "{e}"
+    );
+    assert!(
+        e.message
+            .contains("distance to node 0 must be in 11..=254, got 5"),
+        "{e}"
+    );
+    let e = err(&two_nodes("distance = [21, 10, 21]"), &[]);
+    assert!(e.message.contains("each of the 2 nodes, got 3"), "{e}");
+
+    let e = err(
+        &two_nodes("")
+            .replacen("\"64M\"", "\"62M\"", 1)
+            .replacen("\"128M\"", "\"126M\"", 1),
+        &[],
+    );
+    assert_eq!(
+        (e.line, e.key.as_str()),
+        (6, "machine.node[0].memory"),
+        "{e}"
+    );
+    assert!(e.message.contains("multiple of 4M"), "{e}");
+
+    // Valid nodes: refused until reclaim is per node, saying so.
+    let e = err(&two_nodes(""), &[]);
+    assert_eq!((e.line, e.key.as_str()), (5, "machine.node"), "{e}");
+    assert!(e.message.contains("reclaims one node only"), "{e}");
+
+    // A policy's nodes must exist (checked on one node: the refusal above comes
+    // first on two); a preferred policy names one.
+    let policy = |p: &str| {
+        format!(
+            "[machine]\nmemory = \"128M\"\n\n[[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"16M\"\nmempolicy = {p}\n"
+        )
+    };
+    let e = err(&policy(r#"{ mode = "bind", nodes = [0, 2] }"#), &[]);
+    assert_eq!(
+        (e.line, e.key.as_str()),
+        (8, "workload[0].mempolicy.nodes"),
+        "{e}"
+    );
+    assert!(
+        e.message
+            .contains("node 2 does not exist (the machine has 1)"),
+        "{e}"
+    );
+    let e = err(&policy(r#"{ mode = "preferred", nodes = [0, 0] }"#), &[]);
+    assert!(e.message.contains("node 0 is named twice"), "{e}");
+    let e = err(&policy(r#"{ mode = "preferred" }"#), &[]);
+    assert!(e.message.contains("takes one node"), "{e}");
+    let e = err(
+        &policy(r#"{ mode = "interleave", nodes = [0], weights = [1] }"#),
+        &[],
+    );
+    assert_eq!(e.key, "workload[0].mempolicy.weights", "{e}");
+    let e = err(
+        &policy(r#"{ mode = "weighted-interleave", nodes = [0], weights = [3, 1] }"#),
+        &[],
+    );
+    assert!(e.message.contains("a weight per node (1), got 2"), "{e}");
+    let e = err(&policy(r#"{ mode = "roundrobin" }"#), &[]);
+    assert_eq!(e.key, "workload[0].mempolicy.mode", "{e}");
+    assert!(parse_str(
+        &policy(r#"{ mode = "interleave", nodes = [0] }"#),
+        "q.toml",
+        &[]
+    )
+    .is_ok());
+}
+
+/// One node described explicitly, with a policy binding to it, is the machine of no
+/// `[[machine.node]]` at all.
+#[test]
+fn one_explicit_node_is_the_default_machine() {
+    let text = "[machine]\nmemory = \"128M\"\nnr_cpus = 2\n\n[[machine.node]]\nmemory = \"128M\"\ncpus = [0, 1]\n\n[[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"16M\"\nmempolicy = { mode = \"bind\", nodes = [0] }\n";
+    let sc = parse_str(text, "q.toml", &[]).unwrap();
+    let cfg = reclaimsim::scenario::mm_config::mm_config(&sc);
+    assert_eq!(cfg.node_layout(), {
+        let mut plain = cfg.clone();
+        plain.nodes.clear();
+        plain.node_layout()
+    });
+    let e = err(&text.replace("cpus = [0, 1]", "cpus = [0]"), &[]);
+    assert_eq!((e.line, e.key.as_str()), (5, "machine.node"), "{e}");
+    assert!(
+        e.message
+            .contains("CPU 1 (machine.nr_cpus is 2) is on no node"),
+        "{e}"
+    );
+}

@@ -6,7 +6,10 @@
 //! policy of [`crate::cache`] gets an adapter to the model's [`PagePolicy`] hook, so
 //! neither the model nor the cache simulator imports the other.
 
-use super::{KswapdCompaction, LruKind, MemcgReclaim, MemcgStatsFlush, Scenario};
+use super::{
+    KswapdCompaction, LruKind, Machine, MemcgReclaim, MemcgStatsFlush, MempolicyCfg, MempolicyMode,
+    Scenario,
+};
 use crate::cache::{self, Policy};
 use crate::mm::blk_mq::{BlockDeviceConfig, DeviceConfig};
 use crate::mm::huge_memory::{ThpDefrag, ThpEnabled};
@@ -19,6 +22,49 @@ use crate::mm::zone::MAX_NR_ZONES;
 use crate::mm::{
     lru_gen, Advice, Config, Costs, MemcgConfig, PeakFdConfig, SwapConfig, SwapKind, WorkloadConfig,
 };
+
+/// `[[machine.node]]` as the model's nodes: a missing SLIT row is 10 to the node
+/// itself and 20 (REMOTE_DISTANCE) to the others. None: one node.
+fn node_configs(m: &Machine) -> Vec<crate::mm::NodeConfig> {
+    let n = m.nodes.len();
+    m.nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| crate::mm::NodeConfig {
+            memory_pages: node.memory.pages(),
+            cpus: node.cpus.clone(),
+            distance: node.distance.clone().unwrap_or_else(|| {
+                (0..n)
+                    .map(|j| {
+                        if j == i {
+                            crate::mm::LOCAL_DISTANCE
+                        } else {
+                            20
+                        }
+                    })
+                    .collect()
+            }),
+        })
+        .collect()
+}
+
+/// A workload's `mempolicy` as the model's.
+fn mempolicy(p: &MempolicyCfg) -> crate::mm::mempolicy::Mempolicy {
+    use crate::mm::mempolicy::Mempolicy;
+    let mask = p.nodes.iter().fold(0u64, |m, &n| m | 1 << n);
+    match p.mode {
+        MempolicyMode::Default | MempolicyMode::Local => Mempolicy::Local,
+        MempolicyMode::Bind => Mempolicy::Bind { nodes: mask },
+        MempolicyMode::Preferred => Mempolicy::Preferred {
+            node: p.nodes[0] as usize,
+        },
+        MempolicyMode::Interleave => Mempolicy::Interleave { nodes: mask },
+        MempolicyMode::WeightedInterleave => Mempolicy::WeightedInterleave {
+            nodes: mask,
+            weights: p.weights.iter().map(|&w| w as u8).collect(),
+        },
+    }
+}
 
 /// The kernel model's settings from a validated scenario.
 pub fn mm_config(sc: &Scenario) -> Config {
@@ -35,8 +81,7 @@ pub fn mm_config(sc: &Scenario) -> Config {
             .map(|b| b.pages())
             .unwrap_or((3u64 << 30) / 4096)
             .min(memory_pages),
-        // One node until scenarios describe more (issue 38).
-        nodes: Vec::new(),
+        nodes: node_configs(&sc.machine),
         swap: swap_config(&sc.machine.swap),
         storage: device_config(&sc.machine.storage, sc.costs.copy_page.0.max(1)),
         memcgs: sc
@@ -65,8 +110,7 @@ pub fn mm_config(sc: &Scenario) -> Config {
                 oom_score_adj: w.oom_score_adj.unwrap_or(0),
                 madvise_hugepage: w.madvise_hugepage.unwrap_or(false),
                 page_tables: w.page_tables.unwrap_or(true),
-                // Local until scenarios describe nodes (issue 38).
-                mempolicy: Default::default(),
+                mempolicy: w.mempolicy.as_ref().map(mempolicy).unwrap_or_default(),
             })
             .collect(),
         seed: sc.run.seed,

@@ -185,7 +185,8 @@ impl Default for Run {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Machine {
-    /// Physical memory of the (single) node; all of it is managed by the buddy allocator.
+    /// Physical memory (all nodes together); all of it is managed by the buddy
+    /// allocator.
     pub memory: Bytes,
     #[serde(default = "default_nr_cpus")]
     pub nr_cpus: u32,
@@ -198,6 +199,51 @@ pub struct Machine {
     /// The block device that holds files (page cache reads and writeback).
     #[serde(default = "Device::nvme")]
     pub storage: Device,
+    /// The NUMA nodes (`[[machine.node]]`), lowest addresses first. None: one node
+    /// with all the memory and CPUs.
+    #[serde(default, rename = "node", skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<Node>,
+}
+
+/// A NUMA node: its memory (after the previous node's), its CPUs, and its row of the
+/// SLIT distance table.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Node {
+    pub memory: Bytes,
+    /// Its CPUs' ids (none: a CPU-less node, such as CXL memory).
+    #[serde(default)]
+    pub cpus: Vec<u32>,
+    /// `node_distance` to each node, itself (10) included. Default: 10 to itself, 20
+    /// to the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distance: Option<Vec<u32>>,
+}
+
+/// A workload's memory policy (`set_mempolicy`).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct MempolicyCfg {
+    pub mode: MempolicyMode,
+    /// bind, interleave, weighted-interleave: the nodes; preferred: the one node.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<u32>,
+    /// weighted-interleave: each node's weight, node 0 first
+    /// (/sys/kernel/mm/mempolicy/weighted_interleave/nodeN; default 1).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub weights: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum MempolicyMode {
+    /// MPOL_DEFAULT / MPOL_LOCAL: the CPU's node first.
+    Default,
+    Local,
+    Bind,
+    Preferred,
+    Interleave,
+    WeightedInterleave,
 }
 
 fn default_nr_cpus() -> u32 {
@@ -1147,6 +1193,10 @@ pub struct Workload {
     /// the memory is unmapped. On by default, as the kernel has them.
     #[serde(default)]
     pub page_tables: Option<bool>,
+    /// Where its tasks' memory comes from on a machine of several nodes
+    /// (`set_mempolicy`): `{ mode = "interleave", nodes = [0, 1] }`. Default: local.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mempolicy: Option<MempolicyCfg>,
     /// A 16 KiB kernel stack (an order-2 unmovable block, charged to its memcg) per
     /// thread, from its fork (when the workload starts). On by default.
     #[serde(default)]

@@ -805,6 +805,115 @@ fn check_run(r: &Run, c: &mut Checker) {
     }
 }
 
+/// The nodes the model can have.
+const MAX_NODES: usize = crate::mm::page_alloc::MAX_NUMNODES_MODELLED;
+/// A node's memory comes in whole max-order blocks (4 MiB), so no buddy block spans
+/// two nodes (the kernel's nodes are whole memory sections, 128 MiB on x86-64).
+const NODE_ALIGN: u64 = 4 << 20;
+/// The largest SLIT entry (255 means unreachable).
+const MAX_DISTANCE: u32 = 254;
+
+/// `[[machine.node]]`: the nodes' memory adds up to `machine.memory`, every CPU is
+/// on one node, and each SLIT row has a distance per node, 10 to itself and more to
+/// the others.
+fn check_nodes(m: &Machine, c: &mut Checker) {
+    if m.nodes.is_empty() {
+        return;
+    }
+    let n = m.nodes.len();
+    if n > MAX_NODES {
+        c.err(
+            "machine.node",
+            format!("at most {MAX_NODES} nodes, got {n}"),
+        );
+        return;
+    }
+    let total: u64 = m.nodes.iter().map(|d| d.memory.0).sum();
+    if total != m.memory.0 {
+        c.err(
+            "machine.node",
+            format!(
+                "the nodes' memory adds up to {}, but machine.memory is {}",
+                sz(Bytes(total)),
+                sz(m.memory)
+            ),
+        );
+    }
+    let mut owner: Vec<Option<usize>> = vec![None; m.nr_cpus as usize];
+    for (i, node) in m.nodes.iter().enumerate() {
+        let k = |f: &str| format!("machine.node[{i}].{f}");
+        if node.memory.0 % NODE_ALIGN != 0 {
+            c.err(
+                k("memory"),
+                format!("must be a multiple of 4M, got {}", sz(node.memory)),
+            );
+        }
+        if node.memory.0 == 0 && node.cpus.is_empty() {
+            c.err(k("memory"), "a node needs memory or CPUs");
+        }
+        for &cpu in &node.cpus {
+            match owner.get_mut(cpu as usize) {
+                None => c.err(
+                    k("cpus"),
+                    format!("CPU {cpu} is not below machine.nr_cpus ({})", m.nr_cpus),
+                ),
+                Some(Some(j)) => c.err(
+                    k("cpus"),
+                    format!("CPU {cpu} is already on machine.node[{j}]"),
+                ),
+                Some(o) => *o = Some(i),
+            }
+        }
+        if let Some(d) = &node.distance {
+            if d.len() != n {
+                c.err(
+                    k("distance"),
+                    format!("needs a distance to each of the {n} nodes, got {}", d.len()),
+                );
+                continue;
+            }
+            for (j, &dist) in d.iter().enumerate() {
+                if j == i && dist != crate::mm::LOCAL_DISTANCE {
+                    c.err(
+                        k("distance"),
+                        format!("a node's distance to itself is 10, got {dist} at [{j}]"),
+                    );
+                } else if j != i && !(crate::mm::LOCAL_DISTANCE + 1..=MAX_DISTANCE).contains(&dist)
+                {
+                    c.err(
+                        k("distance"),
+                        format!("distance to node {j} must be in 11..=254, got {dist}"),
+                    );
+                }
+            }
+        }
+    }
+    if let Some(cpu) = owner.iter().position(Option::is_none) {
+        c.err(
+            "machine.node",
+            format!("CPU {cpu} (machine.nr_cpus is {}) is on no node", m.nr_cpus),
+        );
+    }
+    if m.nodes[0].memory.0 == 0 {
+        c.err(
+            "machine.node[0].memory",
+            "node 0 holds the low memory: must be > 0",
+        );
+    }
+    // Reclaim, kswapd and the LRUs are still one node's (issue 38): an allocation
+    // could spill to a node nothing reclaims.
+    if n > 1 {
+        c.err(
+            "machine.node",
+            format!(
+                "{n} nodes: this build allocates across nodes but reclaims one node \
+                 only (per-node kswapd and LRUs are not built yet), so it simulates \
+                 one node; give one [[machine.node]] or none"
+            ),
+        );
+    }
+}
+
 fn check_machine(m: &Machine, c: &mut Checker) {
     if m.memory.0 < MIN_MEMORY {
         c.err(
@@ -820,6 +929,7 @@ fn check_machine(m: &Machine, c: &mut Checker) {
         );
     }
     c.range("machine.nr_cpus", m.nr_cpus, 1, 1024);
+    check_nodes(m, c);
     if let Some(d) = m.dma32.filter(|d| *d > m.memory) {
         c.err(
             "machine.dma32",
@@ -1345,6 +1455,58 @@ pub fn check_phases(
 /// The most tasks one workload's processes may have together.
 const MAX_PROCESS_TASKS: u64 = 4096;
 
+/// A memory policy names nodes the machine has: preferred one, bind and the
+/// interleaves at least one; weights only for weighted-interleave, one per node.
+fn check_mempolicy(p: &MempolicyCfg, nr_nodes: usize, key: &str, c: &mut Checker) {
+    let k = |f: &str| format!("{key}.{f}");
+    let mut seen = vec![false; nr_nodes];
+    for &nid in &p.nodes {
+        match seen.get_mut(nid as usize) {
+            None => c.err(
+                k("nodes"),
+                format!("node {nid} does not exist (the machine has {nr_nodes})"),
+            ),
+            Some(true) => c.err(k("nodes"), format!("node {nid} is named twice")),
+            Some(s) => *s = true,
+        }
+    }
+    match p.mode {
+        MempolicyMode::Default | MempolicyMode::Local => {
+            if !p.nodes.is_empty() {
+                c.err(k("nodes"), "not allowed with mode \"default\" or \"local\"");
+            }
+        }
+        MempolicyMode::Preferred => {
+            if p.nodes.len() != 1 {
+                c.err(k("nodes"), "mode \"preferred\" takes one node");
+            }
+        }
+        MempolicyMode::Bind | MempolicyMode::Interleave | MempolicyMode::WeightedInterleave => {
+            if p.nodes.is_empty() {
+                c.err(k("nodes"), "needs at least one node");
+            }
+        }
+    }
+    if !p.weights.is_empty() {
+        if p.mode != MempolicyMode::WeightedInterleave {
+            c.err(k("weights"), "only with mode \"weighted-interleave\"");
+        } else if p.weights.len() != nr_nodes {
+            c.err(
+                k("weights"),
+                format!(
+                    "needs a weight per node ({nr_nodes}), got {}",
+                    p.weights.len()
+                ),
+            );
+        } else if let Some(w) = p.weights.iter().find(|w| !(1..=255).contains(*w)) {
+            c.err(
+                k("weights"),
+                format!("each weight must be in 1..=255, got {w}"),
+            );
+        }
+    }
+}
+
 fn check_workloads(sc: &Scenario, c: &mut Checker) {
     if sc.workloads.is_empty() {
         c.err("workload", "at least one [[workload]] is required");
@@ -1367,6 +1529,9 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
             names.insert(&w.name, i);
         }
         c.range(k("threads"), w.threads, 1, 1024);
+        if let Some(p) = &w.mempolicy {
+            check_mempolicy(p, sc.machine.nodes.len().max(1), &k("mempolicy"), c);
+        }
         if let Some(n) = w.processes {
             c.range(k("processes"), n, 1, 1024);
             if w.ops.is_some_and(|ops| ops < n as u64) {
