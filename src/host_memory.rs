@@ -385,13 +385,77 @@ fn mem_available(meminfo: &str) -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// Refuses a run whose estimate exceeds the host's available memory (an unknown
-/// amount lets it run).
-pub fn check(sc: &Scenario) -> Result<(), TooBig> {
+/// A run whose frame table would not fit in the process's address-space limit
+/// (`ulimit -v`): the table is reserved whole at boot (32 bytes a page of
+/// `machine.memory`), though the host commits only what the run touches.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "this run needs about {} of address space: its frame table takes {} (32 bytes a page \
+     of machine.memory, reserved at boot) and it may touch about {} more; the \
+     address-space limit (ulimit -v) is {}",
+    gib(*.needed_bytes),
+    gib(*.frame_table_bytes),
+    gib(.needed_bytes - .frame_table_bytes),
+    gib(*.limit_bytes)
+)]
+pub struct AddressSpace {
+    pub needed_bytes: u64,
+    pub frame_table_bytes: u64,
+    pub limit_bytes: u64,
+}
+
+/// Why a run does not fit the host.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum HostLimit {
+    #[error(transparent)]
+    Memory(#[from] TooBig),
+    #[error(transparent)]
+    AddressSpace(#[from] AddressSpace),
+}
+
+impl HostLimit {
+    /// The scenario key to blame.
+    pub fn key(&self) -> &str {
+        match self {
+            HostLimit::Memory(t) => &t.key,
+            HostLimit::AddressSpace(_) => "machine.memory",
+        }
+    }
+}
+
+/// The soft RLIMIT_AS in bytes (None: unlimited or unknown).
+fn address_space_limit() -> Option<u64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given and nothing else.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } != 0 || r.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
+    }
+    Some(r.rlim_cur)
+}
+
+/// Refuses a run whose frame table and estimate exceed the address-space limit, or
+/// whose estimate exceeds the host's available memory (an unknown amount lets it run).
+pub fn check(sc: &Scenario) -> Result<(), HostLimit> {
+    let estimate = estimate(sc);
+    if let Some(limit_bytes) = address_space_limit() {
+        let frame_table_bytes = sc.machine.memory.pages() * FRAME_BYTES;
+        let needed_bytes = frame_table_bytes + estimate.total_bytes();
+        if needed_bytes > limit_bytes {
+            return Err(AddressSpace {
+                needed_bytes,
+                frame_table_bytes,
+                limit_bytes,
+            }
+            .into());
+        }
+    }
     let Some(available_bytes) = available_bytes() else {
         return Ok(());
     };
-    let estimate = estimate(sc);
     if estimate.total_bytes() <= available_bytes {
         return Ok(());
     }
@@ -402,7 +466,8 @@ pub fn check(sc: &Scenario) -> Result<(), TooBig> {
         key,
         estimate,
         available_bytes,
-    })
+    }
+    .into())
 }
 
 /// [`check`] for a scenario loaded from `path` with `sets`: the refusal names the
@@ -412,7 +477,7 @@ pub fn check_file(
     path: &std::path::Path,
     sets: &[String],
 ) -> Result<(), crate::scenario::ScenarioError> {
-    check(sc).map_err(|e| crate::scenario::error_at_key(path, sets, &e.key, e.to_string()))
+    check(sc).map_err(|e| crate::scenario::error_at_key(path, sets, e.key(), e.to_string()))
 }
 
 #[cfg(test)]

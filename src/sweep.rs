@@ -207,7 +207,7 @@ pub fn check_host_memory(
         };
         if let Err(e) = crate::host_memory::check(&point) {
             let message = format!("sweep point {}: {e}", p.index);
-            return Err(scenario::error_at_key(path, sets, &e.key, message));
+            return Err(scenario::error_at_key(path, sets, e.key(), message));
         }
     }
     Ok(())

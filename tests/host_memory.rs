@@ -201,6 +201,34 @@ fn a_refusal_caused_by_a_set_flag_names_the_flag() {
     );
 }
 
+/// Under `ulimit -v`, a machine whose frame table (32 bytes a page, reserved whole
+/// at boot) cannot be mapped is refused with the address space it needs, not a
+/// failed allocation: 1 TiB is 2^28 pages, 8.0 GiB of table; 6,000,000 KiB is 5.7 GiB.
+#[test]
+fn a_frame_table_beyond_the_address_space_limit_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "[machine]\nmemory = \"1G\"\n\n[[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"512M\"\n";
+    std::fs::write(dir.path().join("s.toml"), text).unwrap();
+    let out = Command::new("sh")
+        .current_dir(dir.path())
+        .args(["-c", "ulimit -v 6000000 && exec \"$0\" \"$@\"", BIN])
+        .args(["run", "s.toml", "--out", "o", "--set", "machine.memory=1T"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("error: --set machine.memory=1T: machine.memory: this run needs about"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("its frame table takes 8.0 GiB"), "{stderr}");
+    assert!(
+        stderr.contains("the address-space limit (ulimit -v) is 5.7 GiB"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("o").exists());
+}
+
 #[test]
 fn a_sweep_point_bigger_than_the_host_is_refused_before_any_runs() {
     // Point 0 (1 GiB machine): 2.0 GiB of page tables + 3.25 GiB of skip set + 8 MiB of
