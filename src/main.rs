@@ -434,14 +434,32 @@ fn cmd_run(
     if let Err(e) = reclaimsim::host_memory::check_file(&sc, &scenario, &sets) {
         return fail(2, e);
     }
-    if damon_record && reclaimsim::scenario::mm_config::damon_configs(&sc).is_empty() {
-        return fail(
-            2,
-            format!(
-                "--damon-record: {} runs no kdamond (no [[damon.kdamonds]], no [damon_reclaim])",
+    if damon_record {
+        let kdamonds = reclaimsim::scenario::mm_config::damon_configs(&sc);
+        if kdamonds.is_empty() {
+            return fail(
+                2,
+                format!(
+                    "--damon-record: {} runs no kdamond (no [[damon.kdamonds]], no [damon_reclaim])",
+                    scenario.display()
+                ),
+            );
+        }
+        // Configured but off, and no timed action turns one on: the run goes ahead,
+        // but its record will hold no snapshot.
+        let turned_on = sc
+            .actions
+            .iter()
+            .any(|a| a.set.as_deref().is_some_and(|k| k.starts_with("damon")));
+        if !kdamonds.iter().any(|k| k.on) && !turned_on {
+            eprintln!(
+                "warning: --damon-record: no kdamond of {} is on ([damon_reclaim] enabled = \
+                 false, every [[damon.kdamonds]] state \"off\") and no action turns one on: \
+                 damon.data will hold no snapshot (--set damon_reclaim.enabled=true, or a \
+                 kdamond's state = \"on\")",
                 scenario.display()
-            ),
-        );
+            );
+        }
     }
     let out = out.unwrap_or_else(|| {
         PathBuf::from("out").join(

@@ -157,7 +157,7 @@ fn damo_reports_on_a_recorded_masim_stairs_run() {
 }
 
 /// The same run writes the same record, byte for byte; a scenario without a kdamond
-/// is refused before anything runs.
+/// is refused before anything runs; one whose kdamonds are all off is warned.
 #[test]
 fn damon_records_are_deterministic_and_need_a_kdamond() {
     let tmp = tempfile::tempdir().unwrap();
@@ -182,4 +182,30 @@ fn damon_records_are_deterministic_and_need_a_kdamond() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("runs no kdamond"), "{err}");
     assert!(!tmp.path().join("q").join("results.json").exists());
+
+    // DAMON_RECLAIM configured but off, as damon-reclaim.toml ships: the run goes on,
+    // saying on stderr that the record will be empty; turned on, no warning.
+    let damon_reclaim = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/damon-reclaim.toml");
+    let run = |sets: &[&str]| {
+        Command::new(BIN)
+            .arg("run")
+            .arg(&damon_reclaim)
+            .args(["--damon-record", "-q", "--set", "run.duration=1s"])
+            .args(sets.iter().flat_map(|s| ["--set", s]))
+            .arg("--out")
+            .arg(tmp.path().join("d"))
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: --damon-record: no kdamond")
+            && err.contains("damon.data will hold no snapshot"),
+        "{err}"
+    );
+    let out = run(&["damon_reclaim.enabled=true"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
 }
