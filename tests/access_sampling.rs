@@ -111,6 +111,45 @@ fn paced_uniform_accesses_agree() {
     agree(&paced, &["pswpout", "pswpin", "pgscan_kswapd"]);
 }
 
+/// paced.toml swept sequentially (each thread its own cursor) with `write_ratio`.
+fn paced_sequential(write_ratio: &str) -> String {
+    let text = include_str!("../benches/skip/paced.toml")
+        .replace("pattern = \"zipf\"\nskew = 0.9", "pattern = \"sequential\"")
+        .replace("write_ratio = 0.2", &format!("write_ratio = {write_ratio}"));
+    assert!(text.contains("\"sequential\"\nwrite_ratio"));
+    text
+}
+
+/// A paced sweep's skipped accesses pass their slots in closed form and leave each run
+/// as `each` leaves it, byte for byte. Every access a write, the sweep draws nothing.
+/// A fifth writes, the draws differ (a settled page's access draws none), but all they
+/// decide is a PTE's dirty bit, and an anonymous page's decides nothing here: one read
+/// back from swap leaves no copy in the swap cache (`do_swap_page` reads it into a new
+/// page and frees the slot), so its next eviction writes it either way.
+#[test]
+fn paced_sequential_sweeps_skipped_are_each_s_byte_for_byte() {
+    for (write_ratio, seed) in [("1.0", 1), ("1.0", 2), ("0.2", 1), ("0.2", 2)] {
+        let text = paced_sequential(write_ratio);
+        let run = |mode: &str| {
+            let sets = [
+                format!("run.access_sampling=\"{mode}\""),
+                format!("run.seed={seed}"),
+            ];
+            let sets: Vec<&str> = sets.iter().map(|s| s.as_str()).collect();
+            common::run_checked(&text, &sets)
+        };
+        let (each, skip) = (run("each"), run("skip"));
+        let what = format!("write_ratio {write_ratio}, seed {seed}");
+        assert!(each.vmstat["pswpout"] > 1000, "{what}: under pressure");
+        assert_eq!(each.vmstat, skip.vmstat, "{what}");
+        assert_eq!(
+            serde_json::to_value(&each.workloads).unwrap(),
+            serde_json::to_value(&skip.workloads).unwrap(),
+            "{what}"
+        );
+    }
+}
+
 #[test]
 fn back_to_back_hotcold_accesses_agree() {
     // A fifth of the set takes 95 % of the accesses; the cold rest is what reclaim

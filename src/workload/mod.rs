@@ -787,7 +787,7 @@ pub fn run_slice(
             }
             continue;
         }
-        if t.retry.is_none() && t.batch_left == 0 && t.init_left == 0 && paced_hit_run(w, t) {
+        if t.retry.is_none() && t.batch_left == 0 && t.init_left == 0 && paced_hit_run(w, t, mm) {
             if let Some(end) = paced_anon_hits(w, t, mm, &mut clock, slice_end, rep) {
                 break end;
             }
@@ -1015,20 +1015,29 @@ fn fork_process(
 }
 
 /// Whether a thread's operations are single paced accesses of an anon workload whose
-/// sampler draws from the random stream alone: each the loop below would run as an
-/// operation of its own ([`paced_anon_hits`] runs them back to back instead).
-fn paced_hit_run(w: &Workload, t: &Thread) -> bool {
+/// sampler draws from the random stream alone (or, skipping, a sequential sweep): each
+/// the loop below would run as an operation of its own ([`paced_anon_hits`] runs them
+/// back to back instead).
+fn paced_hit_run(w: &Workload, t: &Thread, mm: &Mm) -> bool {
     #[cfg(test)]
     if test_switch::PACED_RUNS_OFF.with(|off| off.get()) {
         return false;
     }
-    matches!(
-        &w.spec,
+    let sampler_ok = match &w.spec {
         Spec::Anon {
             sampler: Sampler::Zipf(_) | Sampler::Uniform { .. },
             ..
-        }
-    ) && w.interval_ns > 0
+        } => true,
+        // Only the skipping loop takes a sweep's runs (see `paced_anon_hits`).
+        Spec::Anon {
+            sampler: Sampler::Sequential { .. },
+            space,
+            ..
+        } => w.skip_sets.is_some() && !mm.spaces[*space as usize].traps(),
+        _ => false,
+    };
+    sampler_ok
+        && w.interval_ns > 0
         && w.think_ns == 0
         && w.batch == 1
         && w.ops_left.is_none()
@@ -1238,6 +1247,18 @@ fn paced_anon_hits(
     );
     let s = &mut mm.spaces[space as usize];
     let skipped = match w.skip_sets.as_mut() {
+        Some(_) if matches!(sampler, Sampler::Sequential { .. }) => {
+            // The sweep's settled runs pass by their slots in closed form; each
+            // other access at its slot, as the loop would issue it.
+            let &Sampler::Sequential { n } = sampler else {
+                unreachable!("matched above")
+            };
+            let mut budget = skip::Budget::Paced(&mut p);
+            let (rng, cursor, state) = (&mut t.rng, &mut t.cursor, &mut t.skip);
+            let miss =
+                skip::sequential(s, write_u32, rng, cursor, state, (space, 0, n), &mut budget);
+            skip::Skipped::Ran(p.hits, miss)
+        }
         Some(sets) if !s.traps() => {
             // Only the accesses that can change something, each at its slot; the
             // slots of those skipped pass by in closed form.

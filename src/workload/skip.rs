@@ -626,27 +626,15 @@ pub fn skip_hit_loop(
 ) -> Skipped {
     let (n, dist) = match sampler {
         Sampler::Sequential { n } => {
-            let per_pmd = PTRS_PER_PTE as u64;
-            // Only whether the sweep writes decides what is settled.
-            let key = Key {
-                space: space_id,
-                base,
-                n: *n,
-                write_u32: write_u32.min(1),
-                dist: [0; 4],
-            };
             if space.hw_table_gens_mut().is_none() {
                 return Skipped::No;
             }
-            if state.seq.as_ref().is_none_or(|s| s.key != key) {
-                let nr_pmds = (base + n).div_ceil(per_pmd) - base / per_pmd;
-                state.seq = Some(Box::new(SeqSettled {
-                    key,
-                    seen: vec![u64::MAX; nr_pmds as usize],
-                }));
-            }
-            let seq = state.seq.as_mut().expect("made above");
-            let (hits, miss) = sequential(space, limit, write_u32, rng, cursor, seq, *n, base);
+            let mut budget = Budget::Count { limit, hits: 0 };
+            let at = (space_id, base, *n);
+            let miss = sequential(space, write_u32, rng, cursor, state, at, &mut budget);
+            let Budget::Count { hits, .. } = budget else {
+                unreachable!("made above")
+            };
             return Skipped::Ran(hits, miss);
         }
         Sampler::Uniform { n } => (*n, Dist::Uniform),
@@ -717,6 +705,20 @@ impl Budget<'_> {
                 true
             }
             Budget::Paced(p) => p.run_hits(g) == g,
+        }
+    }
+
+    /// Up to `g` accesses that change nothing: how many were made before the call
+    /// ended (all `g` if it goes on).
+    #[inline]
+    fn take(&mut self, g: u64) -> u64 {
+        match self {
+            Budget::Count { limit, hits } => {
+                let k = g.min(*limit - *hits);
+                *hits += k;
+                k
+            }
+            Budget::Paced(p) => p.run_hits(g),
         }
     }
 
@@ -921,19 +923,37 @@ fn access(
     Ok(super::hit_entry(entries, pmd_young, vpn, e, write))
 }
 
-/// Sequential sweeps: runs of settled pages are passed over without drawing a write,
-/// eight entries to a test, and page tables `seq` knows settled without a look.
-#[allow(clippy::too_many_arguments)]
-fn sequential(
+/// Sequential sweeps over `[base, base + n)` of space `space_id` with the thread's
+/// `cursor`, as `budget` allows: runs of settled pages are passed over without drawing
+/// a write, eight entries to a test, and page tables the thread's state knows settled
+/// without a look. Returns the first access to a page that is not present (issued,
+/// not a hit), with its write.
+pub(crate) fn sequential(
     space: &mut Space,
-    limit: u64,
     write_u32: u32,
     rng: &mut Pcg64Mcg,
     cursor: &mut u64,
-    seq: &mut SeqSettled,
-    n: u64,
-    base: u64,
-) -> (u64, Option<(u32, bool)>) {
+    state: &mut SkipState,
+    (space_id, base, n): (u32, u64, u64),
+    budget: &mut Budget,
+) -> Option<(u32, bool)> {
+    let per_pmd = PTRS_PER_PTE as u64;
+    // Only whether the sweep writes decides what is settled.
+    let key = Key {
+        space: space_id,
+        base,
+        n,
+        write_u32: write_u32.min(1),
+        dist: [0; 4],
+    };
+    if state.seq.as_ref().is_none_or(|s| s.key != key) {
+        let nr_pmds = (base + n).div_ceil(per_pmd) - base / per_pmd;
+        state.seq = Some(Box::new(SeqSettled {
+            key,
+            seen: vec![u64::MAX; nr_pmds as usize],
+        }));
+    }
+    let seq = state.seq.as_mut().expect("made above");
     let (entries, pmd_young, pmd_gen) = space
         .hw_table_gens_mut()
         .expect("the caller skips trapping spaces");
@@ -942,35 +962,40 @@ fn sequential(
         pte::TYPE_MASK | pte::YOUNG | dirty,
         pte::PRESENT | pte::YOUNG | dirty,
     );
-    let per_pmd = PTRS_PER_PTE as u64;
     let first_pmd = base / per_pmd;
-    let mut hits = 0u64;
-    while hits < limit {
+    while !budget.spent() {
         let o = *cursor;
         let vpn = base + o;
         let pmd = (vpn / per_pmd) as usize;
         let seen = &mut seq.seen[pmd - first_pmd as usize];
-        // Up to the end of this page table, the range or the limit.
+        // Up to the end of this page table or the range.
         let to_end = (per_pmd - vpn % per_pmd).min(n - o);
-        let len = to_end.min(limit - hits);
         if *seen == pmd_gen[pmd] {
-            hits += len;
-            *cursor = if o + len >= n { 0 } else { o + len };
+            let k = budget.take(to_end);
+            *cursor = if o + k >= n { 0 } else { o + k };
+            if k < to_end {
+                return None;
+            }
             continue;
         }
         if pmd_young[pmd] {
-            let run = settled_run(&entries[vpn as usize..(vpn + len) as usize], mask, want);
-            hits += run;
-            *cursor = if o + run >= n { 0 } else { o + run };
-            if run == len {
-                // Every entry of the table in the range seen settled: from its start
-                // (or the range's) to its end (or the range's).
-                let from_start = vpn.is_multiple_of(per_pmd) || o == 0;
-                if from_start && len == to_end {
-                    *seen = pmd_gen[pmd];
-                }
+            let run = settled_run(&entries[vpn as usize..(vpn + to_end) as usize], mask, want);
+            // Every entry of the table in the range seen settled: from its start (or
+            // the range's) to its end (or the range's).
+            if run == to_end && (vpn.is_multiple_of(per_pmd) || o == 0) {
+                *seen = pmd_gen[pmd];
+            }
+            let k = budget.take(run);
+            *cursor = if o + k >= n { 0 } else { o + k };
+            if k < run {
+                return None;
+            }
+            if run == to_end {
                 continue;
             }
+        }
+        if !budget.issue() {
+            return None;
         }
         let o = *cursor;
         *cursor = if o + 1 >= n { 0 } else { o + 1 };
@@ -979,13 +1004,13 @@ fn sequential(
             write_u32 == u32::MAX || (write_u32 != 0 && (rng.next_u64() as u32) < write_u32);
         let e = entries[vpn];
         if !pte::is_present(e) {
-            return (hits, Some((vpn as u32, write)));
+            return Some((vpn as u32, write));
         }
         entries[vpn] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
         crate::mm::mark_pmd_young(pmd_young, vpn as u32);
-        hits += 1;
+        budget.hit();
     }
-    (hits, None)
+    None
 }
 
 /// How many entries from the start of `entries` are settled (`e & mask == want`).
