@@ -572,3 +572,26 @@ fn one_explicit_node_is_the_default_machine() {
         "{e}"
     );
 }
+
+/// Kernel names have dots, and quoting one (`"vm.swappiness" = 30`, as a sysctl is
+/// spelled) makes TOML read a single key with a dot in its name: the error shows the
+/// key quoted, as the file has it, and says to write it unquoted.
+#[test]
+fn a_quoted_dotted_kernel_name_says_to_unquote_it() {
+    let e = err(&edited("vm.swappiness = 60", "\"vm.swappiness\" = 60"), &[]);
+    assert_eq!(
+        (e.line, e.key.as_str()),
+        (7, "kernel.\"vm.swappiness\""),
+        "{e}"
+    );
+    assert!(
+        e.message
+            .contains("write it unquoted (vm.swappiness = ...)")
+            && e.message.contains("key `swappiness` of table `vm`"),
+        "{e}"
+    );
+    let text = format!("{BASE}\n[[cgroup]]\npath = \"a\"\n\"memory.high\" = \"1G\"\n");
+    let e = err(&text, &[]);
+    assert_eq!(e.key, "cgroup[0].\"memory.high\"", "{e}");
+    assert!(e.message.contains("key `high` of table `memory`"), "{e}");
+}

@@ -63,13 +63,25 @@ pub fn parse(key: &str) -> Result<Vec<Seg>, String> {
     Ok(segs)
 }
 
-/// The canonical spelling: `workload[1].size`.
+/// The canonical spelling: `workload[1].size`; a key that is not a bare TOML key (a
+/// quoted `"vm.swappiness"`) in quotes, as the file has it.
 pub fn format(segs: &[Seg]) -> String {
     let mut s = String::new();
     for seg in segs {
         match seg {
-            Seg::Key(k) if s.is_empty() => s.push_str(k),
-            Seg::Key(k) => write!(s, ".{k}").unwrap(),
+            Seg::Key(k) => {
+                if !s.is_empty() {
+                    s.push('.');
+                }
+                let bare = !k.is_empty()
+                    && k.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+                if bare {
+                    s.push_str(k);
+                } else {
+                    write!(s, "{k:?}").unwrap();
+                }
+            }
             Seg::Index(i) => write!(s, "[{i}]").unwrap(),
         }
     }

@@ -298,8 +298,8 @@ fn parse_phase_program(text: &str) -> Result<PhaseProgram, (usize, String, Strin
     let program: PhaseProgram = serde_path_to_error::deserialize(toml::Value::Table(table))
         .map_err(|e| {
             let d = describe(e);
-            let key = keypath::format(&d.segs);
-            (line_of(&key), key, d.message)
+            let line = keypath::find_line(doc.as_table(), text, &d.segs).0;
+            (line, keypath::format(&d.segs), d.message)
         })?;
     if let Some(p) = validate::check_phases(&program.phases, program.repeat, program.repeat_from)
         .into_iter()
@@ -540,10 +540,20 @@ fn describe(e: serde_path_to_error::Error<toml::de::Error>) -> Described {
         unknown = true;
         let (word, names) = quoted.split_first().map_or(("", &[][..]), |(w, n)| (*w, n));
         // serde puts the unknown key in the path (it failed while reading the key).
-        match suggest(word, names) {
-            Some(s) => format!("unknown key (did you mean `{s}`?)"),
-            None if names.is_empty() => "unknown key (this table takes no keys)".to_string(),
-            None => format!("unknown key (expected one of {})", list(names)),
+        let dotted = word.split_once('.').filter(|(t, _)| names.contains(t));
+        match (dotted, suggest(word, names)) {
+            // Kernel names have dots (`vm.swappiness`, `memory.high`): quoted, TOML
+            // reads one key with a dot in its name.
+            (Some((table, rest)), _) => format!(
+                "unknown key: quoted, \"{word}\" is one key named {word}; write it \
+                 unquoted ({word} = ...), which TOML reads as key `{rest}` of table \
+                 `{table}`"
+            ),
+            (None, Some(s)) => format!("unknown key (did you mean `{s}`?)"),
+            (None, None) if names.is_empty() => {
+                "unknown key (this table takes no keys)".to_string()
+            }
+            (None, None) => format!("unknown key (expected one of {})", list(names)),
         }
     } else if msg.starts_with("missing field ") {
         // serde reports it at the parent: name the missing key itself.
