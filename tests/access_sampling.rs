@@ -303,3 +303,44 @@ wmarks_low = 0
     fio_runs(memcg, &[]);
     fio_runs(memcg, &["kernel.lru=\"mglru\""]);
 }
+
+/// masim's page-stride lines are sequential sweeps of their region: skipped, they
+/// pass settled runs without a look and, reading or writing only (nothing drawn), leave
+/// the run exactly as `each` does: results, timeseries and DAMON's aggregated regions
+/// (the trace), with the stairs on a 96 MiB machine with zram, so the regions are
+/// reclaimed and faulted back as they are swept.
+#[test]
+fn masim_page_stride_lines_skipped_are_each_s_byte_for_byte() {
+    use reclaimsim::scenario;
+    use reclaimsim::sim::{RunOptions, Simulation};
+    use reclaimsim::stats::trace::Tracer;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/masim-stairs.toml");
+    let run = |mode: &str| {
+        let sets = [
+            format!("run.access_sampling=\"{mode}\""),
+            "run.duration=25s".to_string(),
+            "machine.memory=96M".to_string(),
+            "machine.swap.type=\"zram\"".to_string(),
+            "machine.swap.size=\"256M\"".to_string(),
+        ];
+        let sc = scenario::load(&path, &sets).unwrap_or_else(|e| panic!("{e}"));
+        let mut sim = Simulation::new(sc);
+        sim.enable_trace(Tracer::parse("damon_aggregated", 1_000_000).unwrap());
+        let opts = RunOptions {
+            check: true,
+            ..Default::default()
+        };
+        reclaimsim::report::run_with_series(sim, opts).unwrap()
+    };
+    let (each, skip) = (run("each"), run("skip"));
+    assert!(each.results.vmstat["pswpout"] > 1000, "under pressure");
+    assert_eq!(each.results.vmstat, skip.results.vmstat);
+    assert_eq!(
+        serde_json::to_value(&each.results.workloads).unwrap(),
+        serde_json::to_value(&skip.results.workloads).unwrap()
+    );
+    assert_eq!(each.series.to_csv(), skip.series.to_csv());
+    let (te, ts) = (each.trace.unwrap(), skip.trace.unwrap());
+    assert!(te.contains("damon_aggregated"));
+    assert_eq!(te, ts);
+}

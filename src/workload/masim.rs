@@ -5,7 +5,7 @@
 
 use super::pattern::Draw;
 use super::{
-    after_hits, ahead_key, fault_in, hit_limit, hit_loop, hit_loop_ahead, resolve_item, Ctx,
+    after_hits, ahead_key, fault_in, hit_limit, hit_loop, hit_loop_ahead, resolve_item, skip, Ctx,
     Picker, Step, Thread, WorkloadStats,
 };
 use crate::mm::memory::FaultResult;
@@ -94,6 +94,7 @@ impl Masim {
             RwMode::ReadOnly => 0,
             RwMode::WriteOnly | RwMode::ReadWrite => u32::MAX,
         };
+        let traps = cx.mm.spaces[space as usize].traps();
         let entries = cx.mm.spaces[space as usize].hw_table_mut();
         let (hits, miss) = if acc.random {
             let pick =
@@ -118,6 +119,33 @@ impl Masim {
                 resolve_item,
                 |_| (),
             )
+        } else if acc.stride == 4096 && cx.skip.is_some() && cx.unpaced && !traps {
+            // A page-sized stride is a sequential sweep of the region's n pages: the
+            // page after k is k + 1, and after the last, 0 (the offset wraps once the
+            // next would pass the region's end). Skipping, its settled runs pass
+            // without a look; reads or writes only, nothing is drawn, so it is `each`
+            // access for access.
+            let s = &mut cx.mm.spaces[space as usize];
+            let n = region_bytes.div_ceil(4096);
+            let offset = &mut t.masim_offsets[t.masim_pattern];
+            let mut cursor = (*offset / 4096 + 1) % n;
+            let mut budget = skip::Budget::Count { limit, hits: 0 };
+            let at = (space, 0, n);
+            let miss = skip::sequential(
+                s,
+                write_u32,
+                &mut t.rng,
+                &mut cursor,
+                &mut t.skip,
+                at,
+                &mut budget,
+            );
+            // The offset of the last page accessed (or issued: a miss).
+            *offset = (cursor + n - 1) % n * 4096;
+            let skip::Budget::Count { hits, .. } = budget else {
+                unreachable!("made above")
+            };
+            (hits, miss)
         } else {
             let offset = &mut t.masim_offsets[t.masim_pattern];
             let stride = acc.stride;
