@@ -124,8 +124,8 @@ fn paced_sequential(write_ratio: &str) -> String {
 /// as `each` leaves it, byte for byte. Every access a write, the sweep draws nothing.
 /// A fifth writes, the draws differ (a settled page's access draws none), but all they
 /// decide is a PTE's dirty bit, and an anonymous page's decides nothing here: one read
-/// back from swap leaves no copy in the swap cache (`do_swap_page` reads it into a new
-/// page and frees the slot), so its next eviction writes it either way.
+/// back from the swap device leaves no copy in the swap cache (`do_swap_page` reads it
+/// into a new page and frees the slot), so its next eviction writes it either way.
 #[test]
 fn paced_sequential_sweeps_skipped_are_each_s_byte_for_byte() {
     for (write_ratio, seed) in [("1.0", 1), ("1.0", 2), ("0.2", 1), ("0.2", 2)] {
