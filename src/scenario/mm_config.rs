@@ -39,7 +39,7 @@ fn node_configs(m: &Machine) -> Vec<crate::mm::NodeConfig> {
                         if j == i {
                             crate::mm::LOCAL_DISTANCE
                         } else {
-                            20
+                            crate::mm::REMOTE_DISTANCE
                         }
                     })
                     .collect()

@@ -129,23 +129,12 @@ impl Masim {
             let n = region_bytes.div_ceil(4096);
             let offset = &mut t.masim_offsets[t.masim_pattern];
             let mut cursor = (*offset / 4096 + 1) % n;
-            let mut budget = skip::Budget::Count { limit, hits: 0 };
-            let at = (space, 0, n);
-            let miss = skip::sequential(
-                s,
-                write_u32,
-                &mut t.rng,
-                &mut cursor,
-                &mut t.skip,
-                at,
-                &mut budget,
-            );
+            let (rng, state) = (&mut t.rng, &mut t.skip);
+            let r =
+                skip::sequential_hits(s, limit, write_u32, rng, &mut cursor, state, (space, 0, n));
             // The offset of the last page accessed (or issued: a miss).
             *offset = (cursor + n - 1) % n * 4096;
-            let skip::Budget::Count { hits, .. } = budget else {
-                unreachable!("made above")
-            };
-            (hits, miss)
+            r
         } else {
             let offset = &mut t.masim_offsets[t.masim_pattern];
             let stride = acc.stride;

@@ -1246,20 +1246,19 @@ fn paced_anon_hits(
         stats_from_ns,
     );
     let s = &mut mm.spaces[space as usize];
-    let skipped = match w.skip_sets.as_mut() {
-        Some(_) if matches!(sampler, Sampler::Sequential { .. }) => {
+    let skipped = match (w.skip_sets.as_mut(), sampler) {
+        // `paced_hit_run` let a sweep through only to this loop, on a space that
+        // does not trap.
+        (Some(_), &Sampler::Sequential { n }) => {
             // The sweep's settled runs pass by their slots in closed form; each
             // other access at its slot, as the loop would issue it.
-            let &Sampler::Sequential { n } = sampler else {
-                unreachable!("matched above")
-            };
             let mut budget = skip::Budget::Paced(&mut p);
             let (rng, cursor, state) = (&mut t.rng, &mut t.cursor, &mut t.skip);
             let miss =
                 skip::sequential(s, write_u32, rng, cursor, state, (space, 0, n), &mut budget);
             skip::Skipped::Ran(p.hits, miss)
         }
-        Some(sets) if !s.traps() => {
+        (Some(sets), _) if !s.traps() => {
             // Only the accesses that can change something, each at its slot; the
             // slots of those skipped pass by in closed form.
             let (n, dist) = match sampler {

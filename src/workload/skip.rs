@@ -629,12 +629,8 @@ pub fn skip_hit_loop(
             if space.hw_table_gens_mut().is_none() {
                 return Skipped::No;
             }
-            let mut budget = Budget::Count { limit, hits: 0 };
             let at = (space_id, base, *n);
-            let miss = sequential(space, write_u32, rng, cursor, state, at, &mut budget);
-            let Budget::Count { hits, .. } = budget else {
-                unreachable!("made above")
-            };
+            let (hits, miss) = sequential_hits(space, limit, write_u32, rng, cursor, state, at);
             return Skipped::Ran(hits, miss);
         }
         Sampler::Uniform { n } => (*n, Dist::Uniform),
@@ -999,18 +995,31 @@ pub(crate) fn sequential(
         }
         let o = *cursor;
         *cursor = if o + 1 >= n { 0 } else { o + 1 };
-        let vpn = (base + o) as usize;
-        let write =
-            write_u32 == u32::MAX || (write_u32 != 0 && (rng.next_u64() as u32) < write_u32);
-        let e = entries[vpn];
-        if !pte::is_present(e) {
-            return Some((vpn as u32, write));
+        if let Err(miss) = access(base + o, write_u32, rng, entries, pmd_young) {
+            return Some(miss);
         }
-        entries[vpn] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
-        crate::mm::mark_pmd_young(pmd_young, vpn as u32);
         budget.hit();
     }
     None
+}
+
+/// [`sequential`] for up to `limit` back-to-back accesses: the hits, and the missing
+/// page that stopped them.
+pub(crate) fn sequential_hits(
+    space: &mut Space,
+    limit: u64,
+    write_u32: u32,
+    rng: &mut Pcg64Mcg,
+    cursor: &mut u64,
+    state: &mut SkipState,
+    at: (u32, u64, u64),
+) -> (u64, Option<(u32, bool)>) {
+    let mut budget = Budget::Count { limit, hits: 0 };
+    let miss = sequential(space, write_u32, rng, cursor, state, at, &mut budget);
+    let Budget::Count { hits, .. } = budget else {
+        unreachable!("made above")
+    };
+    (hits, miss)
 }
 
 /// How many entries from the start of `entries` are settled (`e & mask == want`).

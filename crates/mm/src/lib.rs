@@ -236,6 +236,8 @@ pub struct NodeConfig {
 
 /// `LOCAL_DISTANCE`: a node's distance to itself in the SLIT.
 pub const LOCAL_DISTANCE: u32 = 10;
+/// `REMOTE_DISTANCE`: another node's, when firmware gives no SLIT.
+pub const REMOTE_DISTANCE: u32 = 20;
 
 /// A process the model runs (one per workload).
 #[derive(Debug, Clone, Default)]

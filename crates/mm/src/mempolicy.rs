@@ -82,10 +82,15 @@ fn interleave_nid(mask: Nodemask, ilx: u64) -> Option<usize> {
     Some(m.trailing_zeros() as usize)
 }
 
+/// `get_il_weight`: node `n`'s weight (1 where none is set).
+fn il_weight(weights: &[u8], n: usize) -> u8 {
+    weights.get(n).copied().unwrap_or(1).max(1)
+}
+
 /// `weighted_interleave_nid`: the node whose share of the weights' cycle holds
 /// `ilx mod total weight`, nodes in order.
 fn weighted_interleave_nid(mask: Nodemask, weights: &[u8], ilx: u64) -> Option<usize> {
-    let weight = |n: usize| u64::from(weights.get(n).copied().unwrap_or(1).max(1));
+    let weight = |n: usize| u64::from(il_weight(weights, n));
     let total: u64 = (0..Nodemask::BITS as usize)
         .filter(|&n| mask >> n & 1 == 1)
         .map(weight)
@@ -147,7 +152,7 @@ impl Mm {
                         if il.weight == 0 || *nodes >> il.prev & 1 == 0 {
                             if let Some(n) = next_node_in(il.prev, *nodes) {
                                 il.prev = n;
-                                il.weight = weights.get(n).copied().unwrap_or(1).max(1);
+                                il.weight = il_weight(weights, n);
                             }
                         }
                         il.weight = il.weight.saturating_sub(1);

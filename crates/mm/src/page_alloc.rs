@@ -999,20 +999,21 @@ impl Mm {
     /// machines of several nodes only: a one-node machine's results have no NUMA
     /// counters.
     fn zone_statistics(&mut self, preferred: usize, zi: usize) {
-        let (node, preferred_node) = (self.zones[zi].node, self.zones[preferred].node);
+        let node = self.zones[zi].node;
+        let hit = node == self.zones[preferred].node;
         let local = node == self.numa_node_id();
         let s = &mut self.numa_stats[zi];
-        if node == preferred_node {
-            s.numa_hit += 1;
+        *if hit {
+            &mut s.numa_hit
         } else {
-            s.numa_miss += 1;
-        }
-        if local {
-            s.local_node += 1;
+            &mut s.numa_miss
+        } += 1;
+        *if local {
+            &mut s.local_node
         } else {
-            s.other_node += 1;
-        }
-        if node != preferred_node {
+            &mut s.other_node
+        } += 1;
+        if !hit {
             self.numa_stats[preferred].numa_foreign += 1;
         }
     }

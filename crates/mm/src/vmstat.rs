@@ -8,7 +8,6 @@ use super::zone::*;
 use super::Mm;
 use std::fmt::Write;
 
-/// `struct contig_page_info`: a zone's free memory as seen by a request of one order.
 /// A zone's NUMA allocation counters (`enum numa_stat_item`), which /proc/vmstat sums
 /// over the zones and /sys/devices/system/node/nodeN/numastat over a node's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -26,6 +25,7 @@ pub struct NumaStats {
     pub interleave_hit: u64,
 }
 
+/// `struct contig_page_info`: a zone's free memory as seen by a request of one order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ContigPageInfo {
     pub free_pages: u64,
