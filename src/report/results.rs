@@ -31,7 +31,14 @@ pub struct Results {
     /// The system's memory footprint, as /proc/meminfo shows it.
     #[serde(default)]
     pub memory: MemoryResult,
+    /// Per zone, by name (`Normal`); on a machine of several nodes by node and name
+    /// (`node1/Normal`), as /proc/zoneinfo's `Node 1, zone Normal`.
     pub zones: BTreeMap<String, ZoneResult>,
+    /// Per node (`node0`, `node1`, ...) on a machine of several nodes:
+    /// /sys/devices/system/node/nodeN/vmstat and numastat, and its kswapd. Empty (and
+    /// absent from results.json) on one node.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub nodes: BTreeMap<String, NodeResult>,
     /// Per cgroup (memory.current, memory.stat, memory.events); empty until memcg lands.
     pub cgroups: BTreeMap<String, serde_json::Value>,
     /// Reclaim throttling: per reason (VMSCAN_THROTTLE_*) or legacy sleep
@@ -135,15 +142,19 @@ pub struct TaskResult {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ReclaimResult {
+    /// CPU time of the kswapds, summed over the nodes.
     pub kswapd_cpu_ns: u64,
     pub direct_reclaim_cpu_ns: u64,
+    /// The kswapds' wake-ups, summed over the nodes.
     pub kswapd_wakeups: u64,
+    /// `kswapd_failures` at the end: the highest of the nodes'.
     pub kswapd_failures: u32,
     /// Time kswapd spent awake: from a wake-up to its next nap or sleep (running, or
-    /// blocked inside reclaim).
+    /// blocked inside reclaim), summed over the nodes.
     #[serde(default)]
     pub kswapd_awake_ns: u64,
-    /// Time kcompactd spent awake (its runs: compaction and the proactive checks).
+    /// Time kcompactd spent awake (its runs: compaction and the proactive checks),
+    /// summed over the nodes.
     #[serde(default)]
     pub kcompactd_awake_ns: u64,
     /// kcompactd's wake-ups with work (`compact_daemon_wake`).
@@ -202,6 +213,23 @@ pub struct SwapResult {
     pub orig_data_size: u64,
     pub compr_data_size: u64,
     pub mem_used_total: u64,
+}
+
+/// One node of a machine of several.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NodeResult {
+    /// Its pages (the zones' managed pages, MemTotal of nodeN/meminfo).
+    pub managed: u64,
+    /// nodeN/vmstat's state counters at the end of the run: nr_free_pages, the LRU
+    /// lists (nr_inactive_anon ... nr_unevictable), nr_mlock.
+    pub vmstat: BTreeMap<String, u64>,
+    /// nodeN/numastat: numa_hit, numa_miss, numa_foreign, interleave_hit,
+    /// local_node, other_node (summed over its zones).
+    pub numastat: BTreeMap<String, u64>,
+    /// Its kswapd: CPU time, wake-ups, `kswapd_failures` at the end.
+    pub kswapd_cpu_ns: u64,
+    pub kswapd_wakeups: u64,
+    pub kswapd_failures: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -311,6 +339,59 @@ fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
 
+/// numastat's counters summed over `stats` (zones).
+fn numastat(stats: &[crate::mm::vmstat::NumaStats]) -> BTreeMap<String, u64> {
+    let sum = |f: fn(&crate::mm::vmstat::NumaStats) -> u64| stats.iter().map(f).sum::<u64>();
+    [
+        ("numa_hit", sum(|s| s.numa_hit)),
+        ("numa_miss", sum(|s| s.numa_miss)),
+        ("numa_foreign", sum(|s| s.numa_foreign)),
+        ("interleave_hit", sum(|s| s.interleave_hit)),
+        ("local_node", sum(|s| s.local_node)),
+        ("other_node", sum(|s| s.other_node)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// Each node's results on a machine of several (none on one).
+fn node_results(mm: &crate::mm::Mm, kswapd_cpu_ns: &[u64]) -> BTreeMap<String, NodeResult> {
+    if mm.nr_nodes() == 1 {
+        return BTreeMap::new();
+    }
+    (0..mm.nr_nodes())
+        .map(|nid| {
+            let zones = mm.node_zones(nid);
+            let mut vmstat = BTreeMap::new();
+            vmstat.insert("nr_free_pages".to_string(), mm.node_free_pages(nid));
+            for (name, l) in [
+                ("nr_inactive_anon", lru::INACTIVE_ANON),
+                ("nr_active_anon", lru::ACTIVE_ANON),
+                ("nr_inactive_file", lru::INACTIVE_FILE),
+                ("nr_active_file", lru::ACTIVE_FILE),
+                ("nr_unevictable", lru::UNEVICTABLE),
+            ] {
+                vmstat.insert(name.to_string(), mm.node_lru_pages(nid, l));
+            }
+            let mlock = mm.zones[zones.clone()].iter().map(|z| z.nr_mlock).sum();
+            vmstat.insert("nr_mlock".to_string(), mlock);
+            let k = &mm.kswapd[nid];
+            (
+                format!("node{nid}"),
+                NodeResult {
+                    managed: mm.node_managed_pages(nid),
+                    vmstat,
+                    numastat: numastat(&mm.numa_stats[zones]),
+                    kswapd_cpu_ns: kswapd_cpu_ns[nid],
+                    kswapd_wakeups: k.wakeups,
+                    kswapd_failures: k.failures,
+                },
+            )
+        })
+        .collect()
+}
+
 impl Results {
     pub fn collect(sim: &Simulation) -> Results {
         let mm = &sim.mm;
@@ -328,9 +409,15 @@ impl Results {
             ("nr_unevictable", lru::UNEVICTABLE),
         ];
         for (name, l) in lru_state {
-            vmstat.insert(name.into(), mm.node_lru_pages(l));
+            vmstat.insert(name.into(), mm.global_lru_pages(l));
         }
         vmstat.insert("nr_mlock".into(), mm.nr_mlock());
+        // A NUMA kernel's /proc/vmstat also has the allocation counters.
+        if mm.nr_nodes() > 1 {
+            for (name, n) in numastat(&mm.numa_stats) {
+                vmstat.insert(name, n);
+            }
+        }
         vmstat.insert("nr_free_pages".into(), mm.nr_free_pages());
         vmstat.insert("nr_slab_reclaimable".into(), mm.slab_pages[1]);
         vmstat.insert("nr_slab_unreclaimable".into(), mm.slab_pages[0]);
@@ -339,7 +426,7 @@ impl Results {
         vmstat.insert("nr_kernel_stack".into(), mm.nr_kernel_stack_pages() * 4);
         vmstat.insert(
             "nr_file_pages".into(),
-            mm.node_lru_pages(lru::INACTIVE_FILE) + mm.node_lru_pages(lru::ACTIVE_FILE),
+            mm.global_lru_pages(lru::INACTIVE_FILE) + mm.global_lru_pages(lru::ACTIVE_FILE),
         );
         vmstat.insert("nr_dirty".into(), mm.wb.nr_dirty);
         vmstat.insert("nr_writeback".into(), mm.wb.nr_writeback);
@@ -446,9 +533,11 @@ impl Results {
 
         let mut tasks = BTreeMap::new();
         let mut kswapd_cpu_ns = 0;
+        let mut node_kswapd_cpu_ns = vec![0; mm.nr_nodes()];
         for t in &sim.tasks {
-            if t.kind == TaskKind::Kswapd {
-                kswapd_cpu_ns = t.system_ns;
+            if let TaskKind::Kswapd(nid) = t.kind {
+                kswapd_cpu_ns += t.system_ns;
+                node_kswapd_cpu_ns[nid] += t.system_ns;
             }
             let thread = match t.kind {
                 TaskKind::Worker { thread, .. } => Some(sim.thread(thread)),
@@ -501,13 +590,19 @@ impl Results {
                 .then(|| mm.pcp.get(zi))
                 .flatten()
         };
+        let numa = mm.nr_nodes() > 1;
+        let zone_id = |z: &crate::mm::zone::Zone| z.node * crate::mm::zone::MAX_NR_ZONES + z.idx;
         let zones = mm
             .zones
             .iter()
             .filter(|z| z.is_managed())
             .map(|z| {
                 (
-                    z.name().to_string(),
+                    if numa {
+                        format!("node{}/{}", z.node, z.name())
+                    } else {
+                        z.name().to_string()
+                    },
                     ZoneResult {
                         managed: z.managed_pages,
                         free: z.nr_free_pages,
@@ -515,10 +610,10 @@ impl Results {
                         low: z.watermark[1],
                         high: z.watermark[2],
                         protection: z.lowmem_reserve.to_vec(),
-                        pcp_count: mm.pcp_pages(z.idx),
-                        pcp_batch: pageset(z.idx).map_or(0, |p| p.batch.into()),
-                        pcp_high_min: pageset(z.idx).map_or(0, |p| p.high_min.into()),
-                        pcp_high_max: pageset(z.idx).map_or(0, |p| p.high_max.into()),
+                        pcp_count: mm.pcp_pages(zone_id(z)),
+                        pcp_batch: pageset(zone_id(z)).map_or(0, |p| p.batch.into()),
+                        pcp_high_min: pageset(zone_id(z)).map_or(0, |p| p.high_min.into()),
+                        pcp_high_max: pageset(zone_id(z)).map_or(0, |p| p.high_max.into()),
                     },
                 )
             })
@@ -618,8 +713,8 @@ impl Results {
             reclaim: ReclaimResult {
                 kswapd_cpu_ns,
                 direct_reclaim_cpu_ns: mm.direct_reclaim_ns,
-                kswapd_wakeups: mm.kswapd.wakeups,
-                kswapd_failures: mm.kswapd.failures,
+                kswapd_wakeups: mm.kswapd.iter().map(|k| k.wakeups).sum(),
+                kswapd_failures: mm.kswapd.iter().map(|k| k.failures).max().unwrap_or(0),
                 kswapd_awake_ns: sim.kswapd_awake_ns(),
                 kcompactd_awake_ns: sim.kcompactd_awake_ns,
                 kcompactd_wakeups: mm.vmstat.get(crate::stats::vmstat::Ev::CompactDaemonWake),
@@ -637,6 +732,7 @@ impl Results {
                 }
             },
             zones,
+            nodes: node_results(mm, &node_kswapd_cpu_ns),
             cgroups,
             reclaim_throttle: mm
                 .reclaim_wait

@@ -900,18 +900,6 @@ fn check_nodes(m: &Machine, c: &mut Checker) {
             "node 0 holds the low memory: must be > 0",
         );
     }
-    // Reclaim, kswapd and the LRUs are still one node's (issue 38): an allocation
-    // could spill to a node nothing reclaims.
-    if n > 1 {
-        c.err(
-            "machine.node",
-            format!(
-                "{n} nodes: this build allocates across nodes but reclaims one node \
-                 only (per-node kswapd and LRUs are not built yet), so it simulates \
-                 one node; give one [[machine.node]] or none"
-            ),
-        );
-    }
 }
 
 fn check_machine(m: &Machine, c: &mut Checker) {
@@ -2059,7 +2047,10 @@ fn check_actions(sc: &Scenario, c: &mut Checker) {
                         "expected the commands as a string, e.g. \"+ 1 0 7\"",
                     ),
                     Some(text) => {
-                        if let Err(e) = crate::mm::lru_gen::parse_lru_gen_cmds(text, nr_memcgs) {
+                        let nr_nodes = sc.machine.nodes.len().max(1);
+                        if let Err(e) =
+                            crate::mm::lru_gen::parse_lru_gen_cmds(text, nr_memcgs, nr_nodes)
+                        {
                             c.err(format!("action[{i}].value"), e);
                         }
                     }

@@ -26,11 +26,13 @@ pub enum TaskKind {
         workload: usize,
         thread: usize,
     },
-    Kswapd,
+    /// kswapdN: node N's.
+    Kswapd(usize),
     Flusher,
     /// `kdamond.N`: DAMON's thread for `Mm::damon.kdamonds[N]`.
     Kdamond(usize),
-    Kcompactd,
+    /// kcompactdN: node N's.
+    Kcompactd(usize),
 }
 
 #[derive(Debug)]
@@ -163,11 +165,14 @@ pub struct Simulation {
     pressure: Vec<Pressure>,
     series: TimeSeries,
     io_poll_at: Option<u64>,
-    kswapd_task: usize,
-    kcompactd_task: usize,
-    /// kswapd awake (in balance_pgdat, running or blocked in it) since this time.
-    kswapd_awake_since: Option<u64>,
-    /// Time kswapd and kcompactd spent awake, for results.
+    /// Each node's kswapd and kcompactd task.
+    kswapd_task: Vec<usize>,
+    kcompactd_task: Vec<usize>,
+    /// Each node's kswapd awake (in balance_pgdat, running or blocked in it) since
+    /// this time.
+    kswapd_awake_since: Vec<Option<u64>>,
+    /// Time the kswapds and kcompactds spent awake (summed over the nodes), for
+    /// results.
     pub kswapd_awake_ns: u64,
     pub kcompactd_awake_ns: u64,
     flusher_task: usize,
@@ -292,22 +297,38 @@ impl Simulation {
             user_ns: 0,
             system_ns: 0,
         };
-        tasks.push(kernel_task("kswapd0", TaskKind::Kswapd));
-        let kswapd_task = tasks.len() - 1;
+        // Node 0's threads and the flusher first (a machine of one node has had
+        // these three tasks in this order), then the other nodes' threads.
+        let nr_nodes = mm.nr_nodes();
+        let mut kswapd_task = vec![0; nr_nodes];
+        let mut kcompactd_task = vec![0; nr_nodes];
+        tasks.push(kernel_task("kswapd0", TaskKind::Kswapd(0)));
+        kswapd_task[0] = tasks.len() - 1;
         tasks.push(kernel_task("flusher", TaskKind::Flusher));
         let flusher_task = tasks.len() - 1;
-        tasks.push(kernel_task("kcompactd0", TaskKind::Kcompactd));
-        let kcompactd_task = tasks.len() - 1;
-        // Its first proactive check (none without proactive compaction).
+        tasks.push(kernel_task("kcompactd0", TaskKind::Kcompactd(0)));
+        kcompactd_task[0] = tasks.len() - 1;
+        for nid in 1..nr_nodes {
+            tasks.push(kernel_task(&format!("kswapd{nid}"), TaskKind::Kswapd(nid)));
+            kswapd_task[nid] = tasks.len() - 1;
+            tasks.push(kernel_task(
+                &format!("kcompactd{nid}"),
+                TaskKind::Kcompactd(nid),
+            ));
+            kcompactd_task[nid] = tasks.len() - 1;
+        }
+        // Their first proactive checks (none without proactive compaction).
         if let Some(at) = mm.kcompactd_first_timer() {
-            tasks[kcompactd_task].pending = Some((at, true));
-            queue.push(
-                at,
-                Event::Ready {
-                    task: kcompactd_task as u32,
-                    gen: 0,
-                },
-            );
+            for &task in &kcompactd_task {
+                tasks[task].pending = Some((at, true));
+                queue.push(
+                    at,
+                    Event::Ready {
+                        task: task as u32,
+                        gen: 0,
+                    },
+                );
+            }
         }
         // The flusher's periodic wake-up.
         let first_flush = mm.cfg.dirty_writeback_interval_ns;
@@ -382,7 +403,7 @@ impl Simulation {
             io_poll_at: None,
             kswapd_task,
             kcompactd_task,
-            kswapd_awake_since: None,
+            kswapd_awake_since: vec![None; nr_nodes],
             kswapd_awake_ns: 0,
             kcompactd_awake_ns: 0,
             flusher_task,
@@ -670,8 +691,12 @@ impl Simulation {
             }
             _ if a.debugfs.is_some() => {
                 let text = value.as_str().unwrap_or_default();
-                let cmds = crate::mm::lru_gen::parse_lru_gen_cmds(text, self.mm.lruvecs.len())
-                    .map_err(err)?;
+                let cmds = crate::mm::lru_gen::parse_lru_gen_cmds(
+                    text,
+                    self.mm.memcg.cgs.len(),
+                    self.mm.nr_nodes(),
+                )
+                .map_err(err)?;
                 self.mm.now = t;
                 self.mm.cpu_ns = 0;
                 let outcome = self.mm.lru_gen_seq_write(&cmds);
@@ -773,8 +798,8 @@ impl Simulation {
     fn handle_out(&mut self) {
         for o in std::mem::take(&mut self.mm.out) {
             match o {
-                Out::WakeKswapd { at } => self.wake(self.kswapd_task, at),
-                Out::WakeKcompactd { at } => self.wake(self.kcompactd_task, at),
+                Out::WakeKswapd { nid, at } => self.wake(self.kswapd_task[nid], at),
+                Out::WakeKcompactd { nid, at } => self.wake(self.kcompactd_task[nid], at),
                 Out::WakeFlusher { at } => self.wake(self.flusher_task, at),
                 Out::WakeKdamond { k, at } => self.wake(self.kdamond_tasks[k], at),
                 Out::TlbShootdown { cpus, ns, .. } => {
@@ -911,14 +936,14 @@ impl Simulation {
             TaskKind::Worker { workload, thread } => {
                 self.run_worker(task, workload, thread, cpu, start, slice)
             }
-            TaskKind::Kswapd => {
-                self.mm.enter_kthread(Current::Kswapd, start);
+            TaskKind::Kswapd(nid) => {
+                self.mm.enter_kthread(Current::Kswapd(nid), start);
                 let next = self.mm.kswapd_run(slice);
                 let end = start + self.mm.cpu_ns;
-                let since = *self.kswapd_awake_since.get_or_insert(start);
+                let since = *self.kswapd_awake_since[nid].get_or_insert(start);
                 if matches!(next, KswapdNext::NapUntil(_) | KswapdNext::Sleep) {
                     self.kswapd_awake_ns += end - since;
-                    self.kswapd_awake_since = None;
+                    self.kswapd_awake_since[nid] = None;
                 }
                 self.tasks[task].system_ns += self.mm.cpu_ns;
                 self.psi.interval(start, end, cpu, 0, PsiDelta::STALL_RUN);
@@ -947,8 +972,8 @@ impl Simulation {
                 }
                 end
             }
-            TaskKind::Kcompactd => {
-                self.mm.enter_kthread(Current::Kcompactd, start);
+            TaskKind::Kcompactd(nid) => {
+                self.mm.enter_kthread(Current::Kcompactd(nid), start);
                 let next = self.mm.kcompactd_run();
                 // Even a look at the scores takes time.
                 let end = start + self.mm.cpu_ns.max(1);
@@ -1009,7 +1034,7 @@ impl Simulation {
         self.mm.current = Current::Task(task);
         self.mm.current_workload = Some(wi);
         // lru_gen_use_mm at context switch: its mm ran since MGLRU last walked it.
-        self.mm.mm_ran[wi] = true;
+        self.mm.mm_ran[wi] = !0;
         self.mm.mm_cpumask_set(wi, cpu);
         let mut rep = SliceReport::default();
         let was_forked = self.workloads[wi].forked_at.is_some();
@@ -1249,12 +1274,16 @@ impl Simulation {
 
     /// /proc/pressure/memory (`memcg` 0) or a cgroup's memory.pressure, as read at the
     /// end of the run.
-    /// kswapd's time awake up to `now` (a balance_pgdat still going counts to now).
+    /// The kswapds' time awake up to `now` (a balance_pgdat still going counts to
+    /// now), summed over the nodes.
     pub fn kswapd_awake_ns(&self) -> u64 {
         self.kswapd_awake_ns
             + self
                 .kswapd_awake_since
-                .map_or(0, |t| self.now.saturating_sub(t))
+                .iter()
+                .flatten()
+                .map(|&t| self.now.saturating_sub(t))
+                .sum::<u64>()
     }
 
     pub fn pressure(&self, memcg: usize) -> Pressure {
@@ -1331,7 +1360,7 @@ mod tests {
         });
         sim.handle_out();
         assert_eq!(sim.irq_debt_ns, [0, 700]);
-        let kswapd = sim.kswapd_task;
+        let kswapd = sim.kswapd_task[0];
         let before = sim.tasks[kswapd].system_ns;
         sim.run_on(1, kswapd);
         assert_eq!(sim.irq_debt_ns, [0, 0]);

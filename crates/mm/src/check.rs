@@ -153,13 +153,14 @@ impl Mm {
         }
 
         let mut zone_lru = vec![[0u64; lru::NR_LRU_LISTS]; self.zones.len()];
-        let mut t = LruTally::default();
-        for (memcg, v) in self.lruvecs.iter().enumerate() {
+        let mut t = LruTally::new(self.zones.len());
+        for (lv, v) in self.lruvecs.iter().enumerate() {
+            let (memcg, nid) = (self.lruvec_memcg(lv), self.lruvec_pgdat(lv));
             // Pages per compat list and zone from the multi-gen lists (the two
             // youngest generations count as active), checked with the classic ones.
-            let gen_counted = self.check_lru_gen(memcg, &mut claim, &mut t)?;
+            let gen_counted = self.check_lru_gen(lv, &mut claim, &mut t)?;
             for l in 0..lru::NR_LRU_LISTS {
-                // By zone type: the LRU side is still node 0's alone (issue 38).
+                // By zone type within the lruvec's node.
                 let mut per_zone = gen_counted[l];
                 if self.lru_gen_enabled() && l != lru::UNEVICTABLE && !v.lists[l].is_empty() {
                     return Err(format!(
@@ -173,12 +174,18 @@ impl Mm {
                 for pfn in v.lists[l].iter() {
                     let f = &self.frames[pfn as usize];
                     claim(pfn as usize, 2)?;
-                    if f.list as usize != l || !f.test(pg::LRU) || f.memcg as usize != memcg {
+                    if f.list as usize != l
+                        || !f.test(pg::LRU)
+                        || f.memcg as usize != memcg
+                        || self.pfn_to_nid(pfn) != nid
+                    {
                         return Err(format!(
-                            "frame {pfn} on {} has list {} flags {:#x}",
+                            "frame {pfn} on {} of memcg {memcg} node {nid} has list {} flags {:#x} memcg {} node {}",
                             lru::name(l),
                             f.list,
-                            f.flags
+                            f.flags,
+                            f.memcg,
+                            self.pfn_to_nid(pfn)
                         ));
                     }
                     if l != lru::UNEVICTABLE && self.folio_lru_list(pfn) != l {
@@ -206,7 +213,7 @@ impl Mm {
                     }
                     per_zone[f.zone as usize] += 1;
                     len += 1;
-                    t.add(f);
+                    t.add(f, self.page_zone_id(pfn));
                 }
                 if len != v.lists[l].len {
                     return Err(format!(
@@ -235,7 +242,7 @@ impl Mm {
                             v.zone_size[l][zi]
                         ));
                     }
-                    zone_lru[zi][l] += c;
+                    zone_lru[nid * MAX_NR_ZONES + zi][l] += c;
                 }
             }
         }
@@ -259,8 +266,7 @@ impl Mm {
             mlock_mismatch,
         } = t;
         for (zi, z) in self.zones.iter().enumerate() {
-            // By zone type, as the LRU side is still node 0's alone (issue 38).
-            let counted = mlocked.get(zi).copied().unwrap_or(0);
+            let counted = mlocked[zi];
             if z.nr_mlock != counted {
                 return Err(format!(
                     "zone {} NR_MLOCK {} but {counted} PG_mlocked pages",
@@ -787,11 +793,12 @@ impl Mm {
     #[allow(clippy::needless_range_loop)] // generation, type and zone index four arrays
     fn check_lru_gen(
         &self,
-        memcg: usize,
+        lv: usize,
         claim: &mut impl FnMut(usize, u8) -> Result<(), String>,
         tally: &mut LruTally,
     ) -> Result<[[u64; MAX_NR_ZONES]; lru::NR_LRU_LISTS], String> {
-        let g = &self.lruvecs[memcg].lrugen;
+        let (memcg, nid) = (self.lruvec_memcg(lv), self.lruvec_pgdat(lv));
+        let g = &self.lruvecs[lv].lrugen;
         let mut counted = [[0u64; MAX_NR_ZONES]; lru::NR_LRU_LISTS];
         let mut nr_pages = [[[0i64; MAX_NR_ZONES]; 2]; MAX_NR_GENS as usize];
         for t in 0..2 {
@@ -821,6 +828,7 @@ impl Mm {
                             || f.test(pg::ACTIVE)
                             || f.test(pg::UNEVICTABLE)
                             || f.memcg as usize != memcg
+                            || self.pfn_to_nid(pfn) != nid
                             || f.zone as usize != zi
                             || f.is_file_lru() as usize != t;
                         let Some(fgen) = fgen.filter(|_| !bad) else {
@@ -848,7 +856,7 @@ impl Mm {
                             ));
                         }
                         nr_pages[fgen][t][zi] += 1;
-                        tally.add(f);
+                        tally.add(f, self.page_zone_id(pfn));
                         let l = lru::of(t == 1, g.is_active(fgen));
                         counted[l][zi] += 1;
                     }
@@ -872,17 +880,23 @@ impl Mm {
                 g.nr_pages
             ));
         }
-        // The memcg LRU: every memcg on exactly one list, its links and counts agree.
+        // The node's memcg LRU: each of the node's lruvecs on exactly one list, its
+        // links and counts agree.
         if memcg == 0 {
             let mut seen = vec![false; self.lruvecs.len()];
+            let lru = &self.memcg_lru[nid];
             let mut per_gen = [0u64; MEMCG_NR_GENS];
-            for (gen, bins) in self.memcg_lru.fifo.iter().enumerate() {
+            for (gen, bins) in lru.fifo.iter().enumerate() {
                 for (bin, &(first, last)) in bins.iter().enumerate().take(MEMCG_NR_BINS) {
                     let mut prev = None;
                     let mut cur = first;
                     while let Some(m) = cur {
                         let lg = &self.lruvecs[m].lrugen;
-                        if seen[m] || lg.memcg_gen != gen || lg.bin != bin || lg.memcg_prev != prev
+                        if seen[m]
+                            || self.lruvec_pgdat(m) != nid
+                            || lg.memcg_gen != gen
+                            || lg.bin != bin
+                            || lg.memcg_prev != prev
                         {
                             return Err(format!(
                                 "memcg {m} on memcg LRU list {gen}/{bin} twice or with wrong links"
@@ -900,13 +914,15 @@ impl Mm {
                     }
                 }
             }
-            if let Some(m) = seen.iter().position(|&s| !s) {
-                return Err(format!("memcg {m} is on no memcg LRU list"));
+            for m in 0..self.memcg.cgs.len() {
+                if !seen[self.mem_cgroup_lruvec(m, nid)] {
+                    return Err(format!("memcg {m} is on no memcg LRU list of node {nid}"));
+                }
             }
-            if per_gen != self.memcg_lru.nr_memcgs {
+            if per_gen != lru.nr_memcgs {
                 return Err(format!(
                     "memcg LRU nr_memcgs {:?} but the lists hold {per_gen:?}",
-                    self.memcg_lru.nr_memcgs
+                    lru.nr_memcgs
                 ));
             }
         }
@@ -921,16 +937,25 @@ struct LruTally {
     dirty: u64,
     writeback: u64,
     writeback_file: u64,
-    write_pending: [u64; MAX_NR_ZONES],
+    write_pending: Vec<u64>,
     /// PG_mlocked pages per zone (NR_MLOCK), and the pages whose PG_mlocked and
     /// PG_unevictable disagree (the only unevictable pages here are mlocked ones, and
     /// an mlocked page is culled before it is back on a list).
-    mlocked: [u64; MAX_NR_ZONES],
+    mlocked: Vec<u64>,
     mlock_mismatch: u64,
 }
 
 impl LruTally {
-    fn add(&mut self, f: &super::page::Frame) {
+    fn new(nr_zones: usize) -> LruTally {
+        LruTally {
+            write_pending: vec![0; nr_zones],
+            mlocked: vec![0; nr_zones],
+            ..LruTally::default()
+        }
+    }
+
+    /// A page of zone id `zi` on an LRU.
+    fn add(&mut self, f: &super::page::Frame, zi: usize) {
         let dirty_file = f.test(pg::DIRTY) && f.is_file_lru();
         let wb = f.test(pg::WRITEBACK);
         self.pages += 1;
@@ -938,9 +963,9 @@ impl LruTally {
         self.writeback += wb as u64;
         self.writeback_file += (wb && f.is_file_lru()) as u64;
         // NR_FILE_DIRTY + NR_WRITEBACK: a page redirtied under writeback counts in both.
-        self.write_pending[f.zone as usize] += dirty_file as u64 + wb as u64;
+        self.write_pending[zi] += dirty_file as u64 + wb as u64;
         let mlocked = f.test(pg::MLOCKED);
-        self.mlocked[f.zone as usize] += mlocked as u64;
+        self.mlocked[zi] += mlocked as u64;
         self.mlock_mismatch += (mlocked != f.test(pg::UNEVICTABLE)) as u64;
     }
 }

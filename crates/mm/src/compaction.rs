@@ -503,10 +503,10 @@ impl Mm {
         zc.reset_cached_positions();
     }
 
-    /// `reset_isolation_suitable(pgdat)` (kswapd before it sleeps): the zones a direct
-    /// compaction finished scanning.
-    pub fn reset_isolation_suitable_node(&mut self) {
-        for zi in 0..self.zones.len() {
+    /// `reset_isolation_suitable(pgdat)` (kswapd before it sleeps): the zones of node
+    /// `nid` a direct compaction finished scanning.
+    pub fn reset_isolation_suitable_node(&mut self, nid: usize) {
+        for zi in self.node_zones(nid) {
             if self.zones[zi].is_managed() && self.zones[zi].compact.blockskip_flush {
                 self.reset_isolation_suitable(zi);
             }
@@ -551,7 +551,8 @@ impl Mm {
             };
         }
         if cc.proactive_compaction {
-            if matches!(self.kswapd.state, super::kswapd::KswapdState::Running) {
+            let nid = self.zones[zi].node;
+            if matches!(self.kswapd[nid].state, super::kswapd::KswapdState::Running) {
                 return CompactResult::PartialSkipped;
             }
             let score = fragmentation_score_zone(&self.zones[zi]);
@@ -586,7 +587,9 @@ impl Mm {
     /// `too_many_isolated` (compaction's): more pages isolated on the node than half
     /// its LRU pages (an eighth for `__GFP_FS` callers). Counts what reclaimers hold.
     fn compaction_too_many_isolated(&mut self, cc: &CompactControl) -> bool {
-        let mut lru_pages: u64 = (0..lru::UNEVICTABLE).map(|l| self.node_lru_pages(l)).sum();
+        let mut lru_pages: u64 = (0..lru::UNEVICTABLE)
+            .map(|l| self.global_lru_pages(l))
+            .sum();
         if cc.gfp_fs {
             lru_pages >>= 3;
         }
@@ -670,7 +673,8 @@ impl Mm {
     ) -> Option<Pfn> {
         if self.compaction_too_many_isolated(cc) {
             if cc.mode != MigrateMode::Async {
-                self.reclaim_throttle(super::throttle::Sleep::Isolated);
+                let nid = self.zones[cc.zi].node;
+                self.reclaim_throttle(nid, super::throttle::Sleep::Isolated);
             }
             return None;
         }
@@ -959,7 +963,8 @@ impl Mm {
             "order={order} gfp_mask=GFP_KERNEL priority={prio}"
         );
         let mut rc = CompactResult::Skipped;
-        for zi in (0..=gfp.highest_zoneidx).rev() {
+        // The zonelist: the preferred node's zones highest first, then the others'.
+        for zi in self.alloc_zonelist_zones(gfp.highest_zoneidx) {
             if !self.zones[zi].is_managed() {
                 continue;
             }
@@ -1020,11 +1025,11 @@ impl Mm {
     /// The `mm_compaction_defer_template` tracepoints.
     fn trace_defer(&mut self, tp: Tp, zi: usize, order: usize) {
         let d = self.zones[zi].compact.defer;
-        let name = self.zones[zi].name();
+        let (name, node) = (self.zones[zi].name(), self.zones[zi].node);
         trace_event!(
             self,
             tp,
-            "node=0 zone={name:<8} order={order} order_failed={} consider={} limit={}",
+            "node={node} zone={name:<8} order={order} order_failed={} consider={} limit={}",
             d.order_failed,
             d.considered,
             1u32 << d.defer_shift
@@ -1035,13 +1040,16 @@ impl Mm {
     /// if reclaim freed a share of its reclaimable pages (1/order of them).
     pub fn compaction_zonelist_suitable(&self, gfp: super::page_alloc::Gfp, order: usize) -> bool {
         let anon = self.can_reclaim_anon();
-        (0..=gfp.highest_zoneidx).any(|zi| {
-            let z = &self.zones[zi];
-            z.is_managed() && {
-                let available = z.reclaimable_pages(anon) / order.max(1) as u64 + z.nr_free_pages;
-                compaction_suitable_with(z, order, gfp.highest_zoneidx, available)
-            }
-        })
+        self.alloc_zonelist_zones(gfp.highest_zoneidx)
+            .into_iter()
+            .any(|zi| {
+                let z = &self.zones[zi];
+                z.is_managed() && {
+                    let available =
+                        z.reclaimable_pages(anon) / order.max(1) as u64 + z.nr_free_pages;
+                    compaction_suitable_with(z, order, gfp.highest_zoneidx, available)
+                }
+            })
     }
 
     /// `compact_node` (`vm.compact_memory`, a write of 1): every zone, whole, in
@@ -1199,7 +1207,7 @@ mod tests {
             !mm.zones[zi].compact.blockskip_flush,
             "not a direct compaction"
         );
-        mm.reset_isolation_suitable_node();
+        mm.reset_isolation_suitable_node(0);
         assert_eq!(
             mm.zones[zi].compact.nr_skip(),
             marked_blocks,
@@ -1210,7 +1218,7 @@ mod tests {
         assert_eq!(mm.compact_zone(&mut cc), CompactResult::Complete);
         assert!(mm.zones[zi].compact.blockskip_flush);
         mm.check_invariants().unwrap();
-        mm.reset_isolation_suitable_node();
+        mm.reset_isolation_suitable_node(0);
         assert_eq!(mm.zones[zi].compact.nr_skip(), 0);
         assert!(!mm.zones[zi].compact.blockskip_flush);
 

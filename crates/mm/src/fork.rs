@@ -207,7 +207,7 @@ impl Mm {
             mask.fill(0);
         }
         if let Some(ran) = self.mm_ran.get_mut(w) {
-            *ran = false;
+            *ran = 0;
         }
     }
 

@@ -11,7 +11,7 @@ use super::compaction::{
     fragmentation_score_wmark, fragmentation_score_zone, CompactControl, CompactResult,
     MigrateMode, COMPACT_MAX_DEFER_SHIFT,
 };
-use super::zone::WMARK_MIN;
+use super::zone::{MAX_NR_ZONES, WMARK_MIN};
 use super::{Mm, Out};
 use crate::trace::Tp;
 use crate::vm_event_item::Ev;
@@ -53,42 +53,53 @@ impl Mm {
             .then(|| self.kcompactd_default_timeout_ns())
     }
 
-    /// `wakeup_kcompactd`: record the request; wake kcompactd if some eligible zone
-    /// is worth compacting for it (`kcompactd_node_suitable`).
-    pub fn wakeup_kcompactd(&mut self, order: usize, highest_zoneidx: usize) {
+    /// The node of the kcompactd running now.
+    fn kcompactd_nid(&self) -> usize {
+        match self.current {
+            super::Current::Kcompactd(nid) => nid,
+            _ => 0,
+        }
+    }
+
+    /// `wakeup_kcompactd` of node `nid`: record the request; wake its kcompactd if
+    /// some eligible zone is worth compacting for it (`kcompactd_node_suitable`).
+    pub fn wakeup_kcompactd(&mut self, nid: usize, order: usize, highest_zoneidx: usize) {
         if self.cfg.kswapd_compacts || order == 0 {
             return;
         }
-        let k = &mut self.kcompactd;
+        let k = &mut self.kcompactd[nid];
         k.max_order = k.max_order.max(order);
         k.highest_zoneidx = Some(
             k.highest_zoneidx
                 .map_or(highest_zoneidx, |c| c.min(highest_zoneidx)),
         );
-        if !self.kcompactd_node_suitable() {
+        if !self.kcompactd_node_suitable(nid) {
             return;
         }
-        let name = self.zones[highest_zoneidx].name();
+        let name = self.zones[nid * MAX_NR_ZONES + highest_zoneidx].name();
         trace_event!(
             self,
             Tp::CompactionWakeupKcompactd,
-            "nid=0 order={order} highest_zoneidx={name:<8}"
+            "nid={nid} order={order} highest_zoneidx={name:<8}"
         );
-        self.out.push(Out::WakeKcompactd { at: self.clock() });
+        self.out.push(Out::WakeKcompactd {
+            nid,
+            at: self.clock(),
+        });
     }
 
-    fn kcompactd_highest_zoneidx(&self) -> usize {
-        self.kcompactd
+    fn kcompactd_highest_zoneidx(&self, nid: usize) -> usize {
+        self.kcompactd[nid]
             .highest_zoneidx
-            .unwrap_or(self.zones.len() - 1)
+            .unwrap_or(MAX_NR_ZONES - 1)
     }
 
-    /// `kcompactd_node_suitable`: an eligible zone fails the request's order at MIN
-    /// but is worth compacting.
-    fn kcompactd_node_suitable(&self) -> bool {
-        let idx = self.kcompactd_highest_zoneidx();
-        let order = self.kcompactd.max_order;
-        (0..=idx).any(|zi| {
+    /// `kcompactd_node_suitable`: an eligible zone of node `nid` fails the request's
+    /// order at MIN but is worth compacting.
+    fn kcompactd_node_suitable(&self, nid: usize) -> bool {
+        let idx = self.kcompactd_highest_zoneidx(nid);
+        let order = self.kcompactd[nid].max_order;
+        self.node_zones(nid).take(idx + 1).any(|zi| {
             self.zones[zi].is_managed()
                 && self.compaction_suit_allocation_order(zi, order, idx, WMARK_MIN)
                     == CompactResult::Continue
@@ -98,46 +109,48 @@ impl Mm {
     /// One run of the kcompactd thread, from a wake-up or its timer: the requested
     /// work (as a memory stall), else the proactive check. Returns how it waits next.
     pub fn kcompactd_run(&mut self) -> KcompactdNext {
+        let nid = self.kcompactd_nid();
         let default = self.kcompactd_default_timeout_ns();
         // kcompactd_work_requested, but a proactive trigger goes to the check below.
-        if self.kcompactd.max_order > 0 && !self.kcompactd.proactive_trigger {
+        if self.kcompactd[nid].max_order > 0 && !self.kcompactd[nid].proactive_trigger {
             let cpu_before = self.cpu_ns;
-            self.kcompactd_do_work();
+            self.kcompactd_do_work(nid);
             self.stall_ns += self.cpu_ns - cpu_before;
-            self.kcompactd.timeout_ns = default;
+            self.kcompactd[nid].timeout_ns = default;
         } else {
-            self.kcompactd.timeout_ns = default;
-            if self.should_proactive_compact_node() {
-                let prev = self.fragmentation_score_node();
-                self.proactive_compact_node();
-                if self.fragmentation_score_node() >= prev {
-                    self.kcompactd.timeout_ns = default << COMPACT_MAX_DEFER_SHIFT;
+            self.kcompactd[nid].timeout_ns = default;
+            if self.should_proactive_compact_node(nid) {
+                let prev = self.fragmentation_score_node(nid);
+                self.proactive_compact_node(nid);
+                if self.fragmentation_score_node(nid) >= prev {
+                    self.kcompactd[nid].timeout_ns = default << COMPACT_MAX_DEFER_SHIFT;
                 }
             }
-            self.kcompactd.proactive_trigger = false;
+            self.kcompactd[nid].proactive_trigger = false;
         }
-        trace_event!(self, Tp::CompactionKcompactdSleep, "nid=0");
+        trace_event!(self, Tp::CompactionKcompactdSleep, "nid={nid}");
         if self.cfg.compaction_proactiveness == 0 {
             KcompactdNext::Sleep
         } else {
-            KcompactdNext::SleepUntil(self.clock() + self.kcompactd.timeout_ns)
+            KcompactdNext::SleepUntil(self.clock() + self.kcompactd[nid].timeout_ns)
         }
     }
 
     /// `kcompactd_do_work`: SYNC_LIGHT compaction for the requested order in each
     /// eligible zone that is not deferred, fails the order at MIN and is worth it; a
     /// zone compacted without the page is deferred (kcompactd compacts synchronously).
-    fn kcompactd_do_work(&mut self) {
-        let order = self.kcompactd.max_order;
-        let idx = self.kcompactd_highest_zoneidx();
-        let name = self.zones[idx].name();
+    fn kcompactd_do_work(&mut self, nid: usize) {
+        let order = self.kcompactd[nid].max_order;
+        let idx = self.kcompactd_highest_zoneidx(nid);
+        let name = self.zones[nid * MAX_NR_ZONES + idx].name();
         trace_event!(
             self,
             Tp::CompactionKcompactdWake,
-            "nid=0 order={order} highest_zoneidx={name:<8}"
+            "nid={nid} order={order} highest_zoneidx={name:<8}"
         );
         self.count(Ev::CompactDaemonWake, 1);
-        for zi in 0..=idx {
+        for zi in self.node_zones(nid).take(idx + 1) {
+            let zone_idx = self.zones[zi].idx;
             if !self.zones[zi].is_managed() {
                 continue;
             }
@@ -148,7 +161,7 @@ impl Mm {
             {
                 continue;
             }
-            if self.compaction_suit_allocation_order(zi, order, zi, WMARK_MIN)
+            if self.compaction_suit_allocation_order(zi, order, zone_idx, WMARK_MIN)
                 != CompactResult::Continue
             {
                 continue;
@@ -174,18 +187,20 @@ impl Mm {
         }
         // Done until woken again (requests made meanwhile are not lost: they raised
         // the fields above what this run read).
-        if self.kcompactd.max_order <= order {
-            self.kcompactd.max_order = 0;
+        let k = &mut self.kcompactd[nid];
+        if k.max_order <= order {
+            k.max_order = 0;
         }
-        if self.kcompactd.highest_zoneidx.is_some_and(|i| i >= idx) {
-            self.kcompactd.highest_zoneidx = None;
+        if k.highest_zoneidx.is_some_and(|i| i >= idx) {
+            k.highest_zoneidx = None;
         }
     }
 
-    /// `fragmentation_score_node`: the zones' scores weighted by their size.
-    pub fn fragmentation_score_node(&self) -> u64 {
-        let node_pages: u64 = self.zones.iter().map(|z| z.managed_pages).sum();
-        self.zones
+    /// `fragmentation_score_node`: node `nid`'s zones' scores weighted by their size.
+    pub fn fragmentation_score_node(&self, nid: usize) -> u64 {
+        let zones = &self.zones[self.node_zones(nid)];
+        let node_pages: u64 = zones.iter().map(|z| z.managed_pages).sum();
+        zones
             .iter()
             .filter(|z| z.is_managed())
             .map(|z| z.managed_pages * fragmentation_score_zone(z) / (node_pages + 1))
@@ -194,17 +209,17 @@ impl Mm {
 
     /// `should_proactive_compact_node`: proactiveness on, kswapd asleep, and the
     /// node's score above the high mark.
-    fn should_proactive_compact_node(&self) -> bool {
+    fn should_proactive_compact_node(&self, nid: usize) -> bool {
         let p = self.cfg.compaction_proactiveness;
         p > 0
-            && !matches!(self.kswapd.state, super::kswapd::KswapdState::Running)
-            && self.fragmentation_score_node() > fragmentation_score_wmark(p, false)
+            && !matches!(self.kswapd[nid].state, super::kswapd::KswapdState::Running)
+            && self.fragmentation_score_node(nid) > fragmentation_score_wmark(p, false)
     }
 
     /// `proactive_compact_node`: every zone whole, SYNC_LIGHT, hints ignored, until its
     /// score is at the low mark (or kswapd starts).
-    fn proactive_compact_node(&mut self) {
-        for zi in 0..self.zones.len() {
+    fn proactive_compact_node(&mut self, nid: usize) {
+        for zi in self.node_zones(nid) {
             if !self.zones[zi].is_managed() {
                 continue;
             }
@@ -235,7 +250,7 @@ mod tests {
         // lists (proactive compaction, order -1, never drains them).
         mm.cfg.pcp = crate::pcp::PcpVersion::Off;
         assert_eq!(mm.cfg.compaction_proactiveness, 20);
-        assert_eq!(mm.fragmentation_score_node(), 99);
+        assert_eq!(mm.fragmentation_score_node(0), 99);
         // Each emptied pageblock is 512 free pages at order 9 (256 moved out); the
         // zone's score is (32768 - 512 k) · 100 / 32768, at most 80 from k = 13
         // (79.68): 13 · 256 = 3328 pages moved, checked after each batch of 32.
@@ -261,7 +276,7 @@ mod tests {
         pin_every_pageblock(&mut mm, zi);
         let next = mm.kcompactd_run();
         assert!(mm.vmstat.get(Ev::PgmigrateSuccess) > 0, "it tried");
-        assert!(mm.fragmentation_score_node() >= 99);
+        assert!(mm.fragmentation_score_node(0) >= 99);
         assert_eq!(next, KcompactdNext::SleepUntil(mm.clock() + 32_000_000_000));
         // Off: no timer at all.
         mm.cfg.compaction_proactiveness = 0;
@@ -274,7 +289,7 @@ mod tests {
         mm.cfg.compaction_proactiveness = 0;
         mm.out.clear();
         // An order-9 request on the checkerboard: worth it, so kcompactd is woken.
-        mm.wakeup_kcompactd(9, zi);
+        mm.wakeup_kcompactd(0, 9, zi);
         assert!(mm
             .out
             .iter()
@@ -287,23 +302,23 @@ mod tests {
             256,
             "one block, then done"
         );
-        assert_eq!(mm.kcompactd.max_order, 0, "request consumed");
+        assert_eq!(mm.kcompactd[0].max_order, 0, "request consumed");
         // Now the order is there: a new request does not wake it.
         mm.out.clear();
-        mm.wakeup_kcompactd(9, zi);
+        mm.wakeup_kcompactd(0, 9, zi);
         assert!(mm.out.is_empty());
         // Pinned: the run fails and defers the zone (shift 1).
         let (mut mm, zi) = checkerboard();
         pin_every_pageblock(&mut mm, zi);
-        mm.wakeup_kcompactd(9, zi);
+        mm.wakeup_kcompactd(0, 9, zi);
         mm.kcompactd_run();
         assert_eq!(mm.zones[zi].compact.defer.defer_shift, 1);
         // Under v4.5 there is no kcompactd to wake.
         let (mut mm, zi) = checkerboard();
         mm.cfg.kswapd_compacts = true;
         mm.out.clear();
-        mm.wakeup_kcompactd(9, zi);
+        mm.wakeup_kcompactd(0, 9, zi);
         assert!(mm.out.is_empty());
-        assert_eq!(mm.kcompactd.max_order, 0);
+        assert_eq!(mm.kcompactd[0].max_order, 0);
     }
 }

@@ -97,14 +97,22 @@ pub enum KswapdNext {
 }
 
 impl Mm {
-    /// `pgdat_balanced`: any eligible zone meets its high watermark at `order` (v4.5:
-    /// [`Mm::pgdat_balanced_v45`]).
-    pub fn pgdat_balanced(&self, order: usize, highest_zoneidx: usize) -> bool {
+    /// The node of the kswapd running now (`pgdat` of the kswapd thread).
+    pub fn kswapd_nid(&self) -> usize {
+        match self.current {
+            super::Current::Kswapd(nid) => nid,
+            _ => 0,
+        }
+    }
+
+    /// `pgdat_balanced`: any eligible zone of node `nid` meets its high watermark at
+    /// `order` (v4.5: [`Mm::pgdat_balanced_v45`]).
+    pub fn pgdat_balanced(&self, nid: usize, order: usize, highest_zoneidx: usize) -> bool {
         if self.cfg.kswapd_compacts {
-            return self.pgdat_balanced_v45(order, highest_zoneidx);
+            return self.pgdat_balanced_v45(nid, order, highest_zoneidx);
         }
         let mut any_managed = false;
-        for zi in 0..=highest_zoneidx {
+        for zi in self.node_zones(nid).take(highest_zoneidx + 1) {
             let z = &self.zones[zi];
             if !z.is_managed() {
                 continue;
@@ -125,8 +133,9 @@ impl Mm {
         !any_managed
     }
 
-    /// `wakeup_kswapd`. A node kswapd need not balance may still be too fragmented
-    /// for the order: a caller that cannot compact by itself wakes kcompactd.
+    /// `wakeup_kswapd` for zone id `zone_idx` (its node's kswapd). A node kswapd need
+    /// not balance may still be too fragmented for the order: a caller that cannot
+    /// compact by itself wakes kcompactd.
     pub fn wakeup_kswapd(
         &mut self,
         zone_idx: usize,
@@ -134,7 +143,9 @@ impl Mm {
         highest_zoneidx: usize,
         can_direct_reclaim: bool,
     ) {
-        let k = &mut self.kswapd;
+        let nid = self.zones[zone_idx].node;
+        let zid = self.zones[zone_idx].idx;
+        let k = &mut self.kswapd[nid];
         k.highest_zoneidx = Some(
             k.highest_zoneidx
                 .map_or(highest_zoneidx, |c| c.max(highest_zoneidx)),
@@ -144,37 +155,43 @@ impl Mm {
             return; // not on the wait queue: it will read the new values
         }
         // A balanced node is still worth waking for a pending watermark boost.
-        if self.kswapd.failures >= MAX_KSWAPD_FAILURES
-            || (self.pgdat_balanced(order, highest_zoneidx)
-                && !self.pgdat_watermark_boosted(highest_zoneidx))
+        if self.kswapd[nid].failures >= MAX_KSWAPD_FAILURES
+            || (self.pgdat_balanced(nid, order, highest_zoneidx)
+                && !self.pgdat_watermark_boosted(nid, highest_zoneidx))
         {
             if !can_direct_reclaim {
-                self.wakeup_kcompactd(order, highest_zoneidx);
+                self.wakeup_kcompactd(nid, order, highest_zoneidx);
             }
             return;
         }
         trace_event!(
             self,
             Tp::WakeupKswapd,
-            "nid=0 zid={zone_idx} order={order} gfp_flags=GFP_HIGHUSER_MOVABLE"
+            "nid={nid} zid={zid} order={order} gfp_flags=GFP_HIGHUSER_MOVABLE"
         );
-        self.out.push(Out::WakeKswapd { at: self.clock() });
+        self.out.push(Out::WakeKswapd {
+            nid,
+            at: self.clock(),
+        });
     }
 
     /// `age_active_anon` (classic LRU): keep the anon inactive list topped up.
     fn age_active_anon(&mut self, sc: &mut ScanControl) {
         use super::page::lru;
-        if !self.can_reclaim_anon() || !self.lruvec_inactive_is_low(0, lru::INACTIVE_ANON) {
+        let root = self.mem_cgroup_lruvec(0, sc.nid);
+        if !self.can_reclaim_anon() || !self.lruvec_inactive_is_low(root, lru::INACTIVE_ANON) {
             return;
         }
         for memcg in self.memcg.subtree(0) {
-            self.shrink_active_list(SWAP_CLUSTER_MAX, lru::ACTIVE_ANON, memcg, sc);
+            let lv = self.mem_cgroup_lruvec(memcg, sc.nid);
+            self.shrink_active_list(SWAP_CLUSTER_MAX, lru::ACTIVE_ANON, lv, sc);
         }
     }
 
-    /// `pgdat_watermark_boosted`: a zone up to `highest_zoneidx` has a boost pending.
-    fn pgdat_watermark_boosted(&self, highest_zoneidx: usize) -> bool {
-        self.zones[..=highest_zoneidx]
+    /// `pgdat_watermark_boosted`: a zone of node `nid` up to `highest_zoneidx` has a
+    /// boost pending.
+    fn pgdat_watermark_boosted(&self, nid: usize, highest_zoneidx: usize) -> bool {
+        self.zones[self.node_zones(nid)][..=highest_zoneidx]
             .iter()
             .any(|z| z.is_managed() && z.watermark_boost > 0)
     }
@@ -182,16 +199,18 @@ impl Mm {
     /// `prepare_kswapd_sleep`: sleep if the node is hopeless or balanced. No task may
     /// be left on `pfmemalloc_wait` when kswapd sleeps: wake them first.
     fn prepare_kswapd_sleep(&mut self, order: usize, highest_zoneidx: usize) -> bool {
-        self.wake_pfmemalloc_waiters();
-        if self.kswapd.failures >= MAX_KSWAPD_FAILURES {
+        let nid = self.kswapd_nid();
+        self.wake_pfmemalloc_waiters(nid);
+        if self.kswapd[nid].failures >= MAX_KSWAPD_FAILURES {
             return true;
         }
-        if self.pgdat_balanced(order, highest_zoneidx) {
+        if self.pgdat_balanced(nid, order, highest_zoneidx) {
             // clear_pgdat_congested.
-            self.kswapd.pgdat_dirty = false;
-            self.kswapd.pgdat_writeback = false;
-            self.lruvecs[0].node_congested = false;
-            self.lruvecs[0].cgroup_congested = false;
+            self.kswapd[nid].pgdat_dirty = false;
+            self.kswapd[nid].pgdat_writeback = false;
+            let root = self.mem_cgroup_lruvec(0, nid);
+            self.lruvecs[root].node_congested = false;
+            self.lruvecs[root].cgroup_congested = false;
             return true;
         }
         false
@@ -199,7 +218,9 @@ impl Mm {
 
     /// `kswapd_highest_zoneidx`: the requested zone, or `prev` if unset.
     fn kswapd_highest_zoneidx(&self, prev: usize) -> usize {
-        self.kswapd.highest_zoneidx.unwrap_or(prev)
+        self.kswapd[self.kswapd_nid()]
+            .highest_zoneidx
+            .unwrap_or(prev)
     }
 
     /// One slice of the kswapd thread. `budget_ns` is the CPU time it may use before
@@ -218,9 +239,10 @@ impl Mm {
     }
 
     fn kswapd_run_inner(&mut self, deadline: u64) -> KswapdNext {
-        match self.kswapd.state.clone() {
+        let nid = self.kswapd_nid();
+        match self.kswapd[nid].state.clone() {
             KswapdState::Sleeping => {
-                self.kswapd.wakeups += 1;
+                self.kswapd[nid].wakeups += 1;
                 self.kswapd_start_balance(ZONE_NORMAL);
             }
             KswapdState::Napping {
@@ -231,19 +253,20 @@ impl Mm {
             } => {
                 if self.now < until_ns {
                     // Woken during the nap: restore what the wakers may have reset.
-                    if self.kswapd.highest_zoneidx.is_none() {
-                        self.kswapd.highest_zoneidx = Some(highest_zoneidx);
+                    if self.kswapd[nid].highest_zoneidx.is_none() {
+                        self.kswapd[nid].highest_zoneidx = Some(highest_zoneidx);
                     }
-                    self.kswapd.order = self.kswapd.order.max(reclaim_order);
+                    self.kswapd[nid].order = self.kswapd[nid].order.max(reclaim_order);
                     self.count(Ev::KswapdLowWmarkHitQuickly, 1);
                 } else if self.prepare_kswapd_sleep(reclaim_order, highest_zoneidx) {
                     // The nap ran its length and the node is still balanced. v4.5
                     // cleared the compaction skip bits here, before the full sleep.
                     if self.cfg.kswapd_compacts {
-                        self.reset_isolation_suitable_node();
+                        self.reset_isolation_suitable_node(nid);
                     }
-                    self.kswapd.state = KswapdState::Sleeping;
-                    trace_event!(self, Tp::KswapdSleep, "nid=0");
+                    self.kswapd[nid].state = KswapdState::Sleeping;
+                    self.set_pgdat_percpu_threshold(nid, false);
+                    trace_event!(self, Tp::KswapdSleep, "nid={nid}");
                     return KswapdNext::Sleep;
                 } else {
                     self.count(Ev::KswapdHighWmarkHitQuickly, 1);
@@ -255,19 +278,20 @@ impl Mm {
         match self.balance_pgdat_step(deadline) {
             None => KswapdNext::Run,
             Some(reclaim_order) => {
-                let run = self.kswapd.run.take().unwrap();
+                let run = self.kswapd[nid].run.take().unwrap();
                 // clear_reclaim_active.
-                for z in self.zones.iter_mut() {
+                let zones = self.node_zones(nid);
+                for z in &mut self.zones[zones] {
                     z.reclaim_active = false;
                 }
-                self.kswapd.last_balance = Some((reclaim_order, run.sc.priority));
+                self.kswapd[nid].last_balance = Some((reclaim_order, run.sc.priority));
                 let idx = run.highest_zoneidx;
                 // kswapd(): if high-order reclaim fell back to order 0, try to sleep
                 // keeping the original order (for kcompactd); else re-read the requests.
                 let (alloc_order, reclaim_order) = if reclaim_order < run.alloc_order {
                     (run.alloc_order, reclaim_order)
                 } else {
-                    (self.kswapd.order, self.kswapd.order)
+                    (self.kswapd[nid].order, self.kswapd[nid].order)
                 };
                 let idx = if reclaim_order < run.alloc_order {
                     idx
@@ -286,16 +310,17 @@ impl Mm {
         reclaim_order: usize,
         idx: usize,
     ) -> KswapdNext {
+        let nid = self.kswapd_nid();
         if self.prepare_kswapd_sleep(reclaim_order, idx) {
             // v4.6+: clear the skip bits a direct compaction asked to flush, and hand
             // the order kswapd was woken for to kcompactd ("wake kcompactd before
             // kswapd's short sleep").
             if !self.cfg.kswapd_compacts {
-                self.reset_isolation_suitable_node();
-                self.wakeup_kcompactd(alloc_order, idx);
+                self.reset_isolation_suitable_node(nid);
+                self.wakeup_kcompactd(nid, alloc_order, idx);
             }
             let until_ns = self.now + self.cfg.jiffy_ns() * self.cfg.hz / 10;
-            self.kswapd.state = KswapdState::Napping {
+            self.kswapd[nid].state = KswapdState::Napping {
                 until_ns,
                 alloc_order,
                 reclaim_order,
@@ -310,21 +335,28 @@ impl Mm {
 
     /// kswapd(): read and reset the requests, then enter `balance_pgdat`.
     fn kswapd_start_balance(&mut self, prev_idx: usize) {
-        let alloc_order = self.kswapd.order;
+        let nid = self.kswapd_nid();
+        let alloc_order = self.kswapd[nid].order;
         let idx = self.kswapd_highest_zoneidx(prev_idx);
-        self.kswapd.order = 0;
-        self.kswapd.highest_zoneidx = None;
-        self.kswapd.state = KswapdState::Running;
-        trace_event!(self, Tp::KswapdWake, "nid=0 zid={idx} order={alloc_order}");
+        self.kswapd[nid].order = 0;
+        self.kswapd[nid].highest_zoneidx = None;
+        self.kswapd[nid].state = KswapdState::Running;
+        self.set_pgdat_percpu_threshold(nid, true);
+        trace_event!(
+            self,
+            Tp::KswapdWake,
+            "nid={nid} zid={idx} order={alloc_order}"
+        );
         self.count(Ev::Pageoutrun, 1);
         let mut sc = ScanControl::new(0, idx, alloc_order);
+        sc.nid = nid;
         sc.may_writepage = true;
         sc.may_swap = true;
         sc.may_unmap = true;
         // The boosts to reclaim for; the zones keep theirs until the run ends, so
         // allocations near the watermarks stall or reclaim meanwhile.
         let zone_boosts: [u64; MAX_NR_ZONES] = std::array::from_fn(|i| {
-            let z = &self.zones[i];
+            let z = &self.zones[nid * MAX_NR_ZONES + i];
             if i <= idx && z.is_managed() {
                 z.watermark_boost
             } else {
@@ -333,10 +365,11 @@ impl Mm {
         });
         // set_reclaim_active: the per-CPU lists of the zones it balances keep fewer
         // pages until the run ends.
-        for z in self.zones.iter_mut().take(idx + 1) {
+        let zones = self.node_zones(nid);
+        for z in self.zones[zones].iter_mut().take(idx + 1) {
             z.reclaim_active = z.is_managed();
         }
-        self.kswapd.run = Some(BalanceRun {
+        self.kswapd[nid].run = Some(BalanceRun {
             alloc_order,
             highest_zoneidx: idx,
             sc,
@@ -355,10 +388,11 @@ impl Mm {
     /// pass without progress; if the node is unbalanced it drops the boost and
     /// reclaims normally. At the end each zone's boost is taken off.
     fn balance_pgdat_step(&mut self, deadline: u64) -> Option<usize> {
+        let nid = self.kswapd_nid();
         if self.cfg.kswapd_compacts {
             return self.balance_pgdat_v45_step(deadline);
         }
-        let mut run = self.kswapd.run.take().unwrap();
+        let mut run = self.kswapd[nid].run.take().unwrap();
         let result = loop {
             if let Some((mut ns, reclaimed_before)) = run.pass.take() {
                 if !self.shrink_node_step(&mut ns, &mut run.sc, deadline) {
@@ -367,7 +401,7 @@ impl Mm {
                 }
                 // kswapd_shrink_node's tail, then balance_pgdat's wake-up of the
                 // tasks throttled in direct reclaim once the reserves are back.
-                self.wake_pfmemalloc_waiters();
+                self.wake_pfmemalloc_waiters(nid);
                 let sc = &mut run.sc;
                 let reclaimed = sc.nr_reclaimed - reclaimed_before;
                 if sc.order > 0 && sc.nr_reclaimed >= 2 << sc.order {
@@ -379,7 +413,7 @@ impl Mm {
                 if run.nr_boost_reclaim > 0 && reclaimed == 0 {
                     // No progress for a boost: I/O cannot be queued, stop.
                     if run.sc.nr_reclaimed == 0 {
-                        self.kswapd.failures += 1;
+                        self.kswapd[nid].failures += 1;
                     }
                     break Some(run.sc.order);
                 }
@@ -396,7 +430,7 @@ impl Mm {
                         continue;
                     }
                     if run.sc.nr_reclaimed == 0 {
-                        self.kswapd.failures += 1;
+                        self.kswapd[nid].failures += 1;
                     }
                     break Some(run.sc.order);
                 }
@@ -408,7 +442,7 @@ impl Mm {
             // Top of the priority loop.
             let sc = &mut run.sc;
             sc.reclaim_idx = run.highest_zoneidx;
-            let balanced = self.pgdat_balanced(sc.order, run.highest_zoneidx);
+            let balanced = self.pgdat_balanced(nid, sc.order, run.highest_zoneidx);
             if !balanced && run.nr_boost_reclaim > 0 {
                 // Unbalanced: keep the boost for later and reclaim normally (restart).
                 run.nr_boost_reclaim = 0;
@@ -434,8 +468,7 @@ impl Mm {
             }
             sc.nr_scanned = 0;
             // kswapd_shrink_node: reclaim the high watermarks' worth.
-            sc.nr_to_reclaim = self
-                .zones
+            sc.nr_to_reclaim = self.zones[self.node_zones(nid)]
                 .iter()
                 .take(sc.reclaim_idx + 1)
                 .filter(|z| z.is_managed())
@@ -446,16 +479,17 @@ impl Mm {
             run.pass = Some((ns, before));
         };
         if result.is_some() {
-            self.snapshot_refaults(0);
-            for (z, boost) in self.zones.iter_mut().zip(run.zone_boosts) {
+            self.snapshot_refaults(0, nid);
+            let zones = self.node_zones(nid);
+            for (z, boost) in self.zones[zones].iter_mut().zip(run.zone_boosts) {
                 z.watermark_boost -= z.watermark_boost.min(boost);
             }
             // After boosted reclaim there is likely room: defragment pageblocks.
             if run.zone_boosts.iter().any(|&b| b > 0) {
-                self.wakeup_kcompactd(super::zone::PAGEBLOCK_ORDER, run.highest_zoneidx);
+                self.wakeup_kcompactd(nid, super::zone::PAGEBLOCK_ORDER, run.highest_zoneidx);
             }
         }
-        self.kswapd.run = Some(run);
+        self.kswapd[nid].run = Some(run);
         result
     }
 }
@@ -491,15 +525,16 @@ impl Mm {
 
     /// v4.5's `pgdat_balanced`: for order 0 every zone balanced; for a high order, the
     /// balanced zones hold a quarter of the node's pages.
-    pub fn pgdat_balanced_v45(&self, order: usize, classzone_idx: usize) -> bool {
+    pub fn pgdat_balanced_v45(&self, nid: usize, order: usize, classzone_idx: usize) -> bool {
         let (mut managed, mut balanced) = (0u64, 0u64);
-        for zi in 0..=classzone_idx {
+        for t in 0..=classzone_idx {
+            let zi = nid * MAX_NR_ZONES + t;
             let z = &self.zones[zi];
             if !z.is_managed() {
                 continue;
             }
             managed += z.managed_pages;
-            if self.zone_balanced_v45(zi, order, 0, zi) {
+            if self.zone_balanced_v45(zi, order, 0, t) {
                 balanced += z.managed_pages;
             } else if order == 0 {
                 return false;
@@ -517,7 +552,9 @@ impl Mm {
     /// passing: with order-0 watermarks met, kswapd reclaims nothing, goes through
     /// every priority and never compacts.
     fn balance_pgdat_v45_step(&mut self, deadline: u64) -> Option<usize> {
-        let mut run = self.kswapd.run.take().unwrap();
+        let nid = self.kswapd_nid();
+        let base = nid * MAX_NR_ZONES;
+        let mut run = self.kswapd[nid].run.take().unwrap();
         let idx = run.highest_zoneidx;
         let result = loop {
             let reclaimed = match run.pass.take() {
@@ -534,7 +571,7 @@ impl Mm {
                 None => None,
             };
             if let Some(reclaimed) = reclaimed {
-                self.wake_pfmemalloc_waiters();
+                self.wake_pfmemalloc_waiters(nid);
                 let it = run.v45;
                 let sc = &mut run.sc;
                 if sc.order > 0 && reclaimed >= 2 << sc.order {
@@ -542,13 +579,13 @@ impl Mm {
                 }
                 if it.needs_compaction && reclaimed > it.nr_attempted {
                     let order = sc.order;
-                    self.compact_pgdat_v45(order);
+                    self.compact_pgdat_v45(nid, order);
                 }
                 let sc = &mut run.sc;
                 if !it.keep_priority || reclaimed == 0 {
                     sc.priority -= 1;
                 }
-                if sc.priority < 1 || self.pgdat_balanced_v45(sc.order, idx) {
+                if sc.priority < 1 || self.pgdat_balanced_v45(nid, sc.order, idx) {
                     break Some(sc.order);
                 }
                 if self.cpu_ns >= deadline || self.blocked_until.is_some() {
@@ -557,13 +594,13 @@ impl Mm {
             }
             // Top of the iteration: the highest zone not balanced at the order.
             let order = run.sc.order;
-            let Some(end_zone) = (0..=idx).rev().find(|&zi| {
-                self.zones[zi].is_managed() && !self.zone_balanced_v45(zi, order, 0, 0)
+            let Some(end_zone) = (0..=idx).rev().find(|&t| {
+                self.zones[base + t].is_managed() && !self.zone_balanced_v45(base + t, order, 0, 0)
             }) else {
                 break Some(order);
             };
             let needs_compaction = order > 0
-                && !(0..=end_zone).any(|zi| {
+                && !(base..=base + end_zone).any(|zi| {
                     let z = &self.zones[zi];
                     z.is_managed()
                         && zone_watermark_ok(
@@ -580,7 +617,7 @@ impl Mm {
                 ..V45Iteration::default()
             };
             let mut nr_to_reclaim = 0;
-            for zi in 0..=end_zone {
+            for zi in base..=base + end_zone {
                 let z = &self.zones[zi];
                 if !z.is_managed() {
                     continue;
@@ -621,7 +658,7 @@ impl Mm {
                 // Every zone balanced at its testorder: nothing reclaimed (so no
                 // compaction: 0 > nr_attempted fails), and the priority drops.
                 sc.priority -= 1;
-                if sc.priority < 1 || self.pgdat_balanced_v45(sc.order, idx) {
+                if sc.priority < 1 || self.pgdat_balanced_v45(nid, sc.order, idx) {
                     break Some(sc.order);
                 }
                 // Even an iteration that reclaims nothing looks at every zone.
@@ -635,18 +672,18 @@ impl Mm {
             let ns = self.shrink_node_begin(sc);
             run.pass = Some((ns, before));
         };
-        self.kswapd.run = Some(run);
+        self.kswapd[nid].run = Some(run);
         result
     }
 
-    /// v4.5's `compact_pgdat` from kswapd: ASYNC compaction of every zone not deferred
-    /// for `order`; a zone that then meets the order at LOW has its back-off reset.
-    /// Order 0 (after the drop) has nothing to do.
-    fn compact_pgdat_v45(&mut self, order: usize) {
+    /// v4.5's `compact_pgdat` from kswapd: ASYNC compaction of every zone of node
+    /// `nid` not deferred for `order`; a zone that then meets the order at LOW has its
+    /// back-off reset. Order 0 (after the drop) has nothing to do.
+    fn compact_pgdat_v45(&mut self, nid: usize, order: usize) {
         if order == 0 {
             return;
         }
-        for zi in 0..self.zones.len() {
+        for zi in self.node_zones(nid) {
             if !self.zones[zi].is_managed() {
                 continue;
             }
@@ -745,7 +782,7 @@ mod tests {
         // kswapd reclaims the boost's worth from the clean file pages, at most at
         // DEF_PRIORITY - 2, without swap: 200,000 >> 12 = 48 pages at priority 12, 97
         // at 11, 195 at 10 and 10 again: ~535 >= 512, and it stops.
-        mm.current = crate::Current::Kswapd;
+        mm.current = crate::Current::Kswapd(0);
         while !matches!(
             mm.kswapd_run(u64::MAX / 4),
             KswapdNext::NapUntil(_) | KswapdNext::Sleep
@@ -754,7 +791,7 @@ mod tests {
         assert!((530..=540).contains(&steal), "{steal}");
         assert_eq!(mm.vmstat.get(Ev::Pswpout), 0);
         assert_eq!(mm.zones[ZONE_DMA32].watermark_boost, 0);
-        assert_eq!(mm.kswapd.failures, 0);
+        assert_eq!(mm.kswapd[0].failures, 0);
     }
 
     /// kswapd woken for order 9 on the pinned checkerboard (256 MiB, watermarks 0,
@@ -767,7 +804,7 @@ mod tests {
         mm.out.clear();
         mm.wakeup_kswapd(zi, 9, zi, false);
         assert!(mm.out.iter().any(|o| matches!(o, Out::WakeKswapd { .. })));
-        mm.current = crate::Current::Kswapd;
+        mm.current = crate::Current::Kswapd(0);
         while !matches!(
             mm.kswapd_run(u64::MAX / 4),
             KswapdNext::NapUntil(_) | KswapdNext::Sleep
@@ -783,7 +820,7 @@ mod tests {
         // kswapd_shrink_zone tests it at order 0 with gap min(LOW, 1 %) = 0: balanced,
         // nothing reclaimed. nr_reclaimed 0 is never > nr_attempted 0: no compaction;
         // the priority drops each time until it runs out, never balanced at order 9.
-        assert_eq!(mm.kswapd.last_balance, Some((9, 0)));
+        assert_eq!(mm.kswapd[0].last_balance, Some((9, 0)));
         assert_eq!(mm.vmstat.get(Ev::PgstealKswapd), 0);
         assert_eq!(mm.vmstat.get(Ev::CompactMigrateScanned), 0);
         assert!(!mm
@@ -798,7 +835,7 @@ mod tests {
         // v4.8+: reclaim at order 9, 32 pages a pass (HIGH is 0), until compact_gap
         // (1024) pages are freed; then balance at order 0 (met) and, before the nap,
         // wake kcompactd for order 9.
-        assert_eq!(mm.kswapd.last_balance.map(|b| b.0), Some(0));
+        assert_eq!(mm.kswapd[0].last_balance.map(|b| b.0), Some(0));
         let steal = mm.vmstat.get(Ev::PgstealKswapd);
         assert!((1024..1024 + SWAP_CLUSTER_MAX).contains(&steal), "{steal}");
         assert_eq!(
@@ -806,7 +843,7 @@ mod tests {
             0,
             "kswapd does not compact"
         );
-        assert_eq!(mm.kcompactd.max_order, 9);
+        assert_eq!(mm.kcompactd[0].max_order, 9);
         assert!(mm
             .out
             .iter()
@@ -821,5 +858,118 @@ mod tests {
         mm.alloc_pages(GFP_KERNEL_NORECLAIM, 0).unwrap();
         assert_eq!(mm.zones[ZONE_DMA32].watermark_boost, 0);
         assert!(mm.out.is_empty(), "a balanced node: kswapd stays asleep");
+    }
+}
+
+#[cfg(test)]
+mod node_tests {
+    use super::*;
+    use crate::page::lru;
+    use crate::page_alloc::test_pages::add_pages;
+    use crate::test_util::{config, task_mm};
+    use crate::zone::{WMARK_LOW, WMARK_MIN};
+    use crate::{Current, NodeConfig, SpaceKind, LOCAL_DISTANCE};
+
+    /// Two nodes of 64 MiB (a CPU each, no per-CPU lists): node 0's one zone is id 0
+    /// (DMA32), node 1's is id 3 (Normal). Workload 0 allocates locally, workload 1 is
+    /// bound to node 1. 4096 clean file pages of workload 0 from CPU 0 go on node 0's
+    /// lists; workload 1's clean file pages fill node 1 until its zone is 16 pages
+    /// below its low watermark (bound, the allocations past LOW take the slow path to
+    /// MIN on node 1, waking its kswapd, instead of spilling to node 0).
+    fn two_nodes_node1_short() -> Mm {
+        let mut cfg = config(128);
+        crate::test_util::add_process(&mut cfg, None);
+        cfg.workloads[1].mempolicy = crate::mempolicy::Mempolicy::Bind { nodes: 0b10 };
+        cfg.nr_cpus = 2;
+        cfg.pcp = crate::pcp::PcpVersion::Off;
+        cfg.nodes = (0..2)
+            .map(|n| NodeConfig {
+                memory_pages: 16384,
+                cpus: vec![n],
+                distance: if n == 0 {
+                    vec![LOCAL_DISTANCE, 20]
+                } else {
+                    vec![20, LOCAL_DISTANCE]
+                },
+            })
+            .collect();
+        let mut mm = task_mm(cfg);
+        mm.current_cpu = 0;
+        mm.current_workload = Some(0);
+        add_pages(&mut mm, SpaceKind::File, 4096, 0);
+        mm.current_workload = Some(1);
+        let (min, low) = (mm.zones[3].wmark(WMARK_MIN), mm.zones[3].wmark(WMARK_LOW));
+        let n = mm.zones[3].nr_free_pages - (low - 16);
+        add_pages(&mut mm, SpaceKind::File, n as u32, 0);
+        assert_eq!(mm.zones[3].nr_free_pages, low - 16);
+        assert!(low - 16 > min, "{min} {low}: no direct reclaim");
+        mm
+    }
+
+    #[test]
+    fn each_nodes_kswapd_reclaims_its_own_node_only() {
+        let mut mm = two_nodes_node1_short();
+        // 4096 from CPU 0 and the 64 that spilled from node 1: node 0's inactive file.
+        let node0 = mm.node_lru_pages(0, lru::INACTIVE_FILE);
+        assert_eq!(node0, 4096);
+        let node1 = mm.node_lru_pages(1, lru::INACTIVE_FILE);
+        // The bound allocations below LOW woke node 1's kswapd, and only it.
+        assert!(mm
+            .out
+            .iter()
+            .all(|o| *o == Out::WakeKswapd { nid: 1, at: 0 }));
+        assert!(!mm.out.is_empty());
+        mm.out.clear();
+        mm.wakeup_kswapd(3, 0, ZONE_NORMAL, true);
+        assert_eq!(mm.out, vec![Out::WakeKswapd { nid: 1, at: 0 }]);
+        // Node 0 is far above its watermarks: its kswapd has nothing to do.
+        mm.out.clear();
+        mm.wakeup_kswapd(0, 0, ZONE_NORMAL, true);
+        assert!(mm.out.is_empty());
+        mm.current = Current::Kswapd(1);
+        while !matches!(
+            mm.kswapd_run(u64::MAX / 4),
+            KswapdNext::NapUntil(_) | KswapdNext::Sleep
+        ) {}
+        // Every page it took was node 1's: node 0's list is as it was, and node 1's
+        // shrank by what kswapd stole, until node 1 is balanced.
+        assert_eq!(mm.node_lru_pages(0, lru::INACTIVE_FILE), node0);
+        let steal = mm.vmstat.get(Ev::PgstealKswapd);
+        assert!(steal > 0);
+        assert_eq!(mm.node_lru_pages(1, lru::INACTIVE_FILE), node1 - steal);
+        assert!(mm.pgdat_balanced(1, 0, ZONE_NORMAL));
+        assert_eq!((mm.kswapd[0].wakeups, mm.kswapd[1].wakeups), (0, 1));
+        mm.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn a_refault_reads_the_clock_of_the_node_it_was_evicted_from() {
+        // A node 1 page's shadow names node 1 and stamps node 1's clock. Node 1's clock
+        // then moves 10 on, node 0's 100,000: an anon refault (no swap: its workingset
+        // is the file lists, 4000-odd pages on node 1) is 11 away on node 1's clock,
+        // recent, and activates; on node 0's it would be 100,000 away and would not.
+        let mut mm = two_nodes_node1_short();
+        let root1 = mm.mem_cgroup_lruvec(0, 1);
+        let pfn = mm.lruvecs[root1].lists[lru::INACTIVE_FILE].tail();
+        assert_eq!(mm.pfn_to_nid(pfn), 1);
+        let shadow = mm.workingset_eviction(pfn, 0);
+        assert_eq!(
+            mm.workingset.unpack(shadow).0,
+            crate::workingset::ShadowOwner { memcg: 0, nid: 1 }
+        );
+        mm.lruvecs[root1].nonresident_age += 10;
+        mm.lruvecs[0].nonresident_age += 100_000;
+        // The refaulting page, on node 1 as workload 1's fault allocates it.
+        let new = mm
+            .alloc_pages(crate::page_alloc::GFP_HIGHUSER_MOVABLE, 0)
+            .unwrap();
+        assert_eq!(mm.pfn_to_nid(new), 1);
+        mm.frames[new as usize].set(crate::page::pg::SWAPBACKED);
+        mm.do_flush_stats(0);
+        mm.workingset_refault(new, shadow);
+        assert!(mm.frames[new as usize].test(crate::page::pg::ACTIVE));
+        // The activation ticked node 1's clock, not node 0's.
+        assert_eq!(mm.lruvecs[0].nonresident_age, 100_000);
+        assert_eq!(mm.lruvecs[root1].nonresident_age, 12);
     }
 }

@@ -1,5 +1,5 @@
-//! The Linux kernel's memory management as a deterministic model: one node's frames,
-//! zones, LRUs, swap, page cache, memory cgroups and the reclaim machinery, one module
+//! The Linux kernel's memory management as a deterministic model: a machine's nodes,
+//! frames, zones, LRUs, swap, page cache, memory cgroups and the reclaim machinery, one module
 //! per kernel file (`vmscan`, `memcontrol`, `workingset`, `lru_gen`, `compaction`,
 //! `damon/`, ...), so `shrink_lruvec` is where a kernel developer looks for it. It
 //! depends on no other crate of reclaimsim: a driver builds it from [`Config`] and runs
@@ -18,12 +18,17 @@
 //! the slab caches, the writeback state, and the counters `/proc/vmstat` shows
 //! ([`vm_event_item`]) with the tracepoints ([`trace`]).
 //!
-//! A machine may have several nodes ([`Config::nodes`]): their memory lies one after
-//! the other in the frame table, each has its zones (node n's are zone ids
-//! `n * MAX_NR_ZONES ..`; a frame's `zone` is the zone's type), and an allocation
-//! walks the zonelist of the node its CPU is on ([`page_alloc::build_all_zonelists`]).
-//! The rest (lruvecs, kswapd, kcompactd, reclaim and compaction) is still node 0's
-//! alone, so the driver builds machines of one node until it is per node too.
+//! A machine may have several nodes ([`Config::nodes`]), each a pgdat as the kernel
+//! has it: their memory lies one after the other in the frame table; each has its
+//! zones (node n's are zone ids `n * MAX_NR_ZONES ..`; a frame's `zone` is the zone's
+//! type), a lruvec per memcg ([`Mm::mem_cgroup_lruvec`]: node-major, so node 0's
+//! lruvec of memcg m is index m), a memcg LRU, a kswapd and a kcompactd
+//! ([`Current::Kswapd`]`(nid)`). An allocation walks the zonelist of its preferred
+//! node ([`page_alloc::build_all_zonelists`], the task's memory policy in
+//! [`mempolicy`]); it wakes the kswapd of each node in it, and direct reclaim
+//! shrinks those nodes in that order (`shrink_zones`). A page's lruvec is its memcg's
+//! on its node ([`Mm::folio_lruvec`]), and its shadow entry names both. The reclaim
+//! throttles' wait queues are one for the machine.
 //!
 //! # How an access reaches a fault and reclaim
 //!
@@ -826,11 +831,13 @@ pub fn mark_pmd_young(pmd_young: &mut [bool], idx: u32) {
 pub enum Current {
     /// A workload task (index into the simulator's task table).
     Task(usize),
-    Kswapd,
+    /// Node n's kswapd (kswapdN).
+    Kswapd(usize),
     Flusher,
     /// Kdamond `k` (its index in `Mm::damon.kdamonds`).
     Kdamond(usize),
-    Kcompactd,
+    /// Node n's kcompactd (kcompactdN).
+    Kcompactd(usize),
     /// A timed action writing a cgroup file (no simulated task does the work).
     Admin,
 }
@@ -838,8 +845,8 @@ pub enum Current {
 /// Requests from kernel code to the simulator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Out {
-    /// `wake_up_interruptible(&pgdat->kswapd_wait)`.
-    WakeKswapd { at: u64 },
+    /// `wake_up_interruptible(&pgdat->kswapd_wait)` of node `nid`.
+    WakeKswapd { nid: usize, at: u64 },
     /// `wakeup_flusher_threads`.
     WakeFlusher { at: u64 },
     /// A task asleep in a reclaim throttle is woken (`wake_up(&pgdat->reclaim_wait[..])`).
@@ -848,8 +855,8 @@ pub enum Out {
     OomKill { workload: usize },
     /// Kdamond `k` was turned on: start its thread.
     WakeKdamond { k: usize, at: u64 },
-    /// `wake_up_interruptible(&pgdat->kcompactd_wait)`.
-    WakeKcompactd { at: u64 },
+    /// `wake_up_interruptible(&pgdat->kcompactd_wait)` of node `nid`.
+    WakeKcompactd { nid: usize, at: u64 },
     /// A TLB shootdown's IPI interrupts `cpus` at `at`: each one's running task spends
     /// `ns` handling it (`flush_tlb_func`).
     TlbShootdown { cpus: Vec<u32>, at: u64, ns: u64 },
@@ -879,7 +886,8 @@ pub struct Mm {
     pub cfg: Config,
     pub frames: Vec<Frame>,
     pub zones: Vec<Zone>,
-    /// Per-memcg lruvecs on this node; index 0 is the root.
+    /// The lruvecs, one per memcg per node ([`Mm::mem_cgroup_lruvec`]): node 0's
+    /// first, each node's in memcg order (index 0 is the root's on node 0).
     pub lruvecs: Vec<lru::Lruvec>,
     /// The memcg tree: counters, stats, events.
     pub memcg: memcontrol::MemcgTree,
@@ -894,8 +902,10 @@ pub struct Mm {
     pub swap: Option<swap::SwapDevice>,
     pub storage: Device,
     pub wb: writeback::Writeback,
-    pub kswapd: kswapd::Kswapd,
-    pub kcompactd: kcompactd::Kcompactd,
+    /// Each node's kswapd and kcompactd (`pgdat->kswapd`, `pgdat->kcompactd` and
+    /// their state in the pgdat), by node id.
+    pub kswapd: Vec<kswapd::Kswapd>,
+    pub kcompactd: Vec<kcompactd::Kcompactd>,
     /// Per workload: its threads' kernel stacks (order-2 blocks), freed if it is
     /// killed.
     pub kernel_stacks: Vec<Vec<Pfn>>,
@@ -966,14 +976,15 @@ pub struct Mm {
     pub any_trap: bool,
     /// `apply_kernel_settings` ran once (later runs may switch the LRU).
     pub cfg_applied: bool,
-    /// The per-node memcg LRU (MGLRU global reclaim, memcg-lru).
-    pub memcg_lru: lru_gen::MemcgLru,
+    /// Each node's memcg LRU (MGLRU global reclaim, memcg-lru).
+    pub memcg_lru: Vec<lru_gen::MemcgLru>,
     /// Picks memcg LRU bins (`get_random_u32_below`), seeded from the run's seed.
     pub lru_gen_rng: rand_pcg::Pcg64Mcg,
     /// Per workload (its mm): the spaces its page tables map, which MGLRU's aging
-    /// walks, and whether it ran since its last walk (`mm->lru_gen.bitmap`).
+    /// walks, and a bit per node: it ran since that node's last walk
+    /// (`mm->lru_gen.bitmap`).
     pub mm_spaces: Vec<Vec<u32>>,
-    pub mm_ran: Vec<bool>,
+    pub mm_ran: Vec<u64>,
     /// DAMON: the kdamonds and the idle page bits.
     pub damon: damon::Damon,
     /// Seeds each kdamond's sampling and splitting (`damon_rand`).
@@ -989,8 +1000,10 @@ pub struct Mm {
     pub free_attributed: Vec<u64>,
     /// The sum of each zone's diffs over the CPUs.
     pub free_diff_sum: Vec<i64>,
-    /// Each zone's stat threshold: [normal, pressure] (kswapd asleep, awake).
+    /// Each zone's stat threshold: [normal, pressure] (kswapd asleep, awake), and the
+    /// one in force (`set_pgdat_percpu_threshold`).
     pub stat_thresholds: Vec<[i64; 2]>,
+    pub stat_threshold_now: Vec<i64>,
     /// Each node's first PFN, and one past the last node's last: node n holds
     /// `[node_start_pfn[n], node_start_pfn[n + 1])`.
     pub node_start_pfn: Vec<Pfn>,
@@ -1044,7 +1057,8 @@ impl Mm {
             }
         }
         let zonelists = page_alloc::build_all_zonelists(&nodes, &zones);
-        let numa_stats = vec![vmstat::NumaStats::default(); zones.len()];
+        let nr_zones = zones.len();
+        let numa_stats = vec![vmstat::NumaStats::default(); nr_zones];
         // Zeroed, so the host commits the table only as blocks are initialised.
         let mut frames: Vec<Frame> = bytemuck::zeroed_vec(total_pages as usize);
         crate::hint::advise_huge_pages(&frames);
@@ -1057,7 +1071,7 @@ impl Mm {
             now: 0,
             cpu_ns: 0,
             stall_ns: 0,
-            current: Current::Kswapd,
+            current: Current::Kswapd(0),
             current_workload: None,
             in_reclaim: false,
             frames,
@@ -1070,9 +1084,9 @@ impl Mm {
             swap,
             storage: Device::from_config(&cfg.storage),
             brd_pool: ListHead::default(),
-            wb: writeback::Writeback::default(),
-            kswapd: kswapd::Kswapd::default(),
-            kcompactd: kcompactd::Kcompactd::default(),
+            wb: writeback::Writeback::new(nr_zones),
+            kswapd: (0..nodes.len()).map(|_| Default::default()).collect(),
+            kcompactd: (0..nodes.len()).map(|_| Default::default()).collect(),
             kernel_stacks: Vec::new(),
             workingset: workingset::Workingset::new(total_pages),
             zram_pool: ListHead::default(),
@@ -1106,7 +1120,7 @@ impl Mm {
             watching_folios: false,
             any_trap: false,
             cfg_applied: false,
-            memcg_lru: lru_gen::MemcgLru::default(),
+            memcg_lru: vec![lru_gen::MemcgLru::default(); nodes.len()],
             lru_gen_rng: crate::rng::task_rng(cfg.seed, "memcg_lru"),
             damon: damon::Damon::default(),
             damon_seed: cfg.seed ^ 0xda30_0000,
@@ -1116,6 +1130,7 @@ impl Mm {
             free_attributed: Vec::new(),
             free_diff_sum: Vec::new(),
             stat_thresholds: Vec::new(),
+            stat_threshold_now: Vec::new(),
             node_start_pfn,
             cpu_to_node,
             zonelists,
@@ -1126,12 +1141,20 @@ impl Mm {
             tlb_ubc: Default::default(),
             cpu_user_until: vec![0; cfg.nr_cpus.max(1) as usize],
             mm_spaces: vec![Vec::new(); nr_workloads],
-            mm_ran: vec![true; nr_workloads],
+            mm_ran: vec![!0; nr_workloads],
             workload_memcg: Vec::new(),
             cfg: cfg.clone(),
         };
-        mm.lruvecs = (0..mm.memcg.cgs.len())
-            .map(|_| lru::Lruvec::default())
+        let nr_memcgs = mm.memcg.cgs.len();
+        mm.lruvecs = (0..nr_memcgs * mm.nr_nodes())
+            .map(|lv| {
+                let (nid, memcg) = (lv / nr_memcgs, lv % nr_memcgs);
+                lru::Lruvec {
+                    parent: mm.memcg.cgs[memcg].parent.map(|p| nid * nr_memcgs + p),
+                    zone_base: nid * MAX_NR_ZONES,
+                    ..Default::default()
+                }
+            })
             .collect();
         mm.workload_memcg = cfg
             .workloads
@@ -1173,8 +1196,13 @@ impl Mm {
         // kcompactd's proactive compaction now.
         let p = self.cfg.compaction_proactiveness;
         if self.cfg_applied && p != old_proactiveness && p != 0 && !self.cfg.kswapd_compacts {
-            self.kcompactd.proactive_trigger = true;
-            self.out.push(Out::WakeKcompactd { at: self.clock() });
+            for nid in 0..self.nr_nodes() {
+                self.kcompactd[nid].proactive_trigger = true;
+                self.out.push(Out::WakeKcompactd {
+                    nid,
+                    at: self.clock(),
+                });
+            }
         }
         self.damon_apply_configs();
         if self.cfg_applied && was_lru_gen != self.cfg.lru_gen.enabled {
@@ -1313,7 +1341,7 @@ impl Mm {
     }
 
     pub fn is_kswapd(&self) -> bool {
-        self.current == Current::Kswapd
+        matches!(self.current, Current::Kswapd(_))
     }
 
     pub fn add_space(
@@ -1400,6 +1428,53 @@ impl Mm {
         self.pfn_to_nid(pfn) * MAX_NR_ZONES + self.frames[pfn as usize].zone as usize
     }
 
+    /// `mem_cgroup_lruvec(memcg, NODE_DATA(nid))`: the index in [`Mm::lruvecs`] of
+    /// `memcg`'s lruvec on node `nid`. Node-major, so node 0's lruvec of a memcg has
+    /// the memcg's id and a machine of one node indexes them as before.
+    #[inline]
+    pub fn mem_cgroup_lruvec(&self, memcg: usize, nid: usize) -> usize {
+        nid * self.memcg.cgs.len() + memcg
+    }
+
+    /// `folio_lruvec`: the lruvec of `pfn`'s memcg on `pfn`'s node.
+    #[inline]
+    pub fn folio_lruvec(&self, pfn: Pfn) -> usize {
+        let memcg = self.frames[pfn as usize].memcg as usize;
+        if self.node_start_pfn.len() == 2 {
+            return memcg;
+        }
+        self.mem_cgroup_lruvec(memcg, self.pfn_to_nid(pfn))
+    }
+
+    /// `lruvec_memcg`: the memcg an lruvec index belongs to.
+    #[inline]
+    pub fn lruvec_memcg(&self, lv: usize) -> usize {
+        if self.node_start_pfn.len() == 2 {
+            return lv;
+        }
+        lv % self.memcg.cgs.len()
+    }
+
+    /// `lruvec_pgdat`: the node an lruvec index belongs to.
+    #[inline]
+    pub fn lruvec_pgdat(&self, lv: usize) -> usize {
+        if self.node_start_pfn.len() == 2 {
+            return 0;
+        }
+        lv / self.memcg.cgs.len()
+    }
+
+    /// The lruvec of `lv`'s memcg's parent on the same node (None at the root).
+    #[inline]
+    pub fn parent_lruvec(&self, lv: usize) -> Option<usize> {
+        self.lruvecs[lv].parent
+    }
+
+    /// `memcg`'s lruvecs, one per node.
+    pub fn memcg_lruvecs(&self, memcg: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.nr_nodes()).map(move |nid| self.mem_cgroup_lruvec(memcg, nid))
+    }
+
     /// `numa_node_id()`: the node of the CPU the current code runs on.
     #[inline]
     pub fn numa_node_id(&self) -> usize {
@@ -1408,6 +1483,19 @@ impl Mm {
 
     pub fn managed_pages(&self) -> u64 {
         self.zones.iter().map(|z| z.managed_pages).sum()
+    }
+
+    /// Pages node `nid`'s zones manage.
+    pub fn node_managed_pages(&self, nid: usize) -> u64 {
+        self.node_zones(nid)
+            .map(|z| self.zones[z].managed_pages)
+            .sum()
+    }
+
+    /// Node `nid`'s zone ids, lowest type first.
+    #[inline]
+    pub fn node_zones(&self, nid: usize) -> std::ops::Range<usize> {
+        nid * MAX_NR_ZONES..(nid + 1) * MAX_NR_ZONES
     }
 
     pub fn nr_free_pages(&self) -> u64 {
@@ -1419,9 +1507,23 @@ impl Mm {
         self.zones.iter().map(|z| z.nr_mlock).sum()
     }
 
-    /// Node-wide LRU list size (`node_page_state(NR_LRU_BASE + lru)`).
-    pub fn node_lru_pages(&self, l: usize) -> u64 {
+    /// LRU list `l`'s pages on every node (`global_node_page_state(NR_LRU_BASE + lru)`).
+    pub fn global_lru_pages(&self, l: usize) -> u64 {
         self.zones.iter().map(|z| z.lru_pages[l]).sum()
+    }
+
+    /// LRU list `l`'s pages on node `nid` (`node_page_state(pgdat, NR_LRU_BASE + lru)`).
+    pub fn node_lru_pages(&self, nid: usize, l: usize) -> u64 {
+        self.node_zones(nid)
+            .map(|z| self.zones[z].lru_pages[l])
+            .sum()
+    }
+
+    /// Node `nid`'s free pages (`sum_zone_node_page_state(nid, NR_FREE_PAGES)`).
+    pub fn node_free_pages(&self, nid: usize) -> u64 {
+        self.node_zones(nid)
+            .map(|z| self.zones[z].nr_free_pages)
+            .sum()
     }
 
     /// Swap is usable for anon reclaim (`can_reclaim_anon_pages`: free swap exists).

@@ -11,6 +11,10 @@ use crate::vm_event_item::Ev;
 /// reclaim costs and the workingset clock.
 #[derive(Debug, Default)]
 pub struct Lruvec {
+    /// The lruvec of its memcg's parent on the same node (None for the root's), and
+    /// the id of its node's first zone: fixed at boot, read on every size update.
+    pub parent: Option<usize>,
+    pub zone_base: usize,
     pub lists: [LruList; lru::NR_LRU_LISTS],
     /// Pages of each list in each zone (`lruvec_lru_size` sums zones up to reclaim_idx).
     pub zone_size: [[u64; MAX_NR_ZONES]; lru::NR_LRU_LISTS],
@@ -71,47 +75,51 @@ impl Mm {
     }
 
     fn lru_account(&mut self, pfn: Pfn, l: usize, add: bool) {
-        let f = &self.frames[pfn as usize];
-        let (zi, memcg) = (f.zone as usize, f.memcg as usize);
-        self.update_lru_size(memcg, l, zi, if add { 1 } else { -1 });
+        let (zi, lv) = (
+            self.frames[pfn as usize].zone as usize,
+            self.folio_lruvec(pfn),
+        );
+        self.update_lru_size(lv, l, zi, if add { 1 } else { -1 });
     }
 
-    /// `update_lru_size`: the node's, the lruvec's and its ancestors' counters of list
-    /// `l` in zone `zi` (the multi-gen LRU keeps these for its two youngest
-    /// generations as "active", the others as "inactive").
-    pub fn update_lru_size(&mut self, memcg: usize, l: usize, zi: usize, delta: i64) {
+    /// `update_lru_size`: the zone's, lruvec `lv`'s and its ancestors' (on the same
+    /// node) counters of list `l` in zone type `zi` (the multi-gen LRU keeps these for
+    /// its two youngest generations as "active", the others as "inactive").
+    pub fn update_lru_size(&mut self, lv: usize, l: usize, zi: usize, delta: i64) {
         // Once here, so the fixed-size arrays below need no check of their own.
         assert!(l < lru::NR_LRU_LISTS && zi < MAX_NR_ZONES);
         let add = |x: &mut u64| *x = x.wrapping_add_signed(delta);
-        add(&mut self.zones[zi].lru_pages[l]);
-        add(&mut self.lruvecs[memcg].zone_size[l][zi]);
-        let mut m = Some(memcg);
+        let zone = self.lruvecs[lv].zone_base + zi;
+        add(&mut self.zones[zone].lru_pages[l]);
+        add(&mut self.lruvecs[lv].zone_size[l][zi]);
+        let mut m = Some(lv);
         while let Some(c) = m {
             let v = &mut self.lruvecs[c];
             add(&mut v.hier[l]);
             // memcg_rstat_updated: the update is pending up the tree.
             v.stats_updates += delta.unsigned_abs();
-            m = self.memcg.cgs[c].parent;
+            m = v.parent;
         }
     }
 
-    /// A page moving from list `from` to list `to` of the same memcg and zone: the
+    /// A page moving from list `from` to list `to` of the same lruvec and zone: the
     /// two `update_lru_size` calls (−1, +1) in one walk up the tree.
-    pub fn move_lru_size(&mut self, memcg: usize, from: usize, to: usize, zi: usize) {
+    pub fn move_lru_size(&mut self, lv: usize, from: usize, to: usize, zi: usize) {
         assert!(from < lru::NR_LRU_LISTS && to < lru::NR_LRU_LISTS && zi < MAX_NR_ZONES);
-        let z = &mut self.zones[zi].lru_pages;
+        let zone = self.lruvecs[lv].zone_base + zi;
+        let z = &mut self.zones[zone].lru_pages;
         z[from] = z[from].wrapping_sub(1);
         z[to] = z[to].wrapping_add(1);
-        let v = &mut self.lruvecs[memcg].zone_size;
+        let v = &mut self.lruvecs[lv].zone_size;
         v[from][zi] = v[from][zi].wrapping_sub(1);
         v[to][zi] = v[to][zi].wrapping_add(1);
-        let mut m = Some(memcg);
+        let mut m = Some(lv);
         while let Some(c) = m {
             let v = &mut self.lruvecs[c];
             v.hier[from] = v.hier[from].wrapping_sub(1);
             v.hier[to] = v.hier[to].wrapping_add(1);
             v.stats_updates += 2;
-            m = self.memcg.cgs[c].parent;
+            m = v.parent;
         }
     }
 
@@ -134,8 +142,8 @@ impl Mm {
             self.frames[pfn as usize].clear(pg::ACTIVE);
         }
         let l = self.folio_lru_list(pfn);
-        let memcg = self.frames[pfn as usize].memcg as usize;
-        let list = &mut self.lruvecs[memcg].lists[l];
+        let lv = self.folio_lruvec(pfn);
+        let list = &mut self.lruvecs[lv].lists[l];
         if tail {
             list.add_tail(&mut self.frames, pfn);
         } else {
@@ -155,8 +163,9 @@ impl Mm {
     fn policy_add_folio(&mut self, pfn: Pfn) {
         let f = self.frames[pfn as usize];
         let memcg = f.memcg as usize;
-        if self.lruvecs[memcg].policy.is_none() {
-            let mut capacity = self.managed_pages();
+        let lv = self.folio_lruvec(pfn);
+        if self.lruvecs[lv].policy.is_none() {
+            let mut capacity = self.node_managed_pages(self.lruvec_pgdat(lv));
             let mut m = Some(memcg);
             while let Some(c) = m {
                 capacity = capacity.min(self.memcg.counters.c[c].max);
@@ -165,10 +174,10 @@ impl Mm {
             let factory = self.cfg.lru_policy.as_ref().expect("a research policy");
             // At least 64 pages: S3-FIFO's small queue (10 %) must take a page.
             let p = super::lru_policy::LruvecPolicy::new(factory, capacity.max(64));
-            self.lruvecs[memcg].policy = Some(Box::new(p));
+            self.lruvecs[lv].policy = Some(Box::new(p));
         }
         let key = super::lru_policy::page_key(f.mapping, f.index);
-        let p = self.lruvecs[memcg].policy.as_mut().expect("made above");
+        let p = self.lruvecs[lv].policy.as_mut().expect("made above");
         p.add(f.is_file_lru(), key, pfn);
     }
 
@@ -180,7 +189,8 @@ impl Mm {
             return;
         }
         let key = super::lru_policy::page_key(f.mapping, f.index);
-        if let Some(p) = self.lruvecs[f.memcg as usize].policy.as_mut() {
+        let lv = self.folio_lruvec(pfn);
+        if let Some(p) = self.lruvecs[lv].policy.as_mut() {
             p.access(f.is_file_lru(), key);
         }
     }
@@ -191,10 +201,12 @@ impl Mm {
             self.lru_gen_del_folio(pfn, false);
             return;
         }
-        let f = &self.frames[pfn as usize];
-        let (l, memcg) = (f.list as usize, f.memcg as usize);
+        let (l, lv) = (
+            self.frames[pfn as usize].list as usize,
+            self.folio_lruvec(pfn),
+        );
         debug_assert!(l < lru::NR_LRU_LISTS, "pfn {pfn} not on an LRU");
-        self.lruvecs[memcg].lists[l].del(&mut self.frames, pfn);
+        self.lruvecs[lv].lists[l].del(&mut self.frames, pfn);
         let f = &mut self.frames[pfn as usize];
         f.clear(pg::LRU);
         f.list = on::NONE;
@@ -202,7 +214,7 @@ impl Mm {
         if self.cfg.lru_policy.is_none() {
             return;
         }
-        if let Some(p) = self.lruvecs[memcg].policy.as_mut() {
+        if let Some(p) = self.lruvecs[lv].policy.as_mut() {
             let f = &self.frames[pfn as usize];
             p.remove(
                 f.is_file_lru(),
@@ -227,41 +239,38 @@ impl Mm {
             return;
         }
         let mut added = [[0i64; MAX_NR_ZONES]; lru::NR_LRU_LISTS];
-        let mut batch_memcg = None;
+        let mut batch_lruvec = None;
         for &pfn in pfns {
             if !self.folio_evictable(pfn) {
                 self.lru_add_evictability(pfn);
             }
+            let lv = self.folio_lruvec(pfn);
             let f = &mut self.frames[pfn as usize];
             let l = lru_list_of(f);
             f.set(pg::LRU);
             f.list = l as u8;
-            let (memcg, zi) = (f.memcg as usize, f.zone as usize);
-            if batch_memcg != Some(memcg) {
-                if let Some(m) = batch_memcg {
+            let zi = f.zone as usize;
+            if batch_lruvec != Some(lv) {
+                if let Some(m) = batch_lruvec {
                     self.add_lru_sizes(m, &mut added);
                 }
-                batch_memcg = Some(memcg);
+                batch_lruvec = Some(lv);
             }
-            self.lruvecs[memcg].lists[l].add_head(&mut self.frames, pfn);
+            self.lruvecs[lv].lists[l].add_head(&mut self.frames, pfn);
             added[l][zi] += 1;
         }
-        if let Some(m) = batch_memcg {
+        if let Some(m) = batch_lruvec {
             self.add_lru_sizes(m, &mut added);
         }
     }
 
-    /// `update_lru_size` for each list and zone of `memcg` with pages added; zeroes
-    /// `added`.
-    fn add_lru_sizes(
-        &mut self,
-        memcg: usize,
-        added: &mut [[i64; MAX_NR_ZONES]; lru::NR_LRU_LISTS],
-    ) {
+    /// `update_lru_size` for each list and zone of lruvec `lv` with pages added;
+    /// zeroes `added`.
+    fn add_lru_sizes(&mut self, lv: usize, added: &mut [[i64; MAX_NR_ZONES]; lru::NR_LRU_LISTS]) {
         for (l, zones) in added.iter_mut().enumerate() {
             for (zi, n) in zones.iter_mut().enumerate() {
                 if *n != 0 {
-                    self.update_lru_size(memcg, l, zi, *n);
+                    self.update_lru_size(lv, l, zi, *n);
                     *n = 0;
                 }
             }
@@ -388,10 +397,10 @@ impl Mm {
 
     /// `lru_note_cost`: charge reclaim cost (32 units per page of I/O, 1 per rotation)
     /// to one side, halving both sides once they exceed a quarter of the LRU. With
-    /// memcg the walk also covers the ancestors; one lruvec today.
-    pub fn lru_note_cost(&mut self, memcg: usize, file: bool, nr_io: u64, nr_rotated: u64) {
+    /// memcg the walk also covers the ancestors' lruvecs on the same node.
+    pub fn lru_note_cost(&mut self, lv: usize, file: bool, nr_io: u64, nr_rotated: u64) {
         let cost = nr_io * super::vmscan::SWAP_CLUSTER_MAX + nr_rotated;
-        let mut m = Some(memcg);
+        let mut m = Some(lv);
         while let Some(c) = m {
             let v = &mut self.lruvecs[c];
             if file {
@@ -404,7 +413,7 @@ impl Mm {
                 v.file_cost /= 2;
                 v.anon_cost /= 2;
             }
-            m = self.memcg.cgs[c].parent;
+            m = self.parent_lruvec(c);
         }
     }
 }

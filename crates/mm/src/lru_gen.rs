@@ -295,12 +295,13 @@ pub fn evictable_types(swappiness: u64) -> impl Iterator<Item = usize> {
     lo..=hi
 }
 
-/// The per-node memcg LRU (`pgdat->memcg_lru`): generations of bins of memcg lists.
+/// The per-node memcg LRU (`pgdat->memcg_lru`): generations of bins of lists of the
+/// node's lruvecs (one per memcg).
 #[derive(Debug, Clone, Default)]
 pub struct MemcgLru {
     pub seq: u64,
     pub nr_memcgs: [u64; MEMCG_NR_GENS],
-    /// (first, last) memcg of each list.
+    /// (first, last) lruvec of each list.
     pub fifo: [[(Option<usize>, Option<usize>); MEMCG_NR_BINS]; MEMCG_NR_GENS],
 }
 
@@ -396,7 +397,8 @@ pub fn msecs_to_jiffies(ms: u64, hz: u64) -> u64 {
 /// loop, kept across kswapd's slices.
 #[derive(Debug, Clone)]
 pub struct LruvecWork {
-    pub memcg: usize,
+    /// The lruvec it works on (`Mm::mem_cgroup_lruvec`).
+    pub lv: usize,
     scanned: u64,
     /// `max_seq` when the loop started (the seed's fairness test).
     seq_at_start: u64,
@@ -443,8 +445,12 @@ impl Mm {
     /// active/inactive counters with them (the two youngest generations are "active").
     fn lru_gen_update_size(&mut self, pfn: Pfn, old: Option<usize>, new: Option<usize>) {
         let f = &self.frames[pfn as usize];
-        let (t, zi, memcg) = (f.is_file_lru() as usize, f.zone as usize, f.memcg as usize);
-        let g = &mut self.lruvecs[memcg].lrugen;
+        let (t, zi, lv) = (
+            f.is_file_lru() as usize,
+            f.zone as usize,
+            self.folio_lruvec(pfn),
+        );
+        let g = &mut self.lruvecs[lv].lrugen;
         if let Some(o) = old {
             g.nr_pages[o][t][zi] -= 1;
         }
@@ -459,9 +465,9 @@ impl Mm {
         let was = old.map(|o| base + if g.is_active(o) { lru::ACTIVE } else { 0 });
         let now = new.map(|n| base + if g.is_active(n) { lru::ACTIVE } else { 0 });
         match (was, now) {
-            (Some(w), Some(n)) if w != n => self.move_lru_size(memcg, w, n, zi),
-            (Some(w), None) => self.update_lru_size(memcg, w, zi, -1),
-            (None, Some(n)) => self.update_lru_size(memcg, n, zi, 1),
+            (Some(w), Some(n)) if w != n => self.move_lru_size(lv, w, n, zi),
+            (Some(w), None) => self.update_lru_size(lv, w, zi, -1),
+            (None, Some(n)) => self.update_lru_size(lv, n, zi, 1),
             _ => {}
         }
     }
@@ -470,13 +476,13 @@ impl Mm {
     /// `list_move_tail`), sizes unchanged.
     fn gen_list_move(&mut self, pfn: Pfn, gen: usize, tail: bool) {
         let f = &self.frames[pfn as usize];
-        let (t, zi, memcg, phys) = (
+        let (t, zi, lv, phys) = (
             f.is_file_lru() as usize,
             f.zone as usize,
-            f.memcg as usize,
+            self.folio_lruvec(pfn),
             (f.list & 0x3) as usize,
         );
-        let g = &mut self.lruvecs[memcg].lrugen;
+        let g = &mut self.lruvecs[lv].lrugen;
         g.folios[phys][t][zi].del(&mut self.frames, pfn);
         if tail {
             g.folios[gen][t][zi].add_tail(&mut self.frames, pfn);
@@ -493,7 +499,7 @@ impl Mm {
     pub fn lru_gen_folio_seq(&self, pfn: Pfn, reclaiming: bool) -> u64 {
         let f = &self.frames[pfn as usize];
         let t = f.is_file_lru() as usize;
-        let g = &self.lruvecs[f.memcg as usize].lrugen;
+        let g = &self.lruvecs[self.folio_lruvec(pfn)].lrugen;
         if self.lru_gen_v61() {
             // v6.1-v6.5: the second oldest for what cannot be evicted now, else the oldest.
             return if f.test(pg::ACTIVE) {
@@ -531,9 +537,10 @@ impl Mm {
         f.clear(pg::ACTIVE);
         f.set(pg::LRU);
         f.list = on::LRU_GEN | gen as u8;
-        let (t, zi, memcg) = (f.is_file_lru() as usize, f.zone as usize, f.memcg as usize);
+        let (t, zi) = (f.is_file_lru() as usize, f.zone as usize);
         self.lru_gen_update_size(pfn, None, Some(gen));
-        let list = &mut self.lruvecs[memcg].lrugen.folios[gen][t][zi];
+        let lv = self.folio_lruvec(pfn);
+        let list = &mut self.lruvecs[lv].lrugen.folios[gen][t][zi];
         if reclaiming {
             list.add_tail(&mut self.frames, pfn);
         } else {
@@ -549,15 +556,15 @@ impl Mm {
         let Some(gen) = folio::lru_gen(&f) else {
             return false;
         };
-        let (t, zi, memcg, phys) = (
+        let (t, zi, lv, phys) = (
             f.is_file_lru() as usize,
             f.zone as usize,
-            f.memcg as usize,
+            self.folio_lruvec(pfn),
             (f.list & 0x3) as usize,
         );
-        let active = !reclaiming && self.lruvecs[memcg].lrugen.is_active(gen);
+        let active = !reclaiming && self.lruvecs[lv].lrugen.is_active(gen);
         self.lru_gen_update_size(pfn, Some(gen), None);
-        self.lruvecs[memcg].lrugen.folios[phys][t][zi].del(&mut self.frames, pfn);
+        self.lruvecs[lv].lrugen.folios[phys][t][zi].del(&mut self.frames, pfn);
         let f = &mut self.frames[pfn as usize];
         folio::set_gen(f, None);
         if active {
@@ -656,7 +663,7 @@ impl Mm {
     fn folio_inc_gen(&mut self, pfn: Pfn, reclaiming: bool) -> usize {
         let f = self.frames[pfn as usize];
         let t = f.is_file_lru() as usize;
-        let old_gen = lru_gen_from_seq(self.lruvecs[f.memcg as usize].lrugen.min_seq[t]);
+        let old_gen = lru_gen_from_seq(self.lruvecs[self.folio_lruvec(pfn)].lrugen.min_seq[t]);
         if let Some(g) = folio::lru_gen(&f) {
             if g != old_gen {
                 return g;
@@ -677,15 +684,15 @@ impl Mm {
     /// `inc_min_seq`: retire the oldest generation of type `t`. If the type is
     /// evictable its folios first move to the next generation (no cold/hot
     /// inversion), their pages counted as protected in their tiers.
-    fn inc_min_seq(&mut self, memcg: usize, t: usize, swappiness: u64) {
+    fn inc_min_seq(&mut self, lv: usize, t: usize, swappiness: u64) {
         let evictable =
             !((t == FILE && swappiness == SWAPPINESS_ANON_ONLY) || (t == ANON && swappiness == 0));
         if evictable {
-            let old_gen = lru_gen_from_seq(self.lruvecs[memcg].lrugen.min_seq[t]);
+            let old_gen = lru_gen_from_seq(self.lruvecs[lv].lrugen.min_seq[t]);
             let mut moved = 0u64;
             for zi in 0..MAX_NR_ZONES {
                 loop {
-                    let pfn = self.lruvecs[memcg].lrugen.folios[old_gen][t][zi].tail();
+                    let pfn = self.lruvecs[lv].lrugen.folios[old_gen][t][zi].tail();
                     if pfn == NIL {
                         break;
                     }
@@ -694,22 +701,22 @@ impl Mm {
                     let new_gen = self.folio_inc_gen(pfn, false);
                     self.gen_list_move(pfn, new_gen, true);
                     if !lazy {
-                        self.lruvecs[memcg].lrugen.protected[t][tier] += 1;
+                        self.lruvecs[lv].lrugen.protected[t][tier] += 1;
                     }
                     moved += 1;
                 }
             }
             self.charge(moved * self.cfg.costs.walk_young_ns);
         }
-        let g = &mut self.lruvecs[memcg].lrugen;
+        let g = &mut self.lruvecs[lv].lrugen;
         g.reset_ctrl_pos(t, true);
         g.min_seq[t] += 1;
     }
 
     /// `try_to_inc_min_seq`: after eviction, advance each evictable type past empty
     /// oldest generations, keeping the types within reach of each other.
-    fn try_to_inc_min_seq(&mut self, memcg: usize, swappiness: u64) -> bool {
-        let g = &self.lruvecs[memcg].lrugen;
+    fn try_to_inc_min_seq(&mut self, lv: usize, swappiness: u64) -> bool {
+        let g = &self.lruvecs[lv].lrugen;
         let mut min_seq = g.min_seq;
         let mut inc = false;
         for t in evictable_types(swappiness) {
@@ -735,7 +742,7 @@ impl Mm {
         }
         let mut success = false;
         for t in evictable_types(swappiness) {
-            let g = &mut self.lruvecs[memcg].lrugen;
+            let g = &mut self.lruvecs[lv].lrugen;
             if min_seq[t] <= g.min_seq[t] {
                 continue;
             }
@@ -749,16 +756,16 @@ impl Mm {
     /// `inc_max_seq`: a new youngest generation. A type already at MAX_NR_GENS retires
     /// its oldest first; the two youngest generations' pages move from the "active" to
     /// the "inactive" compat counters as max_seq advances.
-    fn inc_max_seq(&mut self, memcg: usize, seq: u64, swappiness: u64) -> bool {
-        if seq != self.lruvecs[memcg].lrugen.max_seq {
+    fn inc_max_seq(&mut self, lv: usize, seq: u64, swappiness: u64) -> bool {
+        if seq != self.lruvecs[lv].lrugen.max_seq {
             return false;
         }
         for t in [ANON, FILE] {
-            if self.lruvecs[memcg].lrugen.nr_gens(t) == MAX_NR_GENS {
-                self.inc_min_seq(memcg, t, swappiness);
+            if self.lruvecs[lv].lrugen.nr_gens(t) == MAX_NR_GENS {
+                self.inc_min_seq(lv, t, swappiness);
             }
         }
-        let g = &self.lruvecs[memcg].lrugen;
+        let g = &self.lruvecs[lv].lrugen;
         let prev = lru_gen_from_seq(g.max_seq - 1);
         let next = lru_gen_from_seq(g.max_seq + 1);
         let mut deltas = Vec::new();
@@ -776,11 +783,11 @@ impl Mm {
             }
         }
         for (base, zi, delta) in deltas {
-            self.update_lru_size(memcg, base, zi, delta);
-            self.update_lru_size(memcg, base + lru::ACTIVE, zi, -delta);
+            self.update_lru_size(lv, base, zi, delta);
+            self.update_lru_size(lv, base + lru::ACTIVE, zi, -delta);
         }
         let now = self.jiffies();
-        let g = &mut self.lruvecs[memcg].lrugen;
+        let g = &mut self.lruvecs[lv].lrugen;
         g.reset_ctrl_pos(ANON, false);
         g.reset_ctrl_pos(FILE, false);
         g.timestamps[next] = now;
@@ -795,32 +802,34 @@ impl Mm {
             .collect()
     }
 
-    /// `try_to_inc_max_seq`: age the lruvec. With page-table walks on, walk every mm
-    /// of the memcg that ran since its last walk (all of them with `force_scan`),
-    /// promoting young folios; then `inc_max_seq`.
+    /// `try_to_inc_max_seq`: age lruvec `lv`. With page-table walks on, walk every mm
+    /// of its memcg that ran since its last walk for this node (all of them with
+    /// `force_scan`), promoting young folios of this lruvec; then `inc_max_seq`.
     pub fn try_to_inc_max_seq(
         &mut self,
-        memcg: usize,
+        lv: usize,
         seq: u64,
         swappiness: u64,
         force_scan: bool,
     ) -> bool {
-        if seq <= self.lruvecs[memcg].lrugen.mm_seq {
+        if seq <= self.lruvecs[lv].lrugen.mm_seq {
             return false;
         }
         if self.cfg.lru_gen.mm_walk {
             // reset_bloom_filter for seq + 1: the walk records dense PMD ranges there.
             let next = ((seq + 1) % 2) as usize;
-            let g = &mut self.lruvecs[memcg].lrugen;
+            let g = &mut self.lruvecs[lv].lrugen;
             match &mut g.filters[next] {
                 Some(f) => f.fill(0),
                 None => g.filters[next] = Some(Box::new([0; BLOOM_WORDS])),
             }
-            for w in self.memcg_mm_list(memcg) {
-                if !force_scan && !self.mm_ran[w] {
+            // should_skip_mm: the mm's bit of this node (`mm->lru_gen.bitmap`).
+            let key = 1u64 << (self.lruvec_pgdat(lv) % 64);
+            for w in self.memcg_mm_list(self.lruvec_memcg(lv)) {
+                if !force_scan && self.mm_ran[w] & key == 0 {
                     continue;
                 }
-                self.mm_ran[w] = false;
+                self.mm_ran[w] &= !key;
                 // should_skip_mm: too small to be worth it.
                 let size: u64 = self.mm_spaces[w]
                     .iter()
@@ -836,21 +845,22 @@ impl Mm {
                 }
                 for i in 0..self.mm_spaces[w].len() {
                     let si = self.mm_spaces[w][i];
-                    self.walk_space(memcg, si, seq, swappiness, force_scan);
+                    self.walk_space(lv, si, seq, swappiness, force_scan);
                 }
             }
         }
-        self.lruvecs[memcg].lrugen.mm_seq += 1;
-        self.inc_max_seq(memcg, seq, swappiness)
+        self.lruvecs[lv].lrugen.mm_seq += 1;
+        self.inc_max_seq(lv, seq, swappiness)
     }
 
     /// `walk_pmd_range` / `walk_pte_range` over one mapping of an mm: PMD ranges in the
     /// Bloom filter of `seq` (all with `force_scan`); young PTEs of this memcg's folios
     /// are cleared and the folios promoted to `seq`'s generation; ranges dense in young
-    /// PTEs go into the filter of `seq + 1`. With non-leaf young bits (0x4), a PMD entry
+    /// PTEs go into the filter of `seq + 1` (all of lruvec `lv`'s). With non-leaf young
+    /// bits (0x4), a PMD entry
     /// not accessed since the last walk is skipped before the filter is asked, even
     /// with `force_scan`, and a young one is cleared (`walk_pmd_range_locked`).
-    fn walk_space(&mut self, memcg: usize, si: u32, seq: u64, swappiness: u64, force_scan: bool) {
+    fn walk_space(&mut self, lv: usize, si: u32, seq: u64, swappiness: u64, force_scan: bool) {
         let s = &self.spaces[si as usize];
         // should_skip_vma: a mapping without recency is not walked, nor a VM_LOCKED
         // one (its pages are on no generation).
@@ -878,7 +888,7 @@ impl Mm {
             }
             let keys = bloom_keys(si, pmd);
             let in_filter = force_scan
-                || self.lruvecs[memcg].lrugen.filters[cur]
+                || self.lruvecs[lv].lrugen.filters[cur]
                     .as_ref()
                     .is_none_or(|f| keys.iter().all(|&k| f[k / 64] & 1 << (k % 64) != 0));
             if !in_filter {
@@ -899,8 +909,10 @@ impl Mm {
                     continue;
                 }
                 let pfn = pte::pfn(e);
-                let f = &self.frames[pfn as usize];
-                if f.memcg as usize != memcg || (file && !f.test(pg::MAPPED)) {
+                // get_pfn_folio: a folio of another lv or node is not this walk's.
+                if self.folio_lruvec(pfn) != lv
+                    || (file && !self.frames[pfn as usize].test(pg::MAPPED))
+                {
                     continue;
                 }
                 *self.spaces[si as usize].pte_mut(idx) &= !pte::YOUNG;
@@ -913,14 +925,14 @@ impl Mm {
             if suitable_to_scan(examined, young) {
                 added += 1;
                 let next = ((seq + 1) % 2) as usize;
-                if let Some(f) = self.lruvecs[memcg].lrugen.filters[next].as_mut() {
+                if let Some(f) = self.lruvecs[lv].lrugen.filters[next].as_mut() {
                     for k in keys {
                         f[k / 64] |= 1 << (k % 64);
                     }
                 }
             }
         }
-        let st = &mut self.lruvecs[memcg].lrugen.mm_stats;
+        let st = &mut self.lruvecs[lv].lrugen.mm_stats;
         st[0] += total;
         st[1] += young_total;
         st[2] += found;
@@ -973,8 +985,8 @@ impl Mm {
                 end = idx + half;
             }
         }
-        let memcg = f.memcg as usize;
-        let max_seq = self.lruvecs[memcg].lrugen.max_seq;
+        let lv = self.folio_lruvec(pfn);
+        let max_seq = self.lruvecs[lv].lrugen.max_seq;
         let new_gen = lru_gen_from_seq(max_seq);
         let walk = self.is_kswapd();
         let mut young = 1u64;
@@ -988,7 +1000,7 @@ impl Mm {
             }
             let p = pte::pfn(e);
             let g = &self.frames[p as usize];
-            if g.memcg as usize != memcg
+            if self.folio_lruvec(p) != lv
                 || folio::lru_gen(g).is_none()
                 || (file && !g.test(pg::MAPPED))
             {
@@ -1008,7 +1020,7 @@ impl Mm {
         let examined = (end - start) as u64;
         if suitable_to_scan(examined, young) {
             let keys = bloom_keys(si, idx / PTRS_PER_PTE);
-            if let Some(flt) = self.lruvecs[memcg].lrugen.filters[(max_seq % 2) as usize].as_mut() {
+            if let Some(flt) = self.lruvecs[lv].lrugen.filters[(max_seq % 2) as usize].as_mut() {
                 for k in keys {
                     flt[k / 64] |= 1 << (k % 64);
                 }
@@ -1027,7 +1039,7 @@ impl Mm {
     fn sort_folio(&mut self, pfn: Pfn, sc: &mut ScanControl, tier_idx: usize) -> bool {
         let f = self.frames[pfn as usize];
         let t = f.is_file_lru() as usize;
-        let memcg = f.memcg as usize;
+        let lv = self.folio_lruvec(pfn);
         let gen = folio::lru_gen(&f).expect("on a generation list");
         if f.test(pg::MLOCKED) {
             // !folio_evictable: onto the unevictable list.
@@ -1037,7 +1049,7 @@ impl Mm {
             self.count(Ev::UnevictablePgsCulled, 1);
             return true;
         }
-        let g = &self.lruvecs[memcg].lrugen;
+        let g = &self.lruvecs[lv].lrugen;
         if gen != lru_gen_from_seq(g.min_seq[t]) {
             self.gen_list_move(pfn, gen, false);
             return true;
@@ -1048,7 +1060,7 @@ impl Mm {
             let gen = self.folio_inc_gen(pfn, false);
             self.gen_list_move(pfn, gen, false);
             if !lazy {
-                self.lruvecs[memcg].lrugen.protected[t][tier] += 1;
+                self.lruvecs[lv].lrugen.protected[t][tier] += 1;
             }
             return true;
         }
@@ -1091,34 +1103,34 @@ impl Mm {
     /// is 0 when nothing could be isolated with budget left (no livelock).
     fn scan_folios(
         &mut self,
-        memcg: usize,
+        lv: usize,
         sc: &mut ScanControl,
         t: usize,
         tier: usize,
     ) -> (u64, Vec<Pfn>) {
         let mut list = Vec::new();
-        if self.lruvecs[memcg].lrugen.nr_gens(t) == MIN_NR_GENS {
+        if self.lruvecs[lv].lrugen.nr_gens(t) == MIN_NR_GENS {
             return (0, list);
         }
-        let gen = lru_gen_from_seq(self.lruvecs[memcg].lrugen.min_seq[t]);
+        let gen = lru_gen_from_seq(self.lruvecs[lv].lrugen.min_seq[t]);
         let (mut scanned, mut sorted, mut remaining) = (0u64, 0u64, MAX_LRU_BATCH);
         for i in (1..=MAX_NR_ZONES).rev() {
             let zi = (sc.reclaim_idx + i) % MAX_NR_ZONES;
             // The walk's first frames fetched together, then each WALK_PREFETCH_AHEAD
             // ahead of the tail (as isolate_lru_folios): without the first batch every
             // scan began with a chain of misses.
-            let fetched = self.lruvecs[memcg].lrugen.folios[gen][t][zi]
+            let fetched = self.lruvecs[lv].lrugen.folios[gen][t][zi]
                 .prefetch_tail(&self.frames, remaining.min(MIN_LRU_BATCH) as usize);
             let mut walked = 0usize;
             loop {
-                let pfn = self.lruvecs[memcg].lrugen.folios[gen][t][zi].tail();
+                let pfn = self.lruvecs[lv].lrugen.folios[gen][t][zi].tail();
                 if pfn == NIL {
                     break;
                 }
                 scanned += 1;
                 walked += 1;
                 if walked + super::list::WALK_PREFETCH_AHEAD > fetched {
-                    self.lruvecs[memcg].lrugen.folios[gen][t][zi].prefetch_walk(&self.frames);
+                    self.lruvecs[lv].lrugen.folios[gen][t][zi].prefetch_walk(&self.frames);
                 }
                 if self.sort_folio(pfn, sc, tier) {
                     sorted += 1;
@@ -1138,6 +1150,7 @@ impl Mm {
         self.charge(scanned * self.cfg.costs.scan_page_ns);
         let isolated = list.len() as u64;
         let item = self.reclaimer_item(sc, Ev::PgscanKswapd);
+        let memcg = self.lruvec_memcg(lv);
         self.count_reclaimer(sc, memcg, item, isolated);
         self.count_reclaim(sc.target, memcg, Ev::Pgrefill, sorted);
         self.count(
@@ -1166,16 +1179,16 @@ impl Mm {
     /// `isolate_folios`: the type the PID controller picks first, then the other.
     fn isolate_folios(
         &mut self,
-        memcg: usize,
+        lv: usize,
         sc: &mut ScanControl,
         swappiness: u64,
     ) -> (u64, usize, Vec<Pfn>) {
-        let mut t = self.lruvecs[memcg].lrugen.get_type_to_scan(swappiness);
+        let mut t = self.lruvecs[lv].lrugen.get_type_to_scan(swappiness);
         let mut last = t;
         for _ in evictable_types(swappiness) {
-            let tier = self.lruvecs[memcg].lrugen.get_tier_idx(t);
+            let tier = self.lruvecs[lv].lrugen.get_tier_idx(t);
             last = t;
-            let (scanned, list) = self.scan_folios(memcg, sc, t, tier);
+            let (scanned, list) = self.scan_folios(lv, sc, t, tier);
             if scanned > 0 {
                 return (scanned, t, list);
             }
@@ -1190,13 +1203,13 @@ impl Mm {
     /// writeback rotation one retry. Returns (scanned, evicted anon).
     pub fn evict_folios(
         &mut self,
-        memcg: usize,
+        lv: usize,
         sc: &mut ScanControl,
         swappiness: u64,
     ) -> (u64, bool) {
-        let (mut scanned, t, mut list) = self.isolate_folios(memcg, sc, swappiness);
-        scanned += self.try_to_inc_min_seq(memcg, swappiness) as u64;
-        let g = &self.lruvecs[memcg].lrugen;
+        let (mut scanned, t, mut list) = self.isolate_folios(lv, sc, swappiness);
+        scanned += self.try_to_inc_min_seq(lv, swappiness) as u64;
+        let g = &self.lruvecs[lv].lrugen;
         if g.evictable_min_seq(swappiness) + MIN_NR_GENS > g.max_seq {
             scanned = 0;
         }
@@ -1206,10 +1219,11 @@ impl Mm {
         let mut skip_retry = false;
         loop {
             let nr_taken = list.len() as u64;
+            let memcg = self.lruvec_memcg(lv);
             let (reclaimed, stat, survivors) = self.shrink_folio_list(list, sc, memcg, false);
             sc.nr.unqueued_dirty += stat.nr_unqueued_dirty;
             sc.nr_reclaimed += reclaimed;
-            self.trace_shrink_inactive(nr_taken, reclaimed, &stat, sc.priority, t == FILE);
+            self.trace_shrink_inactive(nr_taken, reclaimed, &stat, sc, t == FILE);
             let mut clean = Vec::new();
             let mut back = Vec::with_capacity(survivors.len());
             for pfn in survivors {
@@ -1229,7 +1243,7 @@ impl Mm {
                     continue;
                 }
                 let ft = f.is_file_lru() as usize;
-                if self.lru_gen_folio_seq(pfn, false) == self.lruvecs[memcg].lrugen.min_seq[ft] {
+                if self.lru_gen_folio_seq(pfn, false) == self.lruvecs[lv].lrugen.min_seq[ft] {
                     let f = &mut self.frames[pfn as usize];
                     folio::clear_refs_flags(f);
                     f.set(pg::ACTIVE);
@@ -1252,18 +1266,19 @@ impl Mm {
 }
 
 impl Mm {
-    /// `get_swappiness`: 0 without may_swap or with fewer than MIN_LRU_BATCH swap
-    /// pages left to the memcg; else vm.swappiness.
-    pub fn get_swappiness(&self, memcg: usize, sc: &ScanControl) -> u64 {
-        if !sc.may_swap || self.mem_cgroup_get_nr_swap_pages(memcg) < MIN_LRU_BATCH {
+    /// `get_swappiness` of lruvec `lv`: 0 without may_swap or with fewer than
+    /// MIN_LRU_BATCH swap pages left to its memcg; else vm.swappiness.
+    pub fn get_swappiness(&self, lv: usize, sc: &ScanControl) -> u64 {
+        if !sc.may_swap || self.mem_cgroup_get_nr_swap_pages(self.lruvec_memcg(lv)) < MIN_LRU_BATCH
+        {
             return 0;
         }
         self.cfg.swappiness
     }
 
     /// Pages of the evictable types in every generation (`should_run_aging`'s size).
-    fn evictable_size(&self, memcg: usize, swappiness: u64) -> u64 {
-        let g = &self.lruvecs[memcg].lrugen;
+    fn evictable_size(&self, lv: usize, swappiness: u64) -> u64 {
+        let g = &self.lruvecs[lv].lrugen;
         let mut size = 0;
         for t in evictable_types(swappiness) {
             for seq in g.min_seq[t]..=g.max_seq {
@@ -1276,28 +1291,23 @@ impl Mm {
     /// `should_run_aging` (base version): must age when eviction is no longer possible
     /// (fewer than MIN_NR_GENS + 1 generations of the evictable types), had better with
     /// exactly MIN_NR_GENS + 1. Returns (age?, pages of the evictable types).
-    pub fn should_run_aging(&self, memcg: usize, swappiness: u64) -> (bool, u64) {
-        let g = &self.lruvecs[memcg].lrugen;
+    pub fn should_run_aging(&self, lv: usize, swappiness: u64) -> (bool, u64) {
+        let g = &self.lruvecs[lv].lrugen;
         let min = g.evictable_min_seq(swappiness);
         if min + MIN_NR_GENS > g.max_seq {
             return (true, 0);
         }
         (
             min + MIN_NR_GENS == g.max_seq,
-            self.evictable_size(memcg, swappiness),
+            self.evictable_size(lv, swappiness),
         )
     }
 
     /// `should_run_aging` as in v6.1 (the seed and before): with exactly MIN_NR_GENS + 1
     /// generations, age if the youngest holds more than 1/MIN_NR_GENS of the pages or
     /// the oldest less than 1/(MIN_NR_GENS + 2). Returns (age?, pages >> priority).
-    pub fn should_run_aging_v61(
-        &self,
-        memcg: usize,
-        swappiness: u64,
-        priority: i32,
-    ) -> (bool, u64) {
-        let g = &self.lruvecs[memcg].lrugen;
+    pub fn should_run_aging_v61(&self, lv: usize, swappiness: u64, priority: i32) -> (bool, u64) {
+        let g = &self.lruvecs[lv].lrugen;
         let (mut old, mut young, mut total) = (0u64, 0u64, 0u64);
         for t in evictable_types(swappiness) {
             for seq in g.min_seq[t]..=g.max_seq {
@@ -1324,16 +1334,16 @@ impl Mm {
 
     /// `get_nr_to_scan` (base): −1 to skip a memcg below min or to rotate one that
     /// had to age; at DEF_PRIORITY (or with no aging needed) the pages >> priority.
-    fn get_nr_to_scan(&mut self, memcg: usize, sc: &ScanControl, swappiness: u64) -> i64 {
-        if self.mem_cgroup_below(sc.target, memcg).0 {
+    fn get_nr_to_scan(&mut self, lv: usize, sc: &ScanControl, swappiness: u64) -> i64 {
+        if self.mem_cgroup_below(sc.target, self.lruvec_memcg(lv)).0 {
             return -1;
         }
-        let (age, size) = self.should_run_aging(memcg, swappiness);
+        let (age, size) = self.should_run_aging(lv, swappiness);
         if !age || sc.priority == DEF_PRIORITY {
             return (size >> sc.priority) as i64;
         }
-        let max_seq = self.lruvecs[memcg].lrugen.max_seq;
-        if self.try_to_inc_max_seq(memcg, max_seq, swappiness, false) {
+        let max_seq = self.lruvecs[lv].lrugen.max_seq;
+        if self.try_to_inc_max_seq(lv, max_seq, swappiness, false) {
             -1
         } else {
             0
@@ -1343,21 +1353,16 @@ impl Mm {
     /// `get_nr_to_scan` as in v6.1: 0 below min (or low, outside the low pass); kswapd
     /// leaves aging to `lru_gen_age_node`, direct reclaim ages here below DEF_PRIORITY.
     /// Returns (pages to scan, aging was needed).
-    fn get_nr_to_scan_v61(
-        &mut self,
-        memcg: usize,
-        sc: &ScanControl,
-        swappiness: u64,
-    ) -> (u64, bool) {
-        let (below_min, below_low) = self.mem_cgroup_below(sc.target, memcg);
+    fn get_nr_to_scan_v61(&mut self, lv: usize, sc: &ScanControl, swappiness: u64) -> (u64, bool) {
+        let (below_min, below_low) = self.mem_cgroup_below(sc.target, self.lruvec_memcg(lv));
         if below_min || (below_low && !sc.memcg_low_reclaim) {
             return (0, false);
         }
-        let (age, nr_to_scan) = self.should_run_aging_v61(memcg, swappiness, sc.priority);
+        let (age, nr_to_scan) = self.should_run_aging_v61(lv, swappiness, sc.priority);
         if !age {
             return (nr_to_scan, false);
         }
-        let g = &self.lruvecs[memcg].lrugen;
+        let g = &self.lruvecs[lv].lrugen;
         let (max_seq, min) = (g.max_seq, g.evictable_min_seq(swappiness));
         // At DEF_PRIORITY skip ageing; below it kswapd leaves it to lru_gen_age_node
         // and direct reclaim ages here.
@@ -1365,7 +1370,7 @@ impl Mm {
             if self.is_kswapd() {
                 return (0, true);
             }
-            if self.try_to_inc_max_seq(memcg, max_seq, swappiness, false) {
+            if self.try_to_inc_max_seq(lv, max_seq, swappiness, false) {
                 return (nr_to_scan, true);
             }
         }
@@ -1392,21 +1397,18 @@ impl Mm {
         if !self.is_kswapd() || sc.order > 0 {
             return false;
         }
-        self.zones
-            .iter()
-            .enumerate()
-            .take(sc.reclaim_idx + 1)
-            .all(|(zi, z)| {
-                !z.is_managed()
-                    || zone_watermark_ok(
-                        z,
-                        0,
-                        z.wmark(WMARK_HIGH) + MIN_LRU_BATCH,
-                        sc.reclaim_idx,
-                        AllocFlags::default(),
-                        self.zone_page_state_free(zi),
-                    )
-            })
+        self.node_zones(sc.nid).take(sc.reclaim_idx + 1).all(|zi| {
+            let z = &self.zones[zi];
+            !z.is_managed()
+                || zone_watermark_ok(
+                    z,
+                    0,
+                    z.wmark(WMARK_HIGH) + MIN_LRU_BATCH,
+                    sc.reclaim_idx,
+                    AllocFlags::default(),
+                    self.zone_page_state_free(zi),
+                )
+        })
     }
 
     /// `should_abort_scan` as the seed merged it (v6.1): direct reclaim stops after
@@ -1417,11 +1419,11 @@ impl Mm {
     fn should_abort_scan_v61(
         &self,
         seq: u64,
-        memcg: usize,
+        lv: usize,
         sc: &mut ScanControl,
         need_swapping: bool,
     ) -> bool {
-        let max_seq = self.lruvecs[memcg].lrugen.max_seq;
+        let max_seq = self.lruvecs[lv].lrugen.max_seq;
         if !self.is_kswapd() {
             if max_seq - seq > 1 {
                 return true;
@@ -1439,7 +1441,8 @@ impl Mm {
             return false;
         }
         let kswapd = self.is_kswapd();
-        for (zi, z) in self.zones.iter().enumerate().take(sc.reclaim_idx + 1) {
+        for zi in self.node_zones(sc.nid).take(sc.reclaim_idx + 1) {
+            let z = &self.zones[zi];
             if !z.is_managed() {
                 continue;
             }
@@ -1452,12 +1455,12 @@ impl Mm {
         true
     }
 
-    /// Starts `try_to_shrink_lruvec` (or v6.1's `lru_gen_shrink_lruvec`) on `memcg`.
-    pub fn lru_gen_lruvec_begin(&self, memcg: usize, sc: &ScanControl) -> LruvecWork {
+    /// Starts `try_to_shrink_lruvec` (or v6.1's `lru_gen_shrink_lruvec`) on lruvec `lv`.
+    pub fn lru_gen_lruvec_begin(&self, lv: usize, sc: &ScanControl) -> LruvecWork {
         LruvecWork {
-            memcg,
+            lv,
             scanned: 0,
-            seq_at_start: self.lruvecs[memcg].lrugen.max_seq,
+            seq_at_start: self.lruvecs[lv].lrugen.max_seq,
             reclaimed_at_start: sc.nr_reclaimed,
             need_aging: false,
             need_swapping: false,
@@ -1473,22 +1476,22 @@ impl Mm {
         sc: &mut ScanControl,
         budget_ns: u64,
     ) -> Option<bool> {
-        let memcg = w.memcg;
+        let lv = w.lv;
         let v61 = self.cfg.lru_gen.memcg_reclaim != MemcgReclaim::MemcgLru;
         loop {
-            let swappiness = self.get_swappiness(memcg, sc);
+            let swappiness = self.get_swappiness(lv, sc);
             let n = if v61 {
-                let (n, aging) = self.get_nr_to_scan_v61(memcg, sc, swappiness);
+                let (n, aging) = self.get_nr_to_scan_v61(lv, sc, swappiness);
                 w.need_aging = aging;
                 n as i64
             } else {
-                self.get_nr_to_scan(memcg, sc, swappiness)
+                self.get_nr_to_scan(lv, sc, swappiness)
             };
             w.nr_to_scan = n;
             if n <= 0 {
                 break;
             }
-            let (delta, anon) = self.evict_folios(memcg, sc, swappiness);
+            let (delta, anon) = self.evict_folios(lv, sc, swappiness);
             w.need_swapping |= anon;
             if delta == 0 {
                 break;
@@ -1500,7 +1503,7 @@ impl Mm {
             let abort = match self.cfg.lru_gen.memcg_reclaim {
                 MemcgReclaim::Iter => false,
                 MemcgReclaim::Seed => {
-                    self.should_abort_scan_v61(w.seq_at_start, memcg, sc, w.need_swapping)
+                    self.should_abort_scan_v61(w.seq_at_start, lv, sc, w.need_swapping)
                 }
                 MemcgReclaim::MemcgLru => self.should_abort_scan(sc),
             };
@@ -1515,7 +1518,7 @@ impl Mm {
         if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
             self.wakeup_flusher_threads();
         }
-        // The seed: a memcg that gave MIN_LRU_BATCH without ageing spares kswapd's
+        // The seed: a lv that gave MIN_LRU_BATCH without ageing spares kswapd's
         // next round of ageing.
         if v61
             && w.nr_to_scan > 0
@@ -1528,19 +1531,19 @@ impl Mm {
     }
 
     /// `lruvec_is_sizable`: enough evictable pages to be worth it at this priority.
-    fn lruvec_is_sizable(&self, memcg: usize, sc: &ScanControl) -> bool {
-        let swappiness = self.get_swappiness(memcg, sc);
-        (self.evictable_size(memcg, swappiness) >> sc.priority) > 0
+    fn lruvec_is_sizable(&self, lv: usize, sc: &ScanControl) -> bool {
+        let swappiness = self.get_swappiness(lv, sc);
+        (self.evictable_size(lv, swappiness) >> sc.priority) > 0
     }
 
     /// `lruvec_is_reclaimable` (min_ttl): not below min, sizable, and its oldest
     /// evictable generation born more than `min_ttl` jiffies ago.
-    fn lruvec_is_reclaimable(&self, memcg: usize, sc: &ScanControl, min_ttl: u64) -> bool {
-        if self.mem_cgroup_below(0, memcg).0 || !self.lruvec_is_sizable(memcg, sc) {
+    fn lruvec_is_reclaimable(&self, lv: usize, sc: &ScanControl, min_ttl: u64) -> bool {
+        if self.mem_cgroup_below(0, self.lruvec_memcg(lv)).0 || !self.lruvec_is_sizable(lv, sc) {
             return false;
         }
-        let swappiness = self.get_swappiness(memcg, sc);
-        let g = &self.lruvecs[memcg].lrugen;
+        let swappiness = self.get_swappiness(lv, sc);
+        let g = &self.lruvecs[lv].lrugen;
         let birth = g.timestamps[lru_gen_from_seq(g.evictable_min_seq(swappiness))];
         birth + min_ttl < self.jiffies()
     }
@@ -1551,19 +1554,20 @@ impl Mm {
         if sc.priority != DEF_PRIORITY || sc.nr_to_reclaim < MIN_LRU_BATCH {
             return;
         }
-        let mut reclaimable = self.node_lru_pages(lru::INACTIVE_FILE);
+        let mut reclaimable = self.node_lru_pages(sc.nid, lru::INACTIVE_FILE);
         if self.can_reclaim_anon() {
-            reclaimable += self.node_lru_pages(lru::INACTIVE_ANON);
+            reclaimable += self.node_lru_pages(sc.nid, lru::INACTIVE_ANON);
         }
         let fls = |x: u64| 64 - x.leading_zeros() as i32;
         let priority = fls(reclaimable) - 1 - fls(sc.nr_to_reclaim - 1);
         sc.priority = priority.clamp(DEF_PRIORITY / 2, DEF_PRIORITY);
     }
 
-    /// `lru_gen_age_node`: kswapd's per-round pass. v6.3+: protection for every memcg
-    /// and the min_ttl test (OOM kill when every memcg's oldest generation is younger
-    /// than min_ttl). Before (`iter`, `seed`): age every memcg that needs it; the seed
-    /// skips the round when eviction found cold pages without ageing.
+    /// `lru_gen_age_node`: kswapd's per-round pass over node `sc.nid`'s lruvecs.
+    /// v6.3+: protection for every memcg and the min_ttl test (OOM kill when every
+    /// memcg's oldest generation is younger than min_ttl). Before (`iter`, `seed`): age
+    /// every memcg that needs it; the seed skips the round when eviction found cold
+    /// pages without ageing.
     pub fn lru_gen_age_node(&mut self, sc: &mut ScanControl) {
         let min_ttl = self.cfg.lru_gen.min_ttl_jiffies;
         let memcgs = self.memcg.subtree(0);
@@ -1575,7 +1579,8 @@ impl Mm {
                     .counters
                     .calculate_protection(0, memcg, self.recursiveprot);
                 if !reclaimable {
-                    reclaimable = self.lruvec_is_reclaimable(memcg, sc, min_ttl);
+                    let lv = self.mem_cgroup_lruvec(memcg, sc.nid);
+                    reclaimable = self.lruvec_is_reclaimable(lv, sc, min_ttl);
                 }
             }
             if !reclaimable {
@@ -1599,10 +1604,11 @@ impl Mm {
             if self.mem_cgroup_below(0, memcg).0 {
                 continue;
             }
-            let swappiness = self.get_swappiness(memcg, sc);
-            let (age, nr_to_scan) = self.should_run_aging_v61(memcg, swappiness, sc.priority);
+            let lv = self.mem_cgroup_lruvec(memcg, sc.nid);
+            let swappiness = self.get_swappiness(lv, sc);
+            let (age, nr_to_scan) = self.should_run_aging_v61(lv, swappiness, sc.priority);
             if min_ttl > 0 {
-                let g = &self.lruvecs[memcg].lrugen;
+                let g = &self.lruvecs[lv].lrugen;
                 let birth = g.timestamps[lru_gen_from_seq(g.min_seq[FILE])];
                 if birth + min_ttl > self.jiffies() {
                     continue;
@@ -1612,8 +1618,8 @@ impl Mm {
                 }
             }
             if age {
-                let max_seq = self.lruvecs[memcg].lrugen.max_seq;
-                self.try_to_inc_max_seq(memcg, max_seq, swappiness, false);
+                let max_seq = self.lruvecs[lv].lrugen.max_seq;
+                self.try_to_inc_max_seq(lv, max_seq, swappiness, false);
             }
             success = true;
         }
@@ -1622,12 +1628,16 @@ impl Mm {
         }
     }
 
-    /// `lru_gen_online_memcg`: a memcg joins the old generation's tail in a random bin.
+    /// `lru_gen_online_memcg`: each of a memcg's lruvecs joins its node's memcg LRU,
+    /// at the old generation's tail in a random bin.
     pub fn lru_gen_online_memcg(&mut self, memcg: usize) {
-        let gen = get_memcg_gen(self.memcg_lru.seq);
-        let bin = self.memcg_lru_bin();
-        self.memcg_lru_link(memcg, gen, bin, true);
-        self.memcg_lru.nr_memcgs[gen] += 1;
+        for nid in 0..self.nr_nodes() {
+            let lv = self.mem_cgroup_lruvec(memcg, nid);
+            let gen = get_memcg_gen(self.memcg_lru[nid].seq);
+            let bin = self.memcg_lru_bin();
+            self.memcg_lru_link(lv, gen, bin, true);
+            self.memcg_lru[nid].nr_memcgs[gen] += 1;
+        }
     }
 
     fn memcg_lru_bin(&mut self) -> usize {
@@ -1635,9 +1645,10 @@ impl Mm {
         (self.lru_gen_rng.next_u32() % MEMCG_NR_BINS as u32) as usize
     }
 
-    fn memcg_lru_link(&mut self, memcg: usize, gen: usize, bin: usize, tail: bool) {
-        let (first, last) = self.memcg_lru.fifo[gen][bin];
-        let g = &mut self.lruvecs[memcg].lrugen;
+    fn memcg_lru_link(&mut self, lv: usize, gen: usize, bin: usize, tail: bool) {
+        let nid = self.lruvec_pgdat(lv);
+        let (first, last) = self.memcg_lru[nid].fifo[gen][bin];
+        let g = &mut self.lruvecs[lv].lrugen;
         g.memcg_gen = gen;
         g.bin = bin;
         g.on_memcg_lru = true;
@@ -1645,33 +1656,34 @@ impl Mm {
             g.memcg_prev = last;
             g.memcg_next = None;
             match last {
-                Some(l) => self.lruvecs[l].lrugen.memcg_next = Some(memcg),
-                None => self.memcg_lru.fifo[gen][bin].0 = Some(memcg),
+                Some(l) => self.lruvecs[l].lrugen.memcg_next = Some(lv),
+                None => self.memcg_lru[nid].fifo[gen][bin].0 = Some(lv),
             }
-            self.memcg_lru.fifo[gen][bin].1 = Some(memcg);
+            self.memcg_lru[nid].fifo[gen][bin].1 = Some(lv);
         } else {
             g.memcg_prev = None;
             g.memcg_next = first;
             match first {
-                Some(f) => self.lruvecs[f].lrugen.memcg_prev = Some(memcg),
-                None => self.memcg_lru.fifo[gen][bin].1 = Some(memcg),
+                Some(f) => self.lruvecs[f].lrugen.memcg_prev = Some(lv),
+                None => self.memcg_lru[nid].fifo[gen][bin].1 = Some(lv),
             }
-            self.memcg_lru.fifo[gen][bin].0 = Some(memcg);
+            self.memcg_lru[nid].fifo[gen][bin].0 = Some(lv);
         }
     }
 
-    fn memcg_lru_unlink(&mut self, memcg: usize) {
-        let g = &self.lruvecs[memcg].lrugen;
+    fn memcg_lru_unlink(&mut self, lv: usize) {
+        let nid = self.lruvec_pgdat(lv);
+        let g = &self.lruvecs[lv].lrugen;
         let (gen, bin, prev, next) = (g.memcg_gen, g.bin, g.memcg_prev, g.memcg_next);
         match prev {
             Some(p) => self.lruvecs[p].lrugen.memcg_next = next,
-            None => self.memcg_lru.fifo[gen][bin].0 = next,
+            None => self.memcg_lru[nid].fifo[gen][bin].0 = next,
         }
         match next {
             Some(n) => self.lruvecs[n].lrugen.memcg_prev = prev,
-            None => self.memcg_lru.fifo[gen][bin].1 = prev,
+            None => self.memcg_lru[nid].fifo[gen][bin].1 = prev,
         }
-        let g = &mut self.lruvecs[memcg].lrugen;
+        let g = &mut self.lruvecs[lv].lrugen;
         g.memcg_prev = None;
         g.memcg_next = None;
         g.on_memcg_lru = false;
@@ -1680,13 +1692,14 @@ impl Mm {
     /// `lru_gen_rotate_memcg`: HEAD/TAIL keep the generation and set the segment;
     /// OLD/YOUNG move to that generation. HEAD and OLD add at a random bin's head,
     /// TAIL and YOUNG at its tail. An emptied old generation makes young the old one.
-    pub fn lru_gen_rotate_memcg(&mut self, memcg: usize, op: MemcgLruOp) {
-        if op == MemcgLruOp::Nop || !self.lruvecs[memcg].lrugen.on_memcg_lru {
+    pub fn lru_gen_rotate_memcg(&mut self, lv: usize, op: MemcgLruOp) {
+        let nid = self.lruvec_pgdat(lv);
+        if op == MemcgLruOp::Nop || !self.lruvecs[lv].lrugen.on_memcg_lru {
             return;
         }
         let bin = self.memcg_lru_bin();
-        let old = self.lruvecs[memcg].lrugen.memcg_gen;
-        let seq = self.memcg_lru.seq;
+        let old = self.lruvecs[lv].lrugen.memcg_gen;
+        let seq = self.memcg_lru[nid].seq;
         let (seg, new) = match op {
             MemcgLruOp::Head => (MEMCG_LRU_HEAD, old),
             MemcgLruOp::Tail => (MEMCG_LRU_TAIL, old),
@@ -1694,28 +1707,30 @@ impl Mm {
             MemcgLruOp::Young => (0, get_memcg_gen(seq + 1)),
             MemcgLruOp::Nop => unreachable!(),
         };
-        self.memcg_lru_unlink(memcg);
-        self.lruvecs[memcg].lrugen.seg = seg;
+        self.memcg_lru_unlink(lv);
+        self.lruvecs[lv].lrugen.seg = seg;
         let tail = matches!(op, MemcgLruOp::Tail | MemcgLruOp::Young);
-        self.memcg_lru_link(memcg, new, bin, tail);
-        self.memcg_lru.nr_memcgs[old] -= 1;
-        self.memcg_lru.nr_memcgs[new] += 1;
-        if self.memcg_lru.nr_memcgs[old] == 0 && old == get_memcg_gen(self.memcg_lru.seq) {
-            self.memcg_lru.seq += 1;
+        self.memcg_lru_link(lv, new, bin, tail);
+        self.memcg_lru[nid].nr_memcgs[old] -= 1;
+        self.memcg_lru[nid].nr_memcgs[new] += 1;
+        if self.memcg_lru[nid].nr_memcgs[old] == 0 && old == get_memcg_gen(self.memcg_lru[nid].seq)
+        {
+            self.memcg_lru[nid].seq += 1;
         }
     }
 
     /// `shrink_one`'s checks before reclaiming: skip (YOUNG) below min; the first try
     /// below low moves the memcg to the tail (TAIL), the next counts a low event.
-    fn shrink_one_begin(&mut self, memcg: usize) -> Option<MemcgLruOp> {
-        let (below_min, below_low) = self.mem_cgroup_below(0, memcg);
+    fn shrink_one_begin(&mut self, lv: usize) -> Option<MemcgLruOp> {
+        let (below_min, below_low) = self.mem_cgroup_below(0, self.lruvec_memcg(lv));
         if below_min {
             return Some(MemcgLruOp::Young);
         }
         if below_low {
-            if self.lruvecs[memcg].lrugen.seg != MEMCG_LRU_TAIL {
+            if self.lruvecs[lv].lrugen.seg != MEMCG_LRU_TAIL {
                 return Some(MemcgLruOp::Tail);
             }
+            let memcg = self.lruvec_memcg(lv);
             self.memcg.cgs[memcg].events.low += 1;
         }
         None
@@ -1723,14 +1738,14 @@ impl Mm {
 
     /// `shrink_one`'s end: YOUNG if it had to age, stay if it is still sizable, else
     /// one retry at the tail, then YOUNG.
-    fn shrink_one_end(&self, memcg: usize, sc: &ScanControl, success: bool) -> MemcgLruOp {
+    fn shrink_one_end(&self, lv: usize, sc: &ScanControl, success: bool) -> MemcgLruOp {
         if success {
             return MemcgLruOp::Young;
         }
-        if self.lruvec_is_sizable(memcg, sc) {
+        if self.lruvec_is_sizable(lv, sc) {
             return MemcgLruOp::Nop;
         }
-        if self.lruvecs[memcg].lrugen.seg != MEMCG_LRU_TAIL {
+        if self.lruvecs[lv].lrugen.seg != MEMCG_LRU_TAIL {
             MemcgLruOp::Tail
         } else {
             MemcgLruOp::Young
@@ -1749,7 +1764,7 @@ impl Mm {
                 sc.nr_reclaimed = 0;
             }
         }
-        let gen = get_memcg_gen(self.memcg_lru.seq);
+        let gen = get_memcg_gen(self.memcg_lru[sc.nid].seq);
         let bin = self.memcg_lru_bin();
         GenScan {
             reclaimed_before,
@@ -1780,8 +1795,8 @@ impl Mm {
                         return false;
                     }
                     Some(success) => {
-                        self.shrink_slab_after_lruvec(w.memcg, sc);
-                        gs.op = self.shrink_one_end(w.memcg, sc, success);
+                        self.shrink_slab_after_lruvec(self.lruvec_memcg(w.lv), sc);
+                        gs.op = self.shrink_one_end(w.lv, sc, success);
                         if self.should_abort_scan(sc) {
                             // The walk stopped early: rotate the last one and return.
                             if let Some(p) = gs.pos {
@@ -1796,7 +1811,7 @@ impl Mm {
             let next = match gs.pos {
                 None if !gs.started => {
                     gs.started = true;
-                    self.memcg_lru.fifo[gs.gen][gs.bin].0
+                    self.memcg_lru[sc.nid].fifo[gs.gen][gs.bin].0
                 }
                 None => None,
                 Some(p) => {
@@ -1813,7 +1828,7 @@ impl Mm {
                     next
                 }
             };
-            let Some(memcg) = next else {
+            let Some(lv) = next else {
                 // End of this bin: the rest of the old generation's bins.
                 gs.bin = (gs.bin + 1) % MEMCG_NR_BINS;
                 gs.pos = None;
@@ -1823,25 +1838,25 @@ impl Mm {
                 }
                 continue;
             };
-            gs.pos = Some(memcg);
-            if self.lruvecs[memcg].lrugen.memcg_gen != gs.gen {
+            gs.pos = Some(lv);
+            if self.lruvecs[lv].lrugen.memcg_gen != gs.gen {
                 continue;
             }
-            if let Some(op) = self.shrink_one_begin(memcg) {
+            if let Some(op) = self.shrink_one_begin(lv) {
                 gs.op = op;
                 if self.should_abort_scan(sc) {
-                    self.lru_gen_rotate_memcg(memcg, op);
+                    self.lru_gen_rotate_memcg(lv, op);
                     break;
                 }
                 continue;
             }
-            gs.cur = Some(self.lru_gen_lruvec_begin(memcg, sc));
+            gs.cur = Some(self.lru_gen_lruvec_begin(lv, sc));
         }
         if self.is_kswapd() && !gs.skip {
             sc.nr_reclaimed += gs.reclaimed_before;
         }
         if sc.nr_reclaimed > gs.reclaimed_before {
-            self.kswapd.failures = 0;
+            self.kswapd[sc.nid].failures = 0;
         }
         true
     }
@@ -1852,11 +1867,11 @@ impl Mm {
     /// folio moves between the classic lists and the generations (active folios to
     /// the youngest generation, the youngest two generations to the active lists).
     pub fn lru_gen_change_state(&mut self, enable: bool) {
-        for memcg in 0..self.lruvecs.len() {
+        for lv in 0..self.lruvecs.len() {
             if enable {
                 for l in lru::EVICTABLE {
                     loop {
-                        let pfn = self.lruvecs[memcg].lists[l].tail();
+                        let pfn = self.lruvecs[lv].lists[l].tail();
                         if pfn == NIL {
                             break;
                         }
@@ -1869,7 +1884,7 @@ impl Mm {
                     for t in [ANON, FILE] {
                         for zi in 0..MAX_NR_ZONES {
                             loop {
-                                let pfn = self.lruvecs[memcg].lrugen.folios[gen][t][zi].tail();
+                                let pfn = self.lruvecs[lv].lrugen.folios[gen][t][zi].tail();
                                 if pfn == NIL {
                                     break;
                                 }
@@ -1884,9 +1899,8 @@ impl Mm {
     }
 }
 
-/// Bits of an MGLRU shadow token's generation part (`EVICTION_MASK >> LRU_REFS_WIDTH`
-/// with 40-bit tokens).
-const TOKEN_SEQ_MASK: u64 = (1 << (40 - LRU_REFS_WIDTH)) - 1;
+/// Bits of an MGLRU shadow token's generation part (`EVICTION_MASK >> LRU_REFS_WIDTH`).
+const TOKEN_SEQ_MASK: u64 = (1 << (super::workingset::EVICTION_BITS - LRU_REFS_WIDTH)) - 1;
 
 impl Mm {
     /// `lru_gen_eviction`: the shadow of a folio evicted from its memcg's lruvec:
@@ -1898,12 +1912,16 @@ impl Mm {
         let refs = folio::lru_refs(&f);
         let ws = f.test(pg::WORKINGSET);
         let tier = lru_tier_from_refs(refs, ws);
-        let memcg = f.memcg as usize;
-        let g = &mut self.lruvecs[memcg].lrugen;
+        let owner = super::workingset::ShadowOwner {
+            memcg: f.memcg,
+            nid: self.pfn_to_nid(pfn) as u8,
+        };
+        let lv = self.folio_lruvec(pfn);
+        let g = &mut self.lruvecs[lv].lrugen;
         let token =
             ((g.min_seq[t] & TOKEN_SEQ_MASK) << LRU_REFS_WIDTH) | refs.saturating_sub(1) as u64;
         g.evicted[t][tier] += 1;
-        self.workingset.pack_token(memcg as u16, token, ws)
+        self.workingset.pack_token(owner, token, ws)
     }
 
     /// `lru_gen_refault` (kernel-reference §4.8): counted as a refault in the
@@ -1916,8 +1934,9 @@ impl Mm {
         let file = f.is_file_lru();
         let t = file as usize;
         let memcg = f.memcg as usize;
-        let (memcg_id, token, workingset) = self.workingset.unpack_token(shadow);
-        if memcg_id as usize != memcg {
+        let lv = self.folio_lruvec(pfn);
+        let (owner, token, workingset) = self.workingset.unpack_token(shadow);
+        if self.shadow_lruvec(owner) != Some(lv) {
             return; // evicted from another lruvec
         }
         self.count_memcg_type(
@@ -1926,7 +1945,7 @@ impl Mm {
             Ev::WorkingsetRefaultAnon,
             Ev::WorkingsetRefaultFile,
         );
-        let g = &mut self.lruvecs[memcg].lrugen;
+        let g = &mut self.lruvecs[lv].lrugen;
         let recent = token >> LRU_REFS_WIDTH == g.min_seq[t] & TOKEN_SEQ_MASK;
         if !recent {
             return;
@@ -2004,9 +2023,9 @@ mod tests {
             "PG_active cleared on a list"
         );
         // Compat counters: gen 1 inactive, gens 2 and 3 active.
-        assert_eq!(mm.node_lru_pages(lru::INACTIVE_FILE), 5);
-        assert_eq!(mm.node_lru_pages(lru::ACTIVE_FILE), 2);
-        assert_eq!(mm.node_lru_pages(lru::ACTIVE_ANON), 3);
+        assert_eq!(mm.global_lru_pages(lru::INACTIVE_FILE), 5);
+        assert_eq!(mm.global_lru_pages(lru::ACTIVE_FILE), 2);
+        assert_eq!(mm.global_lru_pages(lru::ACTIVE_ANON), 3);
         mm.check_invariants().unwrap();
 
         // inc_max_seq(3): both types have MAX_NR_GENS = 4 generations, so each retires
@@ -2015,8 +2034,8 @@ mod tests {
         assert!(mm.inc_max_seq(0, 3, 100));
         let g = &mm.lruvecs[0].lrugen;
         assert_eq!((g.max_seq, g.min_seq), (4, [1, 1]));
-        assert_eq!(mm.node_lru_pages(lru::INACTIVE_ANON), 3);
-        assert_eq!(mm.node_lru_pages(lru::ACTIVE_ANON), 0);
+        assert_eq!(mm.global_lru_pages(lru::INACTIVE_ANON), 3);
+        assert_eq!(mm.global_lru_pages(lru::ACTIVE_ANON), 0);
         // A stale sequence number does nothing.
         assert!(!mm.inc_max_seq(0, 3, 100));
         // inc_max_seq(4): min_seq 1 (gen 1 holds the 5 file pages) retires by moving
@@ -2240,7 +2259,7 @@ mod tests {
         assert!(!mm.should_abort_scan(&sc));
         // kswapd at order 0 below target: abort once every zone is above HIGH + 64;
         // the fresh machine is all free.
-        mm.current = Current::Kswapd;
+        mm.current = Current::Kswapd(0);
         sc.order = 0;
         sc.nr_reclaimed = 0;
         assert!(mm.should_abort_scan(&sc));
@@ -2272,7 +2291,7 @@ mod tests {
         assert!(mm.should_abort_scan_v61(4, 0, &mut sc, false));
         assert_eq!(sc.nr_reclaimed, 32 + MIN_LRU_BATCH);
         // kswapd: until nr_to_reclaim since last_reclaimed, never.
-        mm.current = Current::Kswapd;
+        mm.current = Current::Kswapd(0);
         let mut sc = ScanControl::new(100, 1, 0);
         sc.priority = 2;
         sc.last_reclaimed = 50;
@@ -2291,7 +2310,7 @@ mod tests {
         for gen in 0..MEMCG_NR_GENS {
             for bin in 0..MEMCG_NR_BINS {
                 let mut v = Vec::new();
-                let mut cur = mm.memcg_lru.fifo[gen][bin].0;
+                let mut cur = mm.memcg_lru[0].fifo[gen][bin].0;
                 while let Some(m) = cur {
                     v.push(m);
                     cur = mm.lruvecs[m].lrugen.memcg_next;
@@ -2306,7 +2325,7 @@ mod tests {
     fn memcg_lru_rotations() {
         let mut mm = mm();
         // All four memcgs online in the old generation (seq 0 → gen 0).
-        assert_eq!(mm.memcg_lru.nr_memcgs, [4, 0, 0]);
+        assert_eq!(mm.memcg_lru[0].nr_memcgs, [4, 0, 0]);
         let where_is = |mm: &Mm, m: usize| {
             let g = &mm.lruvecs[m].lrugen;
             (g.memcg_gen, g.seg)
@@ -2324,7 +2343,7 @@ mod tests {
         // YOUNG: the young generation (seq + 1 → gen 1), default segment, at a tail.
         mm.lru_gen_rotate_memcg(3, MemcgLruOp::Young);
         assert_eq!(where_is(&mm, 3), (1, 0));
-        assert_eq!(mm.memcg_lru.nr_memcgs, [3, 1, 0]);
+        assert_eq!(mm.memcg_lru[0].nr_memcgs, [3, 1, 0]);
         // OLD from young: back to gen 0 at a head.
         mm.lru_gen_rotate_memcg(3, MemcgLruOp::Old);
         assert_eq!(where_is(&mm, 3), (0, 0));
@@ -2334,8 +2353,8 @@ mod tests {
         for m in 0..4 {
             mm.lru_gen_rotate_memcg(m, MemcgLruOp::Young);
         }
-        assert_eq!(mm.memcg_lru.seq, 1);
-        assert_eq!(mm.memcg_lru.nr_memcgs, [0, 4, 0]);
+        assert_eq!(mm.memcg_lru[0].seq, 1);
+        assert_eq!(mm.memcg_lru[0].nr_memcgs, [0, 4, 0]);
         // Now old = gen 1, young = gen 2.
         mm.lru_gen_rotate_memcg(0, MemcgLruOp::Young);
         assert_eq!(where_is(&mm, 0), (2, 0));
@@ -2435,7 +2454,14 @@ mod tests {
         }
         assert_eq!(folio::lru_refs(&mm.frames[p[0] as usize]), 3);
         let shadow = mm.lru_gen_eviction(p[0]);
-        assert_eq!(mm.workingset.unpack_token(shadow), (0, 2, false));
+        assert_eq!(
+            mm.workingset.unpack_token(shadow),
+            (
+                crate::workingset::ShadowOwner { memcg: 0, nid: 0 },
+                2,
+                false
+            )
+        );
         assert_eq!(mm.lruvecs[0].lrugen.evicted[FILE][2], 1);
         mm.lru_gen_refault(p[1], shadow);
         assert_eq!(mm.lruvecs[0].lrugen.refaulted[FILE][2], 1);
@@ -2456,6 +2482,7 @@ pub enum LruGenCmd {
     /// `+ memcg_id node_id max_gen_nr [can_swap [force_scan]]`: age.
     Age {
         memcg_id: u16,
+        nid: u16,
         seq: u64,
         can_swap: Option<bool>,
         force_scan: bool,
@@ -2463,6 +2490,7 @@ pub enum LruGenCmd {
     /// `- memcg_id node_id min_gen_nr [swappiness [nr_to_reclaim]]`: evict.
     Evict {
         memcg_id: u16,
+        nid: u16,
         seq: u64,
         swappiness: Option<u64>,
         nr_to_reclaim: u64,
@@ -2470,9 +2498,13 @@ pub enum LruGenCmd {
 }
 
 /// Parses what is written to `lru_gen` (commands separated by `,`, `;` or newlines)
-/// for a machine with `nr_memcgs` memcgs (ids 1 ..= nr_memcgs, the root 1) and one
-/// node. The message says which command and which field is wrong.
-pub fn parse_lru_gen_cmds(text: &str, nr_memcgs: usize) -> Result<Vec<LruGenCmd>, String> {
+/// for a machine with `nr_memcgs` memcgs (ids 1 ..= nr_memcgs, the root 1) and
+/// `nr_nodes` nodes. The message says which command and which field is wrong.
+pub fn parse_lru_gen_cmds(
+    text: &str,
+    nr_memcgs: usize,
+    nr_nodes: usize,
+) -> Result<Vec<LruGenCmd>, String> {
     let mut cmds = Vec::new();
     for (i, cmd) in text
         .split([',', ';', '\n'])
@@ -2495,9 +2527,14 @@ pub fn parse_lru_gen_cmds(text: &str, nr_memcgs: usize) -> Result<Vec<LruGenCmd>
                 "no memcg with id {memcg_id} (ids are 1 to {nr_memcgs}; `memcg` lines of lru_gen.txt show them)"
             )));
         }
-        if num(f[2], "node id")? != 0 {
-            return Err(at("the simulated machine has one node, 0"));
+        let nid = num(f[2], "node id")?;
+        if nid >= nr_nodes as u64 {
+            return Err(at(&format!(
+                "no node {nid} (the machine's nodes are 0 to {})",
+                nr_nodes - 1
+            )));
         }
+        let nid = nid as u16;
         let seq = num(f[3], "generation")?;
         let flag = |s: &str, what: &str| match s {
             "0" => Ok(false),
@@ -2508,6 +2545,7 @@ pub fn parse_lru_gen_cmds(text: &str, nr_memcgs: usize) -> Result<Vec<LruGenCmd>
         cmds.push(match f[0] {
             "+" => LruGenCmd::Age {
                 memcg_id,
+                nid,
                 seq,
                 can_swap: f.get(4).map(|s| flag(s, "can_swap")).transpose()?,
                 force_scan: f
@@ -2518,6 +2556,7 @@ pub fn parse_lru_gen_cmds(text: &str, nr_memcgs: usize) -> Result<Vec<LruGenCmd>
             },
             "-" => LruGenCmd::Evict {
                 memcg_id,
+                nid,
                 seq,
                 swappiness: f
                     .get(4)
@@ -2570,15 +2609,22 @@ impl Mm {
         let mut out = String::new();
         let now = self.jiffies();
         let ms = |j: u64| j * 1000 / self.cfg.hz;
-        for memcg in self.memcg.subtree(0) {
-            let g = &self.lruvecs[memcg].lrugen;
-            let _ = writeln!(
-                out,
-                "memcg {:5} {}",
-                memcg + 1,
-                self.memcg_debugfs_path(memcg)
-            );
-            let _ = writeln!(out, " node {:5}", 0);
+        for (memcg, nid) in self
+            .memcg
+            .subtree(0)
+            .into_iter()
+            .flat_map(|m| (0..self.nr_nodes()).map(move |n| (m, n)))
+        {
+            let g = &self.lruvecs[self.mem_cgroup_lruvec(memcg, nid)].lrugen;
+            if nid == 0 {
+                let _ = writeln!(
+                    out,
+                    "memcg {:5} {}",
+                    memcg + 1,
+                    self.memcg_debugfs_path(memcg)
+                );
+            }
+            let _ = writeln!(out, " node {:5}", nid);
             let first = if !full {
                 g.evictable_min_seq(MAX_SWAPPINESS / 2)
             } else {
@@ -2654,19 +2700,21 @@ impl Mm {
             let r = match *cmd {
                 LruGenCmd::Age {
                     memcg_id,
+                    nid,
                     seq,
                     can_swap,
                     force_scan,
                 } => {
-                    let memcg = memcg_id as usize - 1;
+                    let lv = self.mem_cgroup_lruvec(memcg_id as usize - 1, nid as usize);
+                    sc.nid = nid as usize;
                     let swappiness = match can_swap {
                         Some(false) => 0,
-                        _ => self.get_swappiness(memcg, &sc),
+                        _ => self.get_swappiness(lv, &sc),
                     };
-                    let max_seq = self.lruvecs[memcg].lrugen.max_seq;
+                    let max_seq = self.lruvecs[lv].lrugen.max_seq;
                     if seq > max_seq {
                         "-EINVAL".to_string()
-                    } else if self.try_to_inc_max_seq(memcg, max_seq, swappiness, force_scan) {
+                    } else if self.try_to_inc_max_seq(lv, max_seq, swappiness, force_scan) {
                         "0".to_string()
                     } else {
                         "-EEXIST".to_string()
@@ -2674,22 +2722,24 @@ impl Mm {
                 }
                 LruGenCmd::Evict {
                     memcg_id,
+                    nid,
                     seq,
                     swappiness,
                     nr_to_reclaim,
                 } => {
-                    let memcg = memcg_id as usize - 1;
-                    let swappiness = swappiness.unwrap_or_else(|| self.get_swappiness(memcg, &sc));
+                    let lv = self.mem_cgroup_lruvec(memcg_id as usize - 1, nid as usize);
+                    sc.nid = nid as usize;
+                    let swappiness = swappiness.unwrap_or_else(|| self.get_swappiness(lv, &sc));
                     sc.nr_to_reclaim = nr_to_reclaim;
-                    if seq + MIN_NR_GENS > self.lruvecs[memcg].lrugen.max_seq {
+                    if seq + MIN_NR_GENS > self.lruvecs[lv].lrugen.max_seq {
                         "-EINVAL".to_string()
                     } else {
                         loop {
-                            let g = &self.lruvecs[memcg].lrugen;
+                            let g = &self.lruvecs[lv].lrugen;
                             if seq < g.evictable_min_seq(swappiness)
                                 || sc.nr_reclaimed >= nr_to_reclaim
                                 || self.blocked_until.is_some()
-                                || self.evict_folios(memcg, &mut sc, swappiness).0 == 0
+                                || self.evict_folios(lv, &mut sc, swappiness).0 == 0
                             {
                                 break;
                             }

@@ -1,7 +1,7 @@
 //! The memory cgroup tree (mm/memcontrol.c; kernel-reference §3).
 //!
-//! Every memcg has a page counter (charged up the hierarchy), an lruvec on the node
-//! (`Mm::lruvecs[id]`), per-memcg event counters (memory.stat's pgscan, pgsteal,
+//! Every memcg has a page counter (charged up the hierarchy), an lruvec on each node
+//! (`Mm::mem_cgroup_lruvec`), per-memcg event counters (memory.stat's pgscan, pgsteal,
 //! workingset_*, ...) and memory.events. Ids are indices; 0 is the root, and a parent
 //! always has a smaller id than its children.
 
@@ -636,14 +636,18 @@ impl Mm {
 
     /// A memcg's pages on one LRU list, itself and its descendants, exact (what
     /// memory.stat shows after its flush; results.json reports these).
+    /// Summed over the nodes' lruvecs (`memcg_page_state`).
     pub fn lruvec_size_hier(&self, memcg: usize, l: usize) -> u64 {
-        self.lruvecs[memcg].hier[l]
+        self.memcg_lruvecs(memcg)
+            .map(|lv| self.lruvecs[lv].hier[l])
+            .sum()
     }
 
-    /// `lruvec_page_state` for LRU list `l` as reclaim reads it: hierarchical, and
-    /// under `memcg_stats_flush = "rstat"` the copy the last rstat flush left.
-    pub fn lruvec_page_state(&self, memcg: usize, l: usize) -> u64 {
-        let v = &self.lruvecs[memcg];
+    /// `lruvec_page_state` for LRU list `l` of lruvec `lv` as reclaim reads it:
+    /// hierarchical, and under `memcg_stats_flush = "rstat"` the copy the last rstat
+    /// flush left.
+    pub fn lruvec_page_state(&self, lv: usize, l: usize) -> u64 {
+        let v = &self.lruvecs[lv];
         if self.cfg.memcg_stats_rstat {
             v.hier_flushed[l]
         } else {
@@ -652,8 +656,8 @@ impl Mm {
     }
 
     /// WORKINGSET_ACTIVATE_{ANON,FILE} as `lruvec_page_state` reads them.
-    pub fn lruvec_workingset_activate(&self, memcg: usize) -> [u64; 2] {
-        let v = &self.lruvecs[memcg];
+    pub fn lruvec_workingset_activate(&self, lv: usize) -> [u64; 2] {
+        let v = &self.lruvecs[lv];
         if self.cfg.memcg_stats_rstat {
             v.activate_flushed
         } else {
@@ -667,10 +671,12 @@ impl Mm {
     /// (`flush_last_time`).
     pub fn do_flush_stats(&mut self, memcg: usize) {
         for c in self.memcg.subtree(memcg) {
-            let v = &mut self.lruvecs[c];
-            v.hier_flushed = v.hier;
-            v.activate_flushed = v.workingset_activate;
-            v.stats_updates = 0;
+            for nid in 0..self.nr_nodes() {
+                let v = &mut self.lruvecs[nid * self.memcg.cgs.len() + c];
+                v.hier_flushed = v.hier;
+                v.activate_flushed = v.workingset_activate;
+                v.stats_updates = 0;
+            }
         }
         if memcg == 0 {
             self.memcg_flush_last_ns = self.now;
@@ -681,7 +687,11 @@ impl Mm {
     /// MEMCG_CHARGE_BATCH (64) per CPU (`memcg_vmstats_needs_flush`).
     pub fn mem_cgroup_flush_stats(&mut self, memcg: usize) {
         if self.cfg.memcg_stats_rstat
-            && self.lruvecs[memcg].stats_updates > MEMCG_CHARGE_BATCH * self.cfg.nr_cpus
+            && self
+                .memcg_lruvecs(memcg)
+                .map(|lv| self.lruvecs[lv].stats_updates)
+                .sum::<u64>()
+                > MEMCG_CHARGE_BATCH * self.cfg.nr_cpus
         {
             self.do_flush_stats(memcg);
         }

@@ -220,14 +220,14 @@ mod tests {
             for vpn in 0..8 {
                 assert_eq!(mm.handle_anon_fault(space, vpn, true), FaultResult::Done);
             }
-            assert_eq!(mm.node_lru_pages(lru::UNEVICTABLE), 8, "{lru}");
+            assert_eq!(mm.global_lru_pages(lru::UNEVICTABLE), 8, "{lru}");
             assert_eq!(mm.nr_mlock(), 8, "{lru}");
             assert_eq!(ev(&mm), [8, 8, 0, 0, 0], "{lru}");
-            let evictable: u64 = lru::EVICTABLE.iter().map(|&l| mm.node_lru_pages(l)).sum();
+            let evictable: u64 = lru::EVICTABLE.iter().map(|&l| mm.global_lru_pages(l)).sum();
             assert_eq!(evictable, 0, "{lru}");
             mm.check_invariants().unwrap();
             mm.zap_space(space);
-            assert_eq!(mm.node_lru_pages(lru::UNEVICTABLE), 0, "{lru}");
+            assert_eq!(mm.global_lru_pages(lru::UNEVICTABLE), 0, "{lru}");
             assert_eq!(mm.nr_mlock(), 0, "{lru}");
             assert_eq!(ev(&mm), [8, 8, 8, 8, 0], "{lru}");
             mm.check_invariants().unwrap();
@@ -253,7 +253,7 @@ mod tests {
             let (freed, stat, back) = mm.shrink_folio_list(pfns, &mut sc, 0, false);
             assert_eq!((freed, stat.nr_activate), (0, [0, 0]), "{lru}");
             mm.move_folios_to_lru(&back);
-            assert_eq!(mm.node_lru_pages(lru::UNEVICTABLE), 32, "{lru}");
+            assert_eq!(mm.global_lru_pages(lru::UNEVICTABLE), 32, "{lru}");
             assert_eq!(mm.nr_mlock(), 32, "{lru}");
             assert_eq!(ev(&mm), [32, 32, 0, 0, 0], "{lru}");
             assert_eq!(mm.vmstat.get(Ev::Pswpout), 0, "{lru}");

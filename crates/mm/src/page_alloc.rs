@@ -875,7 +875,8 @@ impl Mm {
         // A fallback boosted the watermarks: kswapd may have nothing else to wake it.
         if self.zones[zi].boosted_watermark {
             self.zones[zi].boosted_watermark = false;
-            self.wakeup_kswapd(zi, 0, zi, true);
+            let zone_idx = self.zones[zi].idx;
+            self.wakeup_kswapd(zi, 0, zone_idx, true);
         }
         Some(pfn)
     }
@@ -1078,13 +1079,45 @@ impl Mm {
         self.alloc_pages_slowpath(gfp, order)
     }
 
+    /// The zone ids of the allocation's zonelist walk (`ac->zonelist` up to
+    /// `highest_zoneidx`, within `ac->nodemask`), first choice first: the preferred
+    /// node's zones highest first, then the other nodes' by distance.
+    pub fn alloc_zonelist_zones(&self, highest_zoneidx: usize) -> Vec<usize> {
+        let (nid, nodemask) = self
+            .alloc_ctx
+            .unwrap_or((self.numa_node_id(), super::mempolicy::NODE_MASK_ALL));
+        self.zonelists[nid]
+            .zones()
+            .iter()
+            .map(|&z| z as usize)
+            .filter(|&z| {
+                let z = &self.zones[z];
+                z.idx <= highest_zoneidx && nodemask >> z.node & 1 == 1
+            })
+            .collect()
+    }
+
+    /// `wake_all_kswapds`: each node of the zonelist, once, for its first (highest)
+    /// eligible zone.
     fn wake_all_kswapds(&mut self, gfp: Gfp, order: usize) {
         let highest_zoneidx = gfp.highest_zoneidx;
-        // One node: wake its kswapd for the highest eligible managed zone.
-        if let Some(zi) = (0..=highest_zoneidx)
-            .rev()
-            .find(|&z| self.zones[z].is_managed())
-        {
+        if self.nr_nodes() == 1 {
+            // One node: wake its kswapd for the highest eligible managed zone.
+            if let Some(zi) = (0..=highest_zoneidx)
+                .rev()
+                .find(|&z| self.zones[z].is_managed())
+            {
+                self.wakeup_kswapd(zi, order, highest_zoneidx, gfp.direct_reclaim);
+            }
+            return;
+        }
+        let mut last_node = None;
+        for zi in self.alloc_zonelist_zones(highest_zoneidx) {
+            let node = self.zones[zi].node;
+            if last_node == Some(node) {
+                continue;
+            }
+            last_node = Some(node);
             self.wakeup_kswapd(zi, order, highest_zoneidx, gfp.direct_reclaim);
         }
     }
@@ -1115,7 +1148,7 @@ impl Mm {
         }
         // Reclaim contexts (PF_MEMALLOC) may use the reserves below MIN, and never
         // recurse into reclaim.
-        let memalloc = matches!(self.current, Current::Kswapd) || self.in_reclaim;
+        let memalloc = matches!(self.current, Current::Kswapd(_)) || self.in_reclaim;
         if memalloc {
             return self.get_page_from_freelist(
                 gfp,
@@ -1391,7 +1424,14 @@ impl Mm {
             return false;
         }
         let anon = self.can_reclaim_anon();
-        for zi in 0..=gfp.highest_zoneidx {
+        // One node: its zones lowest first, as before the zonelist walk (which zone
+        // answers first matters only to the ≤ v5.15 congestion_wait below).
+        let zones = if self.nr_nodes() == 1 {
+            (0..=gfp.highest_zoneidx).collect()
+        } else {
+            self.alloc_zonelist_zones(gfp.highest_zoneidx)
+        };
+        for zi in zones {
             let z = &self.zones[zi];
             if !z.is_managed() {
                 continue;

@@ -245,16 +245,17 @@ fn usec_delayed(ns: u64, jiffy_ns: u64) -> u64 {
 impl Mm {
     fn throttle_task(&self) -> Option<usize> {
         match self.current {
-            Current::Task(_) | Current::Kswapd => Some(self.current_task),
+            Current::Task(_) | Current::Kswapd(_) => Some(self.current_task),
             // Other kernel threads are never throttled (kdamond's reclaim_pages does
             // not throttle; kcompactd's compaction gives up its run instead);
             // memory.reclaim actions have no simulated task to put to sleep.
-            Current::Flusher | Current::Kdamond(_) | Current::Kcompactd | Current::Admin => None,
+            Current::Flusher | Current::Kdamond(_) | Current::Kcompactd(_) | Current::Admin => None,
         }
     }
 
-    /// `reclaim_throttle(pgdat, reason)`.
-    pub fn reclaim_throttle(&mut self, reason: Sleep) {
+    /// `reclaim_throttle(pgdat, reason)` on node `nid` (the wait queues and their
+    /// counts are kept machine-wide; the node decides `skip_throttle_noprogress`).
+    pub fn reclaim_throttle(&mut self, nid: usize, reason: Sleep) {
         let Some(task) = self.throttle_task() else {
             return;
         };
@@ -268,7 +269,7 @@ impl Mm {
             Sleep::Writeback => hz / 10 * jiffy,
             Sleep::Isolated => hz / 50 * jiffy,
             Sleep::Noprogress | Sleep::Congested if current => {
-                if self.skip_throttle_noprogress() {
+                if self.skip_throttle_noprogress(nid) {
                     return; // cond_resched() only
                 }
                 jiffy
@@ -448,36 +449,40 @@ impl Mm {
         }
     }
 
-    /// `skip_throttle_noprogress`: don't sleep if kswapd gave up on the node (OOM is
-    /// near), or unless over half the reclaimable pages wait for writeback.
-    pub fn skip_throttle_noprogress(&self) -> bool {
-        if self.kswapd.failures >= super::kswapd::MAX_KSWAPD_FAILURES {
+    /// `skip_throttle_noprogress`: don't sleep if kswapd gave up on node `nid` (OOM
+    /// is near), or unless over half the node's reclaimable pages wait for writeback.
+    pub fn skip_throttle_noprogress(&self, nid: usize) -> bool {
+        if self.kswapd[nid].failures >= super::kswapd::MAX_KSWAPD_FAILURES {
             return true;
         }
         let anon = self.can_reclaim_anon();
-        let reclaimable: u64 = self
-            .zones
+        let zones = self.node_zones(nid);
+        let reclaimable: u64 = self.zones[zones.clone()]
             .iter()
             .filter(|z| z.is_managed())
             .map(|z| z.reclaimable_pages(anon))
             .sum();
-        let write_pending: u64 = self.wb.nr_write_pending.iter().sum();
+        let write_pending: u64 = self.wb.nr_write_pending[zones].iter().sum();
         2 * write_pending <= reclaimable
     }
 
-    /// `too_many_isolated` (shrink_inactive_list's): direct reclaim only; more pages
-    /// of the type isolated than an eighth of the inactive list (GFP_KERNEL-like
-    /// callers). When not, it wakes the ISOLATED sleepers.
-    pub fn too_many_isolated(&mut self, file: bool) -> bool {
+    /// `too_many_isolated` (shrink_inactive_list's) on node `nid`: direct reclaim
+    /// only; more pages of the type isolated than an eighth of the node's inactive
+    /// list (GFP_KERNEL-like callers). When not, it wakes the ISOLATED sleepers. The
+    /// isolated count is machine-wide (one ledger for every node).
+    pub fn too_many_isolated(&mut self, nid: usize, file: bool) -> bool {
         if self.is_kswapd() || !matches!(self.current, Current::Task(_)) {
             return false;
         }
         use super::page::lru;
-        let inactive = self.node_lru_pages(if file {
-            lru::INACTIVE_FILE
-        } else {
-            lru::INACTIVE_ANON
-        }) >> 3;
+        let inactive = self.node_lru_pages(
+            nid,
+            if file {
+                lru::INACTIVE_FILE
+            } else {
+                lru::INACTIVE_ANON
+            },
+        ) >> 3;
         let now = self.clock();
         let isolated = self.reclaim_wait.nr_isolated(now, file);
         let too_many = isolated > inactive;
@@ -490,33 +495,37 @@ impl Mm {
     /// `allow_direct_reclaim` (`pfmemalloc_watermark_ok` before v4.11): the free pages
     /// of the zones up to ZONE_NORMAL that have reclaimable pages (NR_FREE_PAGES, the
     /// counter) above half their min watermarks, the PF_MEMALLOC reserves. Always
-    /// once kswapd gave up on the node. When not, wakes kswapd if it sleeps.
-    pub fn allow_direct_reclaim(&mut self) -> bool {
-        if !self.pfmemalloc_reserves_ok() {
+    /// once kswapd gave up on the node. When not, wakes the node's kswapd if it
+    /// sleeps.
+    pub fn allow_direct_reclaim(&mut self, nid: usize) -> bool {
+        if !self.pfmemalloc_reserves_ok(nid) {
             use super::kswapd::KswapdState;
             if matches!(
-                self.kswapd.state,
+                self.kswapd[nid].state,
                 KswapdState::Sleeping | KswapdState::Napping { .. }
             ) {
-                let k = &mut self.kswapd;
+                let k = &mut self.kswapd[nid];
                 k.highest_zoneidx = Some(k.highest_zoneidx.map_or(super::zone::ZONE_NORMAL, |z| {
                     z.min(super::zone::ZONE_NORMAL)
                 }));
-                self.out.push(Out::WakeKswapd { at: self.clock() });
+                self.out.push(Out::WakeKswapd {
+                    nid,
+                    at: self.clock(),
+                });
             }
             return false;
         }
         true
     }
 
-    /// `allow_direct_reclaim`'s test, without the wake-up.
-    fn pfmemalloc_reserves_ok(&self) -> bool {
-        if self.kswapd.failures >= super::kswapd::MAX_KSWAPD_FAILURES {
+    /// `allow_direct_reclaim`'s test of node `nid`, without the wake-up.
+    fn pfmemalloc_reserves_ok(&self, nid: usize) -> bool {
+        if self.kswapd[nid].failures >= super::kswapd::MAX_KSWAPD_FAILURES {
             return true;
         }
         let anon = self.can_reclaim_anon();
         let (mut reserve, mut free) = (0, 0);
-        for zi in 0..=super::zone::ZONE_NORMAL {
+        for zi in self.node_zones(nid).take(super::zone::ZONE_NORMAL + 1) {
             let z = &self.zones[zi];
             if !z.is_managed() || z.reclaimable_pages(anon) == 0 {
                 continue;
@@ -529,12 +538,13 @@ impl Mm {
     }
 
     /// `throttle_direct_reclaim`, at the top of `try_to_free_pages`: a task (kernel
-    /// threads are not throttled) whose node has used up half its PF_MEMALLOC reserves
+    /// threads are not throttled) whose first node in the zonelist (`nodes[0]`, the
+    /// nodes `shrink_zones` would visit) has used up half its PF_MEMALLOC reserves
     /// counts `pgscan_direct_throttle` and sleeps on `pfmemalloc_wait` until kswapd
     /// has restored them (GFP_HIGHUSER_MOVABLE has __GFP_FS: `wait_event_killable`, no
     /// timeout). True if it now sleeps; it reclaims once woken (the allocation is
     /// retried then, and that reclaim skips this check, as the woken task's does).
-    pub fn throttle_direct_reclaim(&mut self) -> bool {
+    pub fn throttle_direct_reclaim(&mut self, nodes: &[usize]) -> bool {
         let Current::Task(_) = self.current else {
             return false;
         };
@@ -542,7 +552,10 @@ impl Mm {
         if std::mem::take(&mut self.reclaim_wait.pfmemalloc_woken[task]) {
             return false;
         }
-        if self.blocked_until.is_some() || self.allow_direct_reclaim() {
+        let Some(&nid) = nodes.first() else {
+            return false;
+        };
+        if self.blocked_until.is_some() || self.allow_direct_reclaim(nid) {
             return false;
         }
         self.count(crate::vm_event_item::Ev::PgscanDirectThrottle, 1);
@@ -551,11 +564,14 @@ impl Mm {
         true
     }
 
-    /// kswapd's wake-up of `pfmemalloc_wait` (after each `balance_pgdat` pass, and in
-    /// `prepare_kswapd_sleep`): the sleepers recheck `allow_direct_reclaim`, so they
-    /// are woken only once it holds.
-    pub fn wake_pfmemalloc_waiters(&mut self) {
-        if !self.reclaim_wait.queues[PFMEMALLOC_QUEUE].is_empty() && self.pfmemalloc_reserves_ok() {
+    /// Node `nid`'s kswapd's wake-up of `pfmemalloc_wait` (after each `balance_pgdat`
+    /// pass, and in `prepare_kswapd_sleep`): the sleepers recheck
+    /// `allow_direct_reclaim`, so they are woken only once it holds. One queue for
+    /// every node: a node's restored reserves wake all sleepers.
+    pub fn wake_pfmemalloc_waiters(&mut self, nid: usize) {
+        if !self.reclaim_wait.queues[PFMEMALLOC_QUEUE].is_empty()
+            && self.pfmemalloc_reserves_ok(nid)
+        {
             self.wake_throttled(Sleep::PfmemallocWait);
         }
     }
@@ -583,7 +599,7 @@ impl Mm {
             return;
         }
         if sc.priority == 1 && sc.nr_reclaimed == 0 {
-            self.reclaim_throttle(Sleep::Noprogress);
+            self.reclaim_throttle(sc.nid, Sleep::Noprogress);
         }
     }
 }
@@ -610,7 +626,7 @@ mod tests {
         mm.now = now_ns;
         mm.cpu_ns = 0;
         mm.blocked_until = None;
-        mm.reclaim_throttle(reason);
+        mm.reclaim_throttle(0, reason);
         mm.blocked_until
     }
 
@@ -679,13 +695,13 @@ mod tests {
         assert!(mm.out.iter().any(|o| matches!(o, Out::WakeKswapd { .. })));
         mm.out.clear();
         // kswapd's check after a pass: min/2 is still not enough.
-        mm.wake_pfmemalloc_waiters();
+        mm.wake_pfmemalloc_waiters(0);
         assert!(wakes(&mut mm).is_empty());
         // One page more is: the sleeper is woken.
         mm.free_pages(taken.pop().unwrap(), 0);
         mm.fold_vm_stat_diffs();
         mm.now = 7_000_000;
-        mm.wake_pfmemalloc_waiters();
+        mm.wake_pfmemalloc_waiters(0);
         assert_eq!(wakes(&mut mm), vec![(0, 7_000_000)]);
         mm.throttle_finish(0, 0, 7_000_000);
         let st = &mm.reclaim_wait.stats[&Sleep::PfmemallocWait];
@@ -715,14 +731,14 @@ mod tests {
         assert_eq!(vm(&mm, Ev::PgscanDirectThrottle), 0);
         // At min/2, kswapd (a kernel thread) is never throttled...
         let (mut mm, _, _) = below_min(|min| min / 2);
-        mm.current = Current::Kswapd;
-        assert!(!mm.throttle_direct_reclaim());
+        mm.current = Current::Kswapd(0);
+        assert!(!mm.throttle_direct_reclaim(&[0]));
         // ... nor a task once kswapd gave up on the node (MAX_RECLAIM_RETRIES).
         mm.current = Current::Task(0);
-        mm.kswapd.failures = super::super::kswapd::MAX_KSWAPD_FAILURES;
-        assert!(!mm.throttle_direct_reclaim());
-        mm.kswapd.failures -= 1;
-        assert!(mm.throttle_direct_reclaim());
+        mm.kswapd[0].failures = super::super::kswapd::MAX_KSWAPD_FAILURES;
+        assert!(!mm.throttle_direct_reclaim(&[0]));
+        mm.kswapd[0].failures -= 1;
+        assert!(mm.throttle_direct_reclaim(&[0]));
         assert_eq!(vm(&mm, Ev::PgscanDirectThrottle), 1);
     }
 
@@ -773,14 +789,14 @@ mod tests {
         mm.current = Current::Task(2);
         mm.current_task = 2;
         mm.now = 500;
-        assert!(mm.too_many_isolated(true));
+        assert!(mm.too_many_isolated(0, true));
         assert!(wakes(&mut mm).is_empty());
         // Anon isolation is counted apart.
-        assert!(!mm.too_many_isolated(false));
+        assert!(!mm.too_many_isolated(0, false));
         assert_eq!(wakes(&mut mm), vec![(0, 500)]);
         // kswapd is never held back.
-        mm.current = Current::Kswapd;
-        assert!(!mm.too_many_isolated(true));
+        mm.current = Current::Kswapd(0);
+        assert!(!mm.too_many_isolated(0, true));
     }
 
     #[test]
@@ -859,11 +875,11 @@ mod tests {
     fn kernel_threads_other_than_kswapd_are_not_throttled() {
         let mut mm = mm(ReclaimThrottle::Throttle);
         mm.current = Current::Flusher;
-        mm.reclaim_throttle(Sleep::Writeback);
+        mm.reclaim_throttle(0, Sleep::Writeback);
         assert_eq!(mm.blocked_until, None);
-        mm.current = Current::Kswapd;
+        mm.current = Current::Kswapd(0);
         mm.current_task = 2;
-        mm.reclaim_throttle(Sleep::Writeback);
+        mm.reclaim_throttle(0, Sleep::Writeback);
         assert_eq!(mm.blocked_until, Some(100_000_000));
     }
 

@@ -278,7 +278,7 @@ mod tests {
         assert_eq!(c, [1, 3, 0, 0]);
         let (c, _, _) = reclaim_batch(16, false, &[0, 1, 2], &[1], (TASK, 0));
         assert_eq!(c, [1, 1, 1, 0]);
-        let (c, _, _) = reclaim_batch(16, false, &[0, 1, 2], &[1, 2], (Current::Kswapd, 0));
+        let (c, _, _) = reclaim_batch(16, false, &[0, 1, 2], &[1, 2], (Current::Kswapd(0), 0));
         assert_eq!(c, [1, 2, 0, 0]);
     }
 
@@ -308,7 +308,7 @@ mod tests {
     fn an_mm_on_this_cpu_alone_is_flushed_a_page_at_a_time() {
         let (c, _, _) = reclaim_batch(16, false, &[3], &[0, 1], (TASK, 3));
         assert_eq!(c, [0, 0, 0, 16]);
-        let (c, _, _) = reclaim_batch(16, false, &[3], &[], (Current::Kswapd, 3));
+        let (c, _, _) = reclaim_batch(16, false, &[3], &[], (Current::Kswapd(0), 3));
         assert_eq!(c, [0, 0, 0, 16]);
     }
 }

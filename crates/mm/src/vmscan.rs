@@ -55,6 +55,9 @@ pub struct ScanControl {
     pub memcg_full_walk: bool,
     /// The reclaim target's memcg (0, the root, for global reclaim).
     pub target: usize,
+    /// The node `shrink_node` works on (its `pgdat` argument): the lruvecs it
+    /// shrinks are the memcgs' on this node.
+    pub nid: usize,
     /// Second pass: reclaim memcgs below memory.low too.
     pub memcg_low_reclaim: bool,
     /// A memcg was spared for memory.low: a low-reclaim pass is owed.
@@ -92,6 +95,7 @@ impl ScanControl {
             file_is_tiny: false,
             memcg_full_walk: false,
             target: 0,
+            nid: 0,
             memcg_low_reclaim: false,
             memcg_low_skipped: false,
             proactive: false,
@@ -250,7 +254,8 @@ pub fn inactive_is_low(inactive: u64, active: u64) -> bool {
 /// The resumable state of one `shrink_lruvec` call (its proportional loop).
 #[derive(Debug, Clone)]
 pub struct LruvecScan {
-    pub memcg: usize,
+    /// The lruvec it shrinks (`Mm::mem_cgroup_lruvec`).
+    pub lv: usize,
     nr: [u64; 4],
     targets: [u64; 4],
     nr_reclaimed: u64,
@@ -266,7 +271,7 @@ pub struct NodeScan {
     /// MGLRU global reclaim with the memcg LRU: `lru_gen_shrink_node` instead.
     gen_node: Option<super::lru_gen::GenScan>,
     nr_reclaimed_before: u64,
-    /// memcgs still to visit in this walk (one, the root, until memcg lands).
+    /// memcgs still to visit in this walk, their lruvecs on `sc.nid`.
     memcgs: Vec<usize>,
 }
 
@@ -296,24 +301,25 @@ pub(super) struct ReclaimStat {
 
 impl Mm {
     /// `lruvec_lru_size` for each evictable list.
-    fn lru_sizes(&self, memcg: usize, reclaim_idx: usize) -> [u64; 4] {
-        let v = &self.lruvecs[memcg];
+    fn lru_sizes(&self, lv: usize, reclaim_idx: usize) -> [u64; 4] {
+        let v = &self.lruvecs[lv];
         [0, 1, 2, 3].map(|l| v.lru_size(l, reclaim_idx))
     }
 
     /// `inactive_is_low(lruvec, inactive_lru)` on the lruvec's whole lists.
-    pub fn lruvec_inactive_is_low(&self, memcg: usize, inactive_lru: usize) -> bool {
+    pub fn lruvec_inactive_is_low(&self, lv: usize, inactive_lru: usize) -> bool {
         inactive_is_low(
-            self.lruvec_page_state(memcg, inactive_lru),
-            self.lruvec_page_state(memcg, inactive_lru + lru::ACTIVE),
+            self.lruvec_page_state(lv, inactive_lru),
+            self.lruvec_page_state(lv, inactive_lru + lru::ACTIVE),
         )
     }
 
-    /// `prepare_scan_control` (kernel-reference §2.5).
+    /// `prepare_scan_control` (kernel-reference §2.5): from the target memcg's lruvec
+    /// on node `sc.nid`, and the node's own counters.
     pub fn prepare_scan_control(&mut self, sc: &mut ScanControl) {
-        let target = sc.target;
         // The statistics need not be exact here: flushed at most a cycle late.
-        self.mem_cgroup_flush_stats_ratelimited(target);
+        self.mem_cgroup_flush_stats_ratelimited(sc.target);
+        let target = self.mem_cgroup_lruvec(sc.target, sc.nid);
         let activate = self.lruvec_workingset_activate(target);
         let v = &self.lruvecs[target];
         sc.anon_cost = v.anon_cost;
@@ -338,30 +344,33 @@ impl Mm {
         sc.cache_trim_mode = (inactive_file >> sc.priority) > 0
             && sc.may_deactivate & DEACTIVATE_FILE == 0
             && !sc.no_cache_trim_mode;
-        // Global reclaim: is the file LRU nearly exhausted?
-        let free = self.nr_free_pages();
-        let file = self.node_lru_pages(lru::ACTIVE_FILE) + self.node_lru_pages(lru::INACTIVE_FILE);
-        let total_high_wmark: u64 = self
-            .zones
+        // Global reclaim: is the node's file LRU nearly exhausted?
+        let nid = sc.nid;
+        let free = self.node_free_pages(nid);
+        let file = self.node_lru_pages(nid, lru::ACTIVE_FILE)
+            + self.node_lru_pages(nid, lru::INACTIVE_FILE);
+        let total_high_wmark: u64 = self.zones[self.node_zones(nid)]
             .iter()
             .filter(|z| z.is_managed())
             .map(|z| z.wmark(WMARK_HIGH))
             .sum();
-        let anon = self.node_lru_pages(lru::INACTIVE_ANON);
+        let anon = self.node_lru_pages(nid, lru::INACTIVE_ANON);
         sc.file_is_tiny = sc.target == 0
             && file + free <= total_high_wmark
             && sc.may_deactivate & DEACTIVATE_ANON == 0
             && (anon >> sc.priority) > 0;
     }
 
-    /// `snapshot_refaults`: remember the activation counters for the next
-    /// `prepare_scan_control`.
-    pub fn snapshot_refaults(&mut self, memcg: usize) {
-        self.lruvecs[memcg].refaults = self.lruvec_workingset_activate(memcg);
+    /// `snapshot_refaults(target_memcg, pgdat)`: remember the activation counters of
+    /// `memcg`'s lruvec on node `nid` for the next `prepare_scan_control`.
+    pub fn snapshot_refaults(&mut self, memcg: usize, nid: usize) {
+        let lv = self.mem_cgroup_lruvec(memcg, nid);
+        self.lruvecs[lv].refaults = self.lruvec_workingset_activate(lv);
     }
 
-    fn scan_count_for(&self, memcg: usize, sc: &mut ScanControl) -> [u64; 4] {
-        let mut sizes = self.lru_sizes(memcg, sc.reclaim_idx);
+    fn scan_count_for(&self, lv: usize, sc: &mut ScanControl) -> [u64; 4] {
+        let mut sizes = self.lru_sizes(lv, sc.reclaim_idx);
+        let memcg = self.lruvec_memcg(lv);
         // memory.min/low: what is left of each list before the priority shift.
         let (min, low) = self.mem_cgroup_protection(sc.target, memcg);
         let usage = self.memcg.counters.c[memcg].usage;
@@ -394,10 +403,10 @@ impl Mm {
     }
 
     /// Starts `shrink_lruvec`: `get_scan_count` and the loop's targets.
-    fn shrink_lruvec_begin(&self, memcg: usize, sc: &mut ScanControl) -> LruvecScan {
-        let nr = self.scan_count_for(memcg, sc);
+    fn shrink_lruvec_begin(&self, lv: usize, sc: &mut ScanControl) -> LruvecScan {
+        let nr = self.scan_count_for(lv, sc);
         LruvecScan {
-            memcg,
+            lv,
             nr,
             targets: nr,
             nr_reclaimed: 0,
@@ -429,7 +438,7 @@ impl Mm {
                 if s.nr[l] > 0 {
                     let chunk = s.nr[l].min(SWAP_CLUSTER_MAX);
                     s.nr[l] -= chunk;
-                    s.nr_reclaimed += self.shrink_list(l, chunk, s.memcg, sc);
+                    s.nr_reclaimed += self.shrink_list(l, chunk, s.lv, sc);
                 }
             }
             if s.nr_reclaimed >= nr_to_reclaim && !s.proportional_reclaim {
@@ -464,8 +473,8 @@ impl Mm {
         }
         sc.nr_reclaimed += s.nr_reclaimed;
         // Keep the anon active/inactive balance even when no anon was scanned.
-        if self.can_reclaim_anon() && self.lruvec_inactive_is_low(s.memcg, lru::INACTIVE_ANON) {
-            self.shrink_active_list(SWAP_CLUSTER_MAX, lru::ACTIVE_ANON, s.memcg, sc);
+        if self.can_reclaim_anon() && self.lruvec_inactive_is_low(s.lv, lru::INACTIVE_ANON) {
+            self.shrink_active_list(SWAP_CLUSTER_MAX, lru::ACTIVE_ANON, s.lv, sc);
         }
         true
     }
@@ -502,13 +511,7 @@ impl Mm {
     }
 
     /// `shrink_list`.
-    fn shrink_list(
-        &mut self,
-        l: usize,
-        nr_to_scan: u64,
-        memcg: usize,
-        sc: &mut ScanControl,
-    ) -> u64 {
+    fn shrink_list(&mut self, l: usize, nr_to_scan: u64, lv: usize, sc: &mut ScanControl) -> u64 {
         if l & lru::ACTIVE != 0 {
             let bit = if l & lru::FILE != 0 {
                 DEACTIVATE_FILE
@@ -516,13 +519,13 @@ impl Mm {
                 DEACTIVATE_ANON
             };
             if sc.may_deactivate & bit != 0 {
-                self.shrink_active_list(nr_to_scan, l, memcg, sc);
+                self.shrink_active_list(nr_to_scan, l, lv, sc);
             } else {
                 sc.skipped_deactivate = true;
             }
             return 0;
         }
-        self.shrink_inactive_list(nr_to_scan, l, memcg, sc)
+        self.shrink_inactive_list(nr_to_scan, l, lv, sc)
     }
 
     /// A cleared list of pages for a batch, from the ones earlier batches gave back
@@ -547,7 +550,7 @@ impl Mm {
         &mut self,
         nr_to_scan: u64,
         l: usize,
-        memcg: usize,
+        lv: usize,
         sc: &ScanControl,
     ) -> (Vec<Pfn>, u64) {
         let mut taken = self.take_pfn_vec(nr_to_scan as usize);
@@ -560,7 +563,7 @@ impl Mm {
             // A research policy names the victims (mm::lru_policy).
             while scan < nr_to_scan && (skipped.len() as u64) < SWAP_CLUSTER_MAX_SKIPPED {
                 let file = l & lru::FILE != 0;
-                let p = self.lruvecs[memcg].policy.as_mut();
+                let p = self.lruvecs[lv].policy.as_mut();
                 let Some(pfn) = p.and_then(|p| p.evict(file)) else {
                     break;
                 };
@@ -581,8 +584,10 @@ impl Mm {
         } else {
             // The tail of the list: its pages are off it one by one (PG_lru cleared),
             // the list's sizes updated once below, per zone, as update_lru_sizes does.
+            let (memcg, nid) = (self.lruvec_memcg(lv), self.lruvec_pgdat(lv));
+            let node_pfns = self.node_start_pfn[nid]..self.node_start_pfn[nid + 1];
             let (frames, spaces) = (&mut self.frames, &self.spaces);
-            let list = &mut self.lruvecs[memcg].lists[l];
+            let list = &mut self.lruvecs[lv].lists[l];
             let fetched = list.prefetch_tail(frames, nr_to_scan.min(64) as usize);
             while scan < nr_to_scan && (skipped.len() as u64) < SWAP_CLUSTER_MAX_SKIPPED {
                 let pfn = list.pop_tail(frames);
@@ -595,6 +600,7 @@ impl Mm {
                 }
                 let f = &mut frames[pfn as usize];
                 debug_assert_eq!((f.list as usize, f.memcg as usize), (l, memcg));
+                debug_assert!(node_pfns.contains(&pfn), "pfn {pfn} on node {nid}'s lruvec");
                 f.clear(pg::LRU);
                 f.list = on::NONE;
                 let zi = f.zone as usize;
@@ -621,7 +627,7 @@ impl Mm {
         // update_lru_sizes: the pages taken off the list, per zone, once per batch.
         for (zi, &n) in nr_zone_taken.iter().enumerate() {
             if n > 0 {
-                self.update_lru_size(memcg, l, zi, -(n as i64));
+                self.update_lru_size(lv, l, zi, -(n as i64));
             }
         }
         // Skipped and unisolatable pages go back to the head of the list.
@@ -692,10 +698,11 @@ impl Mm {
         &mut self,
         nr_to_scan: u64,
         l: usize,
-        memcg: usize,
+        lv: usize,
         sc: &mut ScanControl,
     ) {
-        let (taken, nr_scanned) = self.isolate_lru_folios(nr_to_scan, l, memcg, sc);
+        let (taken, nr_scanned) = self.isolate_lru_folios(nr_to_scan, l, lv, sc);
+        let memcg = self.lruvec_memcg(lv);
         self.count_reclaim(sc.target, memcg, Ev::Pgrefill, nr_scanned);
         let mut nr_deactivate = 0;
         for &pfn in &taken {
@@ -718,8 +725,8 @@ impl Mm {
         self.give_pfn_vec(taken);
         self.count_memcg(memcg, Ev::Pgdeactivate, nr_deactivate);
         let (file, priority) = (l & lru::FILE != 0, sc.priority);
-        trace_event!(self, Tp::LruShrinkActive, "nid=0 nr_taken={nr_taken} nr_active=0 nr_deactivated={nr_deactivate} nr_referenced=0 priority={priority} flags={}",
-                reclaim_flags(file));
+        trace_event!(self, Tp::LruShrinkActive, "nid={} nr_taken={nr_taken} nr_active=0 nr_deactivated={nr_deactivate} nr_referenced=0 priority={priority} flags={}",
+                sc.nid, reclaim_flags(file));
     }
 
     /// `shrink_inactive_list` (kernel-reference §2.10).
@@ -727,22 +734,24 @@ impl Mm {
         &mut self,
         nr_to_scan: u64,
         l: usize,
-        memcg: usize,
+        lv: usize,
         sc: &mut ScanControl,
     ) -> u64 {
         let file = l & lru::FILE != 0;
-        if self.too_many_isolated(file) {
+        let memcg = self.lruvec_memcg(lv);
+        let nid = self.lruvec_pgdat(lv);
+        if self.too_many_isolated(nid, file) {
             // Parallel reclaimers hold too much off the LRU: wait a bit, then give up
             // this call (the sleep ends the reclaim here; it resumes after it).
             if self.throttle_mode == ReclaimThrottle::CongestionWait {
                 self.msleep_too_many_isolated();
             } else {
-                self.reclaim_throttle(Sleep::Isolated);
+                self.reclaim_throttle(nid, Sleep::Isolated);
             }
             return 0;
         }
         let isolated_at = self.clock();
-        let (taken, nr_scanned) = self.isolate_lru_folios(nr_to_scan, l, memcg, sc);
+        let (taken, nr_scanned) = self.isolate_lru_folios(nr_to_scan, l, lv, sc);
         let item = self.reclaimer_item(sc, Ev::PgscanKswapd);
         self.count_reclaimer(sc, memcg, item, nr_scanned);
         self.count(
@@ -768,11 +777,11 @@ impl Mm {
             .filter(|&&pfn| self.frames[pfn as usize].test(pg::ACTIVE))
             .count() as u64;
         if activated > 0 {
-            self.workingset_age_nonresident(memcg, activated);
+            self.workingset_age_nonresident(lv, activated);
         }
         self.give_pfn_vec(survivors);
         self.count_steal(sc, memcg, file, nr_reclaimed);
-        self.lru_note_cost(memcg, file, stat.nr_pageout, nr_scanned - nr_reclaimed);
+        self.lru_note_cost(lv, file, stat.nr_pageout, nr_scanned - nr_reclaimed);
         // Every isolated page dirty and not queued: the flushers are behind.
         if stat.nr_unqueued_dirty == nr_taken {
             self.wakeup_flusher_threads();
@@ -786,7 +795,7 @@ impl Mm {
         if file {
             sc.nr.file_taken += nr_taken;
         }
-        self.trace_shrink_inactive(nr_scanned, nr_reclaimed, &stat, sc.priority, file);
+        self.trace_shrink_inactive(nr_scanned, nr_reclaimed, &stat, sc, file);
         nr_reclaimed
     }
 
@@ -834,10 +843,11 @@ impl Mm {
         nr_scanned: u64,
         nr_reclaimed: u64,
         stat: &ReclaimStat,
-        priority: i32,
+        sc: &ScanControl,
         file: bool,
     ) {
-        trace_event!(self, Tp::LruShrinkInactive, "nid=0 nr_scanned={nr_scanned} nr_reclaimed={nr_reclaimed} nr_dirty={} nr_writeback={} nr_congested={} nr_immediate={} nr_activate_anon={} nr_activate_file={} nr_ref_keep={} nr_unmap_fail=0 priority={priority} flags={}",
+        let (nid, priority) = (sc.nid, sc.priority);
+        trace_event!(self, Tp::LruShrinkInactive, "nid={nid} nr_scanned={nr_scanned} nr_reclaimed={nr_reclaimed} nr_dirty={} nr_writeback={} nr_congested={} nr_immediate={} nr_activate_anon={} nr_activate_file={} nr_ref_keep={} nr_unmap_fail=0 priority={priority} flags={}",
                 stat.nr_dirty,
                 stat.nr_writeback,
                 stat.nr_congested,
@@ -1015,7 +1025,7 @@ impl Mm {
         if f.test(pg::WRITEBACK) {
             // Case 1: kswapd meets a page it already tagged, on a node flagged as
             // stuck in writeback: count it and move on.
-            if kswapd && f.test(pg::RECLAIM) && self.kswapd.pgdat_writeback {
+            if kswapd && f.test(pg::RECLAIM) && self.kswapd[sc.nid].pgdat_writeback {
                 stat.nr_immediate += 1;
                 return Fate::Activate;
             }
@@ -1047,7 +1057,7 @@ impl Mm {
         }
         let f = self.frames[pfn as usize];
         if f.test(pg::DIRTY) {
-            if file && (!kswapd || !f.test(pg::RECLAIM) || !self.kswapd.pgdat_dirty) {
+            if file && (!kswapd || !f.test(pg::RECLAIM) || !self.kswapd[sc.nid].pgdat_dirty) {
                 // Only kswapd writes file pages, and only on a second encounter while
                 // the node is flagged dirty; otherwise reclaim it when written back.
                 self.count(Ev::NrVmscanImmediateReclaim, 1);
@@ -1143,7 +1153,7 @@ impl Mm {
                     ns.lruvec = Some(ls);
                     return false;
                 }
-                self.shrink_slab_after_lruvec(ls.memcg, sc);
+                self.shrink_slab_after_lruvec(self.lruvec_memcg(ls.lv), sc);
             }
             if let Some(mut w) = ns.gen_lruvec.take() {
                 match self.lru_gen_lruvec_step(&mut w, sc, budget_ns) {
@@ -1153,11 +1163,11 @@ impl Mm {
                     }
                     // lru_gen_shrink_lruvec: a memcg that had to age goes young.
                     Some(true) => {
-                        self.lru_gen_rotate_memcg(w.memcg, super::lru_gen::MemcgLruOp::Young)
+                        self.lru_gen_rotate_memcg(w.lv, super::lru_gen::MemcgLruOp::Young)
                     }
                     Some(false) => {}
                 }
-                self.shrink_slab_after_lruvec(w.memcg, sc);
+                self.shrink_slab_after_lruvec(self.lruvec_memcg(w.lv), sc);
             }
             let Some(memcg) = ns.memcgs.pop() else {
                 break;
@@ -1177,10 +1187,11 @@ impl Mm {
                 }
                 self.memcg.cgs[memcg].events.low += 1;
             }
+            let lv = self.mem_cgroup_lruvec(memcg, sc.nid);
             if self.lru_gen_enabled() {
-                ns.gen_lruvec = Some(self.lru_gen_lruvec_begin(memcg, sc));
+                ns.gen_lruvec = Some(self.lru_gen_lruvec_begin(lv, sc));
             } else {
-                ns.lruvec = Some(self.shrink_lruvec_begin(memcg, sc));
+                ns.lruvec = Some(self.shrink_lruvec_begin(lv, sc));
             }
         }
         self.shrink_node_end(ns, sc);
@@ -1221,13 +1232,14 @@ impl Mm {
         let reclaimed = sc.nr_reclaimed - ns.nr_reclaimed_before;
         let kswapd = self.is_kswapd();
         let legacy = self.throttle_mode == ReclaimThrottle::CongestionWait;
+        let nid = sc.nid;
         if kswapd {
             // The inactive tail is all under writeback, or all dirty and unqueued.
             if sc.nr.writeback > 0 && sc.nr.writeback == sc.nr.taken {
-                self.kswapd.pgdat_writeback = true;
+                self.kswapd[nid].pgdat_writeback = true;
             }
             if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
-                self.kswapd.pgdat_dirty = true;
+                self.kswapd[nid].pgdat_dirty = true;
             }
             // Pages tagged for immediate reclaim came round again still under
             // writeback: the LRU cycles faster than the I/O completes.
@@ -1235,14 +1247,15 @@ impl Mm {
                 if legacy {
                     self.congestion_wait();
                 } else {
-                    self.reclaim_throttle(Sleep::Writeback);
+                    self.reclaim_throttle(nid, Sleep::Writeback);
                 }
             }
         }
         // Every dirty page met was already under writeback and tagged: congested.
         let cgroup_reclaim = sc.target != 0;
+        let target = self.mem_cgroup_lruvec(sc.target, nid);
         if (kswapd || cgroup_reclaim) && sc.nr.dirty > 0 && sc.nr.dirty == sc.nr.congested {
-            let lv = &mut self.lruvecs[sc.target];
+            let lv = &mut self.lruvecs[target];
             if cgroup_reclaim {
                 lv.cgroup_congested = true;
             }
@@ -1250,20 +1263,20 @@ impl Mm {
                 lv.node_congested = true;
             }
         }
-        let lv = &self.lruvecs[sc.target];
+        let lv = &self.lruvecs[target];
         if !kswapd
             && matches!(self.current, Current::Task(_))
             && (lv.node_congested || lv.cgroup_congested)
         {
             match self.throttle_mode {
                 ReclaimThrottle::CongestionWait => self.wait_iff_congested(),
-                ReclaimThrottle::Throttle => self.reclaim_throttle(Sleep::Writeback),
-                ReclaimThrottle::ThrottleCurrent => self.reclaim_throttle(Sleep::Congested),
+                ReclaimThrottle::Throttle => self.reclaim_throttle(nid, Sleep::Writeback),
+                ReclaimThrottle::ThrottleCurrent => self.reclaim_throttle(nid, Sleep::Congested),
             }
         }
         if reclaimed > 0 {
             // Any progress revives a node kswapd had given up on.
-            self.kswapd.failures = 0;
+            self.kswapd[nid].failures = 0;
         } else if sc.cache_trim_mode {
             sc.cache_trim_mode_failed = true;
         }
@@ -1301,7 +1314,7 @@ impl Mm {
         if !Self::in_reclaim_compaction(sc) || nr_reclaimed == 0 {
             return false;
         }
-        for zi in 0..=sc.reclaim_idx {
+        for zi in self.node_zones(sc.nid).take(sc.reclaim_idx + 1) {
             let z = &self.zones[zi];
             if !z.is_managed() {
                 continue;
@@ -1324,17 +1337,17 @@ impl Mm {
                 return false;
             }
         }
-        let mut inactive = self.node_lru_pages(lru::INACTIVE_FILE);
+        let mut inactive = self.node_lru_pages(sc.nid, lru::INACTIVE_FILE);
         if self.can_reclaim_anon() {
-            inactive += self.node_lru_pages(lru::INACTIVE_ANON);
+            inactive += self.node_lru_pages(sc.nid, lru::INACTIVE_ANON);
         }
         inactive > super::compaction::compact_gap(sc.order)
     }
 
-    /// `compaction_ready` (shrink_zones, costly orders): a zone where compaction can
-    /// go ahead with room to spare, so direct reclaim need not.
+    /// `compaction_ready` (shrink_zones, costly orders): a zone of node `sc.nid` where
+    /// compaction can go ahead with room to spare, so direct reclaim need not.
     fn compaction_ready(&self, sc: &ScanControl) -> bool {
-        (0..=sc.reclaim_idx).any(|zi| {
+        self.node_zones(sc.nid).take(sc.reclaim_idx + 1).any(|zi| {
             let z = &self.zones[zi];
             let free = self.zone_page_state_free(zi);
             z.is_managed()
@@ -1362,10 +1375,77 @@ impl Mm {
         })
     }
 
-    /// `do_try_to_free_pages` (kernel-reference §2.3): the priority loop, then the
-    /// retries that precede OOM.
+    /// The nodes `shrink_zones` visits, in its order: those of the zonelist (the
+    /// allocation's preferred node's, or the running CPU's node's for a memcg limit)
+    /// with a zone at or below `reclaim_idx`, within the allocation's nodemask, each
+    /// once (`zone->zone_pgdat == last_pgdat`).
+    pub fn shrink_zones_nodes(&self, sc: &ScanControl) -> Vec<usize> {
+        if self.nr_nodes() == 1 {
+            return vec![0];
+        }
+        let (nid, nodemask) = match self.alloc_ctx {
+            Some(ctx) if sc.target == 0 => ctx,
+            _ => (self.numa_node_id(), super::mempolicy::NODE_MASK_ALL),
+        };
+        let mut nodes: Vec<usize> = Vec::new();
+        for &zi in self.zonelists[nid].zones() {
+            let z = &self.zones[zi as usize];
+            if z.idx <= sc.reclaim_idx
+                && nodemask >> z.node & 1 == 1
+                && nodes.last() != Some(&z.node)
+            {
+                nodes.push(z.node);
+            }
+        }
+        nodes
+    }
+
+    /// `shrink_zones`: `shrink_node` on each node of `nodes`, skipping (for global
+    /// reclaim of a costly order) one whose compaction is ready; then
+    /// `consider_reclaim_throttle` on the first node shrunk. Returns whether some
+    /// node's compaction was ready (`sc->compaction_ready`). Stops at a sleep.
+    fn shrink_zones(&mut self, nodes: &[usize], sc: &mut ScanControl) -> bool {
+        let mut compaction_ready = false;
+        let mut first = None;
+        for &nid in nodes {
+            sc.nid = nid;
+            if sc.target == 0
+                && sc.order > super::page_alloc::PAGE_ALLOC_COSTLY_ORDER
+                && self.compaction_ready(sc)
+            {
+                compaction_ready = true;
+                continue;
+            }
+            first.get_or_insert(nid);
+            self.shrink_node(sc);
+            if self.blocked_until.is_some() {
+                return compaction_ready;
+            }
+        }
+        if let Some(nid) = first {
+            sc.nid = nid;
+            self.consider_reclaim_throttle(sc);
+        }
+        compaction_ready
+    }
+
+    /// The end of `do_try_to_free_pages`'s priority loop on `nodes`: the refault
+    /// snapshots, and a memcg's LRUVEC_CGROUP_CONGESTED cleared.
+    fn finish_reclaim_nodes(&mut self, nodes: &[usize], sc: &ScanControl) {
+        for &nid in nodes {
+            self.snapshot_refaults(sc.target, nid);
+            if sc.target != 0 {
+                let lv = self.mem_cgroup_lruvec(sc.target, nid);
+                self.lruvecs[lv].cgroup_congested = false;
+            }
+        }
+    }
+
+    /// `do_try_to_free_pages` (kernel-reference §2.3): the priority loop over the
+    /// zonelist's nodes, then the retries that precede OOM.
     fn do_try_to_free_pages(&mut self, sc: &mut ScanControl) -> u64 {
         let initial_priority = sc.priority;
+        let nodes = self.shrink_zones_nodes(sc);
         loop {
             // allocstall_<zone>, counted per entry (and per retry) of global reclaim.
             if sc.target == 0 {
@@ -1380,27 +1460,18 @@ impl Mm {
             }
             loop {
                 sc.nr_scanned = 0;
-                // shrink_zones: a costly request whose compaction is ready needs no
-                // reclaim; do_try_to_free_pages reports progress (1).
-                if sc.target == 0
-                    && sc.order > super::page_alloc::PAGE_ALLOC_COSTLY_ORDER
-                    && self.compaction_ready(sc)
-                {
-                    self.snapshot_refaults(sc.target);
-                    return sc.nr_reclaimed.max(1);
-                }
-                self.shrink_node(sc);
-                if self.blocked_until.is_none() {
-                    self.consider_reclaim_throttle(sc);
-                }
+                let compaction_ready = self.shrink_zones(&nodes, sc);
                 if self.blocked_until.is_some() {
                     // Sleeping (the allocation is retried after it): report what the
                     // pass got so far.
-                    self.snapshot_refaults(sc.target);
-                    if sc.target != 0 {
-                        self.lruvecs[sc.target].cgroup_congested = false;
-                    }
+                    self.finish_reclaim_nodes(&nodes, sc);
                     return sc.nr_reclaimed;
+                }
+                if compaction_ready {
+                    // A costly request whose compaction is ready needs no more
+                    // reclaim: report progress (1) so the allocator compacts.
+                    self.finish_reclaim_nodes(&nodes, sc);
+                    return sc.nr_reclaimed.max(1);
                 }
                 if sc.nr_reclaimed >= sc.nr_to_reclaim {
                     break;
@@ -1413,10 +1484,7 @@ impl Mm {
                     break;
                 }
             }
-            self.snapshot_refaults(sc.target);
-            if sc.target != 0 {
-                self.lruvecs[sc.target].cgroup_congested = false;
-            }
+            self.finish_reclaim_nodes(&nodes, sc);
             if sc.nr_reclaimed > 0 {
                 return sc.nr_reclaimed;
             }
@@ -1446,10 +1514,11 @@ impl Mm {
     /// `try_to_free_pages`: direct reclaim by an allocating task. Its CPU time is a
     /// memory stall (PSI) of that task.
     pub fn try_to_free_pages(&mut self, order: usize, gfp: Gfp) -> u64 {
-        if self.throttle_direct_reclaim() {
+        let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, gfp.highest_zoneidx, order);
+        let nodes = self.shrink_zones_nodes(&sc);
+        if self.throttle_direct_reclaim(&nodes) {
             return 0;
         }
-        let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, gfp.highest_zoneidx, order);
         let cpu_before = self.cpu_ns;
         trace_event!(
             self,
@@ -1755,7 +1824,7 @@ mod tests {
             let mut sc = ScanControl::new(u64::MAX, 1, 0);
             sc.may_deactivate = deactivate;
             let mut s = LruvecScan {
-                memcg: 0,
+                lv: 0,
                 nr: [0, 0, 0, 5000],
                 targets: [0, 0, 0, 5000],
                 nr_reclaimed: 0,

@@ -140,14 +140,14 @@ fn thousandths(v: i64, width: usize) -> String {
 }
 
 impl Mm {
-    /// The text of one view, as the kernel prints it (one node, node 0).
+    /// The text of one view, as the kernel prints it (every node's zones).
     pub fn proc_show(&self, file: ProcFile) -> String {
         let mut out = String::new();
         let zones = self.zones.iter().filter(|z| z.is_managed());
         match file {
             ProcFile::Buddyinfo => {
                 for z in zones {
-                    let _ = write!(out, "Node 0, zone {:>8} ", z.name());
+                    let _ = write!(out, "Node {}, zone {:>8} ", z.node, z.name());
                     for n in nr_free(z) {
                         let _ = write!(out, "{n:>6} ");
                     }
@@ -156,7 +156,7 @@ impl Mm {
             }
             ProcFile::UnusableIndex | ProcFile::ExtfragIndex => {
                 for z in zones {
-                    let _ = write!(out, "Node 0, zone {:>8} ", z.name());
+                    let _ = write!(out, "Node {}, zone {:>8} ", z.node, z.name());
                     for order in 0..NR_PAGE_ORDERS {
                         let info = fill_contig_page_info(&nr_free(z), order);
                         let text = match file {
@@ -224,7 +224,12 @@ impl Mm {
         let zones: Vec<&Zone> = self.zones.iter().filter(|z| z.is_managed()).collect();
         for z in &zones {
             for (mt, name) in MIGRATETYPE_NAMES.iter().enumerate() {
-                let _ = write!(out, "Node {:>4}, zone {:>8}, type {name:>12} ", 0, z.name());
+                let _ = write!(
+                    out,
+                    "Node {:>4}, zone {:>8}, type {name:>12} ",
+                    z.node,
+                    z.name()
+                );
                 for order in 0..NR_PAGE_ORDERS {
                     let mut n = if mt < MIGRATE_PCPTYPES {
                         z.free_area[order].free_list[mt].len
@@ -252,7 +257,7 @@ impl Mm {
                 count[z.pageblock_migratetype(pfn)] += 1;
                 pfn = pfn.saturating_add(PAGEBLOCK_NR_PAGES as u32);
             }
-            let _ = write!(out, "Node 0, zone {:>8} ", z.name());
+            let _ = write!(out, "Node {}, zone {:>8} ", z.node, z.name());
             for n in count {
                 let _ = write!(out, "{n:>12} ");
             }
@@ -292,11 +297,18 @@ pub fn calculate_pressure_threshold(low: u64, min: u64, nr_cpus: u64) -> i64 {
 /// as that CPU hands over (a slice is one CPU's, one `__mod_zone_page_state`).
 impl Mm {
     /// The threshold in force: kswapd sets the pressure one as it wakes and the
-    /// normal one as it goes to sleep for good (`set_pgdat_percpu_threshold` in
-    /// `kswapd_try_to_sleep`).
+    /// normal one as it goes to sleep for good ([`Mm::set_pgdat_percpu_threshold`]).
+    #[inline]
     pub fn stat_threshold(&self, zi: usize) -> i64 {
-        let pressure = !matches!(self.kswapd.state, super::kswapd::KswapdState::Sleeping);
-        self.stat_thresholds[zi][pressure as usize]
+        self.stat_threshold_now[zi]
+    }
+
+    /// `set_pgdat_percpu_threshold` (`kswapd_try_to_sleep`): node `nid`'s zones take
+    /// their pressure thresholds (kswapd awake) or their normal ones (asleep).
+    pub fn set_pgdat_percpu_threshold(&mut self, nid: usize, pressure: bool) {
+        for zi in self.node_zones(nid) {
+            self.stat_threshold_now[zi] = self.stat_thresholds[zi][pressure as usize];
+        }
     }
 
     /// `refresh_zone_stat_thresholds`, at boot and when the watermarks change: each
@@ -310,6 +322,7 @@ impl Mm {
             self.free_diff_sum = vec![0; nr_zones];
             self.free_attributed = self.zones.iter().map(|z| z.nr_free_pages).collect();
             self.stat_thresholds = vec![[1; 2]; nr_zones];
+            self.stat_threshold_now = vec![1; nr_zones];
         }
         for zi in 0..nr_zones {
             let z = &self.zones[zi];
@@ -321,6 +334,10 @@ impl Mm {
                     nr_cpus,
                 ),
             ];
+        }
+        for nid in 0..self.nr_nodes() {
+            let awake = !matches!(self.kswapd[nid].state, super::kswapd::KswapdState::Sleeping);
+            self.set_pgdat_percpu_threshold(nid, awake);
         }
     }
 

@@ -29,8 +29,8 @@ pub struct Writeback {
     pub nr_dirty: u64,
     /// NR_WRITEBACK (file and swap writes in flight).
     pub nr_writeback: u64,
-    /// NR_ZONE_WRITE_PENDING per zone: dirty file pages plus pages under writeback.
-    pub nr_write_pending: [u64; super::zone::MAX_NR_ZONES],
+    /// NR_ZONE_WRITE_PENDING per zone id: dirty file pages plus pages under writeback.
+    pub nr_write_pending: Vec<u64>,
     /// Of `nr_writeback`, the page-cache pages: the storage bdi_writeback's
     /// WB_WRITEBACK (swap writes are not accounted to a bdi_writeback).
     pub nr_writeback_file: u64,
@@ -52,6 +52,14 @@ pub struct Writeback {
 }
 
 impl Writeback {
+    /// No dirty pages, nothing in flight, on a machine of `nr_zones` zones.
+    pub fn new(nr_zones: usize) -> Writeback {
+        Writeback {
+            nr_write_pending: vec![0; nr_zones],
+            ..Writeback::default()
+        }
+    }
+
     pub fn push_inflight(&mut self, done_ns: u64, pfn: Pfn, zone: usize, to_swap: bool) {
         self.nr_write_pending[zone] += 1;
         self.seq += 1;
@@ -115,7 +123,8 @@ impl Mm {
         f.dirtied_ms = now_ms;
         self.wb.dirty_fifo.push_back((now_ms, pfn));
         self.wb.nr_dirty += 1;
-        self.wb.nr_write_pending[f.zone as usize] += 1;
+        let zi = self.page_zone_id(pfn);
+        self.wb.nr_write_pending[zi] += 1;
         self.mod_page_state(pfn, PageState::FileDirty, 1);
         self.count(Ev::NrDirtied, 1);
         // folio_account_dirtied: the dirtier's and its CPU's counts, which decide when
@@ -148,8 +157,8 @@ impl Mm {
             .sum();
         let free = self.nr_free_pages();
         free - free.min(totalreserve)
-            + self.node_lru_pages(lru::INACTIVE_FILE)
-            + self.node_lru_pages(lru::ACTIVE_FILE)
+            + self.global_lru_pages(lru::INACTIVE_FILE)
+            + self.global_lru_pages(lru::ACTIVE_FILE)
             + 1
     }
 
@@ -187,7 +196,8 @@ impl Mm {
             f.set(pg::RECLAIM);
         }
         self.wb.nr_dirty -= 1;
-        self.wb.nr_write_pending[f.zone as usize] -= 1;
+        let zi = self.page_zone_id(pfn);
+        self.wb.nr_write_pending[zi] -= 1;
         self.mod_page_state(pfn, PageState::FileDirty, -1);
         self.plug.push((pfn, false));
         self.count(Ev::PgpgOut, 4);
@@ -214,7 +224,7 @@ impl Mm {
         self.wb.nr_writeback_file += nr_file;
         for (pfn, to_swap) in plug {
             let done = if to_swap { swap_done } else { file_done };
-            let zone = self.frames[pfn as usize].zone as usize;
+            let zone = self.page_zone_id(pfn);
             self.wb
                 .push_inflight(done.expect("submitted"), pfn, zone, to_swap);
             self.mod_page_state(pfn, PageState::Writeback, 1);
@@ -226,7 +236,8 @@ impl Mm {
         while let Some(pfn) = self.wb.pop_done(now) {
             self.wb.nr_writeback -= 1;
             self.mod_page_state(pfn, PageState::Writeback, -1);
-            self.wb.nr_write_pending[self.frames[pfn as usize].zone as usize] -= 1;
+            let zi = self.page_zone_id(pfn);
+            self.wb.nr_write_pending[zi] -= 1;
             if self.frames[pfn as usize].is_file_lru() {
                 self.wb.nr_writeback_file -= 1;
             }
@@ -966,7 +977,7 @@ mod tests {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(5);
-        let mut wb = Writeback::default();
+        let mut wb = Writeback::new(2);
         let mut heap = BinaryHeap::new();
         let (mut seq, mut now, mut queued_ns) = (0u64, 0u64, 0u64);
         for step in 0..50_000u32 {

@@ -37,7 +37,7 @@ fn fault_in(memory_mib: u64, mapping_mib: u64) -> (Mm, u32) {
     // No kswapd will ever reclaim: the node is as hopeless to it as after
     // MAX_RECLAIM_RETRIES failed runs, so direct reclaimers are not held on
     // pfmemalloc_wait for it (`allow_direct_reclaim`).
-    mm.kswapd.failures = reclaimsim_mm::kswapd::MAX_KSWAPD_FAILURES;
+    mm.kswapd[0].failures = reclaimsim_mm::kswapd::MAX_KSWAPD_FAILURES;
     let pages = (mapping_mib * MIB_PAGES) as u32;
     let space = mm.add_space(SpaceKind::Anon, "hog".into(), pages as u64, Some(0));
     let mut now_ns = 0u64;
