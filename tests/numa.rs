@@ -80,14 +80,15 @@ cpus = [1]
 
 #[test]
 fn interleaved_pages_split_evenly_between_the_nodes_lists() {
-    // 64 MiB interleaved over both nodes, far below either node's watermarks: each
-    // of the 16384 anonymous faults takes the node of its page offset (even offsets
-    // node 0, odd node 1), so each node's anon LRU holds 8192 pages. Every one was an
-    // interleave hit, and so were the 32 page-table pages (16384 / 512) the task
-    // allocated under the same policy, in turn. Nothing is reclaimed.
+    // 64 MiB interleaved over both nodes (in cgroup a), far below either node's
+    // watermarks: each of the 16384 anonymous faults takes the node of its page
+    // offset (even offsets node 0, odd node 1), so each node's anon LRU holds 8192
+    // pages. Every one was an interleave hit, and so were the 32 page-table pages
+    // (16384 / 512) the task allocated under the same policy, in turn. Nothing is
+    // reclaimed.
     let r = run_checked(
         &two_nodes(
-            "[[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"64M\"\nmempolicy = { mode = \"interleave\", nodes = [0, 1] }\n",
+            "[[cgroup]]\npath = \"a\"\n\n[[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"64M\"\ncgroup = \"a\"\nmempolicy = { mode = \"interleave\", nodes = [0, 1] }\n",
         ),
         &[],
     );
@@ -108,6 +109,15 @@ fn interleaved_pages_split_evenly_between_the_nodes_lists() {
     ] {
         assert_eq!(sum(k), r.vmstat[k], "{k}");
     }
+    // memory.numa_stat splits the cgroup's anon the same way, and adds up to
+    // memory.stat's.
+    let memory = &r.cgroups["a"]["memory"];
+    let numa_anon = &memory["numa_stat"]["anon"];
+    assert_eq!(
+        (numa_anon["N0"].as_u64(), numa_anon["N1"].as_u64()),
+        (Some(8192 * 4096), Some(8192 * 4096))
+    );
+    assert_eq!(memory["stat"]["anon"].as_u64(), Some(16384 * 4096));
     // Node 0's 128 MiB is all below 4 GiB: its one zone is DMA32; node 1's is Normal.
     let zones: Vec<&str> = r.zones.keys().map(String::as_str).collect();
     assert_eq!(zones, ["node0/DMA32", "node1/Normal"]);
@@ -145,6 +155,14 @@ fn a_workload_bound_to_a_node_is_reclaimed_by_that_nodes_kswapd() {
     assert_eq!(
         r.reclaim.kswapd_wakeups,
         n0.kswapd_wakeups + n1.kswapd_wakeups
+    );
+    // kswapd1 keeps to node 1's CPU, so the zram pages it stores are node 1's local
+    // allocations (spilling to node 0 as misses): nothing of the run allocates locally
+    // on node 0 but a few kernel pages (the bound task's pages are other_node there).
+    // Run anywhere, kswapd1 would store on node 0 locally, as often as on node 1.
+    assert!(
+        n0.numastat["local_node"] * 100 < n1.numastat["local_node"],
+        "{n0:?} {n1:?}"
     );
     // The same run again: byte-identical results.
     let again = run_checked(&text, &[]);

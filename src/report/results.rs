@@ -675,6 +675,22 @@ impl Results {
                         "peak": mm.memcg.peak_show(m, PeakFile::Swap, None) * PAGE_SIZE,
                     },
                 });
+                if mm.nr_nodes() > 1 {
+                    // memory.numa_stat: `anon N0=... N1=...` as {"anon": {"N0": ...}}.
+                    let numa: serde_json::Map<String, serde_json::Value> = mm
+                        .memory_numa_stat(m)
+                        .into_iter()
+                        .map(|(k, per_node)| {
+                            let nodes: serde_json::Map<String, serde_json::Value> = per_node
+                                .into_iter()
+                                .enumerate()
+                                .map(|(n, v)| (format!("N{n}"), v.into()))
+                                .collect();
+                            (k.to_string(), nodes.into())
+                        })
+                        .collect();
+                    memory["numa_stat"] = numa.into();
+                }
                 // What a read through each named open file shows at the end.
                 for file in [PeakFile::Memory, PeakFile::Swap] {
                     let by_fd: serde_json::Map<String, serde_json::Value> = (0..mm.memcg.peak_fds.len())

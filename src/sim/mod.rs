@@ -51,6 +51,9 @@ pub struct Task {
     sleep: Option<(u64, PsiDelta)>,
     /// When its last slice ended: a wake-up cannot make it runnable before that.
     slice_end: u64,
+    /// The CPUs it may run on (`kthread_bind_mask`), None: any. On a machine of
+    /// several nodes each kswapdN and kcompactdN keeps to node N's CPUs.
+    allowed: Option<Vec<usize>>,
     pub user_ns: u64,
     pub system_ns: u64,
 }
@@ -155,6 +158,8 @@ pub struct Simulation {
     irq_debt_ns: Vec<u64>,
     /// Runnable tasks waiting for a CPU, in the order they became runnable.
     runqueue: std::collections::VecDeque<(usize, u32)>,
+    /// Some task keeps to some CPUs (`Task::allowed`).
+    any_bound: bool,
     queue: EventQueue,
     /// PSI groups by memcg id: 0 is the system (/proc/pressure/memory), the others
     /// each cgroup's memory.pressure.
@@ -258,6 +263,7 @@ impl Simulation {
                     cpu: 0,
                     sleep: None,
                     slice_end: 0,
+                    allowed: None,
                     user_ns: 0,
                     system_ns: 0,
                 });
@@ -294,6 +300,7 @@ impl Simulation {
             cpu: 0,
             sleep: None,
             slice_end: 0,
+            allowed: None,
             user_ns: 0,
             system_ns: 0,
         };
@@ -316,6 +323,20 @@ impl Simulation {
                 TaskKind::Kcompactd(nid),
             ));
             kcompactd_task[nid] = tasks.len() - 1;
+        }
+        let any_bound = nr_nodes > 1;
+        if nr_nodes > 1 {
+            // kswapd_run / kcompactd_run bind each to its node's CPUs (a node without
+            // CPUs leaves its threads free to run anywhere).
+            for nid in 0..nr_nodes {
+                let cpus: Vec<usize> = (0..mm.cpu_to_node.len())
+                    .filter(|&c| mm.cpu_to_node[c] == nid)
+                    .collect();
+                if !cpus.is_empty() {
+                    tasks[kswapd_task[nid]].allowed = Some(cpus.clone());
+                    tasks[kcompactd_task[nid]].allowed = Some(cpus);
+                }
+            }
         }
         // Their first proactive checks (none without proactive compaction).
         if let Some(at) = mm.kcompactd_first_timer() {
@@ -395,6 +416,7 @@ impl Simulation {
             cpus_free_at: cpus::CpuFreeAt::new(nr_cpus),
             irq_debt_ns: vec![0; nr_cpus],
             runqueue: std::collections::VecDeque::new(),
+            any_bound,
             queue,
             psi: Psi::new(nr_cpus, scenario.kernel.hz.0 as u64, &memcg_parents),
             psi_sampled_total_us: [0; 2],
@@ -895,26 +917,55 @@ impl Simulation {
             return;
         }
         self.end_sleep(task, self.now);
-        // The earliest-free CPU, lowest index on ties; if none is free (or others are
-        // already waiting), join the run queue.
-        let (cpu, free_at) = self.cpus_free_at.earliest();
-        if free_at > self.now || !self.runqueue.is_empty() {
+        // The earliest-free CPU (of those it may use), lowest index on ties; if none
+        // is free (or others are already waiting), join the run queue.
+        let (cpu, free_at) = match &self.tasks[task].allowed {
+            None => self.cpus_free_at.earliest(),
+            Some(cpus) => cpus
+                .iter()
+                .map(|&c| (c, self.cpus_free_at.get(c)))
+                .min_by_key(|&(c, t)| (t, c))
+                .expect("a bound task has CPUs"),
+        };
+        // Waiters come first, but only those that may take this CPU (with no bound
+        // task every waiter may): a CPU free now has none, unless its CpuFree at this
+        // instant is still to come.
+        let waiter = if self.any_bound {
+            self.runqueue.iter().any(|&(t, g)| {
+                let t = &self.tasks[t];
+                t.gen == g && !t.exited && t.allowed.as_ref().is_none_or(|c| c.contains(&cpu))
+            })
+        } else {
+            !self.runqueue.is_empty()
+        };
+        if free_at > self.now || waiter {
             self.runqueue.push_back((task, gen));
             return;
         }
         self.run_on(cpu, task);
     }
 
-    /// A CPU finished a slice: the longest-waiting runnable task gets it.
+    /// A CPU finished a slice: the longest-waiting runnable task that may run on it
+    /// gets it.
     fn on_cpu_free(&mut self, cpu: usize) {
         if self.cpus_free_at.get(cpu) > self.now {
             return; // taken by a task that became runnable at this very time
         }
-        while let Some((task, gen)) = self.runqueue.pop_front() {
-            if self.tasks[task].gen == gen && !self.tasks[task].exited {
-                self.run_on(cpu, task);
-                return;
+        let mut i = 0;
+        while i < self.runqueue.len() {
+            let (task, gen) = self.runqueue[i];
+            let t = &self.tasks[task];
+            if t.gen != gen || t.exited {
+                self.runqueue.remove(i);
+                continue;
             }
+            if t.allowed.as_ref().is_some_and(|c| !c.contains(&cpu)) {
+                i += 1;
+                continue;
+            }
+            self.runqueue.remove(i);
+            self.run_on(cpu, task);
+            return;
         }
     }
 

@@ -718,6 +718,39 @@ impl Mm {
         self.mem_cgroup_flush_stats(m);
     }
 
+    /// memory.numa_stat of a memcg (`memory_numa_stat_show`): per item, its value on
+    /// each node (`N0=`, `N1=`, ...), hierarchical as memory.stat's, after a flush:
+    /// the LRU sizes in bytes and the workingset activations of the memcg's lruvec
+    /// on each node. The other items of the kernel's file are not kept per node.
+    pub fn memory_numa_stat(&self, m: usize) -> Vec<(&'static str, Vec<u64>)> {
+        let per_node = |f: &dyn Fn(&super::lru::Lruvec) -> u64| {
+            self.memcg_lruvecs(m)
+                .map(|lv| f(&self.lruvecs[lv]))
+                .collect::<Vec<u64>>()
+        };
+        let size = |ls: &[usize]| per_node(&|v| ls.iter().map(|&l| v.hier[l]).sum::<u64>() * 4096);
+        vec![
+            (
+                "anon",
+                size(&[lru::INACTIVE_ANON, lru::ACTIVE_ANON, lru::UNEVICTABLE]),
+            ),
+            ("file", size(&[lru::INACTIVE_FILE, lru::ACTIVE_FILE])),
+            ("inactive_anon", size(&[lru::INACTIVE_ANON])),
+            ("active_anon", size(&[lru::ACTIVE_ANON])),
+            ("inactive_file", size(&[lru::INACTIVE_FILE])),
+            ("active_file", size(&[lru::ACTIVE_FILE])),
+            ("unevictable", size(&[lru::UNEVICTABLE])),
+            (
+                "workingset_activate_anon",
+                per_node(&|v| v.workingset_activate[0]),
+            ),
+            (
+                "workingset_activate_file",
+                per_node(&|v| v.workingset_activate[1]),
+            ),
+        ]
+    }
+
     /// memory.stat of a memcg as the kernel prints it (bytes for sizes, counts for
     /// events), in v6.18's order (`memory_stats[]`, then pgscan and pgsteal, then
     /// `memcg_vm_event_stat[]`), with the keys the simulator can compute; README's
