@@ -239,6 +239,10 @@ pub struct NodeConfig {
     pub distance: Vec<u32>,
 }
 
+/// Nodes' memory comes in 4 MiB steps (a scenario's `[[machine.node]]` memory is a
+/// multiple of it): the granule of [`Mm::pfn_to_nid`]'s table.
+pub const NODE_BLOCK_PAGES: u64 = 1024;
+
 /// `LOCAL_DISTANCE`: a node's distance to itself in the SLIT.
 pub const LOCAL_DISTANCE: u32 = 10;
 /// `REMOTE_DISTANCE`: another node's, when firmware gives no SLIT.
@@ -1007,6 +1011,10 @@ pub struct Mm {
     /// Each node's first PFN, and one past the last node's last: node n holds
     /// `[node_start_pfn[n], node_start_pfn[n + 1])`.
     pub node_start_pfn: Vec<Pfn>,
+    /// On a machine of several nodes, the node of each 4 MiB block of PFNs (nodes are
+    /// laid out in 4 MiB steps): `page_to_nid` in one load, as the kernel reads it
+    /// from the page's flags. Empty on one node.
+    node_of_block: Vec<u8>,
     /// Each CPU's node (`cpu_to_node`).
     pub cpu_to_node: Vec<usize>,
     /// Each node's fallback list (`pgdat->node_zonelists[ZONELIST_FALLBACK]`): zone
@@ -1050,6 +1058,10 @@ impl Mm {
             node_start_pfn.push(end);
         }
         debug_assert_eq!(*node_start_pfn.last().unwrap() as u64, total_pages);
+        assert!(
+            nodes.len() == 1 || nodes.iter().all(|n| n.memory_pages % NODE_BLOCK_PAGES == 0),
+            "a node's memory is a multiple of 4 MiB"
+        );
         let mut cpu_to_node = vec![0; cfg.nr_cpus.max(1) as usize];
         for (nid, n) in nodes.iter().enumerate() {
             for &c in &n.cpus {
@@ -1131,6 +1143,16 @@ impl Mm {
             free_diff_sum: Vec::new(),
             stat_thresholds: Vec::new(),
             stat_threshold_now: Vec::new(),
+            node_of_block: if nodes.len() > 1 {
+                (0..total_pages.div_ceil(NODE_BLOCK_PAGES))
+                    .map(|b| {
+                        let pfn = (b * NODE_BLOCK_PAGES) as Pfn;
+                        node_start_pfn[1..].partition_point(|&end| end <= pfn) as u8
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
             node_start_pfn,
             cpu_to_node,
             zonelists,
@@ -1418,7 +1440,7 @@ impl Mm {
         if self.node_start_pfn.len() == 2 {
             return 0;
         }
-        self.node_start_pfn[1..].partition_point(|&end| end <= pfn)
+        self.node_of_block[(pfn as u64 / NODE_BLOCK_PAGES) as usize] as usize
     }
 
     /// `page_zone`: the id of the zone holding `pfn` (its node's zones are ids

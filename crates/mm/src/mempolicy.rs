@@ -115,6 +115,20 @@ impl Mm {
     /// the nodes it may use, and whether it interleaves (for NUMA_INTERLEAVE_HIT).
     /// `ilx` is an anonymous fault's interleave index (its page offset over the
     /// allocation's pages), None for any other allocation.
+    /// The current task allocates by the default (local) policy, as every kernel
+    /// thread does.
+    #[inline]
+    pub(crate) fn task_policy_is_local(&self) -> bool {
+        match (self.current, self.current_workload) {
+            (super::Current::Task(_), Some(w)) => self
+                .cfg
+                .workloads
+                .get(w)
+                .is_none_or(|c| matches!(c.mempolicy, Mempolicy::Local)),
+            _ => true,
+        }
+    }
+
     pub(crate) fn policy_node(&mut self, ilx: Option<u64>) -> (usize, Nodemask, bool) {
         let local = self.numa_node_id();
         let (super::Current::Task(task), Some(w)) = (self.current, self.current_workload) else {

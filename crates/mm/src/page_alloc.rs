@@ -1049,7 +1049,8 @@ impl Mm {
     /// fault's interleave index, see `mempolicy`), then `__alloc_pages`; an
     /// interleaved page on the node aimed at counts NUMA_INTERLEAVE_HIT.
     pub fn alloc_pages_mpol(&mut self, gfp: Gfp, order: usize, ilx: Option<u64>) -> Option<Pfn> {
-        if self.nr_nodes() == 1 {
+        if self.nr_nodes() == 1 || self.task_policy_is_local() {
+            // The running CPU's node and every node: what no allocation context says.
             return self.__alloc_pages(gfp, order);
         }
         let (nid, nodemask, interleave) = self.policy_node(ilx);
