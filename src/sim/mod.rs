@@ -338,29 +338,26 @@ impl Simulation {
                 }
             }
         }
+        // A kernel thread's first timer (a wake-up may cut it short).
+        let arm = |tasks: &mut [Task], queue: &mut EventQueue, task: usize, at: u64| {
+            tasks[task].pending = Some((at, true));
+            queue.push(
+                at,
+                Event::Ready {
+                    task: task as u32,
+                    gen: 0,
+                },
+            );
+        };
         // Their first proactive checks (none without proactive compaction).
         if let Some(at) = mm.kcompactd_first_timer() {
             for &task in &kcompactd_task {
-                tasks[task].pending = Some((at, true));
-                queue.push(
-                    at,
-                    Event::Ready {
-                        task: task as u32,
-                        gen: 0,
-                    },
-                );
+                arm(&mut tasks, &mut queue, task, at);
             }
         }
         // The flusher's periodic wake-up.
         let first_flush = mm.cfg.dirty_writeback_interval_ns;
-        tasks[flusher_task].pending = Some((first_flush, true));
-        queue.push(
-            first_flush,
-            Event::Ready {
-                task: flusher_task as u32,
-                gen: 0,
-            },
-        );
+        arm(&mut tasks, &mut queue, flusher_task, first_flush);
         // A thread per kdamond the scenario configures, on or off; those on start
         // now that the workloads' address spaces exist.
         let mut kdamond_tasks = Vec::new();
@@ -371,15 +368,7 @@ impl Simulation {
         mm.damon_apply_configs();
         for o in std::mem::take(&mut mm.out) {
             if let crate::mm::Out::WakeKdamond { k, at } = o {
-                let task = kdamond_tasks[k];
-                tasks[task].pending = Some((at, true));
-                queue.push(
-                    at,
-                    Event::Ready {
-                        task: task as u32,
-                        gen: 0,
-                    },
-                );
+                arm(&mut tasks, &mut queue, kdamond_tasks[k], at);
             }
         }
         // Samples are scheduled one at a time, each by the one before.

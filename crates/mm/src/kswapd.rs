@@ -868,31 +868,19 @@ mod node_tests {
     use crate::page_alloc::test_pages::add_pages;
     use crate::test_util::{config, task_mm};
     use crate::zone::{WMARK_LOW, WMARK_MIN};
-    use crate::{Current, NodeConfig, SpaceKind, LOCAL_DISTANCE};
+    use crate::{Current, SpaceKind};
 
-    /// Two nodes of 64 MiB (a CPU each, no per-CPU lists): node 0's one zone is id 0
-    /// (DMA32), node 1's is id 3 (Normal). Workload 0 allocates locally, workload 1 is
-    /// bound to node 1. 4096 clean file pages of workload 0 from CPU 0 go on node 0's
-    /// lists; workload 1's clean file pages fill node 1 until its zone is 16 pages
-    /// below its low watermark (bound, the allocations past LOW take the slow path to
-    /// MIN on node 1, waking its kswapd, instead of spilling to node 0).
+    /// `test_util::two_nodes` (64 MiB each; node 0's zone is id 0, node 1's id 3).
+    /// Workload 0 allocates locally, workload 1 is bound to node 1. 4096 clean file
+    /// pages of workload 0 from CPU 0 go on node 0's lists; workload 1's clean file
+    /// pages fill node 1 until its zone is 16 pages below its low watermark (bound,
+    /// the allocations past LOW take the slow path to MIN on node 1, waking its
+    /// kswapd, instead of spilling to node 0).
     fn two_nodes_node1_short() -> Mm {
         let mut cfg = config(128);
         crate::test_util::add_process(&mut cfg, None);
         cfg.workloads[1].mempolicy = crate::mempolicy::Mempolicy::Bind { nodes: 0b10 };
-        cfg.nr_cpus = 2;
-        cfg.pcp = crate::pcp::PcpVersion::Off;
-        cfg.nodes = (0..2)
-            .map(|n| NodeConfig {
-                memory_pages: 16384,
-                cpus: vec![n],
-                distance: if n == 0 {
-                    vec![LOCAL_DISTANCE, 20]
-                } else {
-                    vec![20, LOCAL_DISTANCE]
-                },
-            })
-            .collect();
+        crate::test_util::two_nodes(&mut cfg);
         let mut mm = task_mm(cfg);
         mm.current_cpu = 0;
         mm.current_workload = Some(0);

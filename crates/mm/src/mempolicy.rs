@@ -184,26 +184,14 @@ mod tests {
     use super::*;
     use crate::page_alloc::GFP_HIGHUSER_MOVABLE;
     use crate::test_util::{config, task_mm};
-    use crate::{NodeConfig, SpaceKind, LOCAL_DISTANCE};
+    use crate::SpaceKind;
 
-    /// Two nodes of 64 MiB, a CPU each; workload 0's task runs on CPU 0 (node 0)
-    /// under `pol`. Node 0's zone is id 0 (DMA32), node 1's id 3 (Normal). No per-CPU
-    /// lists, so a zone's free pages fall one by one.
+    /// `test_util::two_nodes` (64 MiB each, a CPU each, no per-CPU lists; node 0's
+    /// zone is id 0, node 1's id 3); workload 0's task runs on CPU 0 (node 0) under
+    /// `pol`.
     fn two_nodes(pol: Mempolicy) -> Mm {
         let mut cfg = config(128);
-        cfg.nr_cpus = 2;
-        cfg.pcp = crate::pcp::PcpVersion::Off;
-        cfg.nodes = (0..2)
-            .map(|n| NodeConfig {
-                memory_pages: 16384,
-                cpus: vec![n],
-                distance: if n == 0 {
-                    vec![LOCAL_DISTANCE, 20]
-                } else {
-                    vec![20, LOCAL_DISTANCE]
-                },
-            })
-            .collect();
+        crate::test_util::two_nodes(&mut cfg);
         cfg.workloads[0].mempolicy = pol;
         let mut mm = task_mm(cfg);
         mm.current_workload = Some(0);

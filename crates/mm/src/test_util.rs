@@ -3,7 +3,10 @@
 //! types (the helpers that put pages on lists by hand are `page_alloc::test_pages`).
 
 use super::blk_mq::DeviceConfig;
-use super::{Config, Current, MemcgConfig, Mm, SwapConfig, SwapKind, WorkloadConfig};
+use super::{
+    Config, Current, MemcgConfig, Mm, NodeConfig, SwapConfig, SwapKind, WorkloadConfig,
+    LOCAL_DISTANCE, REMOTE_DISTANCE,
+};
 
 /// A machine of `memory_mib` MiB with one process (workload 0, in the root cgroup)
 /// and every knob at its default.
@@ -52,4 +55,24 @@ pub fn task_mm(cfg: Config) -> Mm {
     mm.set_nr_tasks(1);
     mm.current = Current::Task(0);
     mm
+}
+
+/// Two nodes of 64 MiB (`cfg` is a 128 MiB machine), a CPU each, no per-CPU lists
+/// (a zone's free pages fall one by one). Node 0's one zone is id 0 (DMA32), node
+/// 1's id 3 (Normal).
+pub fn two_nodes(cfg: &mut Config) {
+    assert_eq!(cfg.memory_pages, 32768);
+    cfg.nr_cpus = 2;
+    cfg.pcp = crate::pcp::PcpVersion::Off;
+    cfg.nodes = (0..2)
+        .map(|n| NodeConfig {
+            memory_pages: 16384,
+            cpus: vec![n],
+            distance: if n == 0 {
+                vec![LOCAL_DISTANCE, REMOTE_DISTANCE]
+            } else {
+                vec![REMOTE_DISTANCE, LOCAL_DISTANCE]
+            },
+        })
+        .collect();
 }
