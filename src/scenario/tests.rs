@@ -517,7 +517,7 @@ fn mglru_keys_and_debugfs_writes_are_checked_where_they_are_written() {
     assert_eq!(sc.actions[0].debugfs.as_deref(), Some("lru_gen"));
     for (value, part) in [
         ("+ 2 0 7", "no memcg with id 2"),
-        ("+ 1 1 7", "one node"),
+        ("+ 1 1 7", "no node 1 (the machine has one node, 0)"),
         ("* 1 0 7", "neither + (age) nor - (evict)"),
         ("- 1 0 3 201", "swappiness must be 0 to 200"),
         ("+ 1 0 7 2", "can_swap must be 0 or 1"),

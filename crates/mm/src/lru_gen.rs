@@ -2529,10 +2529,14 @@ pub fn parse_lru_gen_cmds(
         }
         let nid = num(f[2], "node id")?;
         if nid >= nr_nodes as u64 {
-            return Err(at(&format!(
-                "no node {nid} (the machine's nodes are 0 to {})",
-                nr_nodes - 1
-            )));
+            return Err(at(&if nr_nodes == 1 {
+                format!("no node {nid} (the machine has one node, 0)")
+            } else {
+                format!(
+                    "no node {nid} (the machine's nodes are 0 to {})",
+                    nr_nodes - 1
+                )
+            }));
         }
         let nid = nid as u16;
         let seq = num(f[3], "generation")?;
