@@ -909,7 +909,7 @@ impl Mm {
                     continue;
                 }
                 let pfn = pte::pfn(e);
-                // get_pfn_folio: a folio of another lv or node is not this walk's.
+                // get_pfn_folio: a folio of another memcg or node is not this walk's.
                 if self.folio_lruvec(pfn) != lv
                     || (file && !self.frames[pfn as usize].test(pg::MAPPED))
                 {
@@ -1518,7 +1518,7 @@ impl Mm {
         if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
             self.wakeup_flusher_threads();
         }
-        // The seed: a lv that gave MIN_LRU_BATCH without ageing spares kswapd's
+        // The seed: a memcg that gave MIN_LRU_BATCH without ageing spares kswapd's
         // next round of ageing.
         if v61
             && w.nr_to_scan > 0
