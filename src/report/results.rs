@@ -339,6 +339,16 @@ fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
 
+/// The LRU lists' state counters, as vmstat names them (the machine's and each
+/// node's).
+const LRU_STATE: [(&str, usize); 5] = [
+    ("nr_inactive_anon", lru::INACTIVE_ANON),
+    ("nr_active_anon", lru::ACTIVE_ANON),
+    ("nr_inactive_file", lru::INACTIVE_FILE),
+    ("nr_active_file", lru::ACTIVE_FILE),
+    ("nr_unevictable", lru::UNEVICTABLE),
+];
+
 /// numastat's counters summed over `stats` (zones).
 fn numastat(stats: &[crate::mm::vmstat::NumaStats]) -> BTreeMap<String, u64> {
     let sum = |f: fn(&crate::mm::vmstat::NumaStats) -> u64| stats.iter().map(f).sum::<u64>();
@@ -365,13 +375,7 @@ fn node_results(mm: &crate::mm::Mm, kswapd_cpu_ns: &[u64]) -> BTreeMap<String, N
             let zones = mm.node_zones(nid);
             let mut vmstat = BTreeMap::new();
             vmstat.insert("nr_free_pages".to_string(), mm.node_free_pages(nid));
-            for (name, l) in [
-                ("nr_inactive_anon", lru::INACTIVE_ANON),
-                ("nr_active_anon", lru::ACTIVE_ANON),
-                ("nr_inactive_file", lru::INACTIVE_FILE),
-                ("nr_active_file", lru::ACTIVE_FILE),
-                ("nr_unevictable", lru::UNEVICTABLE),
-            ] {
+            for (name, l) in LRU_STATE {
                 vmstat.insert(name.to_string(), mm.node_lru_pages(nid, l));
             }
             let mlock = mm.zones[zones.clone()].iter().map(|z| z.nr_mlock).sum();
@@ -401,14 +405,7 @@ impl Results {
             .zip(mm.vmstat.ev.iter())
             .map(|(n, v)| (n.to_string(), *v))
             .collect();
-        let lru_state = [
-            ("nr_inactive_anon", lru::INACTIVE_ANON),
-            ("nr_active_anon", lru::ACTIVE_ANON),
-            ("nr_inactive_file", lru::INACTIVE_FILE),
-            ("nr_active_file", lru::ACTIVE_FILE),
-            ("nr_unevictable", lru::UNEVICTABLE),
-        ];
-        for (name, l) in lru_state {
+        for (name, l) in LRU_STATE {
             vmstat.insert(name.into(), mm.global_lru_pages(l));
         }
         vmstat.insert("nr_mlock".into(), mm.nr_mlock());

@@ -324,7 +324,6 @@ impl Simulation {
             ));
             kcompactd_task[nid] = tasks.len() - 1;
         }
-        let any_bound = nr_nodes > 1;
         if nr_nodes > 1 {
             // kswapd_run / kcompactd_run bind each to its node's CPUs (a node without
             // CPUs leaves its threads free to run anywhere).
@@ -338,6 +337,7 @@ impl Simulation {
                 }
             }
         }
+        let any_bound = tasks.iter().any(|t| t.allowed.is_some());
         // A kernel thread's first timer (a wake-up may cut it short).
         let arm = |tasks: &mut [Task], queue: &mut EventQueue, task: usize, at: u64| {
             tasks[task].pending = Some((at, true));

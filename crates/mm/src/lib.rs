@@ -1437,7 +1437,7 @@ impl Mm {
     /// `page_to_nid`: the node whose memory holds `pfn`.
     #[inline]
     pub fn pfn_to_nid(&self, pfn: Pfn) -> usize {
-        if self.node_start_pfn.len() == 2 {
+        if self.nr_nodes() == 1 {
             return 0;
         }
         self.node_of_block[(pfn as u64 / NODE_BLOCK_PAGES) as usize] as usize
@@ -1462,7 +1462,7 @@ impl Mm {
     #[inline]
     pub fn folio_lruvec(&self, pfn: Pfn) -> usize {
         let memcg = self.frames[pfn as usize].memcg as usize;
-        if self.node_start_pfn.len() == 2 {
+        if self.nr_nodes() == 1 {
             return memcg;
         }
         self.mem_cgroup_lruvec(memcg, self.pfn_to_nid(pfn))
@@ -1471,7 +1471,7 @@ impl Mm {
     /// `lruvec_memcg`: the memcg an lruvec index belongs to.
     #[inline]
     pub fn lruvec_memcg(&self, lv: usize) -> usize {
-        if self.node_start_pfn.len() == 2 {
+        if self.nr_nodes() == 1 {
             return lv;
         }
         lv % self.memcg.cgs.len()
@@ -1480,7 +1480,7 @@ impl Mm {
     /// `lruvec_pgdat`: the node an lruvec index belongs to.
     #[inline]
     pub fn lruvec_pgdat(&self, lv: usize) -> usize {
-        if self.node_start_pfn.len() == 2 {
+        if self.nr_nodes() == 1 {
             return 0;
         }
         lv / self.memcg.cgs.len()

@@ -672,7 +672,8 @@ impl Mm {
     pub fn do_flush_stats(&mut self, memcg: usize) {
         for c in self.memcg.subtree(memcg) {
             for nid in 0..self.nr_nodes() {
-                let v = &mut self.lruvecs[nid * self.memcg.cgs.len() + c];
+                let lv = self.mem_cgroup_lruvec(c, nid);
+                let v = &mut self.lruvecs[lv];
                 v.hier_flushed = v.hier;
                 v.activate_flushed = v.workingset_activate;
                 v.stats_updates = 0;

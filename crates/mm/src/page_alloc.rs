@@ -932,9 +932,7 @@ impl Mm {
             }
             return None;
         }
-        let (nid, nodemask) = self
-            .alloc_ctx
-            .unwrap_or((self.numa_node_id(), super::mempolicy::NODE_MASK_ALL));
+        let (nid, nodemask) = self.alloc_nid_nodemask();
         // A copy: the walk calls into code that takes `self` whole.
         let zonelist = self.zonelists[nid];
         // ac->preferred_zoneref: the list's first usable zone (the list holds managed
@@ -1080,21 +1078,36 @@ impl Mm {
         self.alloc_pages_slowpath(gfp, order)
     }
 
-    /// The zone ids of the allocation's zonelist walk (`ac->zonelist` up to
-    /// `highest_zoneidx`, within `ac->nodemask`), first choice first: the preferred
-    /// node's zones highest first, then the other nodes' by distance.
-    pub fn alloc_zonelist_zones(&self, highest_zoneidx: usize) -> Vec<usize> {
-        let (nid, nodemask) = self
-            .alloc_ctx
-            .unwrap_or((self.numa_node_id(), super::mempolicy::NODE_MASK_ALL));
+    /// `for_each_zone_zonelist_nodemask`: the zone ids of node `nid`'s zonelist up to
+    /// `highest_zoneidx`, within `nodemask`, first choice first (the node's zones
+    /// highest first, then the other nodes' by distance).
+    pub fn zonelist_zones(
+        &self,
+        nid: usize,
+        nodemask: super::mempolicy::Nodemask,
+        highest_zoneidx: usize,
+    ) -> impl Iterator<Item = usize> + '_ {
         self.zonelists[nid]
             .zones()
             .iter()
             .map(|&z| z as usize)
-            .filter(|&z| {
+            .filter(move |&z| {
                 let z = &self.zones[z];
                 z.idx <= highest_zoneidx && nodemask >> z.node & 1 == 1
             })
+    }
+
+    /// The allocation's preferred node and nodemask (`ac->preferred_zoneref`'s node,
+    /// `ac->nodemask`): the policy's, or the running CPU's node and every node.
+    pub fn alloc_nid_nodemask(&self) -> (usize, super::mempolicy::Nodemask) {
+        self.alloc_ctx
+            .unwrap_or((self.numa_node_id(), super::mempolicy::NODE_MASK_ALL))
+    }
+
+    /// The allocation's zonelist walk (`ac->zonelist` within `ac->nodemask`).
+    pub fn alloc_zonelist_zones(&self, highest_zoneidx: usize) -> Vec<usize> {
+        let (nid, nodemask) = self.alloc_nid_nodemask();
+        self.zonelist_zones(nid, nodemask, highest_zoneidx)
             .collect()
     }
 
@@ -1103,11 +1116,12 @@ impl Mm {
     fn wake_all_kswapds(&mut self, gfp: Gfp, order: usize) {
         let highest_zoneidx = gfp.highest_zoneidx;
         if self.nr_nodes() == 1 {
-            // One node: wake its kswapd for the highest eligible managed zone.
-            if let Some(zi) = (0..=highest_zoneidx)
-                .rev()
-                .find(|&z| self.zones[z].is_managed())
-            {
+            // One node: its zonelist's first eligible zone, without collecting the
+            // list (every allocation under pressure comes here).
+            let first = self
+                .zonelist_zones(0, super::mempolicy::NODE_MASK_ALL, highest_zoneidx)
+                .next();
+            if let Some(zi) = first {
                 self.wakeup_kswapd(zi, order, highest_zoneidx, gfp.direct_reclaim);
             }
             return;
@@ -1425,40 +1439,36 @@ impl Mm {
             return false;
         }
         let anon = self.can_reclaim_anon();
-        // One node: its zones lowest first, as before the zonelist walk (which zone
-        // answers first matters only to the ≤ v5.15 congestion_wait below).
-        let zones = if self.nr_nodes() == 1 {
-            (0..=gfp.highest_zoneidx).collect()
-        } else {
-            self.alloc_zonelist_zones(gfp.highest_zoneidx)
+        let (nid, nodemask) = self.alloc_nid_nodemask();
+        // The first zone whose MIN watermark reclaim could meet.
+        let found = self
+            .zonelist_zones(nid, nodemask, gfp.highest_zoneidx)
+            .find_map(|zi| {
+                let z = &self.zones[zi];
+                let reclaimable = z.reclaimable_pages(anon);
+                let available = reclaimable + z.nr_free_pages;
+                zone_watermark_ok(
+                    z,
+                    order,
+                    z.wmark(WMARK_MIN),
+                    gfp.highest_zoneidx,
+                    AllocFlags::default(),
+                    available,
+                )
+                .then_some((zi, reclaimable))
+            });
+        let Some((zi, reclaimable)) = found else {
+            return false;
         };
-        for zi in zones {
-            let z = &self.zones[zi];
-            if !z.is_managed() {
-                continue;
-            }
-            let reclaimable = z.reclaimable_pages(anon);
-            let available = reclaimable + z.nr_free_pages;
-            if zone_watermark_ok(
-                z,
-                order,
-                z.wmark(WMARK_MIN),
-                gfp.highest_zoneidx,
-                AllocFlags::default(),
-                available,
-            ) {
-                // ≤ v5.15: no progress and mostly dirty or under writeback: wait for
-                // some I/O before retrying (removed with the reclaim_throttle series).
-                if !progress
-                    && self.throttle_mode == super::throttle::ReclaimThrottle::CongestionWait
-                    && 2 * self.wb.nr_write_pending[zi] > reclaimable
-                {
-                    self.congestion_wait();
-                }
-                return true;
-            }
+        // ≤ v5.15: no progress and mostly dirty or under writeback: wait for some I/O
+        // before retrying (removed with the reclaim_throttle series).
+        if !progress
+            && self.throttle_mode == super::throttle::ReclaimThrottle::CongestionWait
+            && 2 * self.wb.nr_write_pending[zi] > reclaimable
+        {
+            self.congestion_wait();
         }
-        false
+        true
     }
 }
 

@@ -1388,13 +1388,10 @@ impl Mm {
             _ => (self.numa_node_id(), super::mempolicy::NODE_MASK_ALL),
         };
         let mut nodes: Vec<usize> = Vec::new();
-        for &zi in self.zonelists[nid].zones() {
-            let z = &self.zones[zi as usize];
-            if z.idx <= sc.reclaim_idx
-                && nodemask >> z.node & 1 == 1
-                && nodes.last() != Some(&z.node)
-            {
-                nodes.push(z.node);
+        for zi in self.zonelist_zones(nid, nodemask, sc.reclaim_idx) {
+            let node = self.zones[zi].node;
+            if nodes.last() != Some(&node) {
+                nodes.push(node);
             }
         }
         nodes
