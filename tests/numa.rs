@@ -171,3 +171,83 @@ fn a_workload_bound_to_a_node_is_reclaimed_by_that_nodes_kswapd() {
         serde_json::to_string(&again).unwrap()
     );
 }
+
+/// A DRAM node with both CPUs and a CPU-less CXL node (2.5× the latency, half the
+/// bandwidth: a slower memory tier), no swap; an anon set bound to node 0 larger than
+/// it, `demotion` on or off.
+fn dram_and_cxl(demotion: bool) -> String {
+    format!(
+        r#"[run]
+duration = "2s"
+
+[machine]
+memory = "256M"
+nr_cpus = 2
+
+[[machine.node]]
+memory = "128M"
+cpus = [0, 1]
+latency = "100ns"
+bandwidth = "40G"
+
+[[machine.node]]
+memory = "128M"
+latency = "250ns"
+bandwidth = "20G"
+
+[kernel]
+numa.demotion_enabled = {demotion}
+
+[[workload]]
+name = "anon"
+kind = "anon"
+size = "160M"
+threads = 2
+"#
+    )
+}
+
+/// With demotion, kswapd0 frees node 0 by moving its cold anon to the CXL node: the
+/// steals are the demotions (no swap to write to), counted on node 0 in nodeN/vmstat,
+/// /proc/vmstat and the root's memory.stat alike, and what node 1 holds is what was
+/// demoted (the workload is bound to node 0, so nothing else lands there). Without
+/// it, node 0's anon cannot be reclaimed at all and the bound workload meets the OOM
+/// killer.
+#[test]
+fn demotion_moves_cold_anon_to_the_cxl_node() {
+    let bound = |d: bool| {
+        dram_and_cxl(d).replacen(
+            "threads = 2\n",
+            "threads = 2\nmempolicy = { mode = \"bind\", nodes = [0] }\n",
+            1,
+        )
+    };
+    let r = run_checked(&bound(true), &[]);
+    let demoted = r.vmstat["pgdemote_kswapd"] + r.vmstat["pgdemote_direct"];
+    assert!(demoted > 0);
+    assert_eq!(r.vmstat["pswpout"], 0);
+    assert_eq!(
+        r.vmstat["pgsteal_kswapd"] + r.vmstat["pgsteal_direct"],
+        demoted
+    );
+    let node = |n: &str, k: &str| r.nodes[n].vmstat[k];
+    assert_eq!(
+        node("node0", "pgdemote_kswapd"),
+        r.vmstat["pgdemote_kswapd"]
+    );
+    assert_eq!(node("node1", "pgdemote_kswapd"), 0);
+    let on_node1 = node("node1", "nr_inactive_anon") + node("node1", "nr_active_anon");
+    assert_eq!(on_node1, demoted);
+    assert!(r.vmstat["pgmigrate_success"] >= demoted);
+    assert!(r.events.iter().all(|e| e.event != "oom_kill"));
+
+    let off = run_checked(&bound(false), &[]);
+    assert_eq!(
+        off.vmstat["pgdemote_kswapd"] + off.vmstat["pgdemote_direct"],
+        0
+    );
+    assert_eq!(
+        off.nodes["node1"].vmstat["nr_inactive_anon"] + off.nodes["node1"].vmstat["nr_active_anon"],
+        0
+    );
+}

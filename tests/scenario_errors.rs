@@ -491,6 +491,20 @@ fn nodes_and_mempolicies_are_checked_where_they_are_written() {
     );
     let e = err(&two_nodes("distance = [21, 10, 21]"), &[]);
     assert!(e.message.contains("each of the 2 nodes, got 3"), "{e}");
+    let e = err(&two_nodes("latency = \"0ns\""), &[]);
+    assert_eq!(
+        (e.line, e.key.as_str()),
+        (12, "machine.node[1].latency"),
+        "{e}"
+    );
+    let e = err(&two_nodes("bandwidth = \"1K\""), &[]);
+    assert_eq!(
+        (e.line, e.key.as_str()),
+        (12, "machine.node[1].bandwidth"),
+        "{e}"
+    );
+    let e = err(&two_nodes("[kernel]\nnuma.demotion = true"), &[]);
+    assert!(e.key.starts_with("kernel.numa"), "{e}");
 
     let e = err(
         &two_nodes("")

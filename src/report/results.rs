@@ -2,6 +2,7 @@
 //! README). Maps are BTreeMaps so the JSON is byte-identical run to run.
 
 use crate::mm::memcontrol::{MemcgEvents, PeakFile};
+use crate::mm::memory_tiers::{TierStat, MEMCG_TIER_STATS, TIER_STAT_NAMES};
 use crate::mm::page::lru;
 use crate::scenario::units::PAGE_SIZE;
 use crate::sim::{Simulation, TaskKind};
@@ -380,6 +381,9 @@ fn node_results(mm: &crate::mm::Mm, kswapd_cpu_ns: &[u64]) -> BTreeMap<String, N
             }
             let mlock = mm.zones[zones.clone()].iter().map(|z| z.nr_mlock).sum();
             vmstat.insert("nr_mlock".to_string(), mlock);
+            for (i, name) in TIER_STAT_NAMES.iter().enumerate() {
+                vmstat.insert(name.to_string(), mm.node_tier_stat(nid, TierStat::ALL[i]));
+            }
             let k = &mm.kswapd[nid];
             (
                 format!("node{nid}"),
@@ -413,6 +417,13 @@ impl Results {
         if mm.nr_nodes() > 1 {
             for (name, n) in numastat(&mm.numa_stats) {
                 vmstat.insert(name, n);
+            }
+            // And the tiering counters, summed over the nodes.
+            for (i, name) in TIER_STAT_NAMES.iter().enumerate() {
+                let n = (0..mm.nr_nodes())
+                    .map(|nid| mm.node_tier_stat(nid, TierStat::ALL[i]))
+                    .sum();
+                vmstat.insert(name.to_string(), n);
             }
         }
         vmstat.insert("nr_free_pages".into(), mm.nr_free_pages());
@@ -687,6 +698,11 @@ impl Results {
                         })
                         .collect();
                     memory["numa_stat"] = numa.into();
+                    // memory.stat's tiering counters (v6.13+), a NUMA kernel's.
+                    for item in MEMCG_TIER_STATS {
+                        let name = TIER_STAT_NAMES[item as usize];
+                        memory["stat"][name] = mm.memcg_tier_stat(m, item).into();
+                    }
                 }
                 // What a read through each named open file shows at the end.
                 for file in [PeakFile::Memory, PeakFile::Swap] {

@@ -25,7 +25,7 @@ use crate::mm::{
 
 /// `[[machine.node]]` as the model's nodes: a missing SLIT row is 10 to the node
 /// itself and 20 (REMOTE_DISTANCE) to the others. None: one node.
-fn node_configs(m: &Machine) -> Vec<crate::mm::NodeConfig> {
+fn node_configs(m: &Machine, access_ns: u64) -> Vec<crate::mm::NodeConfig> {
     let n = m.nodes.len();
     m.nodes
         .iter()
@@ -44,8 +44,29 @@ fn node_configs(m: &Machine) -> Vec<crate::mm::NodeConfig> {
                     })
                     .collect()
             }),
+            perf: node_perf(m, i, access_ns),
         })
         .collect()
+}
+
+/// A node's HMAT performance: none unless some node gives a latency or bandwidth;
+/// then every node with memory has one, the latency defaulting to `costs.access` and
+/// the bandwidth to node 0's (or unknown: 0).
+fn node_perf(m: &Machine, i: usize, access_ns: u64) -> Option<crate::mm::memory_tiers::NodePerf> {
+    if m.nodes
+        .iter()
+        .all(|n| n.latency.is_none() && n.bandwidth.is_none())
+    {
+        return None;
+    }
+    let node = &m.nodes[i];
+    let mibps = |b: Option<crate::units::Bytes>| b.map(|b| b.0 >> 20);
+    Some(crate::mm::memory_tiers::NodePerf {
+        latency_ns: node.latency.map_or(access_ns, |l| l.0),
+        bandwidth_mbps: mibps(node.bandwidth)
+            .or(mibps(m.nodes[0].bandwidth))
+            .unwrap_or(0),
+    })
 }
 
 /// A workload's `mempolicy` as the model's.
@@ -81,7 +102,7 @@ pub fn mm_config(sc: &Scenario) -> Config {
             .map(|b| b.pages())
             .unwrap_or((3u64 << 30) / 4096)
             .min(memory_pages),
-        nodes: node_configs(&sc.machine),
+        nodes: node_configs(&sc.machine, sc.costs.access.0),
         swap: swap_config(&sc.machine.swap),
         storage: device_config(&sc.machine.storage, sc.costs.copy_page.0.max(1)),
         memcgs: sc
@@ -204,6 +225,7 @@ pub fn mm_config(sc: &Scenario) -> Config {
         },
         percpu_pagelist_fraction: vm.percpu_pagelist_fraction as u64,
         percpu_pagelist_high_fraction: vm.percpu_pagelist_high_fraction as u64,
+        demotion_enabled: sc.kernel.numa.demotion_enabled,
         reclaim_throttle: match sc.kernel.reclaim_throttle {
             super::ReclaimThrottle::CongestionWait => ReclaimThrottle::CongestionWait,
             super::ReclaimThrottle::Throttle => ReclaimThrottle::Throttle,

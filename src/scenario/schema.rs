@@ -218,6 +218,18 @@ pub struct Node {
     /// to the others.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distance: Option<Vec<u32>>,
+    /// Its memory's load latency from its nearest CPUs (HMAT's read latency; for a
+    /// CPU-less node, from the nearest node with CPUs). With `bandwidth` it sets the
+    /// memory tier the node joins (`mt_perf_to_adistance`, against the first node with
+    /// CPUs), and an access to a CPU-less node's page costs this latency (scaled by
+    /// SLIT distance from farther CPUs) in place of `costs.access`. Default:
+    /// `costs.access`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Nanos>,
+    /// Its memory's bandwidth per second (HMAT's read bandwidth), for its tier. Default:
+    /// node 0's, or unknown (the tier then follows latency alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth: Option<Bytes>,
 }
 
 /// A workload's memory policy (`set_mempolicy`).
@@ -428,6 +440,27 @@ pub struct Kernel {
     /// today's, the default), or "off" (no per-CPU lists: every page straight to and
     /// from the buddy).
     pub pcp: Pcp,
+    /// /sys/kernel/mm/numa/.
+    #[serde(skip_serializing_if = "Numa::is_default")]
+    pub numa: Numa,
+}
+
+/// /sys/kernel/mm/numa/ (memory tiering, mm/memory-tiers.c).
+#[derive(Debug, Clone, Deserialize, Serialize, Default, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Numa {
+    /// `demotion_enabled`: reclaim on a node with a slower memory tier below it
+    /// migrates its cold pages there (`demote_folio_list`) instead of swapping or
+    /// dropping them. Default false, as the kernel's.
+    pub demotion_enabled: bool,
+}
+
+impl Numa {
+    /// Left out of the canonical scenario (and its hash) while at the defaults, so a
+    /// scenario that does not name it hashes as before it existed.
+    fn is_default(&self) -> bool {
+        *self == Numa::default()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]

@@ -851,6 +851,12 @@ fn check_nodes(m: &Machine, c: &mut Checker) {
         if node.memory.0 == 0 && node.cpus.is_empty() {
             c.err(k("memory"), "a node needs memory or CPUs");
         }
+        if node.latency.is_some_and(|l| l.0 == 0) {
+            c.err(k("latency"), "must be > 0");
+        }
+        if node.bandwidth.is_some_and(|b| b.0 < 1 << 20) {
+            c.err(k("bandwidth"), "must be at least 1M (per second)");
+        }
         for &cpu in &node.cpus {
             match owner.get_mut(cpu as usize) {
                 None => c.err(

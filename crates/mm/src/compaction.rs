@@ -1039,11 +1039,11 @@ impl Mm {
     /// `compaction_zonelist_suitable`: some eligible zone would be worth compacting
     /// if reclaim freed a share of its reclaimable pages (1/order of them).
     pub fn compaction_zonelist_suitable(&self, gfp: super::page_alloc::Gfp, order: usize) -> bool {
-        let anon = self.can_reclaim_anon();
         self.alloc_zonelist_zones(gfp.highest_zoneidx)
             .into_iter()
             .any(|zi| {
                 let z = &self.zones[zi];
+                let anon = self.can_reclaim_anon_pages(z.node);
                 z.is_managed() && {
                     let available =
                         z.reclaimable_pages(anon) / order.max(1) as u64 + z.nr_free_pages;

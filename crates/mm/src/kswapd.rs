@@ -179,7 +179,10 @@ impl Mm {
     fn age_active_anon(&mut self, sc: &mut ScanControl) {
         use super::page::lru;
         let root = self.mem_cgroup_lruvec(0, sc.nid);
-        if !self.can_reclaim_anon() || !self.lruvec_inactive_is_low(root, lru::INACTIVE_ANON) {
+        // can_age_anon_pages: swap, or a slower tier to demote to.
+        if !self.can_reclaim_anon_pages(sc.nid)
+            || !self.lruvec_inactive_is_low(root, lru::INACTIVE_ANON)
+        {
             return;
         }
         for memcg in self.memcg.subtree(0) {

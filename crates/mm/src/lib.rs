@@ -101,6 +101,7 @@ pub mod lru_policy;
 pub mod madvise;
 pub mod memcontrol;
 pub mod memory;
+pub mod memory_tiers;
 pub mod mempolicy;
 pub mod migrate;
 pub mod mlock;
@@ -226,6 +227,8 @@ pub struct Config {
     pub percpu_pagelist_fraction: u64,
     /// `vm.percpu_pagelist_high_fraction` (v5.14+; 0: unset).
     pub percpu_pagelist_high_fraction: u64,
+    /// /sys/kernel/mm/numa/demotion_enabled: reclaim demotes to a slower tier.
+    pub demotion_enabled: bool,
 }
 
 /// A NUMA node as firmware describes it: its memory (a contiguous PFN range after the
@@ -237,6 +240,9 @@ pub struct NodeConfig {
     pub cpus: Vec<u32>,
     /// `node_distance(this, n)` for every node n: 10 to itself (LOCAL_DISTANCE).
     pub distance: Vec<u32>,
+    /// Its memory's latency and bandwidth as HMAT reports them (None: the default
+    /// DRAM type's): the memory tier it joins, and what an access to it costs.
+    pub perf: Option<memory_tiers::NodePerf>,
 }
 
 /// Nodes' memory comes in 4 MiB steps (a scenario's `[[machine.node]]` memory is a
@@ -392,6 +398,7 @@ impl Config {
             pcp: pcp::PcpVersion::V6_7,
             percpu_pagelist_fraction: 0,
             percpu_pagelist_high_fraction: 0,
+            demotion_enabled: false,
         }
     }
 
@@ -405,6 +412,7 @@ impl Config {
             memory_pages: self.memory_pages,
             cpus: (0..self.nr_cpus.max(1) as u32).collect(),
             distance: vec![LOCAL_DISTANCE],
+            perf: None,
         }]
     }
 
@@ -984,6 +992,13 @@ pub struct Mm {
     pub memcg_lru: Vec<lru_gen::MemcgLru>,
     /// Picks memcg LRU bins (`get_random_u32_below`), seeded from the run's seed.
     pub lru_gen_rng: rand_pcg::Pcg64Mcg,
+    /// The memory tiers and each node's demotion targets.
+    pub tiers: memory_tiers::MemoryTiers,
+    /// Per lruvec, the demotion and promotion counters; empty on one node.
+    pub tier_stats: Vec<[u64; memory_tiers::NR_TIER_STATS]>,
+    /// Picks among equally near demotion targets (`next_demotion_node`'s
+    /// `node_random`), seeded from the run's seed.
+    pub demotion_rng: rand_pcg::Pcg64Mcg,
     /// Per workload (its mm): the spaces its page tables map, which MGLRU's aging
     /// walks, and a bit per node: it ran since that node's last walk
     /// (`mm->lru_gen.bitmap`).
@@ -1134,6 +1149,12 @@ impl Mm {
             cfg_applied: false,
             memcg_lru: vec![lru_gen::MemcgLru::default(); nodes.len()],
             lru_gen_rng: crate::rng::task_rng(cfg.seed, "memcg_lru"),
+            tiers: memory_tiers::MemoryTiers::new(
+                &nodes,
+                &nodes.iter().map(|n| n.perf).collect::<Vec<_>>(),
+            ),
+            tier_stats: Vec::new(),
+            demotion_rng: crate::rng::task_rng(cfg.seed, "demotion"),
             damon: damon::Damon::default(),
             damon_seed: cfg.seed ^ 0xda30_0000,
             memcg_flush_last_ns: 0,
@@ -1178,6 +1199,9 @@ impl Mm {
                 }
             })
             .collect();
+        if mm.nr_nodes() > 1 {
+            mm.tier_stats = vec![[0; memory_tiers::NR_TIER_STATS]; mm.lruvecs.len()];
+        }
         mm.workload_memcg = cfg
             .workloads
             .iter()

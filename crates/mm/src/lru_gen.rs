@@ -1221,6 +1221,8 @@ impl Mm {
             let nr_taken = list.len() as u64;
             let memcg = self.lruvec_memcg(lv);
             let (reclaimed, stat, survivors) = self.shrink_folio_list(list, sc, memcg, false);
+            let demote = self.demote_item(sc);
+            self.mod_tier_stat(lv, demote, stat.nr_demoted);
             sc.nr.unqueued_dirty += stat.nr_unqueued_dirty;
             sc.nr_reclaimed += reclaimed;
             self.trace_shrink_inactive(nr_taken, reclaimed, &stat, sc, t == FILE);
@@ -1269,7 +1271,11 @@ impl Mm {
     /// `get_swappiness` of lruvec `lv`: 0 without may_swap or with fewer than
     /// MIN_LRU_BATCH swap pages left to its memcg; else vm.swappiness.
     pub fn get_swappiness(&self, lv: usize, sc: &ScanControl) -> u64 {
-        if !sc.may_swap || self.mem_cgroup_get_nr_swap_pages(self.lruvec_memcg(lv)) < MIN_LRU_BATCH
+        if !sc.may_swap {
+            return 0;
+        }
+        if !self.can_demote(self.lruvec_pgdat(lv), sc.no_demotion)
+            && self.mem_cgroup_get_nr_swap_pages(self.lruvec_memcg(lv)) < MIN_LRU_BATCH
         {
             return 0;
         }
@@ -1555,7 +1561,7 @@ impl Mm {
             return;
         }
         let mut reclaimable = self.node_lru_pages(sc.nid, lru::INACTIVE_FILE);
-        if self.can_reclaim_anon() {
+        if self.can_reclaim_anon_pages(sc.nid) {
             reclaimable += self.node_lru_pages(sc.nid, lru::INACTIVE_ANON);
         }
         let fls = |x: u64| 64 - x.leading_zeros() as i32;

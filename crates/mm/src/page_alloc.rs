@@ -1113,7 +1113,7 @@ impl Mm {
 
     /// `wake_all_kswapds`: each node of the zonelist, once, for its first (highest)
     /// eligible zone.
-    fn wake_all_kswapds(&mut self, gfp: Gfp, order: usize) {
+    pub(crate) fn wake_all_kswapds(&mut self, gfp: Gfp, order: usize) {
         let highest_zoneidx = gfp.highest_zoneidx;
         if self.nr_nodes() == 1 {
             // One node: its zonelist's first eligible zone, without collecting the
@@ -1438,14 +1438,13 @@ impl Mm {
         if *no_progress_loops > MAX_RECLAIM_RETRIES {
             return false;
         }
-        let anon = self.can_reclaim_anon();
         let (nid, nodemask) = self.alloc_nid_nodemask();
         // The first zone whose MIN watermark reclaim could meet.
         let found = self
             .zonelist_zones(nid, nodemask, gfp.highest_zoneidx)
             .find_map(|zi| {
                 let z = &self.zones[zi];
-                let reclaimable = z.reclaimable_pages(anon);
+                let reclaimable = z.reclaimable_pages(self.can_reclaim_anon_pages(z.node));
                 let available = reclaimable + z.nr_free_pages;
                 zone_watermark_ok(
                     z,
@@ -2041,6 +2040,7 @@ mod numa_tests {
             memory_pages,
             cpus: cpus.to_vec(),
             distance: distance.to_vec(),
+            perf: None,
         }
     }
 

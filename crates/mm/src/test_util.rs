@@ -73,6 +73,7 @@ pub fn two_nodes(cfg: &mut Config) {
             } else {
                 vec![REMOTE_DISTANCE, LOCAL_DISTANCE]
             },
+            perf: None,
         })
         .collect();
 }

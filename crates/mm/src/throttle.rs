@@ -455,7 +455,7 @@ impl Mm {
         if self.kswapd[nid].failures >= super::kswapd::MAX_KSWAPD_FAILURES {
             return true;
         }
-        let anon = self.can_reclaim_anon();
+        let anon = self.can_reclaim_anon_pages(nid);
         let zones = self.node_zones(nid);
         let reclaimable: u64 = self.zones[zones.clone()]
             .iter()
@@ -523,7 +523,7 @@ impl Mm {
         if self.kswapd[nid].failures >= super::kswapd::MAX_KSWAPD_FAILURES {
             return true;
         }
-        let anon = self.can_reclaim_anon();
+        let anon = self.can_reclaim_anon_pages(nid);
         let (mut reserve, mut free) = (0, 0);
         for zi in self.node_zones(nid).take(super::zone::ZONE_NORMAL + 1) {
             let z = &self.zones[zi];

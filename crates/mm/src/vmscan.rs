@@ -7,6 +7,7 @@
 //! Direct reclaim runs it to completion in one call.
 
 use super::memcontrol::PageState;
+use super::memory_tiers::TierStat;
 use super::page::{lru, on, pg, pte, Pfn};
 use super::page_alloc::Gfp;
 use super::throttle::ReclaimThrottle;
@@ -65,6 +66,9 @@ pub struct ScanControl {
     /// memory.reclaim's: its scans and steals count as pgscan_proactive and
     /// pgsteal_proactive.
     pub proactive: bool,
+    /// `sc->no_demotion`: `reclaim_pages` (MADV_PAGEOUT, DAMOS pageout) frees pages
+    /// rather than move them to a slower tier.
+    pub no_demotion: bool,
     pub anon_cost: u64,
     pub file_cost: u64,
     pub nr_scanned: u64,
@@ -99,6 +103,7 @@ impl ScanControl {
             memcg_low_reclaim: false,
             memcg_low_skipped: false,
             proactive: false,
+            no_demotion: false,
             anon_cost: 0,
             file_cost: 0,
             nr_scanned: 0,
@@ -297,6 +302,8 @@ pub(super) struct ReclaimStat {
     pub nr_activate: [u64; 2],
     /// Referenced once: kept on the inactive list for another trip.
     pub nr_ref_keep: u64,
+    /// Migrated to a slower tier (counted as reclaimed too).
+    pub nr_demoted: u64,
 }
 
 impl Mm {
@@ -390,7 +397,8 @@ impl Mm {
         let input = ScanCountInput {
             swappiness: self.cfg.swappiness,
             may_swap: sc.may_swap,
-            can_reclaim_anon: self.mem_cgroup_get_nr_swap_pages(memcg) > 0,
+            can_reclaim_anon: self.mem_cgroup_get_nr_swap_pages(memcg) > 0
+                || self.can_demote(self.lruvec_pgdat(lv), sc.no_demotion),
             priority: sc.priority,
             file_is_tiny: sc.file_is_tiny,
             cache_trim_mode: sc.cache_trim_mode,
@@ -473,7 +481,9 @@ impl Mm {
         }
         sc.nr_reclaimed += s.nr_reclaimed;
         // Keep the anon active/inactive balance even when no anon was scanned.
-        if self.can_reclaim_anon() && self.lruvec_inactive_is_low(s.lv, lru::INACTIVE_ANON) {
+        let nid = self.lruvec_pgdat(s.lv);
+        if self.can_reclaim_anon_pages(nid) && self.lruvec_inactive_is_low(s.lv, lru::INACTIVE_ANON)
+        {
             self.shrink_active_list(SWAP_CLUSTER_MAX, lru::ACTIVE_ANON, s.lv, sc);
         }
         true
@@ -780,6 +790,8 @@ impl Mm {
             self.workingset_age_nonresident(lv, activated);
         }
         self.give_pfn_vec(survivors);
+        let demote = self.demote_item(sc);
+        self.mod_tier_stat(lv, demote, stat.nr_demoted);
         self.count_steal(sc, memcg, file, nr_reclaimed);
         self.lru_note_cost(lv, file, stat.nr_pageout, nr_scanned - nr_reclaimed);
         // Every isolated page dirty and not queued: the flushers are behind.
@@ -797,6 +809,134 @@ impl Mm {
         }
         self.trace_shrink_inactive(nr_scanned, nr_reclaimed, &stat, sc, file);
         nr_reclaimed
+    }
+
+    /// `can_demote`: demotion is enabled, the caller allows it, and node `nid` has a
+    /// slower tier below it (`node_get_allowed_targets`; no cpusets here to narrow it).
+    pub fn can_demote(&self, nid: usize, no_demotion: bool) -> bool {
+        self.cfg.demotion_enabled && !no_demotion && self.tiers.node_get_allowed_targets(nid) != 0
+    }
+
+    /// `can_reclaim_anon_pages(NULL, nid, NULL)`: swap space is left, or node `nid`'s
+    /// anon pages can be demoted.
+    pub fn can_reclaim_anon_pages(&self, nid: usize) -> bool {
+        self.can_reclaim_anon() || self.can_demote(nid, false)
+    }
+
+    /// `next_demotion_node`: one of `nid`'s preferred targets, at random when several
+    /// are equally near (`node_random`); None at the bottom tier.
+    pub fn next_demotion_node(&mut self, nid: usize) -> Option<usize> {
+        let preferred = self.tiers.preferred[nid];
+        match preferred.count_ones() {
+            0 => None,
+            1 => Some(preferred.trailing_zeros() as usize),
+            n => {
+                use rand::RngCore;
+                let pick = (self.demotion_rng.next_u32() % n) as usize;
+                (0..64).filter(|&j| preferred >> j & 1 == 1).nth(pick)
+            }
+        }
+    }
+
+    /// `demote_folio_list`: migrate the isolated folios to node `nid`'s demotion
+    /// target (`migrate_pages` with `alloc_demote_folio`, MIGRATE_ASYNC,
+    /// MR_DEMOTION), each new page onto its lruvec there. Returns the number moved
+    /// and the folios that were not (still isolated).
+    fn demote_folio_list(&mut self, list: Vec<Pfn>, nid: usize) -> (u64, Vec<Pfn>) {
+        let Some(target) = self.next_demotion_node(nid) else {
+            return (0, list);
+        };
+        let allowed = self.tiers.node_get_allowed_targets(nid);
+        let mut failed = Vec::new();
+        let mut nr_demoted = 0;
+        for pfn in list {
+            let Some(dst) = self.alloc_demote_folio(target, allowed) else {
+                failed.push(pfn);
+                continue;
+            };
+            match self.migrate_folio(pfn, dst) {
+                Ok(()) => {
+                    self.frames[dst as usize].list = on::NONE;
+                    self.lruvec_add_folio(dst);
+                    nr_demoted += 1;
+                }
+                Err(_) => {
+                    self.free_pages(dst, 0);
+                    failed.push(pfn);
+                }
+            }
+        }
+        (nr_demoted, failed)
+    }
+
+    /// `alloc_demote_folio`: a page on `target` first (`__GFP_THISNODE`), then on any
+    /// node of `allowed`; with `GFP_NOWAIT`-style flags: no direct reclaim, no
+    /// reserves (`__GFP_NOMEMALLOC`, even from kswapd), but a target below its low
+    /// watermark wakes its kswapd, which reclaims (demotes, swaps) there.
+    fn alloc_demote_folio(
+        &mut self,
+        target: usize,
+        allowed: super::mempolicy::Nodemask,
+    ) -> Option<Pfn> {
+        let gfp = Gfp {
+            direct_reclaim: false,
+            kswapd_reclaim: true,
+            highest_zoneidx: super::zone::ZONE_NORMAL,
+            migratetype: super::zone::MIGRATE_MOVABLE,
+            high: false,
+            noretry: true,
+        };
+        for nodemask in [1 << target, allowed] {
+            let saved = self.alloc_ctx.replace((target, nodemask));
+            let flags = AllocFlags::default();
+            let mut page = self.get_page_from_freelist(gfp, 0, super::zone::WMARK_LOW, flags);
+            if page.is_none() {
+                self.wake_all_kswapds(gfp, 0);
+                page = self.get_page_from_freelist(gfp, 0, WMARK_MIN, flags);
+            }
+            self.alloc_ctx = saved;
+            if page.is_some() {
+                return page;
+            }
+        }
+        None
+    }
+
+    /// Which `pgdemote_*` counts `sc`'s demotions (`reclaimer_offset`).
+    pub(super) fn demote_item(&self, sc: &ScanControl) -> TierStat {
+        if self.is_kswapd() {
+            TierStat::PgdemoteKswapd
+        } else if sc.proactive {
+            TierStat::PgdemoteProactive
+        } else {
+            TierStat::PgdemoteDirect
+        }
+    }
+
+    /// `mod_lruvec_state` of a tiering counter (kept on machines of several nodes).
+    pub fn mod_tier_stat(&mut self, lv: usize, item: TierStat, n: u64) {
+        if let Some(s) = self.tier_stats.get_mut(lv) {
+            s[item as usize] += n;
+        }
+    }
+
+    /// A tiering counter of node `nid` (its lruvecs summed: nodeN/vmstat).
+    pub fn node_tier_stat(&self, nid: usize, item: TierStat) -> u64 {
+        (0..self.memcg.cgs.len())
+            .filter_map(|m| self.tier_stats.get(self.mem_cgroup_lruvec(m, nid)))
+            .map(|s| s[item as usize])
+            .sum()
+    }
+
+    /// A tiering counter of `memcg`'s subtree on every node (memory.stat).
+    pub fn memcg_tier_stat(&self, memcg: usize, item: TierStat) -> u64 {
+        self.memcg
+            .subtree(memcg)
+            .into_iter()
+            .flat_map(|m| self.memcg_lruvecs(m).collect::<Vec<_>>())
+            .filter_map(|lv| self.tier_stats.get(lv))
+            .map(|s| s[item as usize])
+            .sum()
     }
 
     /// `reclaimer_offset`: which of a reclaim counter's kswapd, direct and proactive
@@ -922,6 +1062,8 @@ impl Mm {
         let mut nr_reclaimed = 0;
         let mut ret = self.take_pfn_vec(list.len());
         let kswapd = self.is_kswapd();
+        let mut demote = Vec::new();
+        let do_demote_pass = self.can_demote(sc.nid, sc.no_demotion);
         // Each page's entry (its PTE, or its page-cache slot) is read by
         // folio_referenced or __remove_mapping, anywhere in its table: fetch the
         // batch's at once (the frames are in cache since isolation).
@@ -931,24 +1073,40 @@ impl Mm {
                 s.prefetch_entry(f.index);
             }
         }
+        let pass = Pass {
+            target_memcg,
+            ignore_references,
+            kswapd,
+            demote: do_demote_pass,
+        };
         for &pfn in &list {
             sc.nr_scanned += 1;
             if self.page_is_thp(pfn) {
                 self.split_huge_page(pfn);
             }
-            let fate =
-                self.reclaim_one(pfn, sc, target_memcg, ignore_references, kswapd, &mut stat);
-            match fate {
-                Fate::Freed => nr_reclaimed += 1,
-                Fate::Activate => {
-                    if self.folio_evictable(pfn) {
-                        let file = self.frames[pfn as usize].is_file_lru() as usize;
-                        stat.nr_activate[file] += 1;
-                    }
-                    self.activate_locked(pfn);
+            match self.reclaim_one(pfn, sc, pass, &mut stat) {
+                Fate::Demote => demote.push(pfn),
+                fate => nr_reclaimed += self.folio_fate(pfn, fate, &mut stat, &mut ret),
+            }
+        }
+        if !demote.is_empty() {
+            let (nr_demoted, failed) = self.demote_folio_list(demote, sc.nid);
+            nr_reclaimed += nr_demoted;
+            stat.nr_demoted += nr_demoted;
+            // What could not move is reclaimed as if demotion were off, unless this
+            // is proactive reclaim (no real pressure: keep the LRU order).
+            let pass = Pass {
+                demote: false,
+                ..pass
+            };
+            for pfn in failed {
+                if sc.proactive {
                     ret.push(pfn);
+                    continue;
                 }
-                Fate::Keep => ret.push(pfn),
+                sc.nr_scanned += 1;
+                let fate = self.reclaim_one(pfn, sc, pass, &mut stat);
+                nr_reclaimed += self.folio_fate(pfn, fate, &mut stat, &mut ret);
             }
         }
         // The unmaps' deferred TLB flush, before the pages are reused.
@@ -958,6 +1116,30 @@ impl Mm {
         self.charge(nr_reclaimed * self.cfg.costs.reclaim_page_ns);
         self.give_pfn_vec(list);
         (nr_reclaimed, stat, ret)
+    }
+
+    /// A folio's end in `shrink_folio_list`: freed (1 returned), activated or kept
+    /// (onto `ret`).
+    fn folio_fate(
+        &mut self,
+        pfn: Pfn,
+        fate: Fate,
+        stat: &mut ReclaimStat,
+        ret: &mut Vec<Pfn>,
+    ) -> u64 {
+        match fate {
+            Fate::Freed => return 1,
+            Fate::Activate => {
+                if self.folio_evictable(pfn) {
+                    let file = self.frames[pfn as usize].is_file_lru() as usize;
+                    stat.nr_activate[file] += 1;
+                }
+                self.activate_locked(pfn);
+                ret.push(pfn);
+            }
+            Fate::Keep | Fate::Demote => ret.push(pfn),
+        }
+        0
     }
 
     fn activate_locked(&mut self, pfn: Pfn) {
@@ -991,11 +1173,15 @@ impl Mm {
         &mut self,
         pfn: Pfn,
         sc: &mut ScanControl,
-        target_memcg: usize,
-        ignore_references: bool,
-        kswapd: bool,
+        pass: Pass,
         stat: &mut ReclaimStat,
     ) -> Fate {
+        let Pass {
+            target_memcg,
+            ignore_references,
+            kswapd,
+            demote,
+        } = pass;
         let f = self.frames[pfn as usize];
         if f.test(pg::ORPHAN) {
             return Fate::Keep;
@@ -1046,6 +1232,10 @@ impl Mm {
                 return Fate::Keep;
             }
             FolioRef::Reclaim | FolioRef::ReclaimClean => {}
+        }
+        // Before reclaiming it, try to move it to a slower tier.
+        if demote {
+            return Fate::Demote;
         }
         // Anon page without a swap slot: add_to_swap.
         if !file && !f.test(pg::SWAPCACHE) && !self.add_to_swap(pfn) {
@@ -1338,7 +1528,7 @@ impl Mm {
             }
         }
         let mut inactive = self.node_lru_pages(sc.nid, lru::INACTIVE_FILE);
-        if self.can_reclaim_anon() {
+        if self.can_reclaim_anon_pages(sc.nid) {
             inactive += self.node_lru_pages(sc.nid, lru::INACTIVE_ANON);
         }
         inactive > super::compaction::compact_gap(sc.order)
@@ -1561,6 +1751,19 @@ enum Fate {
     Freed,
     Keep,
     Activate,
+    /// Queued for `demote_folio_list`.
+    Demote,
+}
+
+/// What a `shrink_folio_list` pass decides by: the reclaim's target memcg (for the
+/// shadow entries), whether references are ignored, whether kswapd runs it, whether
+/// cold folios go to the demotion list (`do_demote_pass`).
+#[derive(Debug, Clone, Copy)]
+struct Pass {
+    target_memcg: usize,
+    ignore_references: bool,
+    kswapd: bool,
+    demote: bool,
 }
 
 /// `pageout()` results.

@@ -189,6 +189,7 @@ impl Mm {
             return 0;
         }
         let mut sc = ScanControl::new(list.len() as u64, crate::zone::MAX_NR_ZONES - 1, 0);
+        sc.no_demotion = true;
         let (nr_reclaimed, _stat, survivors) = self.shrink_folio_list(list, &mut sc, 0, true);
         for pfn in survivors {
             self.frames[pfn as usize].list = on::NONE;
