@@ -251,3 +251,69 @@ fn demotion_moves_cold_anon_to_the_cxl_node() {
         0
     );
 }
+
+/// An access to a page on the CXL node costs its latency: 1 MiB touched at random by
+/// one unpaced thread for 1 s makes 1 s / 100 ns accesses on node 0 (each
+/// `costs.access`) and 1 s / 250 ns bound to node 1 (the CXL node's latency, as seen
+/// from node 0's CPUs at the SLIT distance HMAT measured it from), less the 256
+/// faults' time either way.
+#[test]
+fn an_access_to_the_cxl_node_costs_its_latency() {
+    let ops = |node: u32| {
+        let text = dram_and_cxl(false)
+            .replacen("duration = \"2s\"", "duration = \"1s\"", 1)
+            .replacen(
+                "size = \"160M\"\nthreads = 2\n",
+                &format!(
+                    "size = \"1M\"\npattern = \"uniform\"\nmempolicy = {{ mode = \"bind\", nodes = [{node}] }}\n"
+                ),
+                1,
+            );
+        let r = run_checked(&text, &[]);
+        r.workloads["anon"].ops as f64
+    };
+    let (dram, cxl) = (ops(0), ops(1));
+    assert!((dram / 1e7 - 1.0).abs() < 0.01, "{dram}");
+    assert!((cxl / 4e6 - 1.0).abs() < 0.01, "{cxl}");
+}
+
+/// NUMA balancing in memory-tiering mode: a service whose hot set moves at 1 s, on
+/// a DRAM node too small for it with demotion to the CXL node. Hint faults promote
+/// the hot pages found on the CXL node, never faster than the rate limit: 4 MB/s is
+/// 1024 pages a second, so at most 1024 × (3 s + one window) in a 3 s run. Every
+/// promotion was a hint fault's, and a migration of a page; with the mode off there
+/// is no scan and no promotion.
+#[test]
+fn promotion_is_rate_limited() {
+    let text = |nb: u32| {
+        dram_and_cxl(true)
+            .replacen("duration = \"2s\"", "duration = \"3s\"", 1)
+            .replacen(
+                "numa.demotion_enabled = true\n",
+                &format!(
+                    "numa.demotion_enabled = true\nnuma_balancing = {nb}\nnuma_balancing_promote_rate_limit_MBps = 4\n"
+                ),
+                1,
+            )
+            .replacen(
+                "size = \"160M\"\nthreads = 2\n",
+                "size = \"200M\"\nthreads = 2\npattern = \"hotcold\"\nhot_fraction = 0.3\nhot_probability = 0.9\nphase_change = \"1s\"\nrate = 200000\n",
+                1,
+            )
+    };
+    let r = run_checked(&text(2), &[]);
+    let v = &r.vmstat;
+    assert!(v["numa_pte_updates"] > 0 && v["numa_hint_faults"] > 0);
+    let promoted = v["pgpromote_success"];
+    assert!(promoted > 0, "{v:?}");
+    assert!(promoted <= 1024 * 4, "{promoted}");
+    assert!(v["numa_hint_faults"] >= promoted);
+    assert_eq!(v["numa_pages_migrated"], promoted);
+    assert_eq!(r.nodes["node0"].vmstat["pgpromote_success"], promoted);
+
+    let off = run_checked(&text(0), &[]);
+    assert_eq!(
+        off.vmstat["numa_pte_updates"] + off.vmstat["pgpromote_success"],
+        0
+    );
+}

@@ -226,6 +226,7 @@ pub fn mm_config(sc: &Scenario) -> Config {
         percpu_pagelist_fraction: vm.percpu_pagelist_fraction as u64,
         percpu_pagelist_high_fraction: vm.percpu_pagelist_high_fraction as u64,
         demotion_enabled: sc.kernel.numa.demotion_enabled,
+        numa_balancing: numa_balancing(&sc.kernel),
         reclaim_throttle: match sc.kernel.reclaim_throttle {
             super::ReclaimThrottle::CongestionWait => ReclaimThrottle::CongestionWait,
             super::ReclaimThrottle::Throttle => ReclaimThrottle::Throttle,
@@ -503,6 +504,27 @@ fn kernel_policy(name: &'static str) -> Option<PolicyFactory> {
     Some(PolicyFactory::new(name, move |c| {
         Box::new(KernelPolicy(new(c)))
     }))
+}
+
+/// `kernel.numa_balancing` and its tunables, the kernel's defaults where unset.
+fn numa_balancing(k: &super::Kernel) -> crate::mm::numa_balancing::NumaBalancingConfig {
+    let d = crate::mm::numa_balancing::NumaBalancingConfig::default();
+    crate::mm::numa_balancing::NumaBalancingConfig {
+        memory_tiering: k.numa_balancing & 2 != 0,
+        promote_rate_limit_mbps: k
+            .numa_balancing_promote_rate_limit_mbps
+            .unwrap_or(d.promote_rate_limit_mbps),
+        hot_threshold_ms: k
+            .numa_balancing_hot_threshold_ms
+            .unwrap_or(d.hot_threshold_ms),
+        scan_period_min_ms: k
+            .numa_balancing_scan_period_min_ms
+            .unwrap_or(d.scan_period_min_ms),
+        scan_period_max_ms: k
+            .numa_balancing_scan_period_max_ms
+            .unwrap_or(d.scan_period_max_ms),
+        scan_size_mb: k.numa_balancing_scan_size_mb.unwrap_or(d.scan_size_mb),
+    }
 }
 
 #[cfg(test)]

@@ -443,6 +443,35 @@ pub struct Kernel {
     /// /sys/kernel/mm/numa/.
     #[serde(skip_serializing_if = "Numa::is_default")]
     pub numa: Numa,
+    /// `kernel.numa_balancing`: 0 (off, the default) or 2 (memory tiering: hint
+    /// faults promote hot pages of slower tiers to the faulting CPU's node). 1 and 3
+    /// (normal balancing, task placement) are not modelled.
+    #[serde(skip_serializing_if = "is_zero_u32")]
+    pub numa_balancing: u32,
+    /// `kernel.numa_balancing_promote_rate_limit_MBps` (default 65536).
+    #[serde(
+        rename = "numa_balancing_promote_rate_limit_MBps",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub numa_balancing_promote_rate_limit_mbps: Option<u64>,
+    /// /sys/kernel/debug/sched/numa_balancing/hot_threshold_ms (default 1000): a
+    /// page touched sooner than this after its scan is hot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub numa_balancing_hot_threshold_ms: Option<u64>,
+    /// /sys/kernel/debug/sched/numa_balancing/scan_period_min_ms (default 1000).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub numa_balancing_scan_period_min_ms: Option<u64>,
+    /// /sys/kernel/debug/sched/numa_balancing/scan_period_max_ms (default 60000;
+    /// also how often the hot threshold is adjusted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub numa_balancing_scan_period_max_ms: Option<u64>,
+    /// /sys/kernel/debug/sched/numa_balancing/scan_size_mb (default 256).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub numa_balancing_scan_size_mb: Option<u64>,
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
 }
 
 /// /sys/kernel/mm/numa/ (memory tiering, mm/memory-tiers.c).

@@ -1020,6 +1020,50 @@ fn check_kernel(k: &Kernel, m: &Machine, c: &mut Checker) {
         512 * PAGE_SIZE,
     );
     c.range("kernel.vm.swappiness", vm.swappiness, 0, 200);
+    match k.numa_balancing {
+        0 | 2 => {}
+        1 | 3 => c.err(
+            "kernel.numa_balancing",
+            "normal NUMA balancing (task placement, 1 and 3) is not modelled; 0 or 2 \
+             (memory tiering)",
+        ),
+        v => c.err("kernel.numa_balancing", format!("must be 0 or 2, got {v}")),
+    }
+    let nb = [
+        (
+            "numa_balancing_promote_rate_limit_MBps",
+            k.numa_balancing_promote_rate_limit_mbps,
+        ),
+        (
+            "numa_balancing_hot_threshold_ms",
+            k.numa_balancing_hot_threshold_ms,
+        ),
+        (
+            "numa_balancing_scan_period_min_ms",
+            k.numa_balancing_scan_period_min_ms,
+        ),
+        (
+            "numa_balancing_scan_period_max_ms",
+            k.numa_balancing_scan_period_max_ms,
+        ),
+        ("numa_balancing_scan_size_mb", k.numa_balancing_scan_size_mb),
+    ];
+    for (name, v) in nb {
+        if let Some(v) = v {
+            c.range(format!("kernel.{name}"), v, 1, 1 << 30);
+        }
+    }
+    if let (Some(lo), Some(hi)) = (
+        k.numa_balancing_scan_period_min_ms,
+        k.numa_balancing_scan_period_max_ms,
+    ) {
+        if lo > hi {
+            c.err(
+                "kernel.numa_balancing_scan_period_min_ms",
+                format!("must not exceed scan_period_max_ms ({hi}), got {lo}"),
+            );
+        }
+    }
     // A day: longer would protect every generation of any run.
     c.range(
         "kernel.lru_gen.min_ttl_ms",

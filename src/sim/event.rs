@@ -26,6 +26,8 @@ pub enum Event {
     /// Each CPU's `vmstat_update` (every `vm.stat_interval`, 1 s): v6.7's decay of
     /// the per-CPU lists' `high`.
     VmstatUpdate,
+    /// Process (mm) `i`'s NUMA balancing scan (`task_numa_work`), memory tiering on.
+    NumaScan(u32),
 }
 
 #[derive(Debug, Default)]

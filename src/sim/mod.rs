@@ -380,6 +380,12 @@ impl Simulation {
         let memcg_stats_flush_first_ns = memcg_stats_flush_first(&scenario.run);
         queue.push(memcg_stats_flush_first_ns, Event::MemcgFlush);
         queue.push(VMSTAT_INTERVAL_NS, Event::VmstatUpdate);
+        if mm.cfg.numa_balancing.memory_tiering {
+            // Each process's first scan `numa_balancing_scan_delay_ms` (1 s) in.
+            for w in 0..mm.mm_spaces.len() {
+                queue.push(NUMA_SCAN_DELAY_NS, Event::NumaScan(w as u32));
+            }
+        }
         if scenario.run.memory_stat_poll.0 > 0 {
             queue.push(scenario.run.memory_stat_poll.0, Event::MemoryStatRead);
         }
@@ -512,6 +518,14 @@ impl Simulation {
                     self.mm.now = t;
                     self.mm.vmstat_update();
                     self.queue.push(t + VMSTAT_INTERVAL_NS, Event::VmstatUpdate);
+                }
+                Event::NumaScan(w) => {
+                    // On return to user of the process's task (task_work); its
+                    // CPU time is not modelled.
+                    self.mm.now = t;
+                    let period_ms = self.mm.task_numa_work(w as usize);
+                    self.queue
+                        .push(t + period_ms.max(1) * 1_000_000, Event::NumaScan(w));
                 }
                 Event::MemoryStatRead => {
                     self.mm.now = t;
@@ -1347,6 +1361,9 @@ impl Simulation {
         &self.threads[i]
     }
 }
+
+/// `numa_balancing_scan_delay_ms`: a process's first NUMA scan, 1 s after it starts.
+const NUMA_SCAN_DELAY_NS: u64 = 1_000_000_000;
 
 /// `vm.stat_interval` (HZ jiffies): how often each CPU's `vmstat_update` runs.
 const VMSTAT_INTERVAL_NS: u64 = 1_000_000_000;

@@ -532,9 +532,20 @@ impl AnonHog {
         let access_ns = cx.mm.cfg.costs.access_ns;
         let active = self.active_pages(start_ns, cx.clock);
         let limit = hit_limit(cx, access_ns, u64::MAX);
+        let (cpu_node, nr_nodes) = (cx.mm.numa_node_id(), cx.mm.nr_nodes());
+        let mut slow = super::Slow::new(&cx.mm.access_extra, cpu_node, nr_nodes);
+        let any_slow = cx.mm.slow_nodes != 0;
         let entries = cx.mm.spaces[self.space as usize].hw_table_mut();
         let (rng, cursor) = (&mut t.rng, &mut t.cursor);
-        let (hits, miss) = hit_loop_cursor(entries, limit, self.write_u32, rng, cursor, active);
+        let wr = self.write_u32;
+        // Without slow nodes, the run's bits set without a test per entry.
+        let (hits, miss) = if any_slow {
+            let seen = |(e, _): super::Seen| slow.hit(e);
+            hit_loop_cursor(entries, limit, wr, rng, cursor, active, seen)
+        } else {
+            hit_loop_cursor(entries, limit, wr, rng, cursor, active, |_| ())
+        };
+        cx.slow_ns += slow.ns;
         after_hits(
             stats, stats_from, cx, t, self.space, hits, miss, access_ns, origin,
         )

@@ -5,8 +5,8 @@
 
 use super::pattern::Draw;
 use super::{
-    after_hits, ahead_key, fault_in, hit_limit, hit_loop, hit_loop_ahead, resolve_item, skip, Ctx,
-    Picker, Step, Thread, WorkloadStats,
+    after_hits, ahead_key, fault_in, hit_limit, hit_loop_ahead, resolve_item, skip, Ctx, Picker,
+    Step, Thread, WorkloadStats,
 };
 use crate::mm::memory::FaultResult;
 use crate::mm::{Mm, SpaceKind};
@@ -95,6 +95,9 @@ impl Masim {
             RwMode::WriteOnly | RwMode::ReadWrite => u32::MAX,
         };
         let traps = cx.mm.spaces[space as usize].traps();
+        let (cpu_node, nr_nodes) = (cx.mm.numa_node_id(), cx.mm.nr_nodes());
+        let mut slow = super::Slow::new(&cx.mm.access_extra, cpu_node, nr_nodes);
+        let seen = |(e, _): super::Seen| slow.hit(e);
         let entries = cx.mm.spaces[space as usize].hw_table_mut();
         let (hits, miss) = if acc.random {
             let pick =
@@ -117,7 +120,7 @@ impl Masim {
                 pick,
                 |_| (),
                 resolve_item,
-                |_| (),
+                seen,
             )
         } else if acc.stride == 4096 && cx.skip.is_some() && cx.unpaced && !traps {
             // A page-sized stride is a sequential sweep of the region's n pages: the
@@ -129,7 +132,7 @@ impl Masim {
             let n = region_bytes.div_ceil(4096);
             let offset = &mut t.masim_offsets[t.masim_pattern];
             let mut cursor = (*offset / 4096 + 1) % n;
-            let (rng, state) = (&mut t.rng, &mut t.skip);
+            let (rng, state) = (&mut t.rng, (&mut t.skip, &mut slow));
             let r =
                 skip::sequential_hits(s, limit, write_u32, rng, &mut cursor, state, (space, 0, n));
             // The offset of the last page accessed (or issued: a miss).
@@ -138,14 +141,16 @@ impl Masim {
         } else {
             let offset = &mut t.masim_offsets[t.masim_pattern];
             let stride = acc.stride;
-            hit_loop(entries, limit, write_u32, &mut t.rng, |_| {
+            let pick = |_: &mut rand_pcg::Pcg64Mcg| {
                 *offset += stride;
                 if *offset >= region_bytes {
                     *offset = 0;
                 }
                 *offset / 4096
-            })
+            };
+            super::hit_loop_seen(entries, limit, write_u32, &mut t.rng, pick, seen)
         };
+        cx.slow_ns += slow.ns;
         t.masim_left = t.masim_left.saturating_sub(hits);
         let s = after_hits(
             stats, stats_from, cx, t, space, hits, miss, access_ns, origin,

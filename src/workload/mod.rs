@@ -697,6 +697,9 @@ pub(crate) struct Ctx<'a> {
     pub skip: Option<&'a mut skip::SkipSets>,
     /// Time the thread spends after the operation it reports (mmap-latency's munmap).
     pub deferred_ns: u64,
+    /// What the hits just made cost beyond `costs.access` (pages on slow nodes), for
+    /// `after_hits` to charge.
+    pub slow_ns: u64,
 }
 
 impl Ctx<'_> {
@@ -869,6 +872,7 @@ pub fn run_slice(
             unpaced: w.interval_ns == 0 && w.think_ns == 0,
             skip: skip_sets.as_deref_mut(),
             deferred_ns: 0,
+            slow_ns: 0,
         };
         let ops_before = t.ops;
         // An anonymous mapping's populating call is no operation of the workload's.
@@ -974,6 +978,7 @@ fn fork_process(
         unpaced: false,
         skip: None,
         deferred_ns: 0,
+        slow_ns: 0,
     };
     let (wi, nr, stacks) = (t.workload, w.fork_tasks, w.kernel_stacks);
     let mut fork = ForkResult::Enomem;
@@ -1036,7 +1041,9 @@ fn paced_hit_run(w: &Workload, t: &Thread, mm: &Mm) -> bool {
         } => w.skip_sets.is_some() && !mm.spaces[*space as usize].traps(),
         _ => false,
     };
+    // A slow node's hits cost more than a slot's access: taken one op at a time.
     sampler_ok
+        && mm.slow_nodes == 0
         && w.interval_ns > 0
         && w.think_ns == 0
         && w.batch == 1
@@ -1254,8 +1261,9 @@ fn paced_anon_hits(
             // other access at its slot, as the loop would issue it.
             let mut budget = skip::Budget::Paced(&mut p);
             let (rng, cursor, state) = (&mut t.rng, &mut t.cursor, &mut t.skip);
-            let miss =
-                skip::sequential(s, write_u32, rng, cursor, state, (space, 0, n), &mut budget);
+            let slow = &mut Slow::none();
+            let at = (space, 0, n);
+            let miss = skip::sequential(s, write_u32, rng, cursor, state, at, (&mut budget, slow));
             skip::Skipped::Ran(p.hits, miss)
         }
         (Some(sets), _) if !s.traps() => {
@@ -1268,7 +1276,9 @@ fn paced_anon_hits(
             };
             let mut budget = skip::Budget::Paced(&mut p);
             let at = (space, 0);
-            match skip::random_loop(s, write_u32, &mut t.rng, sets, (n, dist), at, &mut budget) {
+            let slow = &mut Slow::none();
+            let b = (&mut budget, slow);
+            match skip::random_loop(s, write_u32, &mut t.rng, sets, (n, dist), at, b) {
                 Some(miss) => skip::Skipped::Ran(p.hits, miss),
                 None => skip::Skipped::Dense,
             }
@@ -1285,7 +1295,7 @@ fn paced_anon_hits(
             (skip::Skipped::Dense, Some(sets)) => {
                 // Taken one by one for the skipping loop, which learns what changed.
                 let mut changed = 0u64;
-                let seen = |c: bool| changed += c as u64;
+                let seen = |(_, c): Seen| changed += c as u64;
                 let (hits, miss) =
                     paced_sampler_loop(table, write_u32, rng, ahead, sampler, space, more, seen);
                 let s = &mut mm.spaces[space as usize];
@@ -1335,7 +1345,7 @@ fn paced_sampler_loop(
     sampler: &Sampler,
     space: u32,
     more: impl FnMut(u64) -> bool,
-    seen: impl FnMut(bool),
+    seen: impl FnMut(Seen),
 ) -> (u64, Option<(u32, bool)>) {
     match sampler {
         Sampler::Zipf(z) => {
@@ -1374,7 +1384,7 @@ fn paced_loop(
         impl Fn(Draw) -> u64,
     ),
     more: impl FnMut(u64) -> bool,
-    seen: impl FnMut(bool),
+    seen: impl FnMut(Seen),
 ) -> (u64, Option<(u32, bool)>) {
     hit_loop_ahead_with(
         table,
@@ -1530,16 +1540,19 @@ pub(crate) fn after_hits(
     origin: u64,
 ) -> Step {
     if !cx.unpaced && hits == 1 {
-        cx.user(access_ns);
+        let slow_ns = std::mem::take(&mut cx.slow_ns);
+        cx.user(access_ns + slow_ns);
         return Step::Op(FaultResult::Done, 4096);
     }
+    let slow_ns = std::mem::take(&mut cx.slow_ns);
     if hits > 0 {
         let start = cx.clock;
-        cx.user(hits * access_ns);
+        cx.user(hits * access_ns + slow_ns);
         t.ops += hits;
         t.last_op_ns = Some(cx.clock);
         if start >= stats_from {
-            stats.record(access_ns, hits, hits * 4096);
+            // The slow nodes' part spread over the run's hits.
+            stats.record(access_ns + slow_ns / hits, hits, hits * 4096);
             stats.last_op_ns = cx.clock;
             stats.first_op_ns.get_or_insert(start);
         }
@@ -1615,9 +1628,9 @@ pub(crate) fn fault_in(
     write: bool,
     origin: u64,
 ) -> Step {
-    // A hit the space's trap sent here.
-    if cx.mm.any_trap
-        && cx.mm.spaces[space as usize].traps()
+    // A hit the space's trap sent here, or one on a page the hit loops leave to this
+    // path (a slow node's, or one marked for a NUMA hint fault).
+    if ((cx.mm.any_trap && cx.mm.spaces[space as usize].traps()) || cx.mm.any_marked_pte)
         && access_if_present(cx, t, space, vpn, write)
     {
         return Step::Op(FaultResult::Done, 4096);
@@ -1635,11 +1648,28 @@ pub(crate) fn fault_in(
 /// does (and a research policy hears), the recording, the access's time. False if
 /// the page is not there.
 fn access_if_present(cx: &mut Ctx, t: &mut Thread, space: u32, vpn: u32, write: bool) -> bool {
+    if cx.mm.any_marked_pte {
+        // NUMA balancing made it PROT_NONE: the hint fault first.
+        let e = cx.mm.spaces[space as usize].pte(vpn);
+        if pte::is_present(e) && e & pte::NUMA != 0 {
+            cx.kernel(|mm| {
+                mm.do_numa_page(space, vpn);
+                FaultResult::Done
+            });
+        }
+    }
     if !cx.mm.access_present(space, vpn, write) {
         return false;
     }
     record(t, space, vpn, write);
-    cx.user(cx.mm.cfg.costs.access_ns);
+    // A slow node's page costs its latency (the page may have moved in the access).
+    let extra = if cx.mm.any_marked_pte {
+        let e = cx.mm.spaces[space as usize].pte(vpn);
+        cx.mm.access_extra_ns(pte::pfn(e))
+    } else {
+        0
+    };
+    cx.user(cx.mm.cfg.costs.access_ns + extra);
     true
 }
 
@@ -1908,7 +1938,7 @@ pub(crate) fn hit_loop_ahead(
     draw: impl Fn(&mut Pcg64Mcg) -> Draw,
     prefetch: impl Fn(Draw),
     resolve: impl Fn(Draw) -> u64,
-    seen: impl FnMut(bool),
+    seen: impl FnMut(Seen),
 ) -> (u64, Option<(u32, bool)>) {
     // A limit of one is a paced call (or an unpaced one at its slice's end): a paced
     // thread makes one access a call, and a whole round of the other tasks runs
@@ -1950,7 +1980,7 @@ fn hit_loop_ahead_with(
         impl Fn(Draw) -> u64,
     ),
     mut more: impl FnMut(u64) -> bool,
-    mut seen: impl FnMut(bool),
+    mut seen: impl FnMut(Seen),
 ) -> (u64, Option<(u32, bool)>) {
     let a = Ahead::get(ahead, key, rng);
     let write = |r: &mut Pcg64Mcg| {
@@ -1974,10 +2004,10 @@ fn hit_loop_ahead_with(
         );
         let (vpn, write) = a.take();
         let e = entries[vpn as usize];
-        if pte::is_present(e) {
+        if pte::hw_hit(e) {
             // Whether the access changed anything, for the skipping loop while it leaves
             // accesses to this one (compiled away where `seen` ignores it).
-            seen(hit_entry(entries, pmd_young, vpn as usize, e, write).1);
+            seen((e, hit_entry(entries, pmd_young, vpn as usize, e, write).1));
             hits += 1;
             a.streak += 1;
         } else {
@@ -2034,14 +2064,21 @@ pub(crate) fn run_hit_loop(
     write_u32: u32,
 ) -> (u64, Option<(u32, bool)>) {
     let clock = cx.clock;
+    let (cpu_node, nr_nodes) = (cx.mm.numa_node_id(), cx.mm.nr_nodes());
+    let mut slow = Slow::new(&cx.mm.access_extra, cpu_node, nr_nodes);
     let s = &mut cx.mm.spaces[space as usize];
     let mut dense = false;
     if let (Some(sets), true, false) = (cx.skip.as_deref_mut(), cx.unpaced, s.traps()) {
         let (rng, cursor, st) = (&mut t.rng, &mut t.cursor, &mut t.skip);
-        let state = (st, sets);
+        // A slow node's page is never settled: each access to it is taken, and
+        // charged.
+        let state = (st, sets, &mut slow);
         let at = (space, base, clock);
         match skip::skip_hit_loop(s, limit, write_u32, rng, cursor, state, sampler, at) {
-            skip::Skipped::Ran(hits, miss) => return (hits, miss),
+            skip::Skipped::Ran(hits, miss) => {
+                cx.slow_ns += slow.ns;
+                return (hits, miss);
+            }
             skip::Skipped::Dense => dense = true,
             skip::Skipped::No => {}
         }
@@ -2052,12 +2089,23 @@ pub(crate) fn run_hit_loop(
         Some(sets) if dense => {
             // Taken one by one for the skipping loop, which learns what they changed.
             let mut changed = 0u64;
-            let seen = |c: bool| changed += c as u64;
+            let seen = |(e, c): Seen| {
+                changed += c as u64;
+                slow.hit(e);
+            };
             let (hits, miss) = sampler_hit_loop(table, limit, wr, t, sampler, args, seen);
+            cx.slow_ns += slow.ns;
             skip::dense_seen(sets, s, hits, changed, miss.is_some());
             (hits, miss)
         }
-        _ => sampler_hit_loop(table, limit, wr, t, sampler, args, |_| ()),
+        // Without slow nodes, the loop without the per-hit test.
+        _ if cx.mm.slow_nodes == 0 => sampler_hit_loop(table, limit, wr, t, sampler, args, |_| ()),
+        _ => {
+            let seen = |(e, _): Seen| slow.hit(e);
+            let r = sampler_hit_loop(table, limit, wr, t, sampler, args, seen);
+            cx.slow_ns += slow.ns;
+            r
+        }
     }
 }
 
@@ -2074,7 +2122,7 @@ pub(crate) fn sampler_hit_loop(
     t: &mut Thread,
     sampler: &Sampler,
     (space, base, clock): (u32, u64, u64),
-    seen: impl FnMut(bool),
+    seen: impl FnMut(Seen),
 ) -> (u64, Option<(u32, bool)>) {
     let (rng, cursor, ahead) = (&mut t.rng, &mut t.cursor, &mut t.ahead);
     match sampler {
@@ -2130,6 +2178,7 @@ pub(crate) fn resolve_item(d: Draw) -> u64 {
 
 /// Touches pages picked by `pick` until `limit` accesses or the first non-present page.
 /// Returns the number of hits and the missing (page, write) if one stopped the loop.
+#[cfg(test)]
 #[inline(always)]
 pub(crate) fn hit_loop(
     table: (&mut [crate::mm::page::Pte], &mut [bool]),
@@ -2139,6 +2188,44 @@ pub(crate) fn hit_loop(
     pick: impl FnMut(&mut Pcg64Mcg) -> u64,
 ) -> (u64, Option<(u32, bool)>) {
     hit_loop_seen(table, limit, write_u32, rng, pick, |_| ())
+}
+
+/// What a hit loop tells its `seen` of each hit: the entry it found, and whether
+/// the access changed it.
+pub(crate) type Seen = (crate::mm::page::Pte, bool);
+
+/// The extra cost of hits on slow nodes' pages (`pte::SLOW`), from the running CPU's
+/// node: the hit loops' callers sum it through their `seen` and hand it to
+/// [`after_hits`] (in `Ctx::slow_ns`).
+pub(crate) struct Slow<'a> {
+    /// Per page node, the ns beyond `costs.access` (empty: no slow node).
+    extra: &'a [u64],
+    pub ns: u64,
+}
+
+impl<'a> Slow<'a> {
+    /// The row of `mm`'s access costs for CPU node `cpu_node` (read off before the
+    /// caller borrows the spaces).
+    pub fn new(access_extra: &'a [u64], cpu_node: usize, nr_nodes: usize) -> Slow<'a> {
+        let extra = if access_extra.is_empty() {
+            &[][..]
+        } else {
+            &access_extra[cpu_node * nr_nodes..(cpu_node + 1) * nr_nodes]
+        };
+        Slow { extra, ns: 0 }
+    }
+
+    /// No slow node (a caller whose pages are never `SLOW`).
+    pub fn none() -> Slow<'static> {
+        Slow { extra: &[], ns: 0 }
+    }
+
+    #[inline(always)]
+    pub fn hit(&mut self, e: crate::mm::page::Pte) {
+        if e & pte::SLOW != 0 {
+            self.ns += self.extra[pte::slow_nid(e)];
+        }
+    }
 }
 
 /// A hit on present entry `e` at `vpn`: the PTE made young (and dirty for a write)
@@ -2169,7 +2256,7 @@ pub(crate) fn hit_loop_seen(
     write_u32: u32,
     rng: &mut Pcg64Mcg,
     mut pick: impl FnMut(&mut Pcg64Mcg) -> u64,
-    mut seen: impl FnMut(bool),
+    mut seen: impl FnMut(Seen),
 ) -> (u64, Option<(u32, bool)>) {
     let mut hits = 0u64;
     while hits < limit {
@@ -2177,8 +2264,8 @@ pub(crate) fn hit_loop_seen(
         let write =
             write_u32 == u32::MAX || (write_u32 != 0 && (rng.next_u64() as u32) < write_u32);
         let e = entries[vpn];
-        if pte::is_present(e) {
-            seen(hit_entry(entries, pmd_young, vpn, e, write).1);
+        if pte::hw_hit(e) {
+            seen((e, hit_entry(entries, pmd_young, vpn, e, write).1));
             hits += 1;
         } else {
             return (hits, Some((vpn as u32, write)));
@@ -2200,13 +2287,15 @@ pub(crate) fn hit_loop_cursor(
     rng: &mut Pcg64Mcg,
     cursor: &mut u64,
     active: u64,
+    mut seen: impl FnMut(Seen),
 ) -> (u64, Option<(u32, bool)>) {
     if write_u32 != 0 && write_u32 != u32::MAX {
-        return hit_loop((entries, pmd_young), limit, write_u32, rng, |_| {
+        let pick = |_: &mut Pcg64Mcg| {
             let v = if *cursor >= active { 0 } else { *cursor };
             *cursor = v + 1;
             v
-        });
+        };
+        return hit_loop_seen((entries, pmd_young), limit, write_u32, rng, pick, seen);
     }
     let write = write_u32 == u32::MAX;
     let bits = pte::YOUNG | if write { pte::DIRTY } else { 0 };
@@ -2218,9 +2307,10 @@ pub(crate) fn hit_loop_cursor(
         let run = &mut entries[v as usize..end as usize];
         let present = run
             .iter()
-            .position(|&e| !pte::is_present(e))
+            .position(|&e| !pte::hw_hit(e))
             .unwrap_or(run.len());
         for e in &mut run[..present] {
+            seen((*e, true));
             *e |= bits;
         }
         if present > 0 {
@@ -2377,6 +2467,7 @@ mod tests {
                             &mut ra,
                             &mut ca,
                             active,
+                            |_| (),
                         );
                         let want = hit_loop((&mut tb, &mut pb), limit, write_u32, &mut rb, |_| {
                             let v = if cb >= active { 0 } else { cb };

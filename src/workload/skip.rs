@@ -31,8 +31,8 @@ use super::Pacing;
 /// PMD entry young, and dirty unless the loop never writes.
 #[inline(always)]
 pub(super) fn settled(e: Pte, pmd_young: bool, write_u32: u32) -> bool {
-    pte::is_present(e)
-        && e & pte::YOUNG != 0
+    pte::hw_hit(e)
+        && e & (pte::YOUNG | pte::SLOW) == pte::YOUNG
         && pmd_young
         && (write_u32 == 0 || e & pte::DIRTY != 0)
 }
@@ -614,13 +614,13 @@ pub enum Skipped {
 /// that is not present, which it returns with its write), for uniform, hot/cold and
 /// zipf pickers and sequential sweeps.
 #[allow(clippy::too_many_arguments)]
-pub fn skip_hit_loop(
+pub(crate) fn skip_hit_loop(
     space: &mut Space,
     limit: u64,
     write_u32: u32,
     rng: &mut Pcg64Mcg,
     cursor: &mut u64,
-    (state, sets): (&mut SkipState, &mut SkipSets),
+    (state, sets, slow): (&mut SkipState, &mut SkipSets, &mut super::Slow),
     sampler: &Sampler,
     (space_id, base, clock): (u32, u64, u64),
 ) -> Skipped {
@@ -630,7 +630,8 @@ pub fn skip_hit_loop(
                 return Skipped::No;
             }
             let at = (space_id, base, *n);
-            let (hits, miss) = sequential_hits(space, limit, write_u32, rng, cursor, state, at);
+            let (hits, miss) =
+                sequential_hits(space, limit, write_u32, rng, cursor, (state, slow), at);
             return Skipped::Ran(hits, miss);
         }
         Sampler::Uniform { n } => (*n, Dist::Uniform),
@@ -668,7 +669,7 @@ pub fn skip_hit_loop(
         sets,
         (n, dist),
         (space_id, base),
-        &mut budget,
+        (&mut budget, slow),
     ) else {
         return Skipped::Dense;
     };
@@ -760,7 +761,7 @@ pub(crate) fn random_loop(
     sets: &mut SkipSets,
     (n, dist): (u64, Dist),
     (space_id, base): (u32, u64),
-    budget: &mut Budget,
+    (budget, slow): (&mut Budget, &mut super::Slow),
 ) -> Option<Option<(u32, bool)>> {
     let s = ready_set(sets, space, n, dist, space_id, base, write_u32);
     if s.dense {
@@ -784,7 +785,7 @@ pub(crate) fn random_loop(
             return Some(None);
         }
         let o = s.pick(rng);
-        match access(base + o, wr, rng, entries, pmd_young) {
+        match access(base + o, wr, rng, (entries, pmd_young), slow) {
             Err(miss) => return Some(Some(miss)),
             Ok((e, _)) => {
                 if settled(e, true, wr) {
@@ -906,16 +907,17 @@ fn access(
     vpn: u64,
     write_u32: u32,
     rng: &mut Pcg64Mcg,
-    entries: &mut [Pte],
-    pmd_young: &mut [bool],
+    (entries, pmd_young): (&mut [Pte], &mut [bool]),
+    slow: &mut super::Slow,
 ) -> Result<(Pte, bool), (u32, bool)> {
     let vpn = vpn as usize;
     let wr = write_u32;
     let write = wr == u32::MAX || (wr != 0 && (rng.next_u64() as u32) < wr);
     let e = entries[vpn];
-    if !pte::is_present(e) {
+    if !pte::hw_hit(e) {
         return Err((vpn as u32, write));
     }
+    slow.hit(e);
     Ok(super::hit_entry(entries, pmd_young, vpn, e, write))
 }
 
@@ -931,7 +933,7 @@ pub(crate) fn sequential(
     cursor: &mut u64,
     state: &mut SkipState,
     (space_id, base, n): (u32, u64, u64),
-    budget: &mut Budget,
+    (budget, slow): (&mut Budget, &mut super::Slow),
 ) -> Option<(u32, bool)> {
     let per_pmd = PTRS_PER_PTE as u64;
     // Only whether the sweep writes decides what is settled.
@@ -955,7 +957,7 @@ pub(crate) fn sequential(
         .expect("the caller skips trapping spaces");
     let dirty = if write_u32 == 0 { 0 } else { pte::DIRTY };
     let (mask, want) = (
-        pte::TYPE_MASK | pte::YOUNG | dirty,
+        pte::TYPE_MASK | pte::SLOW | pte::NUMA | pte::YOUNG | dirty,
         pte::PRESENT | pte::YOUNG | dirty,
     );
     let first_pmd = base / per_pmd;
@@ -995,7 +997,7 @@ pub(crate) fn sequential(
         }
         let o = *cursor;
         *cursor = if o + 1 >= n { 0 } else { o + 1 };
-        if let Err(miss) = access(base + o, write_u32, rng, entries, pmd_young) {
+        if let Err(miss) = access(base + o, write_u32, rng, (entries, pmd_young), slow) {
             return Some(miss);
         }
         budget.hit();
@@ -1011,11 +1013,19 @@ pub(crate) fn sequential_hits(
     write_u32: u32,
     rng: &mut Pcg64Mcg,
     cursor: &mut u64,
-    state: &mut SkipState,
+    (state, slow): (&mut SkipState, &mut super::Slow),
     at: (u32, u64, u64),
 ) -> (u64, Option<(u32, bool)>) {
     let mut budget = Budget::Count { limit, hits: 0 };
-    let miss = sequential(space, write_u32, rng, cursor, state, at, &mut budget);
+    let miss = sequential(
+        space,
+        write_u32,
+        rng,
+        cursor,
+        state,
+        at,
+        (&mut budget, slow),
+    );
     let Budget::Count { hits, .. } = budget else {
         unreachable!("made above")
     };
@@ -1097,7 +1107,13 @@ mod tests {
             let (mut taken, mut changed, mut miss) = (0, 0, None);
             while more() {
                 let o = sampler.next(rng, &mut 0, 0);
-                match access(o, write_u32, rng, entries, pmd_young) {
+                match access(
+                    o,
+                    write_u32,
+                    rng,
+                    (entries, pmd_young),
+                    &mut crate::workload::Slow::none(),
+                ) {
                     Err(m) => {
                         miss = Some(m);
                         break;
@@ -1114,7 +1130,17 @@ mod tests {
         if !paced {
             let s = &mut mm.spaces[si as usize];
             let at = (si, 0, 0);
-            return match skip_hit_loop(s, limit, write_u32, rng, &mut 0, (st, sets), sampler, at) {
+            let slow = &mut crate::workload::Slow::none();
+            return match skip_hit_loop(
+                s,
+                limit,
+                write_u32,
+                rng,
+                &mut 0,
+                (st, sets, slow),
+                sampler,
+                at,
+            ) {
                 Skipped::Ran(hits, miss) => (hits, miss),
                 Skipped::Dense => {
                     let taken = std::cell::Cell::new(0u64);
@@ -1132,7 +1158,16 @@ mod tests {
         let mut p = paced_round(round * 1_000_000);
         let s = &mut mm.spaces[si as usize];
         let mut budget = Budget::Paced(&mut p);
-        let r = random_loop(s, write_u32, rng, sets, (n, dist), (si, 0), &mut budget);
+        let slow = &mut crate::workload::Slow::none();
+        let r = random_loop(
+            s,
+            write_u32,
+            rng,
+            sets,
+            (n, dist),
+            (si, 0),
+            (&mut budget, slow),
+        );
         let miss = r.unwrap_or_else(|| {
             let p = std::cell::RefCell::new(&mut p);
             let more = &mut || p.borrow_mut().issue_next();
@@ -1320,7 +1355,7 @@ mod tests {
                     write_u32,
                     &mut ra,
                     &mut ca,
-                    (&mut st, &mut sets),
+                    (&mut st, &mut sets, &mut crate::workload::Slow::none()),
                     &sampler,
                     (si, base, 0),
                 );

@@ -432,6 +432,15 @@ impl Mm {
                                 s.name, f.mapping, f.index, f.flags
                             ));
                         }
+                        // A page's entry carries its node's mark, and the node.
+                        let slow = e & (pte::SLOW | 63 << pte::NID_SHIFT);
+                        if slow != self.mk_pte(pfn) & (pte::SLOW | 63 << pte::NID_SHIFT) {
+                            return Err(format!(
+                                "{}[{idx}] maps frame {pfn} (node {}) with slow mark {slow:#x}",
+                                s.name,
+                                self.pfn_to_nid(pfn)
+                            ));
+                        }
                         if f.test(pg::MLOCKED) != s.vm_locked {
                             return Err(format!(
                                 "{}[{idx}] (VM_LOCKED: {}) maps frame {pfn} with flags {:#x}",

@@ -44,8 +44,9 @@ impl Mm {
             self.workingset_refault(pfn, pte::shadow_value(old));
         }
         self.folio_add_lru(pfn);
+        let e = self.mk_pte(pfn);
         let s = &mut self.spaces[space as usize];
-        *s.pte_mut(index) = pte::present(pfn);
+        *s.pte_mut(index) = e;
         s.nr_present += 1;
         Some(pfn)
     }

@@ -163,7 +163,7 @@ impl Mm {
         let bits = pte::YOUNG | if write { pte::DIRTY } else { 0 };
         for i in 0..HPAGE_PMD_NR {
             self.folio_add_lru_vma(head + i, space);
-            let e = pte::present(head + i) | if base + i == vpn { bits } else { pte::YOUNG };
+            let e = self.mk_pte(head + i) | if base + i == vpn { bits } else { pte::YOUNG };
             self.spaces[space as usize].install_accessed(base + i, e);
         }
         self.spaces[space as usize].nr_present += HPAGE_PMD_NR as u64;

@@ -118,11 +118,17 @@ impl Mm {
                 continue;
             }
             any_managed = true;
+            // Memory tiering balances to PROMO: room for promotions.
+            let mark = if self.cfg.numa_balancing.memory_tiering {
+                crate::numa_balancing::promo_wmark_pages(z)
+            } else {
+                z.wmark(WMARK_HIGH)
+            };
             // zone_watermark_ok_safe: exact below the drift mark.
             if zone_watermark_ok(
                 z,
                 order,
-                z.wmark(WMARK_HIGH),
+                mark,
                 highest_zoneidx,
                 AllocFlags::default(),
                 self.zone_free_safe(zi),

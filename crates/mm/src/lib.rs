@@ -105,6 +105,7 @@ pub mod memory_tiers;
 pub mod mempolicy;
 pub mod migrate;
 pub mod mlock;
+pub mod numa_balancing;
 pub mod oom_kill;
 pub mod page;
 pub mod page_alloc;
@@ -229,6 +230,8 @@ pub struct Config {
     pub percpu_pagelist_high_fraction: u64,
     /// /sys/kernel/mm/numa/demotion_enabled: reclaim demotes to a slower tier.
     pub demotion_enabled: bool,
+    /// `kernel.numa_balancing` (memory-tiering mode) and its tunables.
+    pub numa_balancing: numa_balancing::NumaBalancingConfig,
 }
 
 /// A NUMA node as firmware describes it: its memory (a contiguous PFN range after the
@@ -399,6 +402,7 @@ impl Config {
             percpu_pagelist_fraction: 0,
             percpu_pagelist_high_fraction: 0,
             demotion_enabled: false,
+            numa_balancing: Default::default(),
         }
     }
 
@@ -999,6 +1003,18 @@ pub struct Mm {
     /// Picks among equally near demotion targets (`next_demotion_node`'s
     /// `node_random`), seeded from the run's seed.
     pub demotion_rng: rand_pcg::Pcg64Mcg,
+    /// The nodes whose pages are mapped with [`page::pte::SLOW`] (CPU-less nodes
+    /// slower than `costs.access` from some CPU): their accesses leave the hit loops
+    /// and pay [`Mm::access_extra_ns`].
+    pub slow_nodes: mempolicy::Nodemask,
+    /// Per (CPU node, page node), CPU-node-major: what an access costs beyond
+    /// `costs.access` (see [`memory_tiers::access_extra_ns`]).
+    pub access_extra: Vec<u64>,
+    /// Some present PTE may carry `SLOW` or `NUMA`: the access path's question,
+    /// asked of this flag before any entry.
+    pub any_marked_pte: bool,
+    /// NUMA balancing's promotion state (memory-tiering mode).
+    pub numa_balancing: numa_balancing::NumaBalancing,
     /// Per workload (its mm): the spaces its page tables map, which MGLRU's aging
     /// walks, and a bit per node: it ran since that node's last walk
     /// (`mm->lru_gen.bitmap`).
@@ -1155,6 +1171,10 @@ impl Mm {
             ),
             tier_stats: Vec::new(),
             demotion_rng: crate::rng::task_rng(cfg.seed, "demotion"),
+            slow_nodes: memory_tiers::slow_nodes(&nodes, cfg.costs.access_ns),
+            access_extra: memory_tiers::access_extra_ns(&nodes, cfg.costs.access_ns),
+            any_marked_pte: memory_tiers::slow_nodes(&nodes, cfg.costs.access_ns) != 0,
+            numa_balancing: Default::default(),
             damon: damon::Damon::default(),
             damon_seed: cfg.seed ^ 0xda30_0000,
             memcg_flush_last_ns: 0,
@@ -1202,6 +1222,7 @@ impl Mm {
         if mm.nr_nodes() > 1 {
             mm.tier_stats = vec![[0; memory_tiers::NR_TIER_STATS]; mm.lruvecs.len()];
         }
+        mm.numa_balancing_init();
         mm.workload_memcg = cfg
             .workloads
             .iter()
@@ -1519,6 +1540,30 @@ impl Mm {
     /// `memcg`'s lruvecs, one per node.
     pub fn memcg_lruvecs(&self, memcg: usize) -> impl Iterator<Item = usize> + '_ {
         (0..self.nr_nodes()).map(move |nid| self.mem_cgroup_lruvec(memcg, nid))
+    }
+
+    /// `mk_pte`: the present entry of `pfn`, marked `SLOW` on a slow node.
+    #[inline]
+    pub fn mk_pte(&self, pfn: Pfn) -> page::Pte {
+        let e = page::pte::present(pfn);
+        if self.slow_nodes == 0 {
+            return e;
+        }
+        let nid = self.pfn_to_nid(pfn);
+        if self.slow_nodes >> nid & 1 == 0 {
+            return e;
+        }
+        e | page::pte::SLOW | (nid as u64) << page::pte::NID_SHIFT
+    }
+
+    /// What the access just made to `pfn` costs beyond `costs.access`, from the CPU
+    /// the current code runs on.
+    #[inline]
+    pub fn access_extra_ns(&self, pfn: Pfn) -> u64 {
+        if self.access_extra.is_empty() {
+            return 0;
+        }
+        self.access_extra[self.numa_node_id() * self.nr_nodes() + self.pfn_to_nid(pfn)]
     }
 
     /// `numa_node_id()`: the node of the CPU the current code runs on.

@@ -170,8 +170,9 @@ impl Mm {
                     return self.alloc_failure();
                 };
                 self.folio_add_lru_vma(pfn, space);
+                let e = self.mk_pte(pfn) | bits;
                 let s = &mut self.spaces[space as usize];
-                s.install_accessed(vpn, pte::present(pfn) | bits);
+                s.install_accessed(vpn, e);
                 s.nr_present += 1;
                 FaultResult::Done
             }
@@ -191,8 +192,9 @@ impl Mm {
             if self.frames[pfn as usize].test_clear(pg::READAHEAD) {
                 self.count(Ev::SwapRaHit, 1);
             }
+            let e = self.mk_pte(pfn) | bits;
             let s = &mut self.spaces[space as usize];
-            s.install_accessed(vpn, pte::present(pfn) | bits);
+            s.install_accessed(vpn, e);
             s.nr_present += 1;
             s.nr_swap -= 1;
             // folio_add_anon_rmap_ptes → mlock_vma_folio. (A locked mapping's pages
@@ -222,8 +224,9 @@ impl Mm {
         }
         let memstall = self.frames[pfn as usize].test(pg::WORKINGSET);
         self.folio_add_lru_vma(pfn, space);
+        let e = self.mk_pte(pfn) | bits;
         let s = &mut self.spaces[space as usize];
-        s.install_accessed(vpn, pte::present(pfn) | bits);
+        s.install_accessed(vpn, e);
         s.nr_present += 1;
         s.nr_swap -= 1;
         match kind {

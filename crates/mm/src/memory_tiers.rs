@@ -44,6 +44,50 @@ pub fn mt_perf_to_adistance(perf: NodePerf, dram: NodePerf) -> u32 {
     adist.min(u32::MAX as u64) as u32
 }
 
+/// The node of CPUs nearest `n` (HMAT's best initiator; `n` itself if it has CPUs).
+fn initiator(nodes: &[NodeConfig], n: usize) -> Option<usize> {
+    (0..nodes.len())
+        .filter(|&c| !nodes[c].cpus.is_empty())
+        .min_by_key(|&c| (nodes[n].distance[c], c))
+}
+
+/// Per (CPU node c, memory node n), c-major: what a load from a CPU-less node's
+/// memory costs beyond `access_ns` (a local DRAM miss, what the hit loops charge):
+/// its HMAT latency, scaled by SLIT distance from a CPU farther than its nearest
+/// (`latency × distance(c, n) / distance(initiator, n)`). Nodes with CPUs, and nodes
+/// with no performance given, cost nothing extra (a task here runs on any node's
+/// CPU, so remote DRAM is not told apart). Empty when nothing costs extra.
+pub fn access_extra_ns(nodes: &[NodeConfig], access_ns: u64) -> Vec<u64> {
+    let nr = nodes.len();
+    let mut extra = vec![0u64; nr * nr];
+    for n in 0..nr {
+        let (Some(perf), true) = (nodes[n].perf, nodes[n].cpus.is_empty()) else {
+            continue;
+        };
+        let Some(init) = initiator(nodes, n) else {
+            continue;
+        };
+        let base = nodes[init].distance[n].max(1) as u64;
+        for c in (0..nr).filter(|&c| !nodes[c].cpus.is_empty()) {
+            let ns = perf.latency_ns * nodes[c].distance[n] as u64 / base;
+            extra[c * nr + n] = ns.saturating_sub(access_ns);
+        }
+    }
+    if extra.iter().all(|&e| e == 0) {
+        return Vec::new();
+    }
+    extra
+}
+
+/// The nodes some CPU pays extra to reach ([`access_extra_ns`]).
+pub fn slow_nodes(nodes: &[NodeConfig], access_ns: u64) -> Nodemask {
+    let nr = nodes.len();
+    let extra = access_extra_ns(nodes, access_ns);
+    (0..nr)
+        .filter(|&n| (0..nr).any(|c| extra.get(c * nr + n).is_some_and(|&e| e > 0)))
+        .fold(0, |m, n| m | 1 << n)
+}
+
 /// The counters of demotion and promotion (node stat items and the NUMA balancing
 /// events), kept per lruvec as `mod_lruvec_state` keeps them since v6.13 ("mm,memcg:
 /// provide per-cgroup counters for NUMA balancing operations"): a node's value sums
@@ -310,6 +354,33 @@ mod tests {
         let t = MemoryTiers::new(&nodes, &[Some(DRAM), cxl, cxl]);
         assert_eq!(t.preferred[0], 0b110);
         assert_eq!(t.top_tier_adistance, MEMTIER_ADISTANCE_DRAM & !1023 | 1023);
+    }
+
+    /// What an access costs beyond `costs.access` (100 ns): CXL node 2 (250 ns from
+    /// its nearest CPUs, node 0's, at SLIT distance 20) costs node 0's CPUs
+    /// 250 − 100 = 150 ns more, node 1's (distance 30) 250 × 30 / 20 − 100 = 275 ns;
+    /// the DRAM nodes, which have CPUs, nothing. Only node 2 is marked slow.
+    #[test]
+    fn access_costs_by_hand() {
+        let mut nodes = [
+            node(1, &[0], &[10, 20, 20]),
+            node(1, &[1], &[20, 10, 30]),
+            node(1, &[], &[20, 30, 10]),
+        ];
+        nodes[2].perf = Some(NodePerf {
+            latency_ns: 250,
+            bandwidth_mbps: 20_000,
+        });
+        let extra = access_extra_ns(&nodes, 100);
+        assert_eq!(extra, vec![0, 0, 150, 0, 0, 275, 0, 0, 0]);
+        assert_eq!(slow_nodes(&nodes, 100), 0b100);
+        // No latency above an access: nothing is slow, and the table is empty.
+        nodes[2].perf = Some(NodePerf {
+            latency_ns: 50,
+            bandwidth_mbps: 0,
+        });
+        assert!(access_extra_ns(&nodes, 100).is_empty());
+        assert_eq!(slow_nodes(&nodes, 100), 0);
     }
 
     /// DRAM nodes whose performance differs by more than 10 %: the algorithm is off

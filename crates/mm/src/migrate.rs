@@ -13,12 +13,6 @@ pub enum MigrateFail {
     Writeback,
 }
 
-/// `PAGE_MASK`-free Pte surgery: the same entry bits pointing at another frame.
-fn repoint(e: super::page::Pte, dst: Pfn) -> super::page::Pte {
-    let bits = e & (pte::YOUNG | pte::DIRTY);
-    pte::present(dst) | bits
-}
-
 impl Mm {
     /// Migrates the isolated order-0 folio `src` (off its LRU, `on::ISOLATED`) into the
     /// free page `dst` taken off the buddy lists: `folio_copy`, `folio_migrate_mapping`
@@ -46,10 +40,13 @@ impl Mm {
             ..f
         };
         if mapped {
+            // remove_migration_ptes: a fresh entry for `dst` (its node's mark; a NUMA
+            // hint's protection gone) keeping the accessed and dirty bits.
+            let fresh = self.mk_pte(dst);
             let s = &mut self.spaces[f.mapping as usize];
             let e = s.pte(f.index);
             if pte::is_present(e) && pte::pfn(e) == src {
-                *s.pte_mut(f.index) = repoint(e, dst);
+                *s.pte_mut(f.index) = fresh | e & (pte::YOUNG | pte::DIRTY);
                 // try_to_migrate with TTU_BATCH_FLUSH: the caller flushes the batch.
                 let mm = s.mm();
                 self.tlb_unmap_pending(mm, false);

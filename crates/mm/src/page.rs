@@ -161,6 +161,14 @@ pub mod pte {
     pub const YOUNG: u64 = 1 << 61;
     /// Hardware dirty bit, set on write.
     pub const DIRTY: u64 = 1 << 60;
+    /// A present page on a slower node than the accessing CPU's (a CPU-less tier),
+    /// its node in the bits at `NID_SHIFT`: the workloads' hit loops charge its
+    /// accesses the node's latency. A simulator mark, not a hardware bit: reclaim and
+    /// the kernel's walks see a present entry as ever.
+    pub const SLOW: u64 = 1 << 59;
+    /// `PAGE_PROTNONE` set by NUMA balancing's scan (`change_prot_numa`): the next
+    /// access takes a NUMA hint fault (`do_numa_page`).
+    pub const NUMA: u64 = 1 << 58;
     const PAYLOAD: u64 = (1 << 60) - 1;
 
     #[inline]
@@ -170,6 +178,19 @@ pub mod pte {
     #[inline]
     pub fn is_present(e: Pte) -> bool {
         e & TYPE_MASK == PRESENT
+    }
+    /// A hit the hardware completes on its own: present and not `NUMA` (the
+    /// workloads' hit loops take only these, charging a `SLOW` one its node's
+    /// latency).
+    #[inline]
+    pub fn hw_hit(e: Pte) -> bool {
+        e & (TYPE_MASK | NUMA) == PRESENT
+    }
+    /// A `SLOW` entry's node (bits 52..58; the pfn is the low 32).
+    pub const NID_SHIFT: u32 = 52;
+    #[inline]
+    pub fn slow_nid(e: Pte) -> usize {
+        (e >> NID_SHIFT & 63) as usize
     }
     #[inline]
     pub fn present(pfn: Pfn) -> Pte {

@@ -1511,7 +1511,8 @@ pub(crate) mod test_pages {
                 f.set(pg::SWAPBACKED);
             }
             mm.folio_add_lru(pfn);
-            *mm.spaces[space as usize].pte_mut(i) = pte::present(pfn);
+            let e = mm.mk_pte(pfn);
+            *mm.spaces[space as usize].pte_mut(i) = e;
             mm.spaces[space as usize].nr_present += 1;
             pfns.push(pfn);
         }

@@ -1120,6 +1120,7 @@ impl Mm {
 
     /// A folio's end in `shrink_folio_list`: freed (1 returned), activated or kept
     /// (onto `ret`).
+    #[inline(always)]
     fn folio_fate(
         &mut self,
         pfn: Pfn,
@@ -1168,7 +1169,8 @@ impl Mm {
         anon_pte_maps_in(&self.frames, &self.spaces, pfn)
     }
 
-    /// One page through `shrink_folio_list`.
+    /// One page through `shrink_folio_list` (inlined: the batch's hot loop).
+    #[inline(always)]
     fn reclaim_one(
         &mut self,
         pfn: Pfn,
