@@ -270,15 +270,7 @@ impl MemoryTiers {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn node(memory_pages: u64, cpus: &[u32], distance: &[u32]) -> NodeConfig {
-        NodeConfig {
-            memory_pages,
-            cpus: cpus.to_vec(),
-            distance: distance.to_vec(),
-            perf: None,
-        }
-    }
+    use crate::test_util::node;
 
     const DRAM: NodePerf = NodePerf {
         latency_ns: 100,
@@ -422,17 +414,7 @@ mod demotion_tests {
     /// watermark, so its kswapd is woken.
     fn dram_and_cxl(demotion_enabled: bool) -> (Mm, u32) {
         let mut cfg = config(128);
-        crate::test_util::two_nodes(&mut cfg);
-        cfg.nodes[0].cpus = vec![0, 1];
-        cfg.nodes[1].cpus.clear();
-        cfg.nodes[0].perf = Some(NodePerf {
-            latency_ns: 100,
-            bandwidth_mbps: 40_000,
-        });
-        cfg.nodes[1].perf = Some(NodePerf {
-            latency_ns: 250,
-            bandwidth_mbps: 20_000,
-        });
+        crate::test_util::dram_and_cxl(&mut cfg);
         cfg.demotion_enabled = demotion_enabled;
         cfg.workloads[0].mempolicy = crate::mempolicy::Mempolicy::Bind { nodes: 0b01 };
         let mut mm = task_mm(cfg);

@@ -415,7 +415,6 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory_tiers::NodePerf;
     use crate::page_alloc::test_pages::add_pages_of;
     use crate::test_util::{config, task_mm};
     use crate::Current;
@@ -425,17 +424,7 @@ mod tests {
     /// pages are bound to node 1 (its space is returned), allocated from CPU 0.
     fn tiered(rate_mbps: u64) -> (Mm, u32) {
         let mut cfg = config(128);
-        crate::test_util::two_nodes(&mut cfg);
-        cfg.nodes[0].cpus = vec![0, 1];
-        cfg.nodes[1].cpus.clear();
-        cfg.nodes[1].perf = Some(NodePerf {
-            latency_ns: 250,
-            bandwidth_mbps: 0,
-        });
-        cfg.nodes[0].perf = Some(NodePerf {
-            latency_ns: 100,
-            bandwidth_mbps: 0,
-        });
+        crate::test_util::dram_and_cxl(&mut cfg);
         cfg.numa_balancing.memory_tiering = true;
         cfg.numa_balancing.promote_rate_limit_mbps = rate_mbps;
         cfg.workloads[0].mempolicy = crate::mempolicy::Mempolicy::Bind { nodes: 0b10 };

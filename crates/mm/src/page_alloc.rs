@@ -2033,17 +2033,8 @@ mod pcp_tests {
 #[cfg(test)]
 mod numa_tests {
     use super::*;
-    use crate::test_util::{config, task_mm};
-    use crate::{NodeConfig, LOCAL_DISTANCE};
-
-    fn node(memory_pages: u64, cpus: &[u32], distance: &[u32]) -> NodeConfig {
-        NodeConfig {
-            memory_pages,
-            cpus: cpus.to_vec(),
-            distance: distance.to_vec(),
-            perf: None,
-        }
-    }
+    use crate::test_util::{config, node, task_mm};
+    use crate::LOCAL_DISTANCE;
 
     /// The nodes of each node's zonelist, in order (each node once).
     fn node_orders(mm: &Mm) -> Vec<Vec<usize>> {

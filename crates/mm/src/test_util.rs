@@ -77,3 +77,30 @@ pub fn two_nodes(cfg: &mut Config) {
         })
         .collect();
 }
+
+/// A node of `memory_pages`, `cpus` and SLIT row `distance`, default DRAM.
+pub fn node(memory_pages: u64, cpus: &[u32], distance: &[u32]) -> NodeConfig {
+    NodeConfig {
+        memory_pages,
+        cpus: cpus.to_vec(),
+        distance: distance.to_vec(),
+        perf: None,
+    }
+}
+
+/// [`two_nodes`] as a memory tier below DRAM: node 0 DRAM with both CPUs (100 ns,
+/// 40 GB/s), node 1 CPU-less CXL (250 ns, 20 GB/s: the next tier, slow).
+pub fn dram_and_cxl(cfg: &mut Config) {
+    use crate::memory_tiers::NodePerf;
+    two_nodes(cfg);
+    cfg.nodes[0].cpus = vec![0, 1];
+    cfg.nodes[1].cpus.clear();
+    cfg.nodes[0].perf = Some(NodePerf {
+        latency_ns: 100,
+        bandwidth_mbps: 40_000,
+    });
+    cfg.nodes[1].perf = Some(NodePerf {
+        latency_ns: 250,
+        bandwidth_mbps: 20_000,
+    });
+}
