@@ -222,8 +222,30 @@ fn demotion_moves_cold_anon_to_the_cxl_node() {
             1,
         )
     };
-    let r = run_checked(&bound(true), &[]);
+    let (r, csv) = common::run_checked_csv(&bound(true));
     let demoted = r.vmstat["pgdemote_kswapd"] + r.vmstat["pgdemote_direct"];
+    // timeseries.csv's node columns: node 0's demotions a second over each row's
+    // interval add up to the demotions (the run ends on a sample); its last LRU
+    // sizes are the results'.
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|&c| c == name).unwrap();
+    let rows: Vec<Vec<f64>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    let mut t = 0.0;
+    let mut sum = 0.0;
+    for r in &rows {
+        sum += r[col("node0/pgdemote_per_s")] * (r[col("time_s")] - t);
+        t = r[col("time_s")];
+    }
+    assert_eq!(sum.round() as u64, demoted);
+    let last = rows.last().unwrap();
+    assert_eq!(
+        last[col("node1/nr_inactive_anon")] as u64,
+        r.nodes["node1"].vmstat["nr_inactive_anon"]
+    );
     assert!(demoted > 0);
     assert_eq!(r.vmstat["pswpout"], 0);
     assert_eq!(

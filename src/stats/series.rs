@@ -41,8 +41,34 @@ pub struct TimeSeries {
     /// freshly opened file shows: the peak since the run began), then
     /// `memory.events.local.<key>:<path>` per key and cgroup (counts so far), then
     /// `memory.peak[FD]:<path>` and `memory.swap.peak[FD]:<path>` per named open file
-    /// (what a read through it shows).
+    /// (what a read through it shows); then, on a machine of several nodes, per node
+    /// `nodeN/nr_free_pages` and its LRU sizes (pages), and its
+    /// `nodeN/pgdemote_per_s` (kswapd and direct, from the node) and
+    /// `nodeN/pgpromote_success_per_s` (to the node).
     pub cgroup_columns: Vec<String>,
+    /// Each node's demotions and promotions at the last row.
+    last_tier: Vec<[u64; 2]>,
+}
+
+/// The per-node columns' names after `nodeN/`, in order.
+const NODE_COLUMNS: [&str; 7] = [
+    "nr_free_pages",
+    "nr_inactive_anon",
+    "nr_active_anon",
+    "nr_inactive_file",
+    "nr_active_file",
+    "pgdemote_per_s",
+    "pgpromote_success_per_s",
+];
+
+/// A node's demotions (kswapd and direct) and promotions so far.
+fn node_tier(mm: &Mm, nid: usize) -> [u64; 2] {
+    use crate::mm::memory_tiers::TierStat;
+    [
+        mm.node_tier_stat(nid, TierStat::PgdemoteKswapd)
+            + mm.node_tier_stat(nid, TierStat::PgdemoteDirect),
+        mm.node_tier_stat(nid, TierStat::PgpromoteSuccess),
+    ]
 }
 
 impl TimeSeries {
@@ -85,6 +111,39 @@ impl TimeSeries {
                     .iter()
                     .map(|f| format!("{}[{}]:{}", f.file.name(), f.name, t.cgs[f.memcg].path)),
             );
+            if mm.nr_nodes() > 1 {
+                for nid in 0..mm.nr_nodes() {
+                    self.cgroup_columns
+                        .extend(NODE_COLUMNS.iter().map(|c| format!("node{nid}/{c}")));
+                }
+            }
+        }
+        let mut nodes = Vec::new();
+        if mm.nr_nodes() > 1 {
+            self.last_tier.resize(mm.nr_nodes(), [0; 2]);
+            for nid in 0..mm.nr_nodes() {
+                let now = node_tier(mm, nid);
+                let prev = self.last_tier[nid];
+                let per_s = |i: usize| {
+                    if dt_s > 0.0 {
+                        (now[i] - prev[i]) as f64 / dt_s
+                    } else {
+                        0.0
+                    }
+                };
+                nodes.push(mm.node_free_pages(nid) as f64);
+                for l in [
+                    lru::INACTIVE_ANON,
+                    lru::ACTIVE_ANON,
+                    lru::INACTIVE_FILE,
+                    lru::ACTIVE_FILE,
+                ] {
+                    nodes.push(mm.node_lru_pages(nid, l) as f64);
+                }
+                nodes.push(per_s(0));
+                nodes.push(per_s(1));
+                self.last_tier[nid] = now;
+            }
         }
         let cgroups = (1..t.cgs.len())
             .map(|m| t.counters.c[m].usage)
@@ -123,7 +182,9 @@ impl TimeSeries {
             pct(psi_some_ns),
             pct(psi_full_ns),
         ]);
-        self.rows.last_mut().expect("pushed").extend(cgroups);
+        let row = self.rows.last_mut().expect("pushed");
+        row.extend(cgroups);
+        row.extend(nodes);
         self.last_ev = Some(mm.vmstat.ev);
         self.last_t_ns = t_ns;
     }
