@@ -339,3 +339,25 @@ fn promotion_is_rate_limited() {
         0
     );
 }
+
+/// `cpunodebind`: a workload bound to node 1's CPU runs only there, so its 64 MiB,
+/// allocated locally, are all node 1's (16384 anon pages and its 32 page-table
+/// pages, every allocation a local hit there); bound to node 0, all node 0's.
+#[test]
+fn cpunodebind_keeps_a_workloads_tasks_and_local_memory_on_its_node() {
+    for (node, other) in [("node1", "node0"), ("node0", "node1")] {
+        let nid = &node[4..];
+        let r = run_checked(
+            &two_nodes(&format!(
+                "[[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"64M\"\nthreads = 2\ncpunodebind = [{nid}]\n"
+            )),
+            &[],
+        );
+        let anon = |n: &str| {
+            let v = &r.nodes[n].vmstat;
+            v["nr_inactive_anon"] + v["nr_active_anon"]
+        };
+        assert_eq!((anon(node), anon(other)), (16384, 0), "{node}");
+        assert_eq!(r.nodes[node].numastat["numa_miss"], 0);
+    }
+}

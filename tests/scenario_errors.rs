@@ -505,6 +505,12 @@ fn nodes_and_mempolicies_are_checked_where_they_are_written() {
     );
     let e = err(&two_nodes("[kernel]\nnuma.demotion = true"), &[]);
     assert!(e.key.starts_with("kernel.numa"), "{e}");
+    let e = err(&two_nodes("[kernel]\nnuma_balancing = 1"), &[]);
+    assert_eq!(e.key, "kernel.numa_balancing", "{e}");
+    assert!(e.message.contains("not modelled"), "{e}");
+    let e = err(&format!("{}cpunodebind = [2]\n", two_nodes("")), &[]);
+    assert_eq!(e.key, "workload[0].cpunodebind", "{e}");
+    assert!(e.message.contains("node 2 does not exist"), "{e}");
 
     let e = err(
         &two_nodes("")

@@ -1259,6 +1259,10 @@ pub struct Workload {
     /// (`set_mempolicy`): `{ mode = "interleave", nodes = [0, 1] }`. Default: local.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mempolicy: Option<MempolicyCfg>,
+    /// Its tasks run only on these nodes' CPUs (`numactl --cpunodebind`; their
+    /// local allocations go to the node of the CPU they run on). Default: any CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpunodebind: Option<Vec<u32>>,
     /// A 16 KiB kernel stack (an order-2 unmovable block, charged to its memcg) per
     /// thread, from its fork (when the workload starts). On by default.
     #[serde(default)]

@@ -1495,6 +1495,26 @@ const MAX_PROCESS_TASKS: u64 = 4096;
 
 /// A memory policy names nodes the machine has: preferred one, bind and the
 /// interleaves at least one; weights only for weighted-interleave, one per node.
+/// `cpunodebind` names nodes the machine has, each with CPUs, none twice.
+fn check_cpunodebind(nodes: &[u32], m: &Machine, key: &str, c: &mut Checker) {
+    let nr = m.nodes.len().max(1);
+    if nodes.is_empty() {
+        c.err(key, "names no node");
+    }
+    for (i, &n) in nodes.iter().enumerate() {
+        if n as usize >= nr {
+            c.err(
+                key,
+                format!("node {n} does not exist (the machine has {nr})"),
+            );
+        } else if nodes[..i].contains(&n) {
+            c.err(key, format!("node {n} is named twice"));
+        } else if m.nodes.get(n as usize).is_some_and(|d| d.cpus.is_empty()) {
+            c.err(key, format!("node {n} has no CPUs"));
+        }
+    }
+}
+
 fn check_mempolicy(p: &MempolicyCfg, nr_nodes: usize, key: &str, c: &mut Checker) {
     let k = |f: &str| format!("{key}.{f}");
     let mut seen = vec![false; nr_nodes];
@@ -1569,6 +1589,9 @@ fn check_workloads(sc: &Scenario, c: &mut Checker) {
         c.range(k("threads"), w.threads, 1, 1024);
         if let Some(p) = &w.mempolicy {
             check_mempolicy(p, sc.machine.nodes.len().max(1), &k("mempolicy"), c);
+        }
+        if let Some(nodes) = &w.cpunodebind {
+            check_cpunodebind(nodes, &sc.machine, &k("cpunodebind"), c);
         }
         if let Some(n) = w.processes {
             c.range(k("processes"), n, 1, 1024);

@@ -337,6 +337,21 @@ impl Simulation {
                 }
             }
         }
+        // numactl --cpunodebind: a workload's tasks on its nodes' CPUs.
+        for task in tasks.iter_mut() {
+            let TaskKind::Worker { workload, .. } = task.kind else {
+                continue;
+            };
+            if let Some(nodes) = &scenario.workloads[processes[workload].0].cpunodebind {
+                let cpus: Vec<usize> = (0..mm.cpu_to_node.len())
+                    .filter(|&c| nodes.contains(&(mm.cpu_to_node[c] as u32)))
+                    .collect();
+                // Every CPU is no binding (and keeps the run queue a plain FIFO).
+                if cpus.len() < mm.cpu_to_node.len() {
+                    task.allowed = Some(cpus);
+                }
+            }
+        }
         let any_bound = tasks.iter().any(|t| t.allowed.is_some());
         // A kernel thread's first timer (a wake-up may cut it short).
         let arm = |tasks: &mut [Task], queue: &mut EventQueue, task: usize, at: u64| {

@@ -51,17 +51,17 @@ fn initiator(nodes: &[NodeConfig], n: usize) -> Option<usize> {
         .min_by_key(|&c| (nodes[n].distance[c], c))
 }
 
-/// Per (CPU node c, memory node n), c-major: what a load from a CPU-less node's
-/// memory costs beyond `access_ns` (a local DRAM miss, what the hit loops charge):
-/// its HMAT latency, scaled by SLIT distance from a CPU farther than its nearest
-/// (`latency × distance(c, n) / distance(initiator, n)`). Nodes with CPUs, and nodes
-/// with no performance given, cost nothing extra (a task here runs on any node's
-/// CPU, so remote DRAM is not told apart). Empty when nothing costs extra.
+/// Per (CPU node c, memory node n), c-major: what a load from node n's memory costs
+/// beyond `access_ns` (a local DRAM miss, what the hit loops charge): its HMAT
+/// latency, scaled by SLIT distance from a CPU farther than its nearest (`latency ×
+/// distance(c, n) / distance(initiator, n)`; a node with CPUs is its own initiator,
+/// so remote DRAM costs `latency × distance / 10`). Nodes with no performance given
+/// cost nothing extra. Empty when nothing costs extra.
 pub fn access_extra_ns(nodes: &[NodeConfig], access_ns: u64) -> Vec<u64> {
     let nr = nodes.len();
     let mut extra = vec![0u64; nr * nr];
     for n in 0..nr {
-        let (Some(perf), true) = (nodes[n].perf, nodes[n].cpus.is_empty()) else {
+        let Some(perf) = nodes[n].perf else {
             continue;
         };
         let Some(init) = initiator(nodes, n) else {
@@ -373,6 +373,22 @@ mod tests {
         });
         assert!(access_extra_ns(&nodes, 100).is_empty());
         assert_eq!(slow_nodes(&nodes, 100), 0);
+    }
+
+    /// Two sockets of 100 ns DRAM at SLIT distance 21: a remote access costs
+    /// 100 × 21 / 10 − 100 = 110 ns more, a local one nothing; both nodes are slow to
+    /// the other's CPUs.
+    #[test]
+    fn remote_dram_costs_by_distance() {
+        let dram = Some(NodePerf {
+            latency_ns: 100,
+            bandwidth_mbps: 0,
+        });
+        let mut nodes = [node(1, &[0], &[10, 21]), node(1, &[1], &[21, 10])];
+        nodes[0].perf = dram;
+        nodes[1].perf = dram;
+        assert_eq!(access_extra_ns(&nodes, 100), vec![0, 110, 110, 0]);
+        assert_eq!(slow_nodes(&nodes, 100), 0b11);
     }
 
     /// DRAM nodes whose performance differs by more than 10 %: the algorithm is off
