@@ -52,7 +52,7 @@ fn node_configs(m: &Machine, access_ns: u64) -> Vec<crate::mm::NodeConfig> {
 /// A node's HMAT performance: none unless some node gives a latency or bandwidth;
 /// then every node with memory has one, the latency defaulting to `costs.access` and
 /// the bandwidth to node 0's (or unknown: 0).
-fn node_perf(m: &Machine, i: usize, access_ns: u64) -> Option<crate::mm::memory_tiers::NodePerf> {
+fn node_perf(m: &Machine, i: usize, access_ns: u64) -> Option<crate::mm::NodePerf> {
     if m.nodes
         .iter()
         .all(|n| n.latency.is_none() && n.bandwidth.is_none())
@@ -61,7 +61,7 @@ fn node_perf(m: &Machine, i: usize, access_ns: u64) -> Option<crate::mm::memory_
     }
     let node = &m.nodes[i];
     let mibps = |b: Option<crate::units::Bytes>| b.map(|b| b.0 >> 20);
-    Some(crate::mm::memory_tiers::NodePerf {
+    Some(crate::mm::NodePerf {
         latency_ns: node.latency.map_or(access_ns, |l| l.0),
         bandwidth_mbps: mibps(node.bandwidth)
             .or(mibps(m.nodes[0].bandwidth))

@@ -970,3 +970,104 @@ mod node_tests {
         assert_eq!(mm.lruvecs[root1].nonresident_age, 12);
     }
 }
+
+#[cfg(test)]
+mod demotion_tests {
+    use super::*;
+    use crate::memory_tiers::TierStat;
+    use crate::page::{lru, pte};
+    use crate::page_alloc::test_pages::add_pages;
+    use crate::test_util::{config, task_mm};
+    use crate::vm_event_item::Ev;
+    use crate::zone::{WMARK_HIGH, WMARK_LOW, ZONE_NORMAL};
+    use crate::{Current, Mm, SpaceKind};
+
+    /// Two 64 MiB nodes: node 0 DRAM with both CPUs, node 1 CPU-less CXL (2.5× the
+    /// latency, half the bandwidth: the next tier). No swap. Workload 0, bound to
+    /// node 0, fills node 0's zone (id 0) with anon pages to 16 below its low
+    /// watermark, so its kswapd is woken.
+    fn dram_and_cxl(demotion_enabled: bool) -> (Mm, u32) {
+        let mut cfg = config(128);
+        crate::test_util::dram_and_cxl(&mut cfg);
+        cfg.demotion_enabled = demotion_enabled;
+        cfg.workloads[0].mempolicy = crate::mempolicy::Mempolicy::Bind { nodes: 0b01 };
+        let mut mm = task_mm(cfg);
+        mm.current_cpu = 0;
+        mm.current_workload = Some(0);
+        let low = mm.zones[0].wmark(WMARK_LOW);
+        let n = mm.zones[0].nr_free_pages - (low - 16);
+        let (space, _) = add_pages(&mut mm, SpaceKind::Anon, n as u32, 0);
+        assert_eq!(mm.zones[0].nr_free_pages, low - 16);
+        (mm, space)
+    }
+
+    fn run_kswapd0(mm: &mut Mm) {
+        mm.out.clear();
+        mm.wakeup_kswapd(0, 0, ZONE_NORMAL, true);
+        mm.current = Current::Kswapd(0);
+        while !matches!(
+            mm.kswapd_run(u64::MAX / 4),
+            KswapdNext::NapUntil(_) | KswapdNext::Sleep
+        ) {}
+    }
+
+    /// With no swap, node 0's anon is reclaimable only by demotion (get_scan_count's
+    /// `can_reclaim_anon_pages`). kswapd0 demotes until node 0 is balanced: every
+    /// page it stole was demoted, not swapped or dropped; node 0 gains exactly the
+    /// pages node 1 loses; each demoted page is on node 1's inactive anon list and its
+    /// PTE points at it.
+    #[test]
+    fn kswapd_demotes_cold_anon_to_the_slower_node() {
+        let (mut mm, space) = dram_and_cxl(true);
+        assert_eq!(mm.tiers.preferred[0], 0b10);
+        assert!(mm.can_demote(0, false) && !mm.can_demote(1, false));
+        let (free0, free1) = (mm.zones[0].nr_free_pages, mm.zones[3].nr_free_pages);
+        let high = mm.zones[0].wmark(WMARK_HIGH);
+        run_kswapd0(&mut mm);
+        let demoted = mm.node_tier_stat(0, TierStat::PgdemoteKswapd);
+        assert!(demoted >= high - free0, "{demoted} < {high} - {free0}");
+        assert_eq!(mm.vmstat.get(Ev::PgstealKswapd), demoted);
+        assert_eq!(mm.vmstat.get(Ev::Pswpout), 0);
+        assert_eq!(mm.zones[0].nr_free_pages, free0 + demoted);
+        assert_eq!(mm.zones[3].nr_free_pages, free1 - demoted);
+        assert_eq!(mm.node_lru_pages(1, lru::INACTIVE_ANON), demoted);
+        let s = &mm.spaces[space as usize];
+        let on_node1 = (0..s.nr_pages())
+            .filter(|&i| pte::is_present(s.pte(i)) && mm.pfn_to_nid(pte::pfn(s.pte(i))) == 1)
+            .count() as u64;
+        assert_eq!(on_node1, demoted);
+        assert_eq!(s.nr_present, s.nr_pages() as u64);
+        // Counted on the source node only, and in the root's memory.stat.
+        assert_eq!(mm.node_tier_stat(1, TierStat::PgdemoteKswapd), 0);
+        assert_eq!(mm.memcg_tier_stat(0, TierStat::PgdemoteKswapd), demoted);
+        assert!(mm.pgdat_balanced(0, 0, ZONE_NORMAL));
+        mm.check_invariants().unwrap();
+    }
+
+    /// The same machine with demotion off: no swap, so kswapd0 can take no anon page.
+    #[test]
+    fn without_demotion_no_swap_means_no_anon_reclaim() {
+        let (mut mm, _) = dram_and_cxl(false);
+        assert!(!mm.can_demote(0, false));
+        run_kswapd0(&mut mm);
+        assert_eq!(mm.vmstat.get(Ev::PgstealKswapd), 0);
+        assert_eq!(mm.node_lru_pages(1, lru::INACTIVE_ANON), 0);
+        mm.check_invariants().unwrap();
+    }
+
+    /// `reclaim_pages` (MADV_PAGEOUT, DAMOS pageout) never demotes (`no_demotion`).
+    #[test]
+    fn reclaim_pages_does_not_demote() {
+        let (mut mm, space) = dram_and_cxl(true);
+        let pfns: Vec<_> = (0..64)
+            .map(|i| pte::pfn(mm.spaces[space as usize].pte(i)))
+            .collect();
+        for &pfn in &pfns {
+            mm.lruvec_del_folio(pfn);
+            mm.frames[pfn as usize].list = crate::page::on::ISOLATED;
+        }
+        mm.reclaim_pages(pfns);
+        assert_eq!(mm.node_tier_stat(0, TierStat::PgdemoteDirect), 0);
+        assert_eq!(mm.node_lru_pages(1, lru::INACTIVE_ANON), 0);
+    }
+}

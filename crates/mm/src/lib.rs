@@ -245,7 +245,16 @@ pub struct NodeConfig {
     pub distance: Vec<u32>,
     /// Its memory's latency and bandwidth as HMAT reports them (None: the default
     /// DRAM type's): the memory tier it joins, and what an access to it costs.
-    pub perf: Option<memory_tiers::NodePerf>,
+    pub perf: Option<NodePerf>,
+}
+
+/// A node's memory performance as HMAT reports it for its best initiator
+/// (`struct access_coordinate`, read and write taken alike): load latency and
+/// bandwidth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodePerf {
+    pub latency_ns: u64,
+    pub bandwidth_mbps: u64,
 }
 
 /// Nodes' memory comes in 4 MiB steps (a scenario's `[[machine.node]]` memory is a
@@ -1093,6 +1102,8 @@ impl Mm {
             nodes.len() == 1 || nodes.iter().all(|n| n.memory_pages % NODE_BLOCK_PAGES == 0),
             "a node's memory is a multiple of 4 MiB"
         );
+        let access_extra = memory_tiers::access_extra_ns(&nodes, cfg.costs.access_ns);
+        let slow_nodes = memory_tiers::slow_nodes(&access_extra, nodes.len());
         let mut cpu_to_node = vec![0; cfg.nr_cpus.max(1) as usize];
         for (nid, n) in nodes.iter().enumerate() {
             for &c in &n.cpus {
@@ -1171,9 +1182,9 @@ impl Mm {
             ),
             tier_stats: Vec::new(),
             demotion_rng: crate::rng::task_rng(cfg.seed, "demotion"),
-            slow_nodes: memory_tiers::slow_nodes(&nodes, cfg.costs.access_ns),
-            access_extra: memory_tiers::access_extra_ns(&nodes, cfg.costs.access_ns),
-            any_marked_pte: memory_tiers::slow_nodes(&nodes, cfg.costs.access_ns) != 0,
+            slow_nodes,
+            any_marked_pte: slow_nodes != 0,
+            access_extra,
             numa_balancing: Default::default(),
             damon: damon::Damon::default(),
             damon_seed: cfg.seed ^ 0xda30_0000,

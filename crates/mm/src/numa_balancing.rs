@@ -65,8 +65,6 @@ impl Default for NumaBalancingConfig {
 /// A node's promotion state (`pgdat->nbp_*`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NodePromotion {
-    /// PGPROMOTE_CANDIDATE of this node, as the rate limit reads it.
-    pub nr_cand: u64,
     /// `nbp_rl_start`, `nbp_rl_nr_cand`: the rate limit's window (ms) and the
     /// candidates at its start.
     pub rl_start_ms: u64,
@@ -293,13 +291,13 @@ impl Mm {
         let now = self.now_ms();
         let root = self.mem_cgroup_lruvec(0, nid);
         self.mod_tier_stat(root, TierStat::PgpromoteCandidate, 1);
+        let nr_cand = self.node_tier_stat(nid, TierStat::PgpromoteCandidate);
         let nbp = &mut self.numa_balancing.nodes[nid];
-        nbp.nr_cand += 1;
         if now - nbp.rl_start_ms > 1000 {
             nbp.rl_start_ms = now;
-            nbp.rl_nr_cand = nbp.nr_cand;
+            nbp.rl_nr_cand = nr_cand;
         }
-        nbp.nr_cand - nbp.rl_nr_cand >= rate_limit
+        nr_cand - nbp.rl_nr_cand >= rate_limit
     }
 
     /// `numa_promotion_adjust_threshold`: once every `scan_period_max`, lower the hot
@@ -308,13 +306,14 @@ impl Mm {
     fn numa_promotion_adjust_threshold(&mut self, nid: usize, rate_limit: u64, ref_th: u64) {
         let now = self.now_ms();
         let th_period = self.cfg.numa_balancing.scan_period_max_ms;
+        let nr_cand = self.node_tier_stat(nid, TierStat::PgpromoteCandidate);
         let nbp = &mut self.numa_balancing.nodes[nid];
         if now - nbp.th_start_ms <= th_period {
             return;
         }
         nbp.th_start_ms = now;
         let ref_cand = rate_limit * th_period / 1000;
-        let diff_cand = nbp.nr_cand - nbp.th_nr_cand;
+        let diff_cand = nr_cand - nbp.th_nr_cand;
         let unit_th = ref_th * 2 / NUMA_MIGRATION_ADJUST_STEPS;
         let mut th = if nbp.threshold_ms != 0 {
             nbp.threshold_ms
@@ -326,7 +325,7 @@ impl Mm {
         } else if diff_cand < ref_cand * 9 / 10 {
             th = (th + unit_th).min(ref_th * 2);
         }
-        nbp.th_nr_cand = nbp.nr_cand;
+        nbp.th_nr_cand = nr_cand;
         nbp.threshold_ms = th;
     }
 
@@ -452,7 +451,6 @@ mod tests {
         assert_eq!(passes(&mut mm, 500), 255);
         assert_eq!(passes(&mut mm, 900), 0);
         assert_eq!(passes(&mut mm, 1600), 256);
-        assert_eq!(mm.numa_balancing.nodes[0].nr_cand, 3000);
         assert_eq!(mm.node_tier_stat(0, TierStat::PgpromoteCandidate), 3000);
     }
 

@@ -4,7 +4,7 @@
 
 use super::blk_mq::DeviceConfig;
 use super::{
-    Config, Current, MemcgConfig, Mm, NodeConfig, SwapConfig, SwapKind, WorkloadConfig,
+    Config, Current, MemcgConfig, Mm, NodeConfig, NodePerf, SwapConfig, SwapKind, WorkloadConfig,
     LOCAL_DISTANCE, REMOTE_DISTANCE,
 };
 
@@ -91,7 +91,6 @@ pub fn node(memory_pages: u64, cpus: &[u32], distance: &[u32]) -> NodeConfig {
 /// [`two_nodes`] as a memory tier below DRAM: node 0 DRAM with both CPUs (100 ns,
 /// 40 GB/s), node 1 CPU-less CXL (250 ns, 20 GB/s: the next tier, slow).
 pub fn dram_and_cxl(cfg: &mut Config) {
-    use crate::memory_tiers::NodePerf;
     two_nodes(cfg);
     cfg.nodes[0].cpus = vec![0, 1];
     cfg.nodes[1].cpus.clear();
