@@ -100,7 +100,7 @@ fn every_worker_makes_progress_in_every_mode() {
 
 /// The 12-worker point of the stutterp sweep under `throttle`: direct reclaimers meet a
 /// congested lruvec and sleep VMSCAN_THROTTLE_WRITEBACK part-way through their reclaim,
-/// most of them woken at once by the writeback completing around them. The kernel goes
+/// most of them woken early by the writeback completing around them. The kernel goes
 /// on with the same `try_to_free_pages` after such a sleep; only a reclaim attempt that
 /// ends with nothing counts towards MAX_RECLAIM_RETRIES. With 2 GiB of zram swap
 /// mostly free there is always something to reclaim, so nobody is OOM-killed (counting
@@ -122,7 +122,8 @@ fn writeback_throttles_part_way_through_reclaim_do_not_reach_the_oom_killer() {
     );
     let wb = &r.reclaim_throttle["VMSCAN_THROTTLE_WRITEBACK"];
     assert!(wb.count > 1000, "{}", wb.count);
-    assert!(wb.usec_delayed.get(&0).copied().unwrap_or(0) > 1000);
+    // Each one ended by completed writes, not by its timeout.
+    assert!(wb.woken_early > 1000, "{} of {}", wb.woken_early, wb.count);
     assert_eq!(r.vm("oom_kill"), 0);
     assert!(
         r.swap.used_pages < r.swap.total_pages / 2,

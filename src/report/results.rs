@@ -1,6 +1,7 @@
 //! `Results`: everything a run reports, the same data as results.json (schema in the
 //! README). Maps are BTreeMaps so the JSON is byte-identical run to run.
 
+use crate::mm::memcontrol::PageState;
 use crate::mm::memcontrol::{MemcgEvents, PeakFile};
 use crate::mm::memory_tiers::{TierStat, MEMCG_TIER_STATS, TIER_STAT_NAMES};
 use crate::mm::page::lru;
@@ -381,6 +382,22 @@ fn node_results(mm: &crate::mm::Mm, kswapd_cpu_ns: &[u64]) -> BTreeMap<String, N
             }
             let mlock = mm.zones[zones.clone()].iter().map(|z| z.nr_mlock).sum();
             vmstat.insert("nr_mlock".to_string(), mlock);
+            // The page states node reclaim weighs.
+            let state = &mm.node_page_state[nid];
+            vmstat.insert(
+                "nr_file_pages".to_string(),
+                mm.node_lru_pages(nid, lru::INACTIVE_FILE)
+                    + mm.node_lru_pages(nid, lru::ACTIVE_FILE),
+            );
+            vmstat.insert(
+                "nr_mapped".to_string(),
+                state[PageState::FileMapped as usize],
+            );
+            vmstat.insert("nr_dirty".to_string(), state[PageState::FileDirty as usize]);
+            vmstat.insert(
+                "nr_slab_reclaimable".to_string(),
+                mm.node_slab_reclaimable_pages[nid],
+            );
             for (i, name) in TIER_STAT_NAMES.iter().enumerate() {
                 vmstat.insert(name.to_string(), mm.node_tier_stat(nid, TierStat::ALL[i]));
             }

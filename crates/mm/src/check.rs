@@ -553,20 +553,52 @@ impl Mm {
         // A free block's pages other than its head keep the flags they were freed
         // with: only pages outside free blocks count.
         let mut tally = vec![[0u64; NR_PAGE_STATE]; self.memcg.cgs.len()];
+        let mut node_tally = vec![[0u64; NR_PAGE_STATE]; self.nr_nodes()];
         for (pfn, f) in self.frames.iter().enumerate() {
             if owner[pfn] == 1 {
                 continue;
             }
-            let t = &mut tally[f.memcg as usize];
-            if f.test(pg::MAPPED) {
-                t[PageState::FileMapped as usize] += 1;
+            let held = [
+                (f.test(pg::MAPPED), PageState::FileMapped),
+                (f.test(pg::SWAPCACHE), PageState::SwapCache),
+                (
+                    f.order as usize == HPAGE_PMD_ORDER && f.test(pg::SWAPBACKED),
+                    PageState::AnonThps,
+                ),
+                (f.test(pg::DIRTY) && f.is_file_lru(), PageState::FileDirty),
+            ];
+            let nid = self.pfn_to_nid(pfn as Pfn);
+            for (is, item) in held {
+                if is {
+                    tally[f.memcg as usize][item as usize] += 1;
+                    node_tally[nid][item as usize] += 1;
+                }
             }
-            if f.test(pg::SWAPCACHE) {
-                t[PageState::SwapCache as usize] += 1;
+        }
+        // Each node's counts against its frames; every state's nodes against its
+        // memcgs (writeback has no frame bit of its own to tally).
+        for (nid, counted) in self.node_page_state.iter().enumerate() {
+            for item in [
+                PageState::FileMapped,
+                PageState::SwapCache,
+                PageState::AnonThps,
+                PageState::FileDirty,
+            ] {
+                let (c, found) = (counted[item as usize], node_tally[nid][item as usize]);
+                if c != found {
+                    return Err(format!(
+                        "node {nid}: {item:?} counts {c} pages, the frames say {found}"
+                    ));
+                }
             }
-            if f.order as usize == HPAGE_PMD_ORDER && f.test(pg::SWAPBACKED) {
-                t[PageState::AnonThps as usize] += 1;
-            }
+        }
+        let wb = PageState::Writeback as usize;
+        let nodes: u64 = self.node_page_state.iter().map(|n| n[wb]).sum();
+        let memcgs: u64 = self.memcg.cgs.iter().map(|c| c.state[wb]).sum();
+        if nodes != memcgs {
+            return Err(format!(
+                "Writeback: the nodes count {nodes} pages, the memcgs {memcgs}"
+            ));
         }
         for (m, cg) in self.memcg.cgs.iter().enumerate() {
             for item in [

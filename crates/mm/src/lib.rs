@@ -942,6 +942,9 @@ pub struct Mm {
     /// reclaimable] (NR_SLAB_UNRECLAIMABLE, NR_SLAB_RECLAIMABLE).
     pub kmem_caches: Vec<slab::KmemCache>,
     pub slab_pages: [u64; 2],
+    /// Per node, its reclaimable slab pages (the node's NR_SLAB_RECLAIMABLE_B, in
+    /// pages): what node reclaim weighs against `min_slab_ratio`.
+    pub node_slab_reclaimable_pages: Vec<u64>,
     /// The caches of fork's objects, and per workload the objects its process holds.
     pub fork_caches: fork::ForkCaches,
     pub workload_objs: Vec<Vec<(u32, slab::Obj)>>,
@@ -1062,6 +1065,10 @@ pub struct Mm {
     pub zonelists: Vec<page_alloc::Zonelist>,
     /// Per zone, the NUMA allocation counters (`zone_statistics`).
     pub numa_stats: Vec<vmstat::NumaStats>,
+    /// Per node, the page states memory.stat also counts per memcg
+    /// (`node_page_state`: NR_FILE_MAPPED, NR_FILE_DIRTY, ...), indexed by
+    /// [`memcontrol::PageState`].
+    pub node_page_state: Vec<[u64; memcontrol::NR_PAGE_STATE]>,
     /// The allocation under way (`struct alloc_context`): the node whose zonelist it
     /// walks and the nodes it may use, from the task's memory policy; None outside
     /// `alloc_pages` (the running CPU's node, every node).
@@ -1147,6 +1154,7 @@ impl Mm {
             pfn_vecs: Vec::new(),
             kmem_caches: Vec::new(),
             slab_pages: [0; 2],
+            node_slab_reclaimable_pages: vec![0; nodes.len()],
             fork_caches: fork::ForkCaches::default(),
             workload_objs: Vec::new(),
             vfs: crate::fs::Vfs::default(),
@@ -1209,6 +1217,7 @@ impl Mm {
             cpu_to_node,
             zonelists,
             numa_stats,
+            node_page_state: vec![[0; memcontrol::NR_PAGE_STATE]; nodes.len()],
             alloc_ctx: None,
             il_state: Vec::new(),
             mm_cpumask: vec![Vec::new(); nr_workloads],

@@ -342,8 +342,8 @@ impl MemcgTree {
 pub const MEMCG_FLUSH_TIME_NS: u64 = 2_000_000_000;
 
 impl Mm {
-    /// `__lruvec_stat_mod_folio`: `nr` pages of page `pfn`'s memcg enter (`nr` > 0) or
-    /// leave a page state.
+    /// `__lruvec_stat_mod_folio`: `nr` pages of page `pfn`'s memcg, and of its node,
+    /// enter (`nr` > 0) or leave a page state.
     #[inline]
     pub fn mod_page_state(&mut self, pfn: Pfn, item: PageState, nr: i64) {
         let memcg = self.frames[pfn as usize].memcg as usize;
@@ -351,6 +351,9 @@ impl Mm {
         // frames catches it.
         let v = &mut self.memcg.cgs[memcg].state[item as usize];
         *v = v.wrapping_add_signed(nr);
+        let nid = self.pfn_to_nid(pfn);
+        let n = &mut self.node_page_state[nid][item as usize];
+        *n = n.wrapping_add_signed(nr);
     }
 
     /// Counts an event globally (/proc/vmstat) and in a memcg (memory.stat).

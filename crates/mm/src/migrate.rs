@@ -57,6 +57,7 @@ impl Mm {
                 sw.mark_swapcache(f.swap, dst);
             }
         }
+        self.migrate_page_states(src, dst, &f);
         if let Some(pi) = self.damon.page_idle.as_mut() {
             if pi.test_idle(src) {
                 pi.set_idle(dst);
@@ -80,6 +81,34 @@ impl Mm {
         self.free_unref_or_buddy(src, 0, false);
         self.count(crate::vm_event_item::Ev::PgmigrateSuccess, 1);
         Ok(())
+    }
+
+    /// `folio_migrate_mapping`'s statistics: a dirty page-cache folio stays queued for
+    /// the flusher and write-pending in its new zone, and the node page states it
+    /// holds (NR_FILE_MAPPED, NR_FILE_DIRTY, NR_SWAPCACHE) go with it to a new node.
+    fn migrate_page_states(&mut self, src: Pfn, dst: Pfn, f: &Frame) {
+        use super::memcontrol::PageState;
+        let file_dirty = f.test(pg::DIRTY) && f.is_file_lru();
+        if file_dirty {
+            let (from, to) = (self.page_zone_id(src), self.page_zone_id(dst));
+            self.wb.nr_write_pending[from] -= 1;
+            self.wb.nr_write_pending[to] += 1;
+            self.requeue_dirty_folio(dst);
+        }
+        let (from, to) = (self.pfn_to_nid(src), self.pfn_to_nid(dst));
+        if from == to {
+            return;
+        }
+        for (held, item) in [
+            (f.test(pg::MAPPED), PageState::FileMapped),
+            (file_dirty, PageState::FileDirty),
+            (f.test(pg::SWAPCACHE), PageState::SwapCache),
+        ] {
+            if held {
+                self.node_page_state[from][item as usize] -= 1;
+                self.node_page_state[to][item as usize] += 1;
+            }
+        }
     }
 
     /// What moving an mlocked page counts (v6.x): unmapping `src` munlocks it
@@ -218,5 +247,56 @@ mod tests {
         mm.frames[other as usize].list = on::ISOLATED;
         mm.frames[other as usize].set(pg::WRITEBACK);
         assert_eq!(mm.migrate_folio(other, dst), Err(MigrateFail::Writeback));
+    }
+
+    /// A dirty, mapped page-cache page moved to another node: its NR_FILE_MAPPED and
+    /// NR_FILE_DIRTY go to the new node, its write-pending count to the new zone, and
+    /// the flusher still writes it once it expires (it used to lose the page: its
+    /// queue entry named the old frame).
+    #[test]
+    fn migrating_a_dirty_file_page_keeps_it_queued_and_moves_its_node_states() {
+        use crate::memcontrol::PageState;
+        let mut cfg = crate::test_util::config(128);
+        crate::test_util::two_nodes(&mut cfg);
+        let mut mm = task_mm(cfg);
+        let (_, pfns) = add_pages_of(&mut mm, SpaceKind::File, 2, 0, Some(0));
+        let src = pfns[0];
+        assert_eq!(mm.pfn_to_nid(src), 0);
+        mm.frames[src as usize].set(pg::MAPPED);
+        mm.mod_page_state(src, PageState::FileMapped, 1);
+        mm.folio_mark_dirty(src);
+        let states = |mm: &Mm, nid: usize| {
+            let s = mm.node_page_state[nid];
+            (
+                s[PageState::FileMapped as usize],
+                s[PageState::FileDirty as usize],
+            )
+        };
+        assert_eq!((states(&mm, 0), states(&mm, 1)), ((1, 1), (0, 0)));
+        mm.lruvec_del_folio(src);
+        mm.frames[src as usize].list = on::ISOLATED;
+        let all = AllocFlags {
+            no_watermarks: true,
+            ..AllocFlags::default()
+        };
+        mm.alloc_ctx = Some((1, 1 << 1));
+        let dst = mm
+            .get_page_from_freelist(GFP_MEMALLOC_NOWAIT, 0, WMARK_MIN, all)
+            .unwrap();
+        mm.alloc_ctx = None;
+        assert_eq!(mm.pfn_to_nid(dst), 1);
+        let (src_zone, dst_zone) = (mm.page_zone_id(src), mm.page_zone_id(dst));
+        mm.migrate_folio(src, dst).unwrap();
+        mm.frames[dst as usize].list = on::NONE;
+        mm.lruvec_add_folio(dst);
+        assert_eq!((states(&mm, 0), states(&mm, 1)), ((0, 0), (1, 1)));
+        assert_eq!(mm.wb.nr_write_pending[src_zone], 0);
+        assert_eq!(mm.wb.nr_write_pending[dst_zone], 1);
+        mm.check_invariants().unwrap();
+        // Past dirty_expire_centisecs the flusher writes the page in its new frame.
+        mm.now = mm.cfg.dirty_expire_ns + 1_000_000_000;
+        mm.wb_writeback();
+        assert!(mm.frames[dst as usize].test(pg::WRITEBACK));
+        assert_eq!(mm.wb.nr_dirty, 0);
     }
 }

@@ -156,7 +156,12 @@ impl Mm {
                 let (gfp, order) = (c.gfp(), c.order);
                 let s = self.alloc_pages(gfp, order)?;
                 mark_slab(&mut self.frames, s, order, cache);
-                self.slab_pages[usize::from(gfp.migratetype == MIGRATE_RECLAIMABLE)] += 1 << order;
+                let reclaimable = gfp.migratetype == MIGRATE_RECLAIMABLE;
+                self.slab_pages[usize::from(reclaimable)] += 1 << order;
+                if reclaimable {
+                    let nid = self.pfn_to_nid(s);
+                    self.node_slab_reclaimable_pages[nid] += 1 << order;
+                }
                 self.kmem_caches[cache as usize].partial.push(s);
                 s
             }
@@ -183,6 +188,10 @@ impl Mm {
             }
             let (order, mt) = (c.order, c.migratetype);
             self.slab_pages[usize::from(mt == MIGRATE_RECLAIMABLE)] -= 1 << order;
+            if mt == MIGRATE_RECLAIMABLE {
+                let nid = self.pfn_to_nid(slab);
+                self.node_slab_reclaimable_pages[nid] -= 1 << order;
+            }
             for f in &mut self.frames[slab as usize..slab as usize + (1 << order)] {
                 f.list = on::NONE;
                 f.mapping = 0;

@@ -112,6 +112,16 @@ pub enum FlusherNext {
 }
 
 impl Mm {
+    /// A dirty page-cache folio migrated to `pfn`: queued for the flusher under its
+    /// new frame, in the place its dirtying time gives it (the old frame's entry is
+    /// stale now).
+    pub(crate) fn requeue_dirty_folio(&mut self, pfn: Pfn) {
+        let t = self.frames[pfn as usize].dirtied_ms;
+        let fifo = &mut self.wb.dirty_fifo;
+        let at = fifo.partition_point(|&(when, _)| when <= t);
+        fifo.insert(at, (t, pfn));
+    }
+
     /// `folio_mark_dirty` for a page-cache page.
     pub fn folio_mark_dirty(&mut self, pfn: Pfn) {
         let now_ms = (self.now / 1_000_000) as u32;
