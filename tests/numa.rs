@@ -361,3 +361,36 @@ fn cpunodebind_keeps_a_workloads_tasks_and_local_memory_on_its_node() {
         assert_eq!(r.nodes[node].numastat["numa_miss"], 0);
     }
 }
+
+/// `vm.zone_reclaim_mode`: a reader caches 96 MiB of files on node 0 (of 128), then
+/// from 3 s a service on node 0's CPU faults in 64 MiB. Off (the default), node 0 has
+/// under 8192 pages free, the fast path spills to node 1 before anyone reclaims, and
+/// a good part of the service's pages are node 1's (kswapd, woken by the reader's
+/// reads, frees some of node 0's cache meanwhile). On, node reclaim drops node 0's
+/// unmapped clean cache a batch of SWAP_CLUSTER_MAX (32) pages at a time instead, so
+/// the service's pages stay local and the reader loses its cache.
+#[test]
+fn zone_reclaim_mode_keeps_allocations_local_by_dropping_cache() {
+    let workloads = "[[workload]]\nname = \"reader\"\nkind = \"file-read\"\nnr_files = 3\nfile_size = \"32M\"\ncpunodebind = [0]\n\n[[workload]]\nname = \"service\"\nkind = \"anon\"\nsize = \"64M\"\nstart = \"3s\"\ncpunodebind = [0]\n";
+    let text = two_nodes(workloads).replacen("duration = \"2s\"", "duration = \"5s\"", 1);
+    let run = |mode: &str| run_checked(&text, &[mode]);
+    let anon = |r: &reclaimsim::report::results::Results, n: &str| {
+        let v = &r.nodes[n].vmstat;
+        v["nr_inactive_anon"] + v["nr_active_anon"]
+    };
+    let off = run("kernel.vm.zone_reclaim_mode=0");
+    assert!(anon(&off, "node1") > 4096, "{}", anon(&off, "node1"));
+    assert!(off.vmstat["numa_miss"] > 4096);
+    assert_eq!(off.vmstat["zone_reclaim_success"], 0);
+    assert_eq!(off.vmstat["zone_reclaim_failed"], 0);
+    assert_eq!(off.vmstat["pgsteal_direct"], 0);
+
+    let on = run("kernel.vm.zone_reclaim_mode=1");
+    assert!(anon(&on, "node1") < 512, "{}", anon(&on, "node1"));
+    let success = on.vmstat["zone_reclaim_success"];
+    assert!(success > 100, "{success}");
+    assert_eq!(on.vmstat["zone_reclaim_failed"], 0);
+    // Each one freed a whole batch of the cache at least.
+    assert!(on.vmstat["pgsteal_direct"] >= 32 * success);
+    assert!(on.nodes["node0"].vmstat["nr_file_pages"] < off.nodes["node0"].vmstat["nr_file_pages"]);
+}

@@ -172,8 +172,22 @@ fn set_overrides() {
          `dirty_background_ratio`, `dirty_ratio`, `dirty_bytes`, `dirty_background_bytes`, \
          `dirty_expire_centisecs`, `dirty_writeback_centisecs`, `page-cluster`, \
          `extfrag_threshold`, `compaction_proactiveness`, `compact_unevictable_allowed`, \
-         `vfs_cache_pressure`, `percpu_pagelist_fraction`, `percpu_pagelist_high_fraction`)"
+         `vfs_cache_pressure`, `percpu_pagelist_fraction`, `percpu_pagelist_high_fraction`, \
+         `zone_reclaim_mode`, `min_unmapped_ratio`, `min_slab_ratio`)"
     );
+
+    // zone_reclaim_mode has three bits; the ratios are percentages.
+    let e = err(
+        &edited("vm.swappiness = 60", "vm.zone_reclaim_mode = 8"),
+        &[],
+    );
+    assert_eq!(
+        (e.line, e.key.as_str()),
+        (7, "kernel.vm.zone_reclaim_mode"),
+        "{e}"
+    );
+    let e = err(BASE, &["kernel.vm.min_unmapped_ratio=101"]);
+    assert_eq!(e.key, "kernel.vm.min_unmapped_ratio", "{e}");
 }
 
 #[test]

@@ -443,6 +443,13 @@ impl Results {
                 vmstat.insert(name.to_string(), n);
             }
         }
+        // Node reclaim's events: a NUMA kernel's, shown on several nodes or once
+        // `vm.zone_reclaim_mode` is in play (a one-node run's list stays as it was).
+        let nr = mm.node_reclaim_events;
+        if mm.nr_nodes() > 1 || mm.cfg.zone_reclaim_mode != 0 || nr.success + nr.failed > 0 {
+            vmstat.insert("zone_reclaim_success".into(), nr.success);
+            vmstat.insert("zone_reclaim_failed".into(), nr.failed);
+        }
         vmstat.insert("nr_free_pages".into(), mm.nr_free_pages());
         vmstat.insert("nr_slab_reclaimable".into(), mm.slab_pages[1]);
         vmstat.insert("nr_slab_unreclaimable".into(), mm.slab_pages[0]);

@@ -186,6 +186,9 @@ pub fn mm_config(sc: &Scenario) -> Config {
         memcg_stats_rstat: sc.kernel.memcg_stats_flush == MemcgStatsFlush::Rstat,
         memcg_kmem: sc.kernel.memcg_kmem.0,
         vfs_cache_pressure: vm.vfs_cache_pressure as u64,
+        zone_reclaim_mode: vm.zone_reclaim_mode,
+        min_unmapped_ratio: vm.min_unmapped_ratio as u64,
+        min_slab_ratio: vm.min_slab_ratio as u64,
         nr_cpus: sc.machine.nr_cpus as u64,
         fault_around_pages: {
             let pages = (sc.kernel.fault_around_bytes.0 / 4096).max(1);

@@ -895,6 +895,27 @@ pub struct Vm {
     /// of the zone split over the CPUs, and v6.7's auto-tuning is off (0: the
     /// default, from the low watermark; else ≥ 8).
     pub percpu_pagelist_high_fraction: u32,
+    /// `vm.zone_reclaim_mode`: 0 (off), or bits 1 (reclaim a node before allocating
+    /// off it), 2 (and write dirty pages), 4 (and unmap mapped pages, swapping anon).
+    #[serde(skip_serializing_if = "is_zero_u32")]
+    pub zone_reclaim_mode: u32,
+    /// `vm.min_unmapped_ratio` (percent of a node's pages, default 1): node reclaim
+    /// runs only while the node's unmapped page cache exceeds it.
+    #[serde(skip_serializing_if = "is_default_min_unmapped_ratio")]
+    pub min_unmapped_ratio: u32,
+    /// `vm.min_slab_ratio` (percent, default 5): or while its reclaimable slab does.
+    #[serde(skip_serializing_if = "is_default_min_slab_ratio")]
+    pub min_slab_ratio: u32,
+}
+
+/// Node reclaim's knobs at their defaults are left out of the canonical scenario (and
+/// its hash), as before they existed.
+fn is_default_min_unmapped_ratio(v: &u32) -> bool {
+    *v == 1
+}
+
+fn is_default_min_slab_ratio(v: &u32) -> bool {
+    *v == 5
 }
 
 impl Default for Vm {
@@ -918,6 +939,9 @@ impl Default for Vm {
             vfs_cache_pressure: 100,
             percpu_pagelist_fraction: 0,
             percpu_pagelist_high_fraction: 0,
+            zone_reclaim_mode: 0,
+            min_unmapped_ratio: 1,
+            min_slab_ratio: 5,
         }
     }
 }

@@ -1125,6 +1125,15 @@ fn check_kernel(k: &Kernel, m: &Machine, c: &mut Checker) {
         0,
         i32::MAX as u32,
     );
+    // proc_dointvec_minmax with 0..=100, and zone_reclaim_mode's three bits.
+    c.range("kernel.vm.zone_reclaim_mode", vm.zone_reclaim_mode, 0, 7);
+    c.range(
+        "kernel.vm.min_unmapped_ratio",
+        vm.min_unmapped_ratio,
+        0,
+        100,
+    );
+    c.range("kernel.vm.min_slab_ratio", vm.min_slab_ratio, 0, 100);
     c.range(
         "kernel.vm.watermark_boost_factor",
         vm.watermark_boost_factor,

@@ -105,6 +105,7 @@ pub mod memory_tiers;
 pub mod mempolicy;
 pub mod migrate;
 pub mod mlock;
+pub mod node_reclaim;
 pub mod numa_balancing;
 pub mod oom_kill;
 pub mod page;
@@ -232,6 +233,13 @@ pub struct Config {
     pub demotion_enabled: bool,
     /// `kernel.numa_balancing` (memory-tiering mode) and its tunables.
     pub numa_balancing: numa_balancing::NumaBalancingConfig,
+    /// `vm.zone_reclaim_mode` (0: off; else RECLAIM_ZONE | RECLAIM_WRITE |
+    /// RECLAIM_UNMAP bits, [`node_reclaim`]).
+    pub zone_reclaim_mode: u32,
+    /// `vm.min_unmapped_ratio` and `vm.min_slab_ratio` (percent of a node's managed
+    /// pages): node reclaim's thresholds.
+    pub min_unmapped_ratio: u64,
+    pub min_slab_ratio: u64,
 }
 
 /// A NUMA node as firmware describes it: its memory (a contiguous PFN range after the
@@ -412,6 +420,9 @@ impl Config {
             percpu_pagelist_high_fraction: 0,
             demotion_enabled: false,
             numa_balancing: Default::default(),
+            zone_reclaim_mode: 0,
+            min_unmapped_ratio: 1,
+            min_slab_ratio: 5,
         }
     }
 
@@ -1069,6 +1080,9 @@ pub struct Mm {
     /// (`node_page_state`: NR_FILE_MAPPED, NR_FILE_DIRTY, ...), indexed by
     /// [`memcontrol::PageState`].
     pub node_page_state: Vec<[u64; memcontrol::NR_PAGE_STATE]>,
+    /// Per node, node reclaim's thresholds (`vm.zone_reclaim_mode`), and its events.
+    pub node_reclaim: Vec<node_reclaim::PgdatReclaim>,
+    pub node_reclaim_events: node_reclaim::NodeReclaimEvents,
     /// The allocation under way (`struct alloc_context`): the node whose zonelist it
     /// walks and the nodes it may use, from the task's memory policy; None outside
     /// `alloc_pages` (the running CPU's node, every node).
@@ -1218,6 +1232,8 @@ impl Mm {
             zonelists,
             numa_stats,
             node_page_state: vec![[0; memcontrol::NR_PAGE_STATE]; nodes.len()],
+            node_reclaim: vec![Default::default(); nodes.len()],
+            node_reclaim_events: Default::default(),
             alloc_ctx: None,
             il_state: Vec::new(),
             mm_cpumask: vec![Vec::new(); nr_workloads],
@@ -1310,6 +1326,7 @@ impl Mm {
             self.cfg.watermark_scale_factor,
         );
         zone::setup_per_zone_lowmem_reserve(&mut self.zones, &self.cfg.lowmem_reserve_ratio);
+        self.setup_node_reclaim();
         self.refresh_zone_stat_thresholds();
         self.setup_pcp(old_pcp);
         // At boot, and when the dirty threshold's sysctl is written with a new value.

@@ -286,13 +286,17 @@ impl Mm {
                 continue;
             }
             let shadow = sw.slot(slot);
-            // Readahead never reclaims for itself: skip it when memory is tight.
+            // Readahead never reclaims for itself (but node reclaim may, and then gives
+            // up rather than sleeps): skip it when memory is tight.
             let Some(pfn) = self.get_page_from_freelist(
                 GFP_HIGHUSER_MOVABLE,
                 0,
                 super::zone::WMARK_LOW,
                 super::zone::AllocFlags::default(),
             ) else {
+                if self.cfg.zone_reclaim_mode != 0 {
+                    self.blocked_until = None;
+                }
                 break;
             };
             let f = &mut self.frames[pfn as usize];

@@ -13,6 +13,7 @@ use super::compact_status::{
     MIN_COMPACT_COSTLY_PRIORITY, MIN_COMPACT_PRIORITY,
 };
 use super::memcontrol::PageState;
+use super::node_reclaim::{NodeReclaim, RECLAIM_DISTANCE};
 use super::page::{on, pg, Frame, Pfn};
 use super::pcp::{pindex_to_order, PcpVersion};
 use super::zone::*;
@@ -925,8 +926,11 @@ impl Mm {
             // without the list, as this is every allocation's path.
             for zi in (0..=gfp.highest_zoneidx).rev() {
                 if self.zones[zi].is_managed() {
-                    if let Some(pfn) = self.try_zone(zi, gfp, order, wmark, flags) {
+                    if let Some(pfn) = self.try_zone(zi, 0, gfp, order, wmark, flags) {
                         return Some(pfn);
+                    }
+                    if self.cfg.zone_reclaim_mode != 0 && self.node_reclaim_slept() {
+                        return None;
                     }
                 }
             }
@@ -945,20 +949,27 @@ impl Mm {
                 continue;
             }
             let preferred = *preferred.get_or_insert(zi);
-            if let Some(pfn) = self.try_zone(zi, gfp, order, wmark, flags) {
+            let local = self.zones[preferred].node;
+            if let Some(pfn) = self.try_zone(zi, local, gfp, order, wmark, flags) {
                 self.zone_statistics(preferred, zi);
                 return Some(pfn);
+            }
+            // Node reclaim sleeps: the allocation is retried after it.
+            if self.cfg.zone_reclaim_mode != 0 && self.node_reclaim_slept() {
+                return None;
             }
         }
         None
     }
 
-    /// One zone of `get_page_from_freelist`'s walk: its watermark check, then
+    /// One zone of `get_page_from_freelist`'s walk: its watermark check (with node
+    /// reclaim of a zone below it, for an allocation preferring node `local`), then
     /// `rmqueue`.
     #[inline(always)]
     fn try_zone(
         &mut self,
         zi: usize,
+        local: usize,
         gfp: Gfp,
         order: usize,
         wmark: usize,
@@ -987,9 +998,54 @@ impl Mm {
                 self.zone_page_state_free(zi),
             )
         {
-            return None;
+            if self.cfg.zone_reclaim_mode == 0 {
+                return None;
+            }
+            return self.node_reclaim_then_alloc(zi, local, gfp, order, wmark, flags);
         }
         self.rmqueue(zi, order, gfp)
+    }
+
+    /// `zone_allows_reclaim`: node reclaim of `nid` may serve an allocation preferring
+    /// `local`.
+    pub fn zone_allows_reclaim(&self, local: usize, nid: usize) -> bool {
+        self.node_distance(local, nid) <= RECLAIM_DISTANCE
+    }
+
+    /// `get_page_from_freelist` for zone `zi` below its watermark with node reclaim
+    /// on: reclaim its node if the allocation preferring node `local` may, then take
+    /// a page if the zone passes the watermark now. Cold: only a run with
+    /// `vm.zone_reclaim_mode` comes here.
+    #[inline(never)]
+    #[cold]
+    fn node_reclaim_then_alloc(
+        &mut self,
+        zi: usize,
+        local: usize,
+        gfp: Gfp,
+        order: usize,
+        wmark: usize,
+        flags: AllocFlags,
+    ) -> Option<Pfn> {
+        let nid = self.zones[zi].node;
+        if !self.zone_allows_reclaim(local, nid) {
+            return None;
+        }
+        match self.node_reclaim(nid, gfp, order) {
+            NodeReclaim::NoScan | NodeReclaim::Full => None,
+            NodeReclaim::Some | NodeReclaim::Success => {
+                if self.blocked_until.is_some() {
+                    return None;
+                }
+                let z = &self.zones[zi];
+                let free = self.zone_page_state_free(zi);
+                if zone_watermark_ok(z, order, z.wmark(wmark), gfp.highest_zoneidx, flags, free) {
+                    self.rmqueue(zi, order, gfp)
+                } else {
+                    None
+                }
+            }
+        }
     }
 
     /// `zone_statistics`: an allocation from zone `zi` when the zonelist preferred
@@ -1075,7 +1131,17 @@ impl Mm {
         if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_LOW, flags) {
             return Some(p);
         }
+        if self.node_reclaim_sleeps() {
+            return None;
+        }
         self.alloc_pages_slowpath(gfp, order)
+    }
+
+    /// Node reclaim in the walk just made has to sleep: the allocation is retried
+    /// after it (only `vm.zone_reclaim_mode` has the walk reclaim).
+    #[inline]
+    fn node_reclaim_sleeps(&self) -> bool {
+        self.cfg.zone_reclaim_mode != 0 && self.blocked_until.is_some()
     }
 
     /// `for_each_zone_zonelist_nodemask`: the zone ids of node `nid`'s zonelist up to
@@ -1161,6 +1227,9 @@ impl Mm {
         if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_MIN, flags) {
             return Some(p);
         }
+        if self.node_reclaim_sleeps() {
+            return None;
+        }
         // Reclaim contexts (PF_MEMALLOC) may use the reserves below MIN, and never
         // recurse into reclaim.
         let memalloc = matches!(self.current, Current::Kswapd(_)) || self.in_reclaim;
@@ -1224,6 +1293,12 @@ impl Mm {
             }
             if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_MIN, flags) {
                 return Some(p);
+            }
+            if self.node_reclaim_sleeps() {
+                if let Some(t) = task {
+                    self.alloc_no_progress[t] = no_progress_loops;
+                }
+                return None;
             }
             let progress = if exhausted {
                 0
@@ -1313,6 +1388,12 @@ impl Mm {
             // __alloc_pages_may_oom: one last try at HIGH, then the OOM killer.
             if let Some(p) = self.get_page_from_freelist(gfp, order, WMARK_HIGH, flags) {
                 return Some(p);
+            }
+            if self.node_reclaim_sleeps() {
+                if let Some(t) = task {
+                    self.alloc_no_progress[t] = no_progress_loops;
+                }
+                return None;
             }
             if order > PAGE_ALLOC_COSTLY_ORDER {
                 return None;

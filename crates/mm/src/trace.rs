@@ -22,6 +22,8 @@ trace_events! {
     WakeupKswapd => "mm_vmscan_wakeup_kswapd",
     DirectReclaimBegin => "mm_vmscan_direct_reclaim_begin",
     DirectReclaimEnd => "mm_vmscan_direct_reclaim_end",
+    NodeReclaimBegin => "mm_vmscan_node_reclaim_begin",
+    NodeReclaimEnd => "mm_vmscan_node_reclaim_end",
     LruShrinkInactive => "mm_vmscan_lru_shrink_inactive",
     LruShrinkActive => "mm_vmscan_lru_shrink_active",
     LruIsolate => "mm_vmscan_lru_isolate",
