@@ -394,3 +394,83 @@ fn zone_reclaim_mode_keeps_allocations_local_by_dropping_cache() {
     assert!(on.vmstat["pgsteal_direct"] >= 32 * success);
     assert!(on.nodes["node0"].vmstat["nr_file_pages"] < off.nodes["node0"].vmstat["nr_file_pages"]);
 }
+
+/// DRAM and CXL as `dram_and_cxl` has them, and `app`: 64 MiB touched once in 100 ms
+/// (allocated by `policy`), then its first 16 MiB (4096 pages) accessed uniformly for
+/// the rest of the run; `damon` appended.
+fn tiered_app(policy: &str, damon: &str) -> String {
+    format!(
+        r#"[run]
+duration = "4s"
+
+[machine]
+memory = "256M"
+nr_cpus = 2
+
+[[machine.node]]
+memory = "128M"
+cpus = [0, 1]
+latency = "100ns"
+bandwidth = "40G"
+
+[[machine.node]]
+memory = "128M"
+latency = "250ns"
+bandwidth = "20G"
+
+[[workload]]
+name = "app"
+kind = "phases"
+{policy}
+[[workload.phase]]
+duration = "100ms"
+size = "64M"
+pattern = "sequential"
+[[workload.phase]]
+duration = "60s"
+size = "16M"
+pattern = "uniform"
+{damon}"#
+    )
+}
+
+fn node_anon(r: &reclaimsim::report::results::Results, n: &str) -> u64 {
+    let v = &r.nodes[n].vmstat;
+    v["nr_inactive_anon"] + v["nr_active_anon"]
+}
+
+/// DAMOS `migrate_hot` (v6.11) on the CXL node's memory (`numa_node = 1`): `app`'s
+/// pages all start there (bound), and the kdamond, turned on at 1 s when only the
+/// 16 MiB are still used, moves the regions it finds accessed to node 0. By hand: all
+/// 4096 hot pages move; a region moves whole, and at the first aggregation the
+/// regions are node 1's 128 MiB in ten, so the hot 16 MiB spans at most three of
+/// them (at most 9830 pages move). Each page moves once (nothing moves back: the
+/// scheme only looks at node 1).
+#[test]
+fn damos_migrate_hot_promotes_the_accessed_regions() {
+    let damon = "[[damon.kdamonds]]\nstate = \"off\"\n[[damon.kdamonds.contexts]]\noperations = \"paddr\"\n[[damon.kdamonds.contexts.targets]]\nnuma_node = 1\n[[damon.kdamonds.contexts.schemes]]\naction = \"migrate_hot\"\ntarget_nid = 0\naccess_pattern.nr_accesses.min = 1\n\n[[action]]\nat = \"1s\"\nset = \"damon.kdamonds[0].state\"\nvalue = \"on\"\n";
+    let r = run_checked(
+        &tiered_app("mempolicy = { mode = \"bind\", nodes = [1] }", damon),
+        &[],
+    );
+    let moved = node_anon(&r, "node0");
+    assert!((4096..=9830).contains(&moved), "{moved}");
+    assert_eq!(node_anon(&r, "node0") + node_anon(&r, "node1"), 16384);
+    assert_eq!(r.vmstat["pgmigrate_success"], moved);
+    let s = &r.damon.as_ref().unwrap().kdamonds["kdamond.0"].schemes[0];
+    assert_eq!(s.sz_applied, moved * 4096);
+}
+
+/// DAMOS `migrate_cold` on node 0's memory: `app` allocates locally, and regions
+/// unaccessed for 1 s (ten aggregations) move to the CXL node. The hot 16 MiB stay:
+/// node 0 keeps at least its 4096 pages, and node 1 gets only cold ones (at most the
+/// other 12288).
+#[test]
+fn damos_migrate_cold_demotes_the_unaccessed_regions() {
+    let damon = "[[damon.kdamonds]]\nstate = \"on\"\n[[damon.kdamonds.contexts]]\noperations = \"paddr\"\n[[damon.kdamonds.contexts.targets]]\nnuma_node = 0\n[[damon.kdamonds.contexts.schemes]]\naction = \"migrate_cold\"\ntarget_nid = 1\naccess_pattern.nr_accesses.max = 0\naccess_pattern.age.min = 10\n";
+    let r = run_checked(&tiered_app("", damon), &[]);
+    let moved = node_anon(&r, "node1");
+    assert!(moved > 2048 && moved <= 12288, "{moved}");
+    assert!(node_anon(&r, "node0") >= 4096);
+    assert_eq!(r.vmstat["pgmigrate_success"], moved);
+}

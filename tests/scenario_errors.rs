@@ -626,3 +626,63 @@ fn a_quoted_dotted_kernel_name_says_to_unquote_it() {
     assert_eq!(e.key, "cgroup[0].\"memory.high\"", "{e}");
     assert!(e.message.contains("key `high` of table `memory`"), "{e}");
 }
+
+/// DAMOS `migrate_hot`/`migrate_cold` need a `target_nid` of the machine and paddr;
+/// `numa_node` is a paddr target's whole region.
+#[test]
+fn damos_migration_and_node_targets_are_checked() {
+    let ctx = |ops: &str, target: &str, scheme: &str| {
+        two_nodes(&format!(
+            "\n[[damon.kdamonds]]\nstate = \"on\"\n[[damon.kdamonds.contexts]]\noperations = \"{ops}\"\n[[damon.kdamonds.contexts.targets]]\n{target}\n[[damon.kdamonds.contexts.schemes]]\n{scheme}\n"
+        ))
+    };
+    let key = |text: &str| err(text, &[]).key;
+    let k = "damon.kdamonds[0].contexts[0]";
+    assert_eq!(
+        key(&ctx("paddr", "numa_node = 1", "action = \"migrate_hot\"")),
+        format!("{k}.schemes[0].target_nid")
+    );
+    assert_eq!(
+        key(&ctx(
+            "paddr",
+            "numa_node = 1",
+            "action = \"migrate_cold\"\ntarget_nid = 2"
+        )),
+        format!("{k}.schemes[0].target_nid")
+    );
+    assert_eq!(
+        key(&ctx(
+            "paddr",
+            "numa_node = 1",
+            "action = \"pageout\"\ntarget_nid = 0"
+        )),
+        format!("{k}.schemes[0].target_nid")
+    );
+    assert_eq!(
+        key(&ctx(
+            "vaddr",
+            "pid_target = \"w\"",
+            "action = \"migrate_hot\"\ntarget_nid = 0"
+        )),
+        format!("{k}.schemes[0].action")
+    );
+    assert_eq!(
+        key(&ctx("paddr", "numa_node = 2", "action = \"stat\"")),
+        format!("{k}.targets[0].numa_node")
+    );
+    assert_eq!(
+        key(&ctx(
+            "vaddr",
+            "pid_target = \"w\"\nnuma_node = 0",
+            "action = \"stat\""
+        )),
+        format!("{k}.targets[0].numa_node")
+    );
+    // And a good one loads.
+    let ok = ctx(
+        "paddr",
+        "numa_node = 1",
+        "action = \"migrate_hot\"\ntarget_nid = 0",
+    );
+    parse_str(&ok, "q.toml", &[]).unwrap();
+}

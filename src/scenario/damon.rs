@@ -129,6 +129,10 @@ pub struct Target {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid_target: Option<String>,
     pub regions: Vec<AddrRange>,
+    /// paddr: the initial region is node N's physical memory (damo's `--numa_node`;
+    /// sysfs spells it as that node's address range in `regions`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub numa_node: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -160,6 +164,10 @@ pub enum DamosAction {
 #[serde(deny_unknown_fields, default)]
 pub struct Scheme {
     pub action: DamosAction,
+    /// `target_nid` (v6.11): the node migrate_hot and migrate_cold move pages to
+    /// (unset: NUMA_NO_NODE).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_nid: Option<u32>,
     pub apply_interval_us: u64,
     pub access_pattern: AccessPattern,
     pub quotas: Quotas,

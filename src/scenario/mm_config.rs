@@ -316,6 +316,7 @@ mod damon {
                 .map(|t| TargetConfig {
                     workload: t.pid_target.as_deref().and_then(workload_index),
                     regions: t.regions.iter().map(|r| (r.start.0, r.end.0)).collect(),
+                    node: t.numa_node.map(|n| n as usize),
                 })
                 .collect();
             let schemes = c
@@ -332,6 +333,8 @@ mod damon {
                             s::DamosAction::Cold => Action::Cold,
                             s::DamosAction::LruPrio => Action::LruPrio,
                             s::DamosAction::LruDeprio => Action::LruDeprio,
+                            s::DamosAction::MigrateHot => Action::MigrateHot,
+                            s::DamosAction::MigrateCold => Action::MigrateCold,
                             // Validation rejects the others.
                             _ => Action::Stat,
                         },
@@ -395,6 +398,7 @@ mod damon {
                                 })
                             })
                             .collect(),
+                        target_nid: sch.target_nid.map(|n| n as usize),
                     }
                 })
                 .collect();

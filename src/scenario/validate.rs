@@ -312,6 +312,7 @@ fn check_damon_wmarks(
 
 fn check_damon(sc: &Scenario, c: &mut Checker) {
     use super::damon::{DamosAction, FilterType, Operations};
+    let nr_nodes = sc.machine.nodes.len().max(1);
     for (ki, kd) in sc.damon.iter().flat_map(|d| d.kdamonds.iter()).enumerate() {
         let kk = format!("damon.kdamonds[{ki}]");
         if kd.contexts.len() > 1 {
@@ -397,6 +398,24 @@ fn check_damon(sc: &Scenario, c: &mut Checker) {
                     },
                     (None, true) => {}
                 }
+                if let Some(n) = t.numa_node {
+                    if !paddr {
+                        c.err(
+                            format!("{tk}.numa_node"),
+                            "a node's memory is a paddr target; vaddr monitors a workload",
+                        );
+                    } else if !t.regions.is_empty() {
+                        c.err(
+                            format!("{tk}.numa_node"),
+                            "gives the target's region: leave `regions` out",
+                        );
+                    } else if n as usize >= nr_nodes {
+                        c.err(
+                            format!("{tk}.numa_node"),
+                            format!("must name a node of the machine (0..{nr_nodes}), got {n}"),
+                        );
+                    }
+                }
                 for (ri, r) in t.regions.iter().enumerate() {
                     if r.start.0 >= r.end.0 {
                         c.err(
@@ -408,15 +427,20 @@ fn check_damon(sc: &Scenario, c: &mut Checker) {
             }
             for (si, sch) in ctx.schemes.iter().enumerate() {
                 let sk = format!("{ck}.schemes[{si}]");
+                let migrate = matches!(
+                    sch.action,
+                    DamosAction::MigrateHot | DamosAction::MigrateCold
+                );
                 let ok = match sch.action {
                     DamosAction::Pageout | DamosAction::Stat => true,
                     DamosAction::Cold => !paddr,
                     DamosAction::LruPrio | DamosAction::LruDeprio => paddr,
+                    DamosAction::MigrateHot | DamosAction::MigrateCold => paddr,
                     _ => {
                         c.err(
                             format!("{sk}.action"),
                             format!(
-                                "{:?} is a kernel DAMOS action this simulator does not model; use pageout, cold, lru_prio, lru_deprio or stat",
+                                "{:?} is a kernel DAMOS action this simulator does not model; use pageout, cold, lru_prio, lru_deprio, migrate_hot, migrate_cold or stat",
                                 sch.action
                             )
                             .to_lowercase(),
@@ -428,12 +452,27 @@ fn check_damon(sc: &Scenario, c: &mut Checker) {
                     c.err(
                         format!("{sk}.action"),
                         format!(
-                            "{:?} is not supported by the {} operations (paddr: pageout, lru_prio, lru_deprio, stat; vaddr: pageout, cold, stat)",
+                            "{:?} is not supported by the {} operations (paddr: pageout, lru_prio, lru_deprio, migrate_hot, migrate_cold, stat; vaddr: pageout, cold, stat)",
                             sch.action,
                             if paddr { "paddr" } else { "vaddr" }
                         )
                         .to_lowercase(),
                     );
+                }
+                match (migrate, sch.target_nid) {
+                    (true, None) => c.err(
+                        format!("{sk}.target_nid"),
+                        "migrate_hot and migrate_cold need the node to move pages to",
+                    ),
+                    (true, Some(n)) if n as usize >= nr_nodes => c.err(
+                        format!("{sk}.target_nid"),
+                        format!("must name a node of the machine (0..{nr_nodes}), got {n}"),
+                    ),
+                    (false, Some(_)) => c.err(
+                        format!("{sk}.target_nid"),
+                        "only migrate_hot and migrate_cold move pages to a node",
+                    ),
+                    _ => {}
                 }
                 let p = &sch.access_pattern;
                 for (f, r) in [

@@ -839,7 +839,7 @@ impl Mm {
     }
 
     /// `demote_folio_list`: migrate the isolated folios to node `nid`'s demotion
-    /// target (`migrate_pages` with `alloc_demote_folio`, MIGRATE_ASYNC,
+    /// target (`migrate_pages` with `alloc_migrate_folio`, MIGRATE_ASYNC,
     /// MR_DEMOTION), each new page onto its lruvec there. Returns the number moved
     /// and the folios that were not (still isolated).
     fn demote_folio_list(&mut self, list: Vec<Pfn>, nid: usize) -> (u64, Vec<Pfn>) {
@@ -850,7 +850,7 @@ impl Mm {
         let mut failed = Vec::new();
         let mut nr_demoted = 0;
         for pfn in list {
-            let Some(dst) = self.alloc_demote_folio(target, allowed) else {
+            let Some(dst) = self.alloc_migrate_folio(target, allowed) else {
                 failed.push(pfn);
                 continue;
             };
@@ -869,11 +869,12 @@ impl Mm {
         (nr_demoted, failed)
     }
 
-    /// `alloc_demote_folio`: a page on `target` first (`__GFP_THISNODE`), then on any
-    /// node of `allowed`; with `GFP_NOWAIT`-style flags: no direct reclaim, no
+    /// `alloc_migrate_folio` (v6.11's name for `alloc_demote_folio`; DAMOS migrate
+    /// uses it too, with no `allowed`): a page on `target` first (`__GFP_THISNODE`),
+    /// then on any node of `allowed`; with `GFP_NOWAIT`-style flags: no direct reclaim, no
     /// reserves (`__GFP_NOMEMALLOC`, even from kswapd), but a target below its low
     /// watermark wakes its kswapd, which reclaims (demotes, swaps) there.
-    fn alloc_demote_folio(
+    pub(crate) fn alloc_migrate_folio(
         &mut self,
         target: usize,
         allowed: super::mempolicy::Nodemask,

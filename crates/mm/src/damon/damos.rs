@@ -160,14 +160,15 @@ fn pattern_matches(s: &Scheme, r: &Region) -> bool {
 }
 
 impl Mm {
-    /// `get_scheme_score` of the operation set: paddr scores pageout and lru_deprio
-    /// by coldness and lru_prio by hotness; vaddr scores pageout and cold by coldness.
+    /// `get_scheme_score` of the operation set: paddr scores pageout, lru_deprio and
+    /// migrate_cold by coldness, lru_prio and migrate_hot by hotness; vaddr scores
+    /// pageout and cold by coldness.
     fn damos_score(ctx: &Ctx, r: &Region, s: &Scheme) -> u32 {
         match s.cfg.action {
-            Action::Pageout | Action::Cold | Action::LruDeprio => {
+            Action::Pageout | Action::Cold | Action::LruDeprio | Action::MigrateCold => {
                 damon_cold_score(&ctx.attrs, r, &s.cfg.quota)
             }
-            Action::LruPrio => damon_hot_score(&ctx.attrs, r, &s.cfg.quota),
+            Action::LruPrio | Action::MigrateHot => damon_hot_score(&ctx.attrs, r, &s.cfg.quota),
             Action::Stat => DAMOS_MAX_SCORE,
         }
     }
@@ -430,6 +431,7 @@ mod tests {
                 quota: quota(10, 0),
                 wmarks,
                 filters: Vec::new(),
+                target_nid: None,
             },
             0,
         )
@@ -476,10 +478,7 @@ mod tests {
                 min_nr_regions: 10,
                 max_nr_regions: 1_000,
             },
-            targets: vec![TargetConfig {
-                workload: None,
-                regions: Vec::new(),
-            }],
+            targets: vec![TargetConfig::default()],
             schemes: vec![SchemeConfig {
                 action: Action::Stat,
                 apply_interval_us: 0,
@@ -508,6 +507,7 @@ mod tests {
                     low: 0,
                 },
                 filters: Vec::new(),
+                target_nid: None,
             }],
             reclaim_module: false,
         });

@@ -64,6 +64,10 @@ pub enum Action {
     Cold,
     LruPrio,
     LruDeprio,
+    /// v6.11's DAMOS_MIGRATE_HOT and DAMOS_MIGRATE_COLD (paddr): move the region's
+    /// pages to the scheme's `target_nid`, hottest or coldest regions first.
+    MigrateHot,
+    MigrateCold,
     Stat,
 }
 
@@ -74,6 +78,8 @@ impl Action {
             Action::Cold => "cold",
             Action::LruPrio => "lru_prio",
             Action::LruDeprio => "lru_deprio",
+            Action::MigrateHot => "migrate_hot",
+            Action::MigrateCold => "migrate_cold",
             Action::Stat => "stat",
         }
     }
@@ -164,14 +170,19 @@ pub struct SchemeConfig {
     pub quota: Quota,
     pub wmarks: Watermarks,
     pub filters: Vec<Filter>,
+    /// `target_nid`: where the migrate actions move pages (None: NUMA_NO_NODE, so
+    /// they move nothing).
+    pub target_nid: Option<usize>,
 }
 
 /// A monitoring target: a workload (vaddr) or physical ranges (paddr), with the
-/// initial regions in bytes (empty: the whole of it).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// initial regions in bytes (empty: the whole of it, or of `node`'s memory).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TargetConfig {
     pub workload: Option<usize>,
     pub regions: Vec<(u64, u64)>,
+    /// paddr: monitor node `node`'s physical memory (damo's `--numa_node`).
+    pub node: Option<usize>,
 }
 
 /// A kdamond and its one context, as configured (sysfs allows one context per

@@ -15,6 +15,15 @@ impl Mm {
     /// adaptive split then grows them toward `min_nr_regions` and beyond.
     pub(super) fn damon_pa_init_regions(&self, t: &TargetConfig, _attrs: &Attrs) -> Vec<Region> {
         let ram = self.frames.len() as u64 * DAMON_MIN_REGION;
+        if let Some(nid) = t.node {
+            // damo's --numa_node: the node's physical range.
+            let (start, end) = (self.node_start_pfn[nid], self.node_start_pfn[nid + 1]);
+            return evenly_split(
+                start as u64 * DAMON_MIN_REGION,
+                end as u64 * DAMON_MIN_REGION,
+                1,
+            );
+        }
         if t.regions.is_empty() {
             return evenly_split(0, ram, 1);
         }
@@ -124,6 +133,7 @@ impl Mm {
         match s.cfg.action {
             Action::Pageout => self.damon_pa_pageout(r, s),
             Action::LruPrio | Action::LruDeprio => self.damon_pa_mark_accessed_or_deactivate(r, s),
+            Action::MigrateHot | Action::MigrateCold => self.damon_pa_migrate(r, s),
             // Rejected at load time for paddr; nothing to do for stat.
             Action::Cold | Action::Stat => 0,
         }
@@ -179,6 +189,70 @@ impl Mm {
             applied += DAMON_MIN_REGION;
         }
         applied
+    }
+
+    /// `damon_pa_migrate` (v6.11): isolate every LRU page of the region that passes
+    /// the filters and `damon_pa_migrate_pages` them to the scheme's `target_nid`.
+    /// Returns the bytes moved.
+    fn damon_pa_migrate(&mut self, r: &Region, s: &Scheme) -> u64 {
+        let Some(target) = s.cfg.target_nid.filter(|&n| n < self.nr_nodes()) else {
+            return 0;
+        };
+        let mut list = Vec::new();
+        let (first, last) = (r.start / DAMON_MIN_REGION, r.end / DAMON_MIN_REGION);
+        self.charge((last - first) * self.cfg.costs.walk_pte_ns);
+        for pfn in first..last {
+            let Some(pfn) = self.damon_get_folio(pfn * DAMON_MIN_REGION) else {
+                continue;
+            };
+            self.charge(self.cfg.costs.scan_page_ns);
+            if self.damos_pa_filter_out(s, pfn) {
+                continue;
+            }
+            self.lruvec_del_folio(pfn);
+            self.frames[pfn as usize].list = on::ISOLATED;
+            list.push(pfn);
+        }
+        self.damon_pa_migrate_pages(list, target) * DAMON_MIN_REGION
+    }
+
+    /// `damon_pa_migrate_pages` → `__damon_pa_migrate_folio_list`: pages already on
+    /// `target` stay; the others move there with `migrate_pages` (MIGRATE_ASYNC,
+    /// MR_DAMON) into pages `alloc_migrate_folio` takes on `target` only, without
+    /// reclaim (waking its kswapd when low). Whatever does not move goes back on its
+    /// LRU. Returns the pages moved.
+    fn damon_pa_migrate_pages(&mut self, list: Vec<Pfn>, target: usize) -> u64 {
+        let mut moved = 0;
+        let mut failed = false;
+        for pfn in list {
+            let dst = if failed || self.pfn_to_nid(pfn) == target {
+                None
+            } else {
+                self.alloc_migrate_folio(target, 0)
+            };
+            let back = match dst {
+                Some(dst) => match self.migrate_folio(pfn, dst) {
+                    Ok(()) => {
+                        moved += 1;
+                        dst
+                    }
+                    Err(_) => {
+                        self.free_pages(dst, 0);
+                        pfn
+                    }
+                },
+                None => {
+                    // The target is out of free pages: the rest stay where they are
+                    // (each one's allocation would fail as this one did).
+                    failed |= self.pfn_to_nid(pfn) != target;
+                    pfn
+                }
+            };
+            self.frames[back as usize].list = on::NONE;
+            self.lruvec_add_folio(back);
+        }
+        self.try_to_unmap_flush();
+        moved
     }
 
     /// `reclaim_pages`: `shrink_folio_list` on isolated pages ignoring references

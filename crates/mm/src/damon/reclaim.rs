@@ -96,6 +96,7 @@ pub fn kdamond_config(p: &Params) -> KdamondConfig {
             low: p.wmarks_low,
         },
         filters,
+        target_nid: None,
     };
     let regions = if p.monitor_region_start == 0 && p.monitor_region_end == 0 {
         Vec::new()
@@ -109,6 +110,7 @@ pub fn kdamond_config(p: &Params) -> KdamondConfig {
         targets: vec![TargetConfig {
             workload: None,
             regions,
+            node: None,
         }],
         schemes: vec![scheme],
         reclaim_module: true,

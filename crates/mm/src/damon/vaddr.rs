@@ -134,7 +134,12 @@ impl Mm {
         match s.cfg.action {
             Action::Pageout => self.madvise_cold_or_pageout(w, r, true),
             Action::Cold => self.madvise_cold_or_pageout(w, r, false),
-            Action::LruPrio | Action::LruDeprio | Action::Stat => return 0,
+            // Rejected at load time for vaddr (the model's vaddr is v6.5's).
+            Action::LruPrio
+            | Action::LruDeprio
+            | Action::MigrateHot
+            | Action::MigrateCold
+            | Action::Stat => return 0,
         }
         r.size()
     }
