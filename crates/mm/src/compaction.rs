@@ -587,15 +587,16 @@ impl Mm {
     /// `too_many_isolated` (compaction's): more pages isolated on the node than half
     /// its LRU pages (an eighth for `__GFP_FS` callers). Counts what reclaimers hold.
     fn compaction_too_many_isolated(&mut self, cc: &CompactControl) -> bool {
+        let nid = self.zones[cc.zi].node;
         let mut lru_pages: u64 = (0..lru::UNEVICTABLE)
-            .map(|l| self.global_lru_pages(l))
+            .map(|l| self.node_lru_pages(nid, l))
             .sum();
         if cc.gfp_fs {
             lru_pages >>= 3;
         }
         let now = self.clock();
-        let isolated =
-            self.reclaim_wait.nr_isolated(now, true) + self.reclaim_wait.nr_isolated(now, false);
+        let w = &mut self.reclaim_wait;
+        let isolated = w.nr_isolated(nid, now, true) + w.nr_isolated(nid, now, false);
         isolated > lru_pages / 2
     }
 

@@ -1181,7 +1181,7 @@ impl Mm {
             workload_oom_score_adj: cfg.workloads.iter().map(|w| w.oom_score_adj).collect(),
             direct_reclaim_ns: 0,
             throttle_mode: Default::default(),
-            reclaim_wait: Default::default(),
+            reclaim_wait: throttle::ReclaimWait::new(nodes.len()),
             throttled_until: None,
             blocked_until: None,
             plug: Vec::new(),

@@ -250,7 +250,7 @@ impl Mm {
                 self.vmscan_write(pfn);
                 self.count(Ev::PgpgOut, 4);
                 // zram completes the write at once: folio_end_writeback runs now.
-                self.acct_reclaim_writeback(1);
+                self.acct_reclaim_writeback(pfn);
                 PageOut::Done
             }
             Some(SwapKind::Disk) => {

@@ -3,7 +3,8 @@
 //! replaced (mm/backing-dev.c, ≤ v5.15); kernel-reference §5.1, §5.2.
 //!
 //! A throttled task sleeps: [`Mm::reclaim_throttle`] puts it on the node's wait queue
-//! for the reason and asks it to block until the timeout (`Mm::block_until`), which
+//! for the reason (each pgdat has its own `reclaim_wait[]`, written-page count and
+//! NR_ISOLATED, and its own `pfmemalloc_wait`) and asks it to block until the timeout (`Mm::block_until`), which
 //! stops the reclaim it is in. A wake-up (enough writeback completed, isolation dropped,
 //! another reclaimer made progress) cuts the sleep short with [`Out::WakeTask`]. The
 //! simulator calls [`Mm::throttle_finish`] when the task runs again: that is where the
@@ -111,6 +112,8 @@ impl Sleep {
 #[derive(Debug, Clone, Copy)]
 struct Sleeper {
     kind: Sleep,
+    /// The node whose queue it is on.
+    nid: usize,
     start_ns: u64,
     timeout_ns: u64,
     /// A wake-up was already sent (one is enough).
@@ -138,19 +141,30 @@ pub struct SleepStats {
     pub usec_delayed: BTreeMap<u64, u64>,
 }
 
-/// The node's throttling state (`pgdat->reclaim_wait[]`, `nr_writeback_throttled`,
-/// `nr_reclaim_start`, NR_THROTTLED_WRITTEN) plus NR_ISOLATED_* over time.
+/// The sleeps in reclaim: who sleeps how, each node's throttling state, and the
+/// record of every sleep.
 #[derive(Debug, Clone, Default)]
 pub struct ReclaimWait {
     /// Per task: the sleep it is in.
     sleeping: Vec<Option<Sleeper>>,
-    /// Tasks on each `reclaim_wait[reason]` and on `pfmemalloc_wait`, in the order
-    /// they slept.
-    queues: [Vec<usize>; 5],
     /// Per task: woken from `pfmemalloc_wait` with the reserves restored, so the
     /// reclaim it goes on with does not check them again (the kernel's task leaves
     /// `wait_event` with the condition true and reclaims).
     pfmemalloc_woken: Vec<bool>,
+    /// Per node, its pgdat's part.
+    nodes: Vec<NodeWait>,
+    /// Every node's sleeps, by kind.
+    pub stats: BTreeMap<Sleep, SleepStats>,
+}
+
+/// A node's throttling state (`pgdat->reclaim_wait[]`, `pfmemalloc_wait`,
+/// `nr_writeback_throttled`, `nr_reclaim_start`, NR_THROTTLED_WRITTEN) plus its
+/// NR_ISOLATED_* over time.
+#[derive(Debug, Clone, Default)]
+pub struct NodeWait {
+    /// Tasks on each `reclaim_wait[reason]` and on `pfmemalloc_wait`, in the order
+    /// they slept.
+    queues: [Vec<usize>; 5],
     /// `nr_writeback_throttled`.
     pub nr_writeback_throttled: u64,
     /// `nr_reclaim_start`: NR_THROTTLED_WRITTEN when the first WRITEBACK sleeper began.
@@ -161,7 +175,6 @@ pub struct ReclaimWait {
     /// were noted), so the ones over long ago leave from the front and a query stops
     /// at the first that ended before it.
     isolated: VecDeque<Isolation>,
-    pub stats: BTreeMap<Sleep, SleepStats>,
 }
 
 /// `pfmemalloc_wait`'s place among the queues.
@@ -175,9 +188,39 @@ const PFMEMALLOC_WAIT_NS: u64 = u64::MAX / 4;
 const WRITTEN_PER_SLEEPER: u64 = super::vmscan::SWAP_CLUSTER_MAX;
 
 impl ReclaimWait {
+    pub fn new(nr_nodes: usize) -> ReclaimWait {
+        ReclaimWait {
+            nodes: vec![NodeWait::default(); nr_nodes],
+            ..ReclaimWait::default()
+        }
+    }
+
     pub fn set_nr_tasks(&mut self, n: usize) {
         self.sleeping = vec![None; n];
         self.pfmemalloc_woken = vec![false; n];
+    }
+
+    /// Node `nid`'s part.
+    pub fn node(&self, nid: usize) -> &NodeWait {
+        &self.nodes[nid]
+    }
+
+    /// NR_ISOLATED_{ANON,FILE} of node `nid` as a reclaimer running at `now_ns` sees
+    /// it.
+    pub fn nr_isolated(&mut self, nid: usize, now_ns: u64, file: bool) -> u64 {
+        self.nodes[nid].nr_isolated(now_ns, file)
+    }
+
+    /// Records pages of node `nid` held isolated over `[start_ns, end_ns)`.
+    pub fn note_isolated(
+        &mut self,
+        nid: usize,
+        start_ns: u64,
+        end_ns: u64,
+        nr_pages: u64,
+        file: bool,
+    ) {
+        self.nodes[nid].note_isolated(start_ns, end_ns, nr_pages, file);
     }
 
     /// Whether a task sleeping until `until_ns` can be woken early: it is in a
@@ -187,9 +230,11 @@ impl ReclaimWait {
             s.kind.queue().is_some() && s.start_ns.saturating_add(s.timeout_ns) >= until_ns
         })
     }
+}
 
+impl NodeWait {
     /// NR_ISOLATED_{ANON,FILE} as a reclaimer running at `now_ns` sees it.
-    pub fn nr_isolated(&mut self, now_ns: u64, file: bool) -> u64 {
+    fn nr_isolated(&mut self, now_ns: u64, file: bool) -> u64 {
         self.forget_isolated_before(now_ns);
         // Only entries still held at `now_ns` count, and those are the ledger's end.
         self.isolated
@@ -214,7 +259,7 @@ impl ReclaimWait {
     /// Records pages held isolated over `[start_ns, end_ns)`, and forgets what is over
     /// by then: only direct reclaim asks ([`Mm::too_many_isolated`]), so a run where
     /// kswapd alone reclaims would otherwise keep every batch it ever isolated.
-    pub fn note_isolated(&mut self, start_ns: u64, end_ns: u64, nr_pages: u64, file: bool) {
+    fn note_isolated(&mut self, start_ns: u64, end_ns: u64, nr_pages: u64, file: bool) {
         self.forget_isolated_before(start_ns);
         if end_ns > start_ns && nr_pages > 0 {
             // After the entries ending no later (CPUs' clocks differ by about a slice,
@@ -253,8 +298,8 @@ impl Mm {
         }
     }
 
-    /// `reclaim_throttle(pgdat, reason)` on node `nid` (the wait queues and their
-    /// counts are kept machine-wide; the node decides `skip_throttle_noprogress`).
+    /// `reclaim_throttle(pgdat, reason)` on node `nid`: onto its
+    /// `reclaim_wait[reason]`, to sleep until woken or the reason's timeout.
     pub fn reclaim_throttle(&mut self, nid: usize, reason: Sleep) {
         let Some(task) = self.throttle_task() else {
             return;
@@ -277,14 +322,15 @@ impl Mm {
             Sleep::Noprogress => hz / 2 * jiffy,
             _ => unreachable!("not a reclaim_throttle reason"),
         };
+        let w = &mut self.reclaim_wait.nodes[nid];
         if reason == Sleep::Writeback {
-            self.reclaim_wait.nr_writeback_throttled += 1;
-            if self.reclaim_wait.nr_writeback_throttled == 1 {
-                self.reclaim_wait.nr_reclaim_start = self.reclaim_wait.nr_throttled_written;
+            w.nr_writeback_throttled += 1;
+            if w.nr_writeback_throttled == 1 {
+                w.nr_reclaim_start = w.nr_throttled_written;
             }
         }
-        self.reclaim_wait.queues[reason.queue().expect("a reason")].push(task);
-        self.sleep(task, reason, timeout_ns);
+        w.queues[reason.queue().expect("a reason")].push(task);
+        self.sleep(task, nid, reason, timeout_ns);
     }
 
     /// `congestion_wait(BLK_RW_ASYNC, HZ/10)`: nothing signals congestion, so nothing
@@ -306,7 +352,8 @@ impl Mm {
             return;
         };
         if self.blocked_until.is_none() {
-            self.sleep(task, kind, timeout_ns);
+            let nid = self.numa_node_id();
+            self.sleep(task, nid, kind, timeout_ns);
         }
     }
 
@@ -317,13 +364,15 @@ impl Mm {
             return;
         }
         let timeout_ns = self.cfg.hz / 10 * self.cfg.jiffy_ns();
-        self.record_sleep(Sleep::WaitIffCongested, timeout_ns, 0);
+        let nid = self.numa_node_id();
+        self.record_sleep(Sleep::WaitIffCongested, nid, timeout_ns, 0);
     }
 
-    fn sleep(&mut self, task: usize, kind: Sleep, timeout_ns: u64) {
+    fn sleep(&mut self, task: usize, nid: usize, kind: Sleep, timeout_ns: u64) {
         let start_ns = self.clock();
         self.reclaim_wait.sleeping[task] = Some(Sleeper {
             kind,
+            nid,
             start_ns,
             timeout_ns,
             woken: false,
@@ -357,11 +406,12 @@ impl Mm {
         else {
             return;
         };
+        let w = &mut self.reclaim_wait.nodes[s.nid];
         if let Some(q) = s.kind.queue() {
-            self.reclaim_wait.queues[q].retain(|&t| t != task);
+            w.queues[q].retain(|&t| t != task);
         }
         if s.kind == Sleep::Writeback {
-            self.reclaim_wait.nr_writeback_throttled -= 1;
+            w.nr_writeback_throttled -= 1;
         }
         if s.kind == Sleep::PfmemallocWait {
             self.reclaim_wait.pfmemalloc_woken[task] = s.woken;
@@ -373,7 +423,7 @@ impl Mm {
         self.current_cpu = cpu;
         self.now = now_ns;
         self.cpu_ns = 0;
-        self.record_sleep(s.kind, s.timeout_ns, slept_ns);
+        self.record_sleep(s.kind, s.nid, s.timeout_ns, slept_ns);
         self.current_task = was_task;
         self.current_cpu = was_cpu;
         self.now = was_now;
@@ -381,7 +431,7 @@ impl Mm {
     }
 
     /// The tracepoint and the histogram for one finished sleep.
-    fn record_sleep(&mut self, kind: Sleep, timeout_ns: u64, slept_ns: u64) {
+    fn record_sleep(&mut self, kind: Sleep, nid: usize, timeout_ns: u64, slept_ns: u64) {
         let jiffy = self.cfg.jiffy_ns();
         let usec_timeout = timeout_ns / 1000;
         let delayed = usec_delayed(slept_ns, jiffy);
@@ -409,22 +459,22 @@ impl Mm {
             _ => trace_event!(
                 self,
                 Tp::VmscanThrottled,
-                "nid=0 usec_timeout={usec_timeout} usect_delayed={delayed} reason={}",
+                "nid={nid} usec_timeout={usec_timeout} usect_delayed={delayed} reason={}",
                 kind.name()
             ),
         }
     }
 
-    /// Wakes every task on `reclaim_wait[reason]` (`wake_up`; the sleepers are not
-    /// exclusive waiters, so all of them).
-    pub fn wake_throttled(&mut self, reason: Sleep) {
+    /// Wakes every task on node `nid`'s `reclaim_wait[reason]` (`wake_up`; the
+    /// sleepers are not exclusive waiters, so all of them).
+    pub fn wake_throttled(&mut self, nid: usize, reason: Sleep) {
         let q = reason.queue().expect("a reason");
-        if self.reclaim_wait.queues[q].is_empty() {
+        if self.reclaim_wait.nodes[nid].queues[q].is_empty() {
             return;
         }
         let at = self.clock();
-        for i in 0..self.reclaim_wait.queues[q].len() {
-            let task = self.reclaim_wait.queues[q][i];
+        for i in 0..self.reclaim_wait.nodes[nid].queues[q].len() {
+            let task = self.reclaim_wait.nodes[nid].queues[q][i];
             if let Some(s) = self.reclaim_wait.sleeping[task].as_mut() {
                 if !s.woken {
                     s.woken = true;
@@ -434,18 +484,19 @@ impl Mm {
         }
     }
 
-    /// `acct_reclaim_writeback`: `nr_pages` finished writeback. Once the WRITEBACK
-    /// sleepers have seen SWAP_CLUSTER_MAX pages each written since the first of them
-    /// slept, wake them.
-    pub fn acct_reclaim_writeback(&mut self, nr_pages: u64) {
-        let w = &mut self.reclaim_wait;
+    /// `acct_reclaim_writeback`: page `pfn` finished writeback. Once its node's
+    /// WRITEBACK sleepers have seen SWAP_CLUSTER_MAX pages each written there since
+    /// the first of them slept, wake them.
+    pub fn acct_reclaim_writeback(&mut self, pfn: super::page::Pfn) {
+        let nid = self.pfn_to_nid(pfn);
+        let w = &mut self.reclaim_wait.nodes[nid];
         if w.nr_writeback_throttled == 0 {
             return;
         }
-        w.nr_throttled_written += nr_pages;
+        w.nr_throttled_written += 1;
         let written = w.nr_throttled_written - w.nr_reclaim_start;
         if written > WRITTEN_PER_SLEEPER * w.nr_writeback_throttled {
-            self.wake_throttled(Sleep::Writeback);
+            self.wake_throttled(nid, Sleep::Writeback);
         }
     }
 
@@ -467,9 +518,9 @@ impl Mm {
     }
 
     /// `too_many_isolated` (shrink_inactive_list's) on node `nid`: direct reclaim
-    /// only; more pages of the type isolated than an eighth of the node's inactive
-    /// list (GFP_KERNEL-like callers). When not, it wakes the ISOLATED sleepers. The
-    /// isolated count is machine-wide (one ledger for every node).
+    /// only; more pages of the type isolated on the node than an eighth of its
+    /// inactive list (GFP_KERNEL-like callers). When not, it wakes the node's
+    /// ISOLATED sleepers.
     pub fn too_many_isolated(&mut self, nid: usize, file: bool) -> bool {
         if self.is_kswapd() || !matches!(self.current, Current::Task(_)) {
             return false;
@@ -484,10 +535,10 @@ impl Mm {
             },
         ) >> 3;
         let now = self.clock();
-        let isolated = self.reclaim_wait.nr_isolated(now, file);
+        let isolated = self.reclaim_wait.nr_isolated(nid, now, file);
         let too_many = isolated > inactive;
         if !too_many && self.throttle_mode != ReclaimThrottle::CongestionWait {
-            self.wake_throttled(Sleep::Isolated);
+            self.wake_throttled(nid, Sleep::Isolated);
         }
         too_many
     }
@@ -540,8 +591,8 @@ impl Mm {
     /// `throttle_direct_reclaim`, at the top of `try_to_free_pages`: a task (kernel
     /// threads are not throttled) whose first node in the zonelist (`nodes[0]`, the
     /// nodes `shrink_zones` would visit) has used up half its PF_MEMALLOC reserves
-    /// counts `pgscan_direct_throttle` and sleeps on `pfmemalloc_wait` until kswapd
-    /// has restored them (GFP_HIGHUSER_MOVABLE has __GFP_FS: `wait_event_killable`, no
+    /// counts `pgscan_direct_throttle` and sleeps on that node's `pfmemalloc_wait`
+    /// until its kswapd has restored them (GFP_HIGHUSER_MOVABLE has __GFP_FS: `wait_event_killable`, no
     /// timeout). True if it now sleeps; it reclaims once woken (the allocation is
     /// retried then, and that reclaim skips this check, as the woken task's does).
     pub fn throttle_direct_reclaim(&mut self, nodes: &[usize]) -> bool {
@@ -559,20 +610,19 @@ impl Mm {
             return false;
         }
         self.count(crate::vm_event_item::Ev::PgscanDirectThrottle, 1);
-        self.reclaim_wait.queues[PFMEMALLOC_QUEUE].push(task);
-        self.sleep(task, Sleep::PfmemallocWait, PFMEMALLOC_WAIT_NS);
+        self.reclaim_wait.nodes[nid].queues[PFMEMALLOC_QUEUE].push(task);
+        self.sleep(task, nid, Sleep::PfmemallocWait, PFMEMALLOC_WAIT_NS);
         true
     }
 
-    /// Node `nid`'s kswapd's wake-up of `pfmemalloc_wait` (after each `balance_pgdat`
-    /// pass, and in `prepare_kswapd_sleep`): the sleepers recheck
-    /// `allow_direct_reclaim`, so they are woken only once it holds. One queue for
-    /// every node: a node's restored reserves wake all sleepers.
+    /// Node `nid`'s kswapd's wake-up of its `pfmemalloc_wait` (after each
+    /// `balance_pgdat` pass, and in `prepare_kswapd_sleep`): the sleepers recheck
+    /// `allow_direct_reclaim`, so they are woken only once it holds.
     pub fn wake_pfmemalloc_waiters(&mut self, nid: usize) {
-        if !self.reclaim_wait.queues[PFMEMALLOC_QUEUE].is_empty()
+        if !self.reclaim_wait.nodes[nid].queues[PFMEMALLOC_QUEUE].is_empty()
             && self.pfmemalloc_reserves_ok(nid)
         {
-            self.wake_throttled(Sleep::PfmemallocWait);
+            self.wake_throttled(nid, Sleep::PfmemallocWait);
         }
     }
 
@@ -585,14 +635,15 @@ impl Mm {
     }
 
     /// `consider_reclaim_throttle`, after each `shrink_zones` pass of
-    /// `do_try_to_free_pages`: progress above 12.5 % efficiency wakes the NOPROGRESS
-    /// sleepers; global direct reclaim that got nothing at priority 1 sleeps.
+    /// `do_try_to_free_pages`, on the first node shrunk (`sc.nid`): progress above
+    /// 12.5 % efficiency wakes its NOPROGRESS sleepers; global direct reclaim that got
+    /// nothing at priority 1 sleeps there.
     pub fn consider_reclaim_throttle(&mut self, sc: &super::vmscan::ScanControl) {
         if self.throttle_mode == ReclaimThrottle::CongestionWait {
             return;
         }
         if sc.nr_reclaimed > sc.nr_scanned >> 3 {
-            self.wake_throttled(Sleep::Noprogress);
+            self.wake_throttled(sc.nid, Sleep::Noprogress);
             return;
         }
         if self.is_kswapd() || sc.target != 0 {
@@ -628,6 +679,13 @@ mod tests {
         mm.blocked_until = None;
         mm.reclaim_throttle(0, reason);
         mm.blocked_until
+    }
+
+    /// `n` pages of node 0 finish writeback.
+    fn written(mm: &mut Mm, n: u64) {
+        for _ in 0..n {
+            mm.acct_reclaim_writeback(0);
+        }
     }
 
     fn wakes(mm: &mut Mm) -> Vec<(usize, u64)> {
@@ -748,20 +806,20 @@ mod tests {
         // Two tasks sleep on WRITEBACK: HZ/10 = 25 jiffies = 100 ms.
         assert_eq!(throttle(&mut mm, 0, 0, Sleep::Writeback), Some(100_000_000));
         assert_eq!(throttle(&mut mm, 1, 0, Sleep::Writeback), Some(100_000_000));
-        assert_eq!(mm.reclaim_wait.nr_writeback_throttled, 2);
+        assert_eq!(mm.reclaim_wait.node(0).nr_writeback_throttled, 2);
         // Wake-up needs written > 32 × 2: 64 pages are not enough, the 65th is.
         mm.now = 10_000_000;
-        mm.acct_reclaim_writeback(64);
+        written(&mut mm, 64);
         assert!(wakes(&mut mm).is_empty());
-        mm.acct_reclaim_writeback(1);
+        written(&mut mm, 1);
         assert_eq!(wakes(&mut mm), vec![(0, 10_000_000), (1, 10_000_000)]);
         // More completions do not wake them again.
-        mm.acct_reclaim_writeback(100);
+        written(&mut mm, 100);
         assert!(wakes(&mut mm).is_empty());
         // They run 10 ms after sleeping: 2.5 jiffies, reported as 2 (8000 us).
         mm.throttle_finish(0, 0, 10_000_000);
         mm.throttle_finish(1, 1, 10_000_000);
-        assert_eq!(mm.reclaim_wait.nr_writeback_throttled, 0);
+        assert_eq!(mm.reclaim_wait.node(0).nr_writeback_throttled, 0);
         let st = &mm.reclaim_wait.stats[&Sleep::Writeback];
         assert_eq!((st.count, st.woken_early, st.timed_out), (2, 2, 0));
         assert_eq!(st.usec_delayed.get(&8000), Some(&2));
@@ -771,11 +829,11 @@ mod tests {
     fn writeback_count_starts_when_the_first_sleeper_sleeps() {
         let mut mm = mm(ReclaimThrottle::Throttle);
         // Pages written while nobody sleeps are not counted.
-        mm.acct_reclaim_writeback(1000);
+        written(&mut mm, 1000);
         throttle(&mut mm, 0, 0, Sleep::Writeback);
-        mm.acct_reclaim_writeback(32);
+        written(&mut mm, 32);
         assert!(wakes(&mut mm).is_empty());
-        mm.acct_reclaim_writeback(1);
+        written(&mut mm, 1);
         assert_eq!(wakes(&mut mm).len(), 1);
     }
 
@@ -784,7 +842,7 @@ mod tests {
         let mut mm = mm(ReclaimThrottle::Throttle);
         // No file pages on the LRU: an eighth of the inactive list is 0, so any page
         // isolated by another reclaimer is too many. Task 1 holds 32 until t=1000.
-        mm.reclaim_wait.note_isolated(0, 1000, 32, true);
+        mm.reclaim_wait.note_isolated(0, 0, 1000, 32, true);
         throttle(&mut mm, 0, 0, Sleep::Isolated);
         mm.current = Current::Task(2);
         mm.current_task = 2;
@@ -857,7 +915,7 @@ mod tests {
         mm.congestion_wait();
         assert_eq!(mm.blocked_until, Some(100_000_000));
         // Writeback completing does not end it: it is on no wait queue.
-        mm.acct_reclaim_writeback(10_000);
+        written(&mut mm, 10_000);
         assert!(wakes(&mut mm).is_empty());
         assert!(!mm.reclaim_wait.is_wakeable(0, 100_000_000));
         mm.throttle_finish(0, 0, 100_000_000);
@@ -883,6 +941,33 @@ mod tests {
         assert_eq!(mm.blocked_until, Some(100_000_000));
     }
 
+    /// Each pgdat has its own `reclaim_wait[]` and written-page count: a node's
+    /// finished writes wake its WRITEBACK sleepers, not another node's.
+    #[test]
+    fn each_node_wakes_its_own_writeback_sleepers() {
+        let mut cfg = crate::test_util::config(128);
+        crate::test_util::two_nodes(&mut cfg);
+        let mut mm = Mm::new(cfg);
+        mm.set_nr_tasks(2);
+        for (task, nid) in [(0, 0), (1, 1)] {
+            mm.current = Current::Task(task);
+            mm.current_task = task;
+            mm.blocked_until = None;
+            mm.reclaim_throttle(nid, Sleep::Writeback);
+            assert_eq!(mm.reclaim_wait.node(nid).nr_writeback_throttled, 1);
+        }
+        // SWAP_CLUSTER_MAX pages per sleeper, and one more: 33 of node 1's.
+        let node1 = mm.node_start_pfn[1];
+        for _ in 0..33 {
+            mm.acct_reclaim_writeback(node1);
+        }
+        assert_eq!(wakes(&mut mm), [(1, 0)]);
+        written(&mut mm, 32);
+        assert!(wakes(&mut mm).is_empty());
+        written(&mut mm, 1);
+        assert_eq!(wakes(&mut mm), [(0, 0)]);
+    }
+
     #[test]
     fn usec_delayed_counts_whole_jiffies() {
         // HZ=250: 4 ms jiffies. 3.9 ms is no whole jiffy; 100 ms is 25.
@@ -894,7 +979,7 @@ mod tests {
 
     #[test]
     fn isolation_counts_only_while_held() {
-        let mut w = ReclaimWait::default();
+        let mut w = NodeWait::default();
         w.note_isolated(1000, 2000, 32, true);
         w.note_isolated(1500, 2500, 32, true);
         w.note_isolated(1500, 2500, 32, false);
@@ -908,7 +993,7 @@ mod tests {
     /// last millisecond isolated, not every batch of the run.
     #[test]
     fn a_ledger_nobody_asks_stays_short() {
-        let mut w = ReclaimWait::default();
+        let mut w = NodeWait::default();
         for k in 0..100_000u64 {
             let start = k * 10_000;
             w.note_isolated(start, start + 50_000, 32, k % 2 == 0);
@@ -926,7 +1011,7 @@ mod tests {
     fn ordered_ledger_answers_as_the_plain_list() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(13);
-        let mut w = ReclaimWait::default();
+        let mut w = NodeWait::default();
         let mut plain: Vec<Isolation> = Vec::new();
         let mut cpu_ns = [0u64; 4];
         for step in 0..100_000 {

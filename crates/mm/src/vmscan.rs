@@ -776,7 +776,7 @@ impl Mm {
         // NR_ISOLATED_*: the batch was off the LRU while shrink_folio_list ran.
         let now = self.clock();
         self.reclaim_wait
-            .note_isolated(isolated_at, now, nr_taken, file);
+            .note_isolated(sc.nid, isolated_at, now, nr_taken, file);
         // move_folios_to_lru: activated pages age the non-resident clock.
         for &pfn in &survivors {
             self.frames[pfn as usize].list = on::NONE;

@@ -257,7 +257,7 @@ impl Mm {
 
     fn end_page_writeback(&mut self, pfn: Pfn) {
         self.frames[pfn as usize].clear(pg::WRITEBACK);
-        self.acct_reclaim_writeback(1);
+        self.acct_reclaim_writeback(pfn);
         if self.frames[pfn as usize].is_file_lru() {
             self.count(Ev::NrWritten, 1);
         }
