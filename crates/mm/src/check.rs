@@ -765,7 +765,8 @@ impl Mm {
             }
         }
         let mut seen = vec![[false; 2]; self.vfs.files.len()];
-        for (m, l) in self.vfs.lru.iter().enumerate() {
+        for (li, l) in self.vfs.lru.iter().enumerate() {
+            let (m, nid) = (li / self.nr_nodes(), li % self.nr_nodes());
             for (kind, list) in [&l.dentries, &l.inodes].into_iter().enumerate() {
                 for &space in list {
                     let f = self.vfs.files[space as usize];
@@ -774,16 +775,17 @@ impl Mm {
                     } else {
                         (f.inode, f.i_on_lru)
                     };
-                    let memcg = obj.map(|o| {
-                        if self.cfg.memcg_kmem {
+                    let owner = obj.map(|o| {
+                        let memcg = if self.cfg.memcg_kmem {
                             o.memcg as usize
                         } else {
                             0
-                        }
+                        };
+                        (memcg, self.pfn_to_nid(o.slab))
                     });
-                    if seen[space as usize][kind] || !flag || memcg != Some(m) {
+                    if seen[space as usize][kind] || !flag || owner != Some((m, nid)) {
                         return Err(format!(
-                            "file {space} on superblock LRU {kind} of memcg {m}: {f:?}"
+                            "file {space} on superblock LRU {kind} of memcg {m} node {nid}: {f:?}"
                         ));
                     }
                     seen[space as usize][kind] = true;

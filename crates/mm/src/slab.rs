@@ -1,10 +1,12 @@
 //! Kernel object caches (mm/slub.c, reduced): the unmovable and reclaimable memory
 //! that fragments the page allocator. A cache packs objects of one size into slabs of
 //! `2^order` pages (`calculate_order`); an object is taken from a slab with room (the
-//! partial list, newest first), else a new slab comes from the page allocator with the
-//! cache's migratetype; a slab whose last object is freed goes back to the buddy
-//! allocator. Per-CPU slabs and `min_partial` are not modelled: an empty slab is freed
-//! at once. kernel-reference §1.3.
+//! allocating CPU's node's partial list, newest first: `get_partial_node` on the
+//! local node), else a new slab comes from the page allocator with the cache's
+//! migratetype; a slab whose last object is freed goes back to the buddy allocator.
+//! Per-CPU slabs, `get_any_partial` and `min_partial` are not modelled: an empty slab
+//! is freed at once, and a new slab the allocator had to place on another node joins
+//! the allocating node's list, as the CPU slab it would be. kernel-reference §1.3.
 
 use super::page::{on, Frame, Pfn};
 use super::page_alloc::Gfp;
@@ -22,8 +24,8 @@ pub struct KmemCache {
     pub objects_per_slab: u32,
     /// MIGRATE_UNMOVABLE, or MIGRATE_RECLAIMABLE (SLAB_RECLAIM_ACCOUNT).
     pub migratetype: usize,
-    /// Slabs with a free object (head PFNs), the most recently used last.
-    partial: Vec<Pfn>,
+    /// Per node, slabs with a free object (head PFNs), the most recently used last.
+    partial: Vec<Vec<Pfn>>,
 }
 
 /// `calculate_order`, reduced: the smallest order whose slab holds `min_objects`
@@ -149,8 +151,12 @@ impl Mm {
     /// a new slab was needed and the page allocator failed (then `blocked_until` says
     /// whether it slept in reclaim and the caller retries).
     pub fn kmem_cache_alloc(&mut self, cache: u32) -> Option<Pfn> {
-        let c = &self.kmem_caches[cache as usize];
-        let slab = match c.partial.last() {
+        let nid = self.numa_node_id();
+        let c = &mut self.kmem_caches[cache as usize];
+        if c.partial.len() <= nid {
+            c.partial.resize(nid + 1, Vec::new());
+        }
+        let slab = match c.partial[nid].last() {
             Some(&s) => s,
             None => {
                 let (gfp, order) = (c.gfp(), c.order);
@@ -159,10 +165,10 @@ impl Mm {
                 let reclaimable = gfp.migratetype == MIGRATE_RECLAIMABLE;
                 self.slab_pages[usize::from(reclaimable)] += 1 << order;
                 if reclaimable {
-                    let nid = self.pfn_to_nid(s);
-                    self.node_slab_reclaimable_pages[nid] += 1 << order;
+                    let on = self.pfn_to_nid(s);
+                    self.node_slab_reclaimable_pages[on] += 1 << order;
                 }
-                self.kmem_caches[cache as usize].partial.push(s);
+                self.kmem_caches[cache as usize].partial[nid].push(s);
                 s
             }
         };
@@ -170,21 +176,27 @@ impl Mm {
         let f = &mut self.frames[slab as usize];
         f.index += 1;
         if f.index >= c.objects_per_slab {
-            c.partial.pop();
+            c.partial[nid].pop();
         }
         Some(slab)
     }
 
-    /// `kmem_cache_free`: an object of `cache` in the slab headed by `slab`; an empty
-    /// slab goes back to the page allocator.
+    /// `kmem_cache_free`: an object of `cache` in the slab headed by `slab`; a full
+    /// slab with room again joins its node's partial list; an empty slab goes back to
+    /// the page allocator.
     pub fn kmem_cache_free(&mut self, cache: u32, slab: Pfn) {
+        let slab_nid = self.pfn_to_nid(slab);
         let c = &mut self.kmem_caches[cache as usize];
         let f = &mut self.frames[slab as usize];
         let was_full = f.index >= c.objects_per_slab;
         f.index -= 1;
         if f.index == 0 {
-            if let Some(i) = c.partial.iter().rposition(|&s| s == slab) {
-                c.partial.remove(i);
+            // On its node's list, or on the list of the node whose CPUs took it new.
+            for list in &mut c.partial {
+                if let Some(i) = list.iter().rposition(|&s| s == slab) {
+                    list.remove(i);
+                    break;
+                }
             }
             let (order, mt) = (c.order, c.migratetype);
             self.slab_pages[usize::from(mt == MIGRATE_RECLAIMABLE)] -= 1 << order;
@@ -199,7 +211,10 @@ impl Mm {
             }
             self.free_pages(slab, order);
         } else if was_full {
-            c.partial.push(slab);
+            if c.partial.len() <= slab_nid {
+                c.partial.resize(slab_nid + 1, Vec::new());
+            }
+            c.partial[slab_nid].push(slab);
         }
     }
 }

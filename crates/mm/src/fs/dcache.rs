@@ -56,22 +56,24 @@ impl Mm {
             f.d_referenced = true;
             if !f.d_on_lru {
                 f.d_on_lru = true;
-                let memcg = f.dentry.expect("an open file has a dentry").memcg;
-                let m = self.lru_memcg(memcg);
-                self.vfs_lru(m).dentries.push_back(space);
+                let obj = f.dentry.expect("an open file has a dentry");
+                let (m, nid) = (self.lru_memcg(obj.memcg), self.obj_nid(obj));
+                self.vfs_lru(m, nid).dentries.push_back(space);
             }
         }
     }
 
-    /// `prune_dcache_sb`: walk `nr_to_walk` dentries of `memcg`'s LRU from its oldest
+    /// `prune_dcache_sb`: walk `nr_to_walk` dentries of `memcg`'s LRU on node `nid`
+    /// from its oldest
     /// (`list_lru_walk_one` with `dentry_lru_isolate`): one in use leaves the LRU, a
     /// referenced one loses the mark and goes round again, the others are freed
     /// (`shrink_dentry_list`), each dropping its inode (`iput`). Returns the dentries
     /// freed.
-    pub fn prune_dcache_sb(&mut self, memcg: usize, nr_to_walk: u64) -> u64 {
+    pub fn prune_dcache_sb(&mut self, memcg: usize, nid: usize, nr_to_walk: u64) -> u64 {
+        let li = self.sb_lru_index(memcg, nid);
         let mut freed = 0;
         for _ in 0..nr_to_walk {
-            let Some(space) = self.vfs.lru[memcg].dentries.pop_front() else {
+            let Some(space) = self.vfs.lru[li].dentries.pop_front() else {
                 break;
             };
             self.charge(self.cfg.costs.shrink_object_ns);
@@ -80,7 +82,7 @@ impl Mm {
                 f.d_on_lru = false;
             } else if f.d_referenced {
                 f.d_referenced = false;
-                self.vfs.lru[memcg].dentries.push_back(space);
+                self.vfs.lru[li].dentries.push_back(space);
             } else {
                 f.d_on_lru = false;
                 let obj = f.dentry.take().expect("a dentry on the LRU exists");
@@ -93,10 +95,11 @@ impl Mm {
         freed
     }
 
-    pub(super) fn vfs_lru(&mut self, memcg: usize) -> &mut super::SbLru {
-        if self.vfs.lru.len() <= memcg {
-            self.vfs.lru.resize(memcg + 1, super::SbLru::default());
+    pub(super) fn vfs_lru(&mut self, memcg: usize, nid: usize) -> &mut super::SbLru {
+        let li = self.sb_lru_index(memcg, nid);
+        if self.vfs.lru.len() <= li {
+            self.vfs.lru.resize(li + 1, super::SbLru::default());
         }
-        &mut self.vfs.lru[memcg]
+        &mut self.vfs.lru[li]
     }
 }

@@ -25,9 +25,9 @@ impl Mm {
             return;
         }
         f.i_on_lru = true;
-        let memcg = f.inode.expect("an unused cached inode").memcg;
-        let m = self.lru_memcg(memcg);
-        self.vfs_lru(m).inodes.push_back(space);
+        let obj = f.inode.expect("an unused cached inode");
+        let (m, nid) = (self.lru_memcg(obj.memcg), self.obj_nid(obj));
+        self.vfs_lru(m, nid).inodes.push_back(space);
     }
 
     /// A page left `space`'s page cache (`__remove_mapping`, invalidation): an unused
@@ -43,14 +43,16 @@ impl Mm {
         }
     }
 
-    /// `prune_icache_sb`: walk `nr_to_walk` inodes of `memcg`'s LRU from its oldest
+    /// `prune_icache_sb`: walk `nr_to_walk` inodes of `memcg`'s LRU on node `nid` from
+    /// its oldest
     /// (`inode_lru_isolate`): one in use again or with page cache leaves the LRU, the
     /// others are evicted (`evict`: the mapping's remaining entries, shadows included,
     /// are dropped with it). Returns the inodes freed.
-    pub fn prune_icache_sb(&mut self, memcg: usize, nr_to_walk: u64) -> u64 {
+    pub fn prune_icache_sb(&mut self, memcg: usize, nid: usize, nr_to_walk: u64) -> u64 {
+        let li = self.sb_lru_index(memcg, nid);
         let mut freed = 0;
         for _ in 0..nr_to_walk {
-            let Some(space) = self.vfs.lru[memcg].inodes.pop_front() else {
+            let Some(space) = self.vfs.lru[li].inodes.pop_front() else {
                 break;
             };
             self.charge(self.cfg.costs.shrink_object_ns);

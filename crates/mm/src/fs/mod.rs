@@ -45,9 +45,10 @@ pub struct VfsFile {
     pub i_on_lru: bool,
 }
 
-/// One memcg's `list_lru`s of the superblock (`s_dentry_lru`, `s_inode_lru`: files by
-/// space id, the oldest first) and the shrinker's deferred work for it
-/// (`shrinker_info`'s `nr_deferred`).
+/// One memcg's `list_lru`s of the superblock on one node (`s_dentry_lru`,
+/// `s_inode_lru`: files by space id, the oldest first; an object is on the list of
+/// its slab page's node) and the shrinker's deferred work for them (`shrinker_info`'s
+/// per-node `nr_deferred`).
 #[derive(Debug, Clone, Default)]
 pub struct SbLru {
     pub dentries: VecDeque<u32>,
@@ -55,10 +56,12 @@ pub struct SbLru {
     pub nr_deferred: u64,
 }
 
-/// The VFS state: per space (files only) its dentry and inode, per memcg its LRUs.
+/// The VFS state: per space (files only) its dentry and inode, per memcg and node its
+/// LRUs.
 #[derive(Debug, Clone, Default)]
 pub struct Vfs {
     pub files: Vec<VfsFile>,
+    /// Indexed by [`Mm::sb_lru_index`]: memcg-major, a node's within.
     pub lru: Vec<SbLru>,
     /// The kmem caches of dentries and inodes (`Mm::kmem_caches` indices).
     pub dentry_cache: u32,
@@ -96,29 +99,40 @@ impl Mm {
         }
     }
 
-    /// `super_cache_count`: the objects on `memcg`'s dentry and inode LRUs, scaled by
-    /// `vm.vfs_cache_pressure` (`vfs_pressure_ratio`).
-    pub fn super_cache_count(&self, memcg: usize) -> u64 {
-        let Some(l) = self.vfs.lru.get(memcg) else {
+    /// Where `memcg`'s lists on node `nid` are in [`Vfs::lru`] (a machine of one node
+    /// indexes them by memcg).
+    pub fn sb_lru_index(&self, memcg: usize, nid: usize) -> usize {
+        memcg * self.nr_nodes() + nid
+    }
+
+    /// The node of an object's slab page (`list_lru`'s `page_to_nid`).
+    fn obj_nid(&self, obj: Obj) -> usize {
+        self.pfn_to_nid(obj.slab)
+    }
+
+    /// `super_cache_count`: the objects on `memcg`'s dentry and inode LRUs of node
+    /// `nid`, scaled by `vm.vfs_cache_pressure` (`vfs_pressure_ratio`).
+    pub fn super_cache_count(&self, memcg: usize, nid: usize) -> u64 {
+        let Some(l) = self.vfs.lru.get(self.sb_lru_index(memcg, nid)) else {
             return 0;
         };
         let total = (l.dentries.len() + l.inodes.len()) as u64;
         mult_frac(total, self.cfg.vfs_cache_pressure, 100)
     }
 
-    /// `super_cache_scan`: `nr_to_scan` split between the two LRUs in proportion to
-    /// their lengths, the dentries first (they pin the inodes), each walked for its
-    /// share plus one. Returns the objects freed.
-    pub fn super_cache_scan(&mut self, memcg: usize, nr_to_scan: u64) -> u64 {
-        let Some(l) = self.vfs.lru.get(memcg) else {
+    /// `super_cache_scan`: `nr_to_scan` split between node `nid`'s two LRUs in
+    /// proportion to their lengths, the dentries first (they pin the inodes), each
+    /// walked for its share plus one. Returns the objects freed.
+    pub fn super_cache_scan(&mut self, memcg: usize, nid: usize, nr_to_scan: u64) -> u64 {
+        let Some(l) = self.vfs.lru.get(self.sb_lru_index(memcg, nid)) else {
             return 0;
         };
         let (dentries, inodes) = (l.dentries.len() as u64, l.inodes.len() as u64);
         let total = dentries + inodes + 1;
         let d_scan = mult_frac(nr_to_scan, dentries, total);
         let i_scan = mult_frac(nr_to_scan, inodes, total);
-        let freed = self.prune_dcache_sb(memcg, d_scan + 1);
-        freed + self.prune_icache_sb(memcg, i_scan + 1)
+        let freed = self.prune_dcache_sb(memcg, nid, d_scan + 1);
+        freed + self.prune_icache_sb(memcg, nid, i_scan + 1)
     }
 }
 
@@ -159,10 +173,10 @@ mod tests {
         let reclaimable = |mm: &crate::Mm| mm.memcg.cgs[0].kmem.slab_bytes[1];
         assert_eq!(reclaimable(&mm), 3000 * (192 + 8 + 1176 + 8));
         // Open files are pinned: nothing to count.
-        assert_eq!(mm.super_cache_count(0), 0);
+        assert_eq!(mm.super_cache_count(0, 0), 0);
         mm.vfs_close_files(0);
-        assert_eq!(mm.super_cache_count(0), 3000);
-        let freed = mm.shrink_slab(0, 0);
+        assert_eq!(mm.super_cache_count(0, 0), 3000);
+        let freed = mm.shrink_slab(0, 0, 0);
         assert_eq!(freed, 1736 + 387);
         assert_eq!(mm.vmstat.get(crate::vm_event_item::Ev::SlabsScanned), 5120);
         assert_eq!(mm.vfs.lru[0].nr_deferred, 880);
@@ -175,12 +189,50 @@ mod tests {
         mm.check_invariants().unwrap();
         // vfs_cache_pressure 0: nothing is counted, nothing scanned.
         mm.cfg.vfs_cache_pressure = 0;
-        assert_eq!(mm.shrink_slab(0, 0), 0);
+        assert_eq!(mm.shrink_slab(0, 0, 0), 0);
         assert_eq!(mm.vmstat.get(crate::vm_event_item::Ev::SlabsScanned), 5120);
         // drop_slab frees everything left: rounds until one frees at most 1.
         mm.cfg.vfs_cache_pressure = 100;
         assert_eq!(mm.drop_slab(), (dentries + inodes) as u64);
         assert_eq!(reclaimable(&mm), 0);
+        mm.check_invariants().unwrap();
+    }
+
+    /// The superblock shrinker is NUMA-aware: an object is on the `list_lru` of its
+    /// slab page's node, and `shrink_slab` of one node counts and frees only that
+    /// node's. Files opened from node 0's CPU and from node 1's: each node's reclaim
+    /// sees its own 1000 dentries (the inodes are pinned by them).
+    #[test]
+    fn each_node_shrinks_its_own_objects() {
+        let mut cfg = crate::test_util::config(128);
+        crate::test_util::two_nodes(&mut cfg);
+        let mut mm = crate::test_util::task_mm(cfg);
+        mm.current_workload = Some(0);
+        for cpu in [0, 1] {
+            mm.current_cpu = cpu;
+            for i in 0..1000 {
+                let s = mm.add_space(SpaceKind::File, format!("f{cpu}.{i}"), 1, None);
+                mm.vfs_open(s).unwrap();
+            }
+        }
+        mm.vfs_close_files(0);
+        assert_eq!(
+            (mm.super_cache_count(0, 0), mm.super_cache_count(0, 1)),
+            (1000, 1000)
+        );
+        assert!(mm.node_slab_reclaimable_pages.iter().all(|&p| p > 0));
+        // Node 1's reclaim at priority 0: freeable 1000, delta 2000, total_scan 2000 →
+        // one batch of 1024 (976 deferred): mult_frac(1024, 1000, 1001) + 1 = 1023
+        // dentry walks rotate all 1000 (referenced) and free 23, whose inodes join the
+        // inode LRU; 0 + 1 inode walk frees one. Node 0's lists are untouched.
+        assert_eq!(mm.shrink_slab(0, 1, 0), 23 + 1);
+        assert_eq!(mm.super_cache_count(0, 0), 1000);
+        let i1 = mm.sb_lru_index(0, 1);
+        assert_eq!(mm.vfs.lru[i1].nr_deferred, 976);
+        assert_eq!(mm.vfs.lru[mm.sb_lru_index(0, 0)].nr_deferred, 0);
+        // drop_slab empties both.
+        assert_eq!(mm.drop_slab(), 4000 - 24);
+        assert_eq!(mm.node_slab_reclaimable_pages, [0, 0]);
         mm.check_invariants().unwrap();
     }
 
@@ -197,13 +249,13 @@ mod tests {
         mm.vfs_open(s).unwrap();
         mm.vfs_close_files(0);
         // Two walks: the first clears DCACHE_REFERENCED, the second frees it.
-        assert_eq!(mm.prune_dcache_sb(0, 2), 1);
+        assert_eq!(mm.prune_dcache_sb(0, 0, 2), 1);
         assert!(mm.vfs.lru[0].inodes.is_empty(), "cache left: off the LRU");
         assert!(mm.vfs.file(s).inode.is_some());
         // The page goes (dropped here; reclaim's __remove_mapping does the same).
         assert_eq!(mm.drop_pagecache(), 1);
         assert_eq!(mm.vfs.lru[0].inodes.len(), 1);
-        assert_eq!(mm.prune_icache_sb(0, 1), 1);
+        assert_eq!(mm.prune_icache_sb(0, 0, 1), 1);
         assert!(mm.vfs.file(s).inode.is_none());
         mm.check_invariants().unwrap();
     }
