@@ -344,3 +344,26 @@ fn masim_page_stride_lines_skipped_are_each_s_byte_for_byte() {
     assert!(te.contains("damon_aggregated"));
     assert_eq!(te, ts);
 }
+
+/// masim's random lines: each access a byte offset uniform over its region, so the
+/// region's whole pages equally often and a last partial page by its bytes. Skipped,
+/// a line is the uniform sampler over a region of whole pages and a two-class one
+/// over the other: region `a` (150 000 000 bytes, a partial last page) takes three
+/// in four batches, `b` (64 MiB) the rest, beside a file read sequentially, under
+/// reclaim as with zipf.
+#[test]
+fn masim_random_lines_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("random.cfg");
+    std::fs::write(
+        &cfg,
+        "a, 150000000\nb, 67108864\n\nrandom\n60000\na, 1, 4096, 3\nb, 1, 4096, 1\n",
+    )
+    .unwrap();
+    let text = ZIPF.replace(
+        "kind = \"anon\"\nsize = \"240M\"\npattern = \"zipf\"\nskew = 0.9\nwrite_ratio = 0.2\nthreads = 2",
+        &format!("kind = \"masim\"\nconfig = \"{}\"", cfg.display()),
+    );
+    assert!(text.contains("masim"));
+    agree(&text, &["pswpout", "pswpin", "pgscan_kswapd"]);
+}

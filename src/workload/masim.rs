@@ -3,7 +3,7 @@
 //! workload's; each phase runs for its time, picking an access line by probability
 //! and doing a batch of [`MASIM_BATCH`] accesses as it says.
 
-use super::pattern::Draw;
+use super::pattern::{Draw, Sampler};
 use super::{
     after_hits, ahead_key, fault_in, hit_limit, hit_loop_ahead, resolve_item, skip, Ctx, Picker,
     Step, Thread, WorkloadStats,
@@ -95,6 +95,19 @@ impl Masim {
             RwMode::WriteOnly | RwMode::ReadWrite => u32::MAX,
         };
         let traps = cx.mm.spaces[space as usize].traps();
+        if acc.random && cx.skip.is_some() && cx.unpaced && !traps {
+            // Skipping: the line's pages as a sampler the skipping loop handles.
+            let sampler = random_line_sampler(region_bytes);
+            let (hits, miss) = super::run_hit_loop(cx, t, &sampler, space, 0, limit, write_u32);
+            t.masim_left = t.masim_left.saturating_sub(hits);
+            let s = after_hits(
+                stats, stats_from, cx, t, space, hits, miss, access_ns, origin,
+            );
+            if miss.is_some() && matches!(s, Step::Op(FaultResult::Done, _)) {
+                t.masim_left = t.masim_left.saturating_sub(1);
+            }
+            return s;
+        }
         let (cpu_node, nr_nodes) = (cx.mm.numa_node_id(), cx.mm.nr_nodes());
         let mut slow = super::Slow::new(&cx.mm.access_extra, cpu_node, nr_nodes);
         let seen = |(e, _): super::Seen| slow.hit(e);
@@ -159,5 +172,57 @@ impl Masim {
             t.masim_left = t.masim_left.saturating_sub(1);
         }
         s
+    }
+}
+
+/// A random access line's pages as a [`Sampler`]: masim draws a byte offset uniform
+/// over the region (`rndint() % size`) and touches its page, so every whole page is
+/// equally likely and a last partial page less so. A region of whole pages is
+/// `Uniform`; otherwise the whole pages are a class taking their bytes' share of the
+/// draws and the partial page the other (`HotCold` without a phase change; the share
+/// in 2^-32 steps, as the hot/cold sampler keeps it).
+pub(super) fn random_line_sampler(region_bytes: u64) -> Sampler {
+    let (full, rest) = (region_bytes / 4096, region_bytes % 4096);
+    if rest == 0 || full == 0 {
+        return Sampler::Uniform {
+            n: region_bytes.div_ceil(4096),
+        };
+    }
+    let share = (full * 4096) as u128 * (1u128 << 32) / region_bytes as u128;
+    Sampler::HotCold {
+        n: full + 1,
+        hot_n: full,
+        hot_prob_u32: share.min(u32::MAX as u128) as u32,
+        phase_change_ns: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// By hand: 8192 bytes are two whole pages; 10000 are two whole pages (8192 bytes
+    /// of the draws, 0.8192 of them) and a partial one (1808 bytes).
+    #[test]
+    fn random_lines_weigh_a_partial_page_by_its_bytes() {
+        assert!(matches!(
+            random_line_sampler(8192),
+            Sampler::Uniform { n: 2 }
+        ));
+        assert!(matches!(
+            random_line_sampler(100),
+            Sampler::Uniform { n: 1 }
+        ));
+        let Sampler::HotCold {
+            n,
+            hot_n,
+            hot_prob_u32,
+            phase_change_ns,
+        } = random_line_sampler(10_000)
+        else {
+            panic!("two classes");
+        };
+        assert_eq!((n, hot_n, phase_change_ns), (3, 2, None));
+        assert_eq!(hot_prob_u32, (0.8192 * 4_294_967_296.0) as u32);
     }
 }
