@@ -367,3 +367,17 @@ fn masim_random_lines_agree() {
     assert!(text.contains("masim"));
     agree(&text, &["pswpout", "pswpin", "pgscan_kswapd"]);
 }
+
+/// Paced hot/cold threads: a run of slots in one phase of the hot set (the slice
+/// before the phase change, or any after it) skips as the unpaced sampler does, its
+/// skipped slots passing in closed form; the hot set moves at 1 s, so the runs cover
+/// both phases and the faults the move brings.
+#[test]
+fn paced_hotcold_accesses_agree() {
+    let paced = include_str!("../benches/skip/paced.toml").replace(
+        "pattern = \"zipf\"\nskew = 0.9",
+        "pattern = \"hotcold\"\nhot_fraction = 0.2\nhot_probability = 0.95\nphase_change = \"1s\"",
+    );
+    assert!(paced.contains("hotcold"));
+    agree(&paced, &["pswpout", "pswpin", "pgscan_kswapd"]);
+}

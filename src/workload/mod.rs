@@ -790,7 +790,11 @@ pub fn run_slice(
             }
             continue;
         }
-        if t.retry.is_none() && t.batch_left == 0 && t.init_left == 0 && paced_hit_run(w, t, mm) {
+        if t.retry.is_none()
+            && t.batch_left == 0
+            && t.init_left == 0
+            && paced_hit_run(w, t, mm, clock, slice_end)
+        {
             if let Some(end) = paced_anon_hits(w, t, mm, &mut clock, slice_end, rep) {
                 break end;
             }
@@ -1023,7 +1027,7 @@ fn fork_process(
 /// sampler draws from the random stream alone (or, skipping, a sequential sweep): each
 /// the loop below would run as an operation of its own ([`paced_anon_hits`] runs them
 /// back to back instead).
-fn paced_hit_run(w: &Workload, t: &Thread, mm: &Mm) -> bool {
+fn paced_hit_run(w: &Workload, t: &Thread, mm: &Mm, clock: u64, slice_end: u64) -> bool {
     #[cfg(test)]
     if test_switch::PACED_RUNS_OFF.with(|off| off.get()) {
         return false;
@@ -1033,6 +1037,25 @@ fn paced_hit_run(w: &Workload, t: &Thread, mm: &Mm) -> bool {
             sampler: Sampler::Zipf(_) | Sampler::Uniform { .. },
             ..
         } => true,
+        // Skipping, a hot/cold sampler whose hot set stays put for the run: after its
+        // phase change, or a slice that ends before it (every access issued then).
+        Spec::Anon {
+            sampler:
+                Sampler::HotCold {
+                    hot_n,
+                    n,
+                    phase_change_ns,
+                    ..
+                },
+            space,
+            ..
+        } => {
+            w.skip_sets.is_some()
+                && !mm.spaces[*space as usize].traps()
+                && *hot_n > 0
+                && hot_n < n
+                && phase_change_ns.is_none_or(|tc| clock >= tc || slice_end <= tc)
+        }
         // Only the skipping loop takes a sweep's runs (see `paced_anon_hits`).
         Spec::Anon {
             sampler: Sampler::Sequential { .. },
@@ -1272,6 +1295,24 @@ fn paced_anon_hits(
             let (n, dist) = match sampler {
                 Sampler::Zipf(z) => (z.skip_params().0, skip::Dist::Zipf(z)),
                 Sampler::Uniform { n } => (*n, skip::Dist::Uniform),
+                &Sampler::HotCold {
+                    n,
+                    hot_n,
+                    hot_prob_u32,
+                    phase_change_ns,
+                } => {
+                    // The run's phase, fixed for it (paced_hit_run checked).
+                    let hot_lo = hot_lo(n, phase_change_ns, *clock);
+                    let hot_u32 = hot_prob_u32;
+                    (
+                        n,
+                        skip::Dist::HotCold {
+                            hot_lo,
+                            hot_n,
+                            hot_u32,
+                        },
+                    )
+                }
                 _ => unreachable!("paced_hit_run checked the sampler"),
             };
             let mut budget = skip::Budget::Paced(&mut p);
@@ -1296,13 +1337,17 @@ fn paced_anon_hits(
                 // Taken one by one for the skipping loop, which learns what changed.
                 let mut changed = 0u64;
                 let seen = |(_, c): Seen| changed += c as u64;
+                let at = (space, *clock);
                 let (hits, miss) =
-                    paced_sampler_loop(table, write_u32, rng, ahead, sampler, space, more, seen);
+                    paced_sampler_loop(table, write_u32, rng, ahead, sampler, at, more, seen);
                 let s = &mut mm.spaces[space as usize];
                 skip::dense_seen(sets, s, hits, changed, miss.is_some());
                 (hits, miss)
             }
-            _ => paced_sampler_loop(table, write_u32, rng, ahead, sampler, space, more, |_| ()),
+            _ => {
+                let at = (space, *clock);
+                paced_sampler_loop(table, write_u32, rng, ahead, sampler, at, more, |_| ())
+            }
         }
     };
     debug_assert_eq!(hits, p.hits);
@@ -1334,7 +1379,17 @@ fn paced_anon_hits(
     }
 }
 
-/// [`paced_loop`] for a paced anon thread's zipf or uniform sampler over `space`.
+/// The first hot item of a hot/cold sampler at `clock`: 0, and `n / 2` once its phase
+/// changed (as [`Sampler::next`] places the hot set).
+fn hot_lo(n: u64, phase_change_ns: Option<u64>, clock: u64) -> u64 {
+    match phase_change_ns {
+        Some(tc) if clock >= tc => n / 2,
+        _ => 0,
+    }
+}
+
+/// [`paced_loop`] for a paced anon thread's zipf or uniform sampler over `space` (or,
+/// skipping, its hot/cold one, in the phase of the run starting at `clock`).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn paced_sampler_loop(
@@ -1343,7 +1398,7 @@ fn paced_sampler_loop(
     rng: &mut Pcg64Mcg,
     ahead: &mut Option<Box<Ahead>>,
     sampler: &Sampler,
-    space: u32,
+    (space, clock): (u32, u64),
     more: impl FnMut(u64) -> bool,
     seen: impl FnMut(Seen),
 ) -> (u64, Option<(u32, bool)>) {
@@ -1362,6 +1417,29 @@ fn paced_sampler_loop(
             let n = *n;
             let key = ahead_key(Picker::Uniform, [n, 0, 0], 0, space, write_u32);
             let draw = |r: &mut Pcg64Mcg| Draw::Item(pattern::below(r.next_u64(), n));
+            let sampler = (draw, |_| (), resolve_item);
+            paced_loop(table, write_u32, rng, ahead, key, sampler, more, seen)
+        }
+        &Sampler::HotCold {
+            n,
+            hot_n,
+            hot_prob_u32,
+            phase_change_ns,
+        } => {
+            // Sampler::next's draw, in the run's phase (the key holds it, so items
+            // drawn ahead in another phase are not used).
+            let base = hot_lo(n, phase_change_ns, clock);
+            let p = [n, hot_n << 32 | hot_prob_u32 as u64, base];
+            let key = ahead_key(Picker::HotCold, p, 0, space, write_u32);
+            let draw = |r: &mut Pcg64Mcg| {
+                let w = r.next_u64();
+                let i = if (w as u32) < hot_prob_u32 {
+                    pattern::below(w, hot_n)
+                } else {
+                    hot_n + pattern::below(w, n - hot_n)
+                };
+                Draw::Item((base + i) % n)
+            };
             let sampler = (draw, |_| (), resolve_item);
             paced_loop(table, write_u32, rng, ahead, key, sampler, more, seen)
         }
@@ -1788,6 +1866,7 @@ pub(crate) enum Picker {
     MasimRandom = 3,
     KvZipf = 4,
     KvUniform = 5,
+    HotCold = 6,
 }
 
 /// The key of a ring for `picker` with parameters `p`, offset `base`, in `space`, with
