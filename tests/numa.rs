@@ -179,7 +179,21 @@ fn dram_and_cxl(demotion: bool) -> String {
     format!(
         r#"[run]
 duration = "2s"
+{DRAM_AND_CXL}
+[kernel]
+numa.demotion_enabled = {demotion}
 
+[[workload]]
+name = "anon"
+kind = "anon"
+size = "160M"
+threads = 2
+"#
+    )
+}
+
+/// 256 MiB and 2 CPUs: node 0 DRAM with both CPUs, node 1 CPU-less CXL.
+const DRAM_AND_CXL: &str = r#"
 [machine]
 memory = "256M"
 nr_cpus = 2
@@ -194,18 +208,7 @@ bandwidth = "40G"
 memory = "128M"
 latency = "250ns"
 bandwidth = "20G"
-
-[kernel]
-numa.demotion_enabled = {demotion}
-
-[[workload]]
-name = "anon"
-kind = "anon"
-size = "160M"
-threads = 2
-"#
-    )
-}
+"#;
 
 /// With demotion, kswapd0 frees node 0 by moving its cold anon to the CXL node: the
 /// steals are the demotions (no swap to write to), counted on node 0 in nodeN/vmstat,
@@ -402,22 +405,7 @@ fn tiered_app(policy: &str, damon: &str) -> String {
     format!(
         r#"[run]
 duration = "4s"
-
-[machine]
-memory = "256M"
-nr_cpus = 2
-
-[[machine.node]]
-memory = "128M"
-cpus = [0, 1]
-latency = "100ns"
-bandwidth = "40G"
-
-[[machine.node]]
-memory = "128M"
-latency = "250ns"
-bandwidth = "20G"
-
+{DRAM_AND_CXL}
 [[workload]]
 name = "app"
 kind = "phases"

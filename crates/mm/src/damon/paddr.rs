@@ -139,55 +139,57 @@ impl Mm {
         }
     }
 
-    /// `damon_pa_pageout`: isolate every LRU page of the region (references and
-    /// PG_young cleared: DAMON decided it is cold) and `reclaim_pages` them.
-    fn damon_pa_pageout(&mut self, r: &Region, s: &Scheme) -> u64 {
-        let mut list = Vec::new();
+    /// The walk each action makes over a region: every frame looked at
+    /// (`pfn_to_online_page` and a flag test, `walk_pte` each), and `f` on each LRU
+    /// page that passes the scheme's filters (`scan_page` each, taken or not).
+    fn damon_pa_for_each_folio(&mut self, r: &Region, s: &Scheme, mut f: impl FnMut(&mut Mm, Pfn)) {
         let (first, last) = (r.start / DAMON_MIN_REGION, r.end / DAMON_MIN_REGION);
-        // pfn_to_online_page and a flag test per frame; the isolation's cost is
-        // scan_page's, per page taken.
         self.charge((last - first) * self.cfg.costs.walk_pte_ns);
         for pfn in first..last {
             let Some(pfn) = self.damon_get_folio(pfn * DAMON_MIN_REGION) else {
                 continue;
             };
             self.charge(self.cfg.costs.scan_page_ns);
-            if self.damos_pa_filter_out(s, pfn) {
-                continue;
+            if !self.damos_pa_filter_out(s, pfn) {
+                f(self, pfn);
             }
-            self.folio_lru_changed(pfn);
-            self.frames[pfn as usize].clear(pg::REFERENCED);
-            self.folio_test_clear_young(pfn);
-            if self.frames[pfn as usize].test(pg::UNEVICTABLE) {
-                continue;
-            }
-            self.lruvec_del_folio(pfn);
-            self.frames[pfn as usize].list = on::ISOLATED;
-            list.push(pfn);
         }
+    }
+
+    /// Takes LRU page `pfn` off its list (`folio_isolate_lru`) onto `list`.
+    fn damon_pa_isolate(&mut self, pfn: Pfn, list: &mut Vec<Pfn>) {
+        self.lruvec_del_folio(pfn);
+        self.frames[pfn as usize].list = on::ISOLATED;
+        list.push(pfn);
+    }
+
+    /// `damon_pa_pageout`: isolate every LRU page of the region (references and
+    /// PG_young cleared: DAMON decided it is cold) and `reclaim_pages` them.
+    fn damon_pa_pageout(&mut self, r: &Region, s: &Scheme) -> u64 {
+        let mut list = Vec::new();
+        self.damon_pa_for_each_folio(r, s, |mm, pfn| {
+            mm.folio_lru_changed(pfn);
+            mm.frames[pfn as usize].clear(pg::REFERENCED);
+            mm.folio_test_clear_young(pfn);
+            if !mm.frames[pfn as usize].test(pg::UNEVICTABLE) {
+                mm.damon_pa_isolate(pfn, &mut list);
+            }
+        });
         self.reclaim_pages(list) * DAMON_MIN_REGION
     }
 
     /// `damon_pa_mark_accessed` / `damon_pa_deactivate_pages`.
     fn damon_pa_mark_accessed_or_deactivate(&mut self, r: &Region, s: &Scheme) -> u64 {
-        let (first, last) = (r.start / DAMON_MIN_REGION, r.end / DAMON_MIN_REGION);
-        self.charge((last - first) * self.cfg.costs.walk_pte_ns);
         let mut applied = 0;
-        for pfn in first..last {
-            let Some(pfn) = self.damon_get_folio(pfn * DAMON_MIN_REGION) else {
-                continue;
-            };
-            self.charge(self.cfg.costs.scan_page_ns);
-            if self.damos_pa_filter_out(s, pfn) {
-                continue;
-            }
-            if s.cfg.action == Action::LruPrio {
-                self.folio_mark_accessed(pfn);
+        let prio = s.cfg.action == Action::LruPrio;
+        self.damon_pa_for_each_folio(r, s, |mm, pfn| {
+            if prio {
+                mm.folio_mark_accessed(pfn);
             } else {
-                self.folio_deactivate(pfn);
+                mm.folio_deactivate(pfn);
             }
             applied += DAMON_MIN_REGION;
-        }
+        });
         applied
     }
 
@@ -199,20 +201,7 @@ impl Mm {
             return 0;
         };
         let mut list = Vec::new();
-        let (first, last) = (r.start / DAMON_MIN_REGION, r.end / DAMON_MIN_REGION);
-        self.charge((last - first) * self.cfg.costs.walk_pte_ns);
-        for pfn in first..last {
-            let Some(pfn) = self.damon_get_folio(pfn * DAMON_MIN_REGION) else {
-                continue;
-            };
-            self.charge(self.cfg.costs.scan_page_ns);
-            if self.damos_pa_filter_out(s, pfn) {
-                continue;
-            }
-            self.lruvec_del_folio(pfn);
-            self.frames[pfn as usize].list = on::ISOLATED;
-            list.push(pfn);
-        }
+        self.damon_pa_for_each_folio(r, s, |mm, pfn| mm.damon_pa_isolate(pfn, &mut list));
         self.damon_pa_migrate_pages(list, target) * DAMON_MIN_REGION
     }
 
