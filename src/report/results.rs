@@ -384,11 +384,7 @@ fn node_results(mm: &crate::mm::Mm, kswapd_cpu_ns: &[u64]) -> BTreeMap<String, N
             vmstat.insert("nr_mlock".to_string(), mlock);
             // The page states node reclaim weighs.
             let state = &mm.node_page_state[nid];
-            vmstat.insert(
-                "nr_file_pages".to_string(),
-                mm.node_lru_pages(nid, lru::INACTIVE_FILE)
-                    + mm.node_lru_pages(nid, lru::ACTIVE_FILE),
-            );
+            vmstat.insert("nr_file_pages".to_string(), mm.node_file_pages(nid));
             vmstat.insert(
                 "nr_mapped".to_string(),
                 state[PageState::FileMapped as usize],

@@ -1165,7 +1165,12 @@ fn check_kernel(k: &Kernel, m: &Machine, c: &mut Checker) {
         i32::MAX as u32,
     );
     // proc_dointvec_minmax with 0..=100, and zone_reclaim_mode's three bits.
-    c.range("kernel.vm.zone_reclaim_mode", vm.zone_reclaim_mode, 0, 7);
+    c.range(
+        "kernel.vm.zone_reclaim_mode",
+        vm.zone_reclaim_mode,
+        0,
+        crate::mm::node_reclaim::RECLAIM_MODE_MASK,
+    );
     c.range(
         "kernel.vm.min_unmapped_ratio",
         vm.min_unmapped_ratio,

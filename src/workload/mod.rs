@@ -1302,7 +1302,7 @@ fn paced_anon_hits(
                     phase_change_ns,
                 } => {
                     // The run's phase, fixed for it (paced_hit_run checked).
-                    let hot_lo = hot_lo(n, phase_change_ns, *clock);
+                    let hot_lo = pattern::hot_lo(n, phase_change_ns, *clock);
                     let hot_u32 = hot_prob_u32;
                     (
                         n,
@@ -1379,15 +1379,6 @@ fn paced_anon_hits(
     }
 }
 
-/// The first hot item of a hot/cold sampler at `clock`: 0, and `n / 2` once its phase
-/// changed (as [`Sampler::next`] places the hot set).
-fn hot_lo(n: u64, phase_change_ns: Option<u64>, clock: u64) -> u64 {
-    match phase_change_ns {
-        Some(tc) if clock >= tc => n / 2,
-        _ => 0,
-    }
-}
-
 /// [`paced_loop`] for a paced anon thread's zipf or uniform sampler over `space` (or,
 /// skipping, its hot/cold one, in the phase of the run starting at `clock`).
 #[allow(clippy::too_many_arguments)]
@@ -1428,17 +1419,12 @@ fn paced_sampler_loop(
         } => {
             // Sampler::next's draw, in the run's phase (the key holds it, so items
             // drawn ahead in another phase are not used).
-            let base = hot_lo(n, phase_change_ns, clock);
+            let base = pattern::hot_lo(n, phase_change_ns, clock);
             let p = [n, hot_n << 32 | hot_prob_u32 as u64, base];
             let key = ahead_key(Picker::HotCold, p, 0, space, write_u32);
             let draw = |r: &mut Pcg64Mcg| {
                 let w = r.next_u64();
-                let i = if (w as u32) < hot_prob_u32 {
-                    pattern::below(w, hot_n)
-                } else {
-                    hot_n + pattern::below(w, n - hot_n)
-                };
-                Draw::Item((base + i) % n)
+                Draw::Item(pattern::hotcold_item(w, n, hot_n, hot_prob_u32, base))
             };
             let sampler = (draw, |_| (), resolve_item);
             paced_loop(table, write_u32, rng, ahead, key, sampler, more, seen)

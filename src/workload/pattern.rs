@@ -619,22 +619,35 @@ impl Sampler {
                 hot_prob_u32,
                 phase_change_ns,
             } => {
-                let w = rng.next_u64();
-                // Before the phase change the hot set is the first hot_n items; after it,
-                // the hot set moves to the middle of the range.
-                let base = match phase_change_ns {
-                    Some(t) if now >= *t => n / 2,
-                    _ => 0,
-                };
-                let i = if (w as u32) < *hot_prob_u32 {
-                    below(w, *hot_n)
-                } else {
-                    hot_n + below(w, n - hot_n)
-                };
-                (base + i) % n
+                let base = hot_lo(*n, *phase_change_ns, now);
+                hotcold_item(rng.next_u64(), *n, *hot_n, *hot_prob_u32, base)
             }
         }
     }
+}
+
+/// The first item of a hot/cold sampler's hot set at time `now`: before the phase
+/// change the hot set is the first `hot_n` items; after it, it moves to the middle of
+/// the range.
+#[inline]
+pub fn hot_lo(n: u64, phase_change_ns: Option<u64>, now: u64) -> u64 {
+    match phase_change_ns {
+        Some(t) if now >= t => n / 2,
+        _ => 0,
+    }
+}
+
+/// A hot/cold sampler's item for the random word `w`, its hot set starting at `base`:
+/// hot with chance `hot_prob_u32` / 2^32 (the word's low half), then uniform within
+/// the class.
+#[inline]
+pub fn hotcold_item(w: u64, n: u64, hot_n: u64, hot_prob_u32: u32, base: u64) -> u64 {
+    let i = if (w as u32) < hot_prob_u32 {
+        below(w, hot_n)
+    } else {
+        hot_n + below(w, n - hot_n)
+    };
+    (base + i) % n
 }
 
 #[cfg(test)]

@@ -646,10 +646,7 @@ pub(crate) fn skip_hit_loop(
                 return Skipped::No;
             }
             // The phase the call starts in, as the per-access loop takes it.
-            let hot_lo = match phase_change_ns {
-                Some(t) if clock >= t => n / 2,
-                _ => 0,
-            };
+            let hot_lo = super::pattern::hot_lo(n, phase_change_ns, clock);
             let hot_u32 = hot_prob_u32;
             (
                 n,

@@ -91,12 +91,15 @@ impl Mm {
         self.cfg.nodes.is_empty() || !self.cfg.nodes[nid].cpus.is_empty()
     }
 
+    /// The node's NR_FILE_PAGES: its page cache (the file LRU here).
+    pub fn node_file_pages(&self, nid: usize) -> u64 {
+        self.node_lru_pages(nid, lru::INACTIVE_FILE) + self.node_lru_pages(nid, lru::ACTIVE_FILE)
+    }
+
     /// `node_unmapped_file_comps`: the node's file LRU pages not mapped by a process.
     fn node_unmapped_file_comps(&self, nid: usize) -> u64 {
         let mapped = self.node_page_state[nid][PageState::FileMapped as usize];
-        let file_lru = self.node_lru_pages(nid, lru::INACTIVE_FILE)
-            + self.node_lru_pages(nid, lru::ACTIVE_FILE);
-        file_lru.saturating_sub(mapped)
+        self.node_file_pages(nid).saturating_sub(mapped)
     }
 
     /// `node_pagecache_reclaimable`: the page cache node reclaim could take under the
@@ -105,9 +108,7 @@ impl Mm {
     pub fn node_pagecache_reclaimable(&self, nid: usize) -> u64 {
         let mode = self.cfg.zone_reclaim_mode;
         let reclaimable = if mode & RECLAIM_UNMAP != 0 {
-            // NR_FILE_PAGES: the page cache (the file LRU here).
-            self.node_lru_pages(nid, lru::INACTIVE_FILE)
-                + self.node_lru_pages(nid, lru::ACTIVE_FILE)
+            self.node_file_pages(nid)
         } else {
             self.node_unmapped_file_comps(nid)
         };
@@ -177,19 +178,16 @@ impl Mm {
         // memalloc_noreclaim_save: the reclaim's own allocations use the reserves.
         let was = self.in_reclaim;
         self.in_reclaim = true;
-        let limits = self.node_reclaim[nid];
-        if self.node_pagecache_reclaimable(nid) > limits.min_unmapped_pages
-            || self.node_slab_reclaimable_pages[nid] > limits.min_slab_pages
-        {
-            loop {
-                self.shrink_node(&mut sc);
-                if sc.nr_reclaimed >= nr_pages || self.blocked_until.is_some() {
-                    break;
-                }
-                sc.priority -= 1;
-                if sc.priority < 0 {
-                    break;
-                }
+        // The kernel tests the minimums again here, as other CPUs may have reclaimed
+        // since node_reclaim did; nothing runs in between in the model.
+        loop {
+            self.shrink_node(&mut sc);
+            if sc.nr_reclaimed >= nr_pages || self.blocked_until.is_some() {
+                break;
+            }
+            sc.priority -= 1;
+            if sc.priority < 0 {
+                break;
             }
         }
         self.in_reclaim = was;
