@@ -237,6 +237,18 @@ impl Fio {
         p.block(i).expect("an I/O of the pass just made")
     }
 
+    /// The pass holding the job's `i`-th I/O, kept in `t.fio_pass` (`skip_fio`): the
+    /// random permutation, or for a sequential job the blocks in order.
+    pub(crate) fn pass_at(&self, t: &mut Thread, i: u64) -> FioPass {
+        if self.rw == FioRw::Read {
+            let p = FioPass::sequential(self.blocks, i / self.blocks);
+            t.fio_pass = Some(p);
+            return p;
+        }
+        self.block(t, i, true);
+        t.fio_pass.expect("block() keeps the pass")
+    }
+
     /// Starts loading what a random job's coming I/Os will read: the page-cache entry
     /// of the block `2 * FIO_AHEAD` on, the frame of the one `FIO_AHEAD` on (its entry
     /// loaded by an earlier call). The sequence is fixed, so this changes nothing but
@@ -321,6 +333,18 @@ impl FioPass {
         }
     }
 
+    /// A sequential job's pass `pass`: block j at its j-th I/O.
+    fn sequential(blocks: u64, pass: u64) -> FioPass {
+        FioPass {
+            blocks,
+            pass,
+            offset: 0,
+            stride: 1,
+            rem_m: u64::MAX / blocks,
+            inv_stride: 1 % blocks,
+        }
+    }
+
     /// Which pass this is (its I/Os are `pass * blocks ..` the next pass's first).
     pub(crate) fn pass(&self) -> u64 {
         self.pass
@@ -339,7 +363,6 @@ impl FioPass {
     }
 
     /// The block this pass's I/O `i` reads (`i` in the pass).
-    #[cfg(test)]
     pub(crate) fn block_of(&self, i: u64) -> u64 {
         self.block(i).expect("an I/O of this pass")
     }
@@ -700,6 +723,23 @@ mod tests {
                 for i in first..first + blocks.min(5000) {
                     assert_eq!(p.io_of(p.block_of(i)), i, "blocks {blocks} i {i}");
                 }
+            }
+        }
+    }
+
+    /// A sequential job's pass reads block j at its j-th I/O, as `Fio::block`'s
+    /// `i % blocks` does, and `io_of` finds it there.
+    #[test]
+    fn a_sequential_pass_reads_the_blocks_in_turn() {
+        for blocks in [1u64, 2, 97, 1 << 33] {
+            for pass in [0u64, 4] {
+                let p = FioPass::sequential(blocks, pass);
+                let first = pass * blocks;
+                for i in (first..first + blocks.min(300)).chain([first + blocks - 1]) {
+                    assert_eq!(p.block(i), Some(i % blocks), "blocks {blocks} i {i}");
+                    assert_eq!(p.io_of(i % blocks), i, "blocks {blocks} i {i}");
+                }
+                assert_eq!(p.block(first + blocks), None);
             }
         }
     }

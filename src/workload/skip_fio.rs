@@ -1,8 +1,9 @@
-//! Skip sampling for fio's random reads (`rw = "randread"` under
+//! Skip sampling for fio's reads (`rw = "randread"` and `rw = "read"` under
 //! `run.access_sampling = "skip"`).
 //!
-//! A random job reads its blocks in a fixed order, a permutation of the file's blocks
-//! per pass ([`FioPass`]) that no random stream draws. A read() of a block whose pages
+//! A read job reads its blocks in a fixed order per pass ([`FioPass`]) that no random
+//! stream draws: a permutation of the file's blocks (random), or the blocks in turn
+//! (sequential). A read() of a block whose pages
 //! are all cached and settled ([`Mm::filemap_read_settled`]: no read in flight, no
 //! readahead mark, `folio_mark_accessed` would change nothing) changes no state but
 //! the clock and the file position: it costs the syscall and the page copies as
@@ -10,7 +11,10 @@
 //! may change (a superset), finds where the pass in progress reads them
 //! ([`FioPass::io_of`]), makes the reads between them in closed form, and hands each
 //! such block to [`Fio::op`], which reads it as under `each`. Results are `each`'s,
-//! byte for byte.
+//! byte for byte. (A sequential read that starts where the last ended skips marking
+//! its first page, but a settled page's marking changes nothing either way; a page
+//! marked PG_readahead, where async readahead starts the next window, is never
+//! settled.)
 //!
 //! The set follows the file's change log: every page-cache entry written, and (while
 //! a job watches, `Mm::watching_folios`) every folio whose LRU state another path
@@ -184,7 +188,7 @@ impl FioSet {
     }
 }
 
-/// Whether thread `t`'s next reads are the skipping loop's: a random-read fio job
+/// Whether thread `t`'s next reads are the skipping loop's: a read fio job
 /// under skip sampling, back to back (no rate, no think time), with no read in
 /// progress, and not in a pass after a dense set.
 pub(crate) fn applies(w: &Workload, t: &Thread) -> bool {
@@ -192,7 +196,7 @@ pub(crate) fn applies(w: &Workload, t: &Thread) -> bool {
         return false;
     };
     w.skip_sets.is_some()
-        && f.rw == FioRw::Randread
+        && matches!(f.rw, FioRw::Randread | FioRw::Read)
         && w.batch == 1
         && w.interval_ns == 0
         && w.think_ns == 0
@@ -233,8 +237,7 @@ pub(crate) fn run(
     let op_ns = mm.cfg.costs.syscall_ns + bs_pages as u64 * mm.cfg.costs.copy_page_ns;
     let bytes = bs_pages as u64 * 4096;
     // The pass at the cursor, kept in t.fio_pass.
-    f.block(t, t.cursor, true);
-    let mut pass = t.fio_pass.expect("block() keeps the pass");
+    let mut pass = f.pass_at(t, t.cursor);
     mm.now = *clock;
     let kept = t.fio_skip.set.take().and_then(|mut s| {
         let whole = s.catch_up(mm, &pass, t.cursor);
@@ -262,8 +265,7 @@ pub(crate) fn run(
     while *clock < end_ns && *ops_left != Some(0) {
         let pass_end = (pass.pass() + 1) * blocks;
         if t.cursor == pass_end {
-            f.block(t, t.cursor, true);
-            pass = t.fio_pass.expect("block() keeps the pass");
+            pass = f.pass_at(t, t.cursor);
             set.place(&pass, t.cursor);
             continue;
         }
@@ -316,7 +318,7 @@ pub(crate) fn run(
         // batch it was. (Its `t.read` is not: the next read resets it unread.) It is
         // in the pass in progress: a new pass is entered only to read from it.
         let last_start = *clock - op_ns;
-        let last = f.block(t, t.cursor - 1, true);
+        let last = f.pass_at(t, t.cursor - 1).block_of(t.cursor - 1);
         mm.now = last_start;
         mm.read_pending_until(space, (last * bs_pages as u64) as u32);
         mm.cpu_ns = op_ns;
