@@ -151,6 +151,13 @@ impl Masim {
             // The offset of the last page accessed (or issued: a miss).
             *offset = (cursor + n - 1) % n * 4096;
             r
+        } else if acc.stride < 4096 && cx.skip.is_some() && cx.unpaced && !traps {
+            // A stride within a page: after an access, the line's next ones in the
+            // same page find it as that access left it (nothing runs between them),
+            // so each page's run is one access and its repeats in closed form.
+            let offset = &mut t.masim_offsets[t.masim_pattern];
+            let line = (acc.stride, region_bytes, write_u32 == u32::MAX);
+            stride_hits(entries, limit, offset, line, &mut slow)
         } else {
             let offset = &mut t.masim_offsets[t.masim_pattern];
             let stride = acc.stride;
@@ -173,6 +180,42 @@ impl Masim {
         }
         s
     }
+}
+
+/// A sequential line of `stride` bytes (below a page) over `region_bytes` from the
+/// offset last accessed, `each`'s per-access loop for up to `limit` accesses, made a
+/// page's run at a time: the run's first access as the loop makes it (a miss ends the
+/// call, its offset issued), the rest of the run counted as hits without a look (the
+/// first made the entry young, and dirty for writes, and its PMD entry young; a slow
+/// node's cost is per access). `offset` ends at the last offset accessed or issued.
+fn stride_hits(
+    (entries, pmd_young): (&mut [crate::mm::page::Pte], &mut [bool]),
+    limit: u64,
+    offset: &mut u64,
+    (stride, region_bytes, write): (u64, u64, bool),
+    slow: &mut super::Slow,
+) -> (u64, Option<(u32, bool)>) {
+    let mut hits = 0u64;
+    while hits < limit {
+        let mut o = *offset + stride;
+        if o >= region_bytes {
+            o = 0;
+        }
+        *offset = o;
+        let vpn = (o / 4096) as usize;
+        let e = entries[vpn];
+        if !crate::mm::page::pte::hw_hit(e) {
+            return (hits, Some((vpn as u32, write)));
+        }
+        super::hit_entry(entries, pmd_young, vpn, e, write);
+        // The line's offsets from o on that stay in this page and the region.
+        let page_end_bytes = ((vpn as u64 + 1) * 4096).min(region_bytes);
+        let run = ((page_end_bytes - 1 - o) / stride + 1).min(limit - hits);
+        slow.hit_n(e, run);
+        hits += run;
+        *offset = o + (run - 1) * stride;
+    }
+    (hits, None)
 }
 
 /// A random access line's pages as a [`Sampler`]: masim draws a byte offset uniform
@@ -200,6 +243,71 @@ pub(super) fn random_line_sampler(region_bytes: u64) -> Sampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `stride_hits` against the per-access loop `each` runs (`hit_loop_seen` with
+    /// masim's offset step): the same hits, miss, offset, entries, PMD bits and slow
+    /// cost, over strides that divide a page and that do not, a region with a partial
+    /// last page, missing and slow entries and limits that end runs part-way.
+    #[test]
+    fn a_short_stride_line_runs_as_the_per_access_loop() {
+        use crate::mm::page::{pte, Pte};
+        use rand::SeedableRng;
+        let region_bytes: u64 = 40 * 4096 + 1000;
+        let pages = region_bytes.div_ceil(4096) as usize;
+        let extra = [0u64, 70];
+        for stride in [1u64, 64, 1000, 3000, 4095] {
+            for write in [false, true] {
+                for seed in 0..6u64 {
+                    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
+                    let mut table: Vec<Pte> = (0..pages)
+                        .map(|i| match rng.next_u64() % 8 {
+                            0 => 0,
+                            1 => pte::present(i as u32) | pte::SLOW | 1 << pte::NID_SHIFT,
+                            2 => pte::present(i as u32) | pte::YOUNG,
+                            _ => pte::present(i as u32),
+                        })
+                        .collect();
+                    let mut pmd = vec![false; 1];
+                    let (mut table2, mut pmd2) = (table.clone(), pmd.clone());
+                    let mut off = rng.next_u64() % region_bytes;
+                    let mut off2 = off;
+                    for _ in 0..20 {
+                        let limit = 1 + rng.next_u64() % 400;
+                        let mut slow = super::super::Slow::new(&extra, 0, 2);
+                        let line = (stride, region_bytes, write);
+                        let got =
+                            stride_hits((&mut table, &mut pmd), limit, &mut off, line, &mut slow);
+                        let mut slow2 = super::super::Slow::new(&extra, 0, 2);
+                        let pick = |_: &mut rand_pcg::Pcg64Mcg| {
+                            off2 += stride;
+                            if off2 >= region_bytes {
+                                off2 = 0;
+                            }
+                            off2 / 4096
+                        };
+                        let seen = |(e, _): super::super::Seen| slow2.hit(e);
+                        let w = if write { u32::MAX } else { 0 };
+                        let want = super::super::hit_loop_seen(
+                            (&mut table2, &mut pmd2),
+                            limit,
+                            w,
+                            &mut rng.clone(),
+                            pick,
+                            seen,
+                        );
+                        assert_eq!(got, want, "stride {stride} write {write} seed {seed}");
+                        assert_eq!((off, slow.ns), (off2, slow2.ns));
+                        assert_eq!((&table, &pmd), (&table2, &pmd2));
+                        if let Some((vpn, _)) = got.1 {
+                            // The fault maps it, as the retried access would.
+                            table[vpn as usize] = pte::present(vpn);
+                            table2[vpn as usize] = pte::present(vpn);
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     /// By hand: 8192 bytes are two whole pages; 10000 are two whole pages (8192 bytes
     /// of the draws, 0.8192 of them) and a partial one (1808 bytes).

@@ -2291,6 +2291,14 @@ impl<'a> Slow<'a> {
             self.ns += self.extra[pte::slow_nid(e)];
         }
     }
+
+    /// `n` hits on entry `e`.
+    #[inline(always)]
+    pub fn hit_n(&mut self, e: crate::mm::page::Pte, n: u64) {
+        if e & pte::SLOW != 0 {
+            self.ns += n * self.extra[pte::slow_nid(e)];
+        }
+    }
 }
 
 /// A hit on present entry `e` at `vpn`: the PTE made young (and dirty for a write)
