@@ -187,6 +187,18 @@ fn kv_requests_agree() {
     );
 }
 
+/// kv.toml with zipf keys (0.9): a member is drawn by its key's rank weight, and a
+/// settled request's value size by the settled keys' weights.
+#[test]
+fn kv_zipf_requests_agree() {
+    let mut counters = COUNTERS.to_vec();
+    counters.push("latency_mean");
+    let text = include_str!("../benches/skip/kv.toml")
+        .replace("pattern = \"uniform\"", "pattern = \"zipf\"\nskew = 0.9");
+    assert!(text.contains("zipf"));
+    agree_on(&text, &["pswpout", "pswpin", "pgscan_kswapd"], &counters);
+}
+
 /// `text` run under each and under skip with `sets`: the results (but for the
 /// provenance, which names the mode) and the timeseries byte for byte, and how many
 /// reads skipping made in closed form, with the workload `svc`'s operations.

@@ -391,7 +391,7 @@ impl SkipSet {
 /// cache and TLB miss per level) and then scans one block's bits and weights in rank
 /// order. The rank found for a given draw is the one a tree over ranks finds.
 #[derive(Debug)]
-struct ZipfWeights {
+pub(super) struct ZipfWeights {
     blocks: Fenwick,
     /// Member bits by rank, one word per block.
     bits: Vec<u64>,
@@ -407,7 +407,7 @@ struct ZipfWeights {
 }
 
 impl ZipfWeights {
-    fn new(z: &Zipf) -> ZipfWeights {
+    pub(super) fn new(z: &Zipf) -> ZipfWeights {
         let (n, s, stride) = z.skip_params();
         ZipfWeights {
             // Filled by the set's first build.
@@ -423,20 +423,20 @@ impl ZipfWeights {
         }
     }
 
-    fn weight(&self, r: u64) -> u64 {
+    pub(super) fn weight(&self, r: u64) -> u64 {
         self.weights[r as usize]
     }
 
-    fn rank(&self, item: u64) -> u64 {
+    pub(super) fn rank(&self, item: u64) -> u64 {
         mul_rem(item, self.inv_stride, self.n, self.rem_m)
     }
 
-    fn zipf_item(&self, r: u64) -> u64 {
+    pub(super) fn zipf_item(&self, r: u64) -> u64 {
         mul_rem(r, self.stride, self.n, self.rem_m)
     }
 
     /// Makes `item` a member (it is not).
-    fn add(&mut self, item: u64) {
+    pub(super) fn add(&mut self, item: u64) {
         let r = self.rank(item);
         let b = (r / RANK_BLOCK) as usize;
         debug_assert_eq!(self.bits[b] >> (r % RANK_BLOCK) & 1, 0);
@@ -445,7 +445,7 @@ impl ZipfWeights {
     }
 
     /// Takes `item` out of the members (it is one).
-    fn remove(&mut self, item: u64) {
+    pub(super) fn remove(&mut self, item: u64) {
         let r = self.rank(item);
         let b = (r / RANK_BLOCK) as usize;
         debug_assert_eq!(self.bits[b] >> (r % RANK_BLOCK) & 1, 1);
@@ -455,7 +455,7 @@ impl ZipfWeights {
 
     /// The member rank where the running sum of member weights in rank order passes
     /// `u` (u < the members' total).
-    fn find(&self, u: u64) -> u64 {
+    pub(super) fn find(&self, u: u64) -> u64 {
         let (b, mut u) = self.blocks.find(u);
         let first = b * RANK_BLOCK;
         let mut m = self.bits[b as usize];
@@ -471,9 +471,31 @@ impl ZipfWeights {
         unreachable!("a block's member weights sum to its tree weight")
     }
 
+    /// The members' weight.
+    pub(super) fn total(&self) -> u64 {
+        self.blocks.total()
+    }
+
+    /// The weight of every rank.
+    pub(super) fn all_weight(&self) -> u64 {
+        self.all_weight
+    }
+
+    /// No member (for a rebuild: [`ZipfWeights::mark`] the members, then
+    /// [`ZipfWeights::sum_blocks`]).
+    pub(super) fn clear(&mut self) {
+        self.bits.fill(0);
+    }
+
+    /// `item` a member, its weight not yet in the tree.
+    pub(super) fn mark(&mut self, item: u64) {
+        let r = self.rank(item);
+        self.bits[(r / 64) as usize] |= 1 << (r % 64);
+    }
+
     /// The blocks' tree from the member bits (the ranks' weights worked out first, at
     /// the set's first build).
-    fn sum_blocks(&mut self) {
+    pub(super) fn sum_blocks(&mut self) {
         if self.weights.is_empty() {
             let raw: Vec<f64> = (0..self.n)
                 .map(|r| ((r + 1) as f64).powf(-self.s))

@@ -4,8 +4,10 @@
 //! and one access per page of its value, and counts as an operation with its latency.
 //! A thread's run of such requests is taken here without drawing keys or touching
 //! pages: how many come before the next request that may change something is a
-//! geometric gap, and each of them needs only how many pages its value spans (1 or 2
-//! for a value of 2000 bytes), drawn in proportion to the settled keys of each size.
+//! geometric gap (with the members' share of the picker's probability), and each of
+//! them needs only how many pages its value spans (1 or 2 for a value of 2000 bytes),
+//! drawn in proportion to the settled keys of each size (uniform: their numbers;
+//! zipf: their rank weights).
 //! The request that may change something is handed, key drawn, to [`super::bench_kinds::Kv::op`].
 //!
 //! The keys that may change something are a set shared by the workload's threads,
@@ -19,8 +21,10 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::mm::{lru_gen::PTRS_PER_PTE, Mm, Space, PMD_CHANGE};
 
-use super::pattern::{below, Sampler};
-use super::skip::{geometric, settled, SkipSets, DENSE_PROBE_ACCESSES, REBUILD_PAGES_PER_ACCESS};
+use super::pattern::{below, Sampler, Zipf};
+use super::skip::{
+    geometric, settled, SkipSets, ZipfWeights, DENSE_PROBE_ACCESSES, REBUILD_PAGES_PER_ACCESS,
+};
 use super::{SliceReport, Spec, Thread, Workload, WorkloadStats};
 
 /// Above this chance that a request picks a member, requests are taken one by one.
@@ -41,11 +45,10 @@ pub struct KvSet {
     set_u32: u32,
     /// Pages a value spans at least: ⌈value_size / 4096⌉.
     min_pages: u64,
-    /// Keys of each class, members or not.
-    class_keys: [u64; 2],
+    /// The zipf picker's identity (None: uniform).
+    zipf_id: Option<[u64; 3]>,
     member: Vec<u64>,
-    lists: [Vec<u32>; 2],
-    place: Vec<u32>,
+    picks: KvPicks,
     log_pos: u64,
     /// Taking requests one by one; stale until rebuilt (as [`super::skip::SkipSet`]).
     dense: bool,
@@ -56,22 +59,53 @@ pub struct KvSet {
     tally: Vec<u64>,
 }
 
+/// How the members are drawn, as the picker draws keys.
+#[derive(Debug)]
+enum KvPicks {
+    /// Uniform keys: the members in a list per class (and each one's place in it),
+    /// so one can be drawn and removed in O(1); the keys of each class, members or
+    /// not.
+    Uniform {
+        lists: [Vec<u32>; 2],
+        place: Vec<u32>,
+        class_keys: [u64; 2],
+    },
+    /// Zipf keys: the members' rank weights ([`ZipfWeights`]); the weight of each
+    /// class's keys, all of them and the members.
+    Zipf {
+        w: Box<ZipfWeights>,
+        class_weight: [u64; 2],
+        member_weight: [u64; 2],
+    },
+}
+
 impl KvSet {
     /// A set not built yet: dense, so requests are taken one by one (as under
     /// `each`) until they show that most change nothing ([`dense_request`]); a
     /// workload whose requests keep changing state never pays for the set.
-    fn new(space_id: u32, keys: u64, value_size: u64, set_u32: u32) -> KvSet {
+    fn new(space_id: u32, keys: u64, value_size: u64, set_u32: u32, zipf: Option<&Zipf>) -> KvSet {
         let min_pages = value_size.div_ceil(4096);
+        let picks = match zipf {
+            None => KvPicks::Uniform {
+                lists: [Vec::new(), Vec::new()],
+                place: Vec::new(),
+                class_keys: [0; 2],
+            },
+            Some(z) => KvPicks::Zipf {
+                w: Box::new(ZipfWeights::new(z)),
+                class_weight: [0; 2],
+                member_weight: [0; 2],
+            },
+        };
         KvSet {
             space: space_id,
             keys,
             value_size,
             set_u32,
             min_pages,
-            class_keys: [0; 2],
+            zipf_id: zipf.map(Zipf::identity),
             member: Vec::new(),
-            lists: [Vec::new(), Vec::new()],
-            place: Vec::new(),
+            picks,
             log_pos: 0,
             dense: true,
             dense_taken: 0,
@@ -83,11 +117,17 @@ impl KvSet {
 
     /// Builds the set from the table (allocated the first time) and starts skipping.
     fn build(&mut self, space: &mut Space) {
-        if self.place.is_empty() {
+        if self.member.is_empty() {
             self.member = vec![0; self.keys.div_ceil(64) as usize];
-            self.place = vec![0; self.keys as usize];
-            for k in 0..self.keys {
-                self.class_keys[self.class(k)] += 1;
+            if let KvPicks::Uniform {
+                place, class_keys, ..
+            } = &mut self.picks
+            {
+                *place = vec![0; self.keys as usize];
+                for k in 0..self.keys {
+                    let (first, last) = pages_of(k, self.value_size);
+                    class_keys[(last - first + 1 > self.min_pages) as usize] += 1;
+                }
             }
         }
         self.dense = false;
@@ -97,9 +137,7 @@ impl KvSet {
 
     /// The pages of key `k`'s value (values lie back to back from offset 0).
     fn pages(&self, k: u64) -> (u64, u64) {
-        let first = k * self.value_size / 4096;
-        let last = (k * self.value_size + self.value_size - 1) / 4096;
-        (first, last)
+        pages_of(k, self.value_size)
     }
 
     fn class(&self, k: u64) -> usize {
@@ -125,9 +163,19 @@ impl KvSet {
             return;
         }
         self.member[(k / 64) as usize] |= 1 << (k % 64);
-        let list = &mut self.lists[self.class(k)];
-        self.place[k as usize] = list.len() as u32;
-        list.push(k as u32);
+        let c = self.class(k);
+        match &mut self.picks {
+            KvPicks::Uniform { lists, place, .. } => {
+                place[k as usize] = lists[c].len() as u32;
+                lists[c].push(k as u32);
+            }
+            KvPicks::Zipf {
+                w, member_weight, ..
+            } => {
+                w.add(k);
+                member_weight[c] += w.weight(w.rank(k));
+            }
+        }
     }
 
     fn remove(&mut self, k: u64) {
@@ -135,50 +183,137 @@ impl KvSet {
             return;
         }
         self.member[(k / 64) as usize] &= !(1 << (k % 64));
-        let (c, i) = (self.class(k), self.place[k as usize] as usize);
-        let list = &mut self.lists[c];
-        let last = *list.last().expect("a member is listed");
-        list[i] = last;
-        self.place[last as usize] = i as u32;
-        list.pop();
+        let c = self.class(k);
+        match &mut self.picks {
+            KvPicks::Uniform { lists, place, .. } => {
+                let (list, i) = (&mut lists[c], place[k as usize] as usize);
+                let last = *list.last().expect("a member is listed");
+                list[i] = last;
+                place[last as usize] = i as u32;
+                list.pop();
+            }
+            KvPicks::Zipf {
+                w, member_weight, ..
+            } => {
+                w.remove(k);
+                member_weight[c] -= w.weight(w.rank(k));
+            }
+        }
     }
 
-    fn members(&self) -> u64 {
-        (self.lists[0].len() + self.lists[1].len()) as u64
+    fn is_empty(&self) -> bool {
+        match &self.picks {
+            KvPicks::Uniform { lists, .. } => lists.iter().all(Vec::is_empty),
+            KvPicks::Zipf { w, .. } => w.total() == 0,
+        }
     }
 
+    /// The chance that a request picks a member.
     fn p_member(&self) -> f64 {
-        self.members() as f64 / self.keys as f64
+        match &self.picks {
+            KvPicks::Uniform { lists, .. } => {
+                (lists[0].len() + lists[1].len()) as f64 / self.keys as f64
+            }
+            KvPicks::Zipf { w, .. } => w.total() as f64 / w.all_weight() as f64,
+        }
     }
 
-    /// A member, uniformly.
+    /// A member, drawn as the picker would draw among the members.
     fn pick(&self, rng: &mut Pcg64Mcg) -> u64 {
-        let i = below(rng.next_u64(), self.members()) as usize;
-        let a = self.lists[0].len();
-        if i < a {
-            self.lists[0][i] as u64
-        } else {
-            self.lists[1][i - a] as u64
+        match &self.picks {
+            KvPicks::Uniform { lists, .. } => {
+                let a = lists[0].len();
+                let i = below(rng.next_u64(), (a + lists[1].len()) as u64) as usize;
+                if i < a {
+                    lists[0][i] as u64
+                } else {
+                    lists[1][i - a] as u64
+                }
+            }
+            KvPicks::Zipf { w, .. } => w.zipf_item(w.find(below(rng.next_u64(), w.total()))),
         }
     }
 
     /// What a request that changes nothing needs drawn: how many pages its value
-    /// spans (a key drawn uniformly from those that are not members, as far as its
-    /// class goes).
+    /// spans (a key drawn as the picker draws, from those that are not members, as
+    /// far as its class goes).
     fn settled_draw(&self) -> SettledDraw {
-        SettledDraw {
-            n0: self.class_keys[0] - self.lists[0].len() as u64,
-            n1: self.class_keys[1] - self.lists[1].len() as u64,
-        }
+        let (w0, w1) = match &self.picks {
+            KvPicks::Uniform {
+                lists, class_keys, ..
+            } => (
+                class_keys[0] - lists[0].len() as u64,
+                class_keys[1] - lists[1].len() as u64,
+            ),
+            KvPicks::Zipf {
+                class_weight,
+                member_weight,
+                ..
+            } => (
+                class_weight[0] - member_weight[0],
+                class_weight[1] - member_weight[1],
+            ),
+        };
+        SettledDraw { w0, w1 }
     }
 
     /// Every key with an unsettled page, from the table.
     fn rebuild(&mut self, space: &mut Space) {
         self.member.fill(0);
-        self.lists.iter_mut().for_each(Vec::clear);
         for k in 0..self.keys {
             if !self.key_settled(space, k) {
-                self.add(k);
+                self.member[(k / 64) as usize] |= 1 << (k % 64);
+            }
+        }
+        let (value_size, min_pages) = (self.value_size, self.min_pages);
+        let class = |k: u64| {
+            let (first, last) = pages_of(k, value_size);
+            (last - first + 1 > min_pages) as usize
+        };
+        let members = self.member.iter().enumerate().flat_map(|(i, &word)| {
+            let mut m = word;
+            std::iter::from_fn(move || {
+                (m != 0).then(|| {
+                    let k = i as u64 * 64 + m.trailing_zeros() as u64;
+                    m &= m - 1;
+                    k
+                })
+            })
+        });
+        match &mut self.picks {
+            KvPicks::Uniform { lists, place, .. } => {
+                lists.iter_mut().for_each(Vec::clear);
+                for k in members {
+                    let c = class(k);
+                    place[k as usize] = lists[c].len() as u32;
+                    lists[c].push(k as u32);
+                }
+            }
+            KvPicks::Zipf {
+                w,
+                class_weight,
+                member_weight,
+            } => {
+                // The tree built in place (its weights worked out at the first build).
+                w.clear();
+                *member_weight = [0; 2];
+                for k in members {
+                    w.mark(k);
+                }
+                w.sum_blocks();
+                if class_weight.iter().sum::<u64>() == 0 {
+                    for k in 0..self.keys {
+                        class_weight[class(k)] += w.weight(w.rank(k));
+                    }
+                }
+                for (i, &word) in self.member.iter().enumerate() {
+                    let mut m = word;
+                    while m != 0 {
+                        let k = i as u64 * 64 + m.trailing_zeros() as u64;
+                        m &= m - 1;
+                        member_weight[class(k)] += w.weight(w.rank(k));
+                    }
+                }
             }
         }
         self.log_pos = space.watch_changes();
@@ -216,26 +351,33 @@ impl KvSet {
     }
 }
 
+/// The first and last pages of key `k`'s value (values lie back to back from 0).
+fn pages_of(k: u64, value_size: u64) -> (u64, u64) {
+    let first = k * value_size / 4096;
+    (first, (k * value_size + value_size - 1) / 4096)
+}
+
 /// While dense, requests probed for whether they change something: one in this many.
 const DENSE_PROBE_EVERY: u64 = 8;
 
-/// The settled keys of each class, for drawing a settled request's class.
+/// The settled keys' weight in each class (uniform: their numbers), for drawing a
+/// settled request's class.
 #[derive(Debug, Clone, Copy)]
 struct SettledDraw {
-    n0: u64,
-    n1: u64,
+    w0: u64,
+    w1: u64,
 }
 
 impl SettledDraw {
     /// Whether a settled request's value spans one page more than the least.
     #[inline(always)]
     fn one_more(self, rng: &mut Pcg64Mcg) -> bool {
-        if self.n1 == 0 {
+        if self.w1 == 0 {
             false
-        } else if self.n0 == 0 {
+        } else if self.w0 == 0 {
             true
         } else {
-            below(rng.next_u64(), self.n0 + self.n1) >= self.n0
+            below(rng.next_u64(), self.w0 + self.w1) >= self.w0
         }
     }
 }
@@ -263,16 +405,21 @@ pub struct KvSkip {
 
 /// The workload's set for its `kv` space, made (dense, not built: [`KvSet::new`]) if
 /// it has none.
-pub(crate) fn ready(
-    slot: &mut Option<Box<KvSet>>,
+pub(crate) fn ready<'a>(
+    slot: &'a mut Option<Box<KvSet>>,
     space_id: u32,
     (keys, value_size, set_u32): (u64, u64, u32),
-) -> &mut KvSet {
+    zipf: Option<&Zipf>,
+) -> &'a mut KvSet {
+    let zipf_id = zipf.map(Zipf::identity);
     let fits = slot.as_ref().is_some_and(|s| {
-        (s.space, s.keys, s.value_size, s.set_u32) == (space_id, keys, value_size, set_u32)
+        (s.space, s.keys, s.value_size, s.set_u32, s.zipf_id)
+            == (space_id, keys, value_size, set_u32, zipf_id)
     });
     if !fits {
-        *slot = Some(Box::new(KvSet::new(space_id, keys, value_size, set_u32)));
+        *slot = Some(Box::new(KvSet::new(
+            space_id, keys, value_size, set_u32, zipf,
+        )));
     }
     slot.as_mut().expect("made above")
 }
@@ -304,7 +451,7 @@ pub(crate) fn start_run(s: &mut KvSet, space: &mut Space, st: &mut KvSkip) {
 
 /// How many requests that change nothing come before the thread's next request for
 /// a member (drawn when the last gap is spent: geometric, with the members' share of
-/// the keys); None while the set is dense (each request is `each`'s, drawn by its
+/// the picker's probability); None while the set is dense (each request is `each`'s, drawn by its
 /// own loop).
 fn settled_ahead(s: &KvSet, st: &mut KvSkip, rng: &mut Pcg64Mcg) -> Option<u64> {
     if s.dense {
@@ -313,11 +460,11 @@ fn settled_ahead(s: &KvSet, st: &mut KvSkip, rng: &mut Pcg64Mcg) -> Option<u64> 
     Some(*st.gap.get_or_insert_with(|| geometric(rng, s.p_member())))
 }
 
-/// The request at the gap's end, for a member drawn uniformly: taken if it may
+/// The request at the gap's end, for a member drawn as the picker draws: taken if it may
 /// change something, else dropped from the set and a settled request. The next gap
 /// is drawn after it.
 fn member_request(s: &mut KvSet, space: &Space, st: &mut KvSkip, rng: &mut Pcg64Mcg) -> Next {
-    debug_assert!(s.members() > 0, "with no member the gap is endless");
+    debug_assert!(!s.is_empty(), "with no member the gap is endless");
     st.gap = None;
     let k = s.pick(rng);
     let set = s.set_u32 != 0 && (rng.next_u64() as u32) < s.set_u32;
@@ -359,7 +506,7 @@ pub(crate) fn dense_request(s: &mut KvSet, space: &mut Space, key: u64) {
 }
 
 /// Whether thread `t`'s next request is the skipping loop's: a `kv` workload with a
-/// uniform picker under skip sampling, back to back (no rate, no think time), past
+/// uniform or zipf picker under skip sampling, back to back (no rate, no think time), past
 /// its load phase, with no request in progress or handed on, on a space whose
 /// accesses do not trap (`--record-accesses`, a research policy).
 pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
@@ -369,7 +516,7 @@ pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
     // A dense set: the operation takes each request (and tells the set).
     let skipping = |s: &SkipSets| s.kv.as_ref().is_none_or(|kv| !kv.dense);
     w.skip_sets.as_deref().is_some_and(skipping)
-        && matches!(kv.sampler, Sampler::Uniform { .. })
+        && matches!(kv.sampler, Sampler::Uniform { .. } | Sampler::Zipf(_))
         && w.interval_ns == 0
         && w.think_ns == 0
         && t.retry.is_none()
@@ -407,15 +554,17 @@ pub(crate) fn run(
     else {
         unreachable!("applies() checked the kind");
     };
-    let Sampler::Uniform { n: keys } = kv.sampler else {
-        unreachable!("applies() checked the picker");
+    let (keys, zipf) = match &kv.sampler {
+        Sampler::Uniform { n } => (*n, None),
+        Sampler::Zipf(z) => (z.skip_params().0, Some(&**z)),
+        _ => unreachable!("applies() checked the picker"),
     };
     let (space_id, value_size, set_u32) = (kv.space, kv.value_size, kv.set_u32);
     let (request_ns, batch, stats_from_ns) = (kv.request_ns, *batch, *stats_from_ns);
     let access_ns = mm.cfg.costs.access_ns;
     let space = &mut mm.spaces[space_id as usize];
     let sets = skip_sets.as_deref_mut().expect("applies() checked");
-    let s = ready(&mut sets.kv, space_id, (keys, value_size, set_u32));
+    let s = ready(&mut sets.kv, space_id, (keys, value_size, set_u32), zipf);
     start_run(s, space, &mut t.kv_skip);
     let base_ns = request_ns + s.min_pages * access_ns;
     let mut tally = Tally::new(batch, std::mem::take(&mut s.tally));
@@ -596,7 +745,7 @@ mod tests {
         let (mut mm, si) = settled_kv();
         let mut slot = None;
         let mut st = KvSkip::default();
-        let s = ready(&mut slot, si, (KEYS, VALUE, 1));
+        let s = ready(&mut slot, si, (KEYS, VALUE, 1), None);
         // A new set is not built: requests are taken one by one until those probed
         // show that they change nothing (every page settled here), a window of
         // DENSE_PROBE_ACCESSES probes at one request in DENSE_PROBE_EVERY.
@@ -635,7 +784,7 @@ mod tests {
         let space = &mut mm.spaces[si as usize];
         *space.pte_mut(200) &= !pte::DIRTY;
         let mut slot = None;
-        let s = ready(&mut slot, si, (KEYS, VALUE, 0));
+        let s = ready(&mut slot, si, (KEYS, VALUE, 0), None);
         s.build(space);
         assert!(members(s).is_empty());
         *space.pte_mut(300) &= !pte::YOUNG;
@@ -644,13 +793,13 @@ mod tests {
     }
 
     /// Requests drawn against a fixed set (the ones handed on are not made, so its
-    /// members stay unsettled): each request is for a member with chance
-    /// members / KEYS, a member handed on is each member equally often, and a
-    /// settled request's value spans two pages as often as the settled keys' do.
-    /// Worked out from the keys' byte ranges, each count within 4.5 standard
-    /// deviations of its expectation.
-    #[test]
-    fn requests_are_drawn_as_uniform_keys_are() {
+    /// members stay unsettled), with a picker giving key k chance `p_key(k)`: each
+    /// request is for a member with chance the members' sum, a member handed on is
+    /// each member in proportion to its chance, and a settled request's value spans
+    /// two pages as often as the settled keys' chances say. Worked out from the keys'
+    /// byte ranges and `p_key`, each count within 4.5 standard deviations of its
+    /// expectation.
+    fn requests_are_drawn_as_the_picker_draws(zipf: Option<&Zipf>, p_key: impl Fn(u64) -> f64) {
         let (mut mm, si) = settled_kv();
         let space = &mut mm.spaces[si as usize];
         // Members: the keys on every eighth page from page 3 (unsettled: not young).
@@ -663,13 +812,18 @@ mod tests {
         unsettled.dedup();
         let two_pages = |k: u64| (k * VALUE) / 4096 != (k * VALUE + VALUE - 1) / 4096;
         let settled_keys: Vec<u64> = (0..KEYS).filter(|k| !unsettled.contains(k)).collect();
-        let settled_two = settled_keys.iter().filter(|&&k| two_pages(k)).count() as f64;
-        let q_two = settled_two / settled_keys.len() as f64;
-        let p_member = unsettled.len() as f64 / KEYS as f64;
+        let settled_p: f64 = settled_keys.iter().map(|&k| p_key(k)).sum();
+        let settled_two: f64 = settled_keys
+            .iter()
+            .filter(|&&k| two_pages(k))
+            .map(|&k| p_key(k))
+            .sum();
+        let q_two = settled_two / settled_p;
+        let p_member: f64 = unsettled.iter().map(|&k| p_key(k)).sum();
 
         let mut slot = None;
         let mut st = KvSkip::default();
-        let s = ready(&mut slot, si, (KEYS, VALUE, 1));
+        let s = ready(&mut slot, si, (KEYS, VALUE, 1), zipf);
         s.build(space);
         start_run(s, space, &mut st);
         assert_eq!(members(s), unsettled);
@@ -715,18 +869,42 @@ mod tests {
             q_two,
             "settled two-page values",
         );
-        // Each member handed on equally often: chi-square over the members, against
-        // its mean (members - 1) and standard deviation sqrt(2 (members - 1)).
+        // Each member handed on in proportion to its chance: chi-square over the
+        // members, against its mean (members - 1) and standard deviation
+        // sqrt(2 (members - 1)).
         let m = unsettled.len() as f64;
-        let e = taken as f64 / m;
         let chi2: f64 = unsettled
             .iter()
-            .map(|&k| (per_key[k as usize] as f64 - e).powi(2) / e)
+            .map(|&k| {
+                let e = taken as f64 * p_key(k) / p_member;
+                (per_key[k as usize] as f64 - e).powi(2) / e
+            })
             .sum();
         assert!(
             chi2 <= (m - 1.0) + 4.5 * (2.0 * (m - 1.0)).sqrt(),
-            "members not equally often: chi2 {chi2:.1} over {m} members"
+            "members not drawn as the picker draws: chi2 {chi2:.1} over {m} members"
         );
         assert!(settled_keys.iter().all(|&k| per_key[k as usize] == 0));
+    }
+
+    #[test]
+    fn requests_are_drawn_as_uniform_keys_are() {
+        requests_are_drawn_as_the_picker_draws(None, |_| 1.0 / KEYS as f64);
+    }
+
+    /// Zipf keys (0.9, 1.2): key k's chance is its rank's (rank + 1)^-s over the
+    /// harmonic sum, its rank the one whose item the sampler maps to k.
+    #[test]
+    fn requests_are_drawn_as_zipf_keys_are() {
+        for skew in [0.9, 1.2] {
+            let z = Zipf::new(KEYS, skew);
+            let mut rank_of = vec![0u64; KEYS as usize];
+            for r in 0..KEYS {
+                rank_of[z.item_of_rank(r) as usize] = r;
+            }
+            let h: f64 = (1..=KEYS).map(|r| (r as f64).powf(-skew)).sum();
+            let p_key = |k: u64| ((rank_of[k as usize] + 1) as f64).powf(-skew) / h;
+            requests_are_drawn_as_the_picker_draws(Some(&z), p_key);
+        }
     }
 }
