@@ -199,6 +199,45 @@ fn kv_zipf_requests_agree() {
     agree_on(&text, &["pswpout", "pswpin", "pgscan_kswapd"], &counters);
 }
 
+/// benches/skip/file.toml: a service reading 4 KiB at uniform offsets of three files,
+/// paced, beside an anon set and a stream under which reclaim deactivates and evicts
+/// its page cache. The reads of settled items pass in closed form (their slots, their
+/// latency, each file's `prev_pos` where its last one ended); the others are made.
+#[test]
+fn paced_uniform_file_reads_agree() {
+    file_reads_agree(
+        include_str!("../benches/skip/file.toml"),
+        &["workingset_refault_file", "pgscan_kswapd"],
+    );
+}
+
+/// file.toml's service back to back (no `rate`), 2 s: its reads far outrun the
+/// others', and reclaim deactivates its pages under it.
+#[test]
+fn back_to_back_uniform_file_reads_agree() {
+    let text = include_str!("../benches/skip/file.toml")
+        .replace("duration = \"4s\"", "duration = \"2s\"")
+        .replace("threads = 2\nrate = 100000\n", "threads = 2\n");
+    assert!(!text.contains("100000") && text.contains("\"2s\""));
+    file_reads_agree(&text, &["pgscan_kswapd", "pgdeactivate"]);
+}
+
+/// [`agree_on`] for a `file-read` service, with the file LRU's counters and the
+/// reads' mean latency, and some reads made in closed form.
+fn file_reads_agree(text: &str, pressure: &[&str]) {
+    let mut counters = COUNTERS.to_vec();
+    counters.extend([
+        "workingset_refault_file",
+        "pgactivate",
+        "pgdeactivate",
+        "latency_mean",
+    ]);
+    let before = reclaimsim::workload::skip_file::reads_skipped_here();
+    agree_on(text, pressure, &counters);
+    let skipped = reclaimsim::workload::skip_file::reads_skipped_here() - before;
+    assert!(skipped > 100_000, "{skipped} reads made in closed form");
+}
+
 /// `text` run under each and under skip with `sets`: the results (but for the
 /// provenance, which names the mode) and the timeseries byte for byte, and how many
 /// reads skipping made in closed form, with the workload `svc`'s operations.

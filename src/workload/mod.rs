@@ -15,6 +15,7 @@ pub mod highalloc;
 pub mod masim;
 pub mod pattern;
 pub mod skip;
+pub mod skip_file;
 pub mod skip_fio;
 pub mod skip_kv;
 pub mod slab;
@@ -246,6 +247,8 @@ pub struct Thread {
     pub skip: skip::SkipState,
     /// A `kv` thread's skipping state (`skip_kv`).
     pub kv_skip: skip_kv::KvSkip,
+    /// A uniform `file-read` workload's skipping state ([`skip_file`]).
+    pub file_skip: skip_file::FileSkip,
     /// fio: the random pass in progress.
     pub fio_pass: Option<bench_kinds::FioPass>,
     /// A random-read fio job's skipping state (`skip_fio`).
@@ -285,6 +288,7 @@ impl Thread {
             ahead: None,
             skip: skip::SkipState::default(),
             kv_skip: skip_kv::KvSkip::default(),
+            file_skip: skip_file::FileSkip::default(),
             fio_pass: None,
             fio_skip: skip_fio::FioSkip::default(),
             read: None,
@@ -799,6 +803,13 @@ pub fn run_slice(
                 break end;
             }
             // A miss: its operation is started and waits in t.retry for the fault.
+        }
+        if t.init_left == 0 && skip_file::applies(w, t, mm, clock) {
+            if let Some(end) = skip_file::run(w, t, mm, &mut clock, slice_end, rep) {
+                break end;
+            }
+            // A read that may change something waits in t.retry, issued at its slot
+            // (or the set is dense and the operation draws the read).
         }
         if w.skip_sets.is_some() {
             // Settled requests (or reads) up to the next that may change something,
@@ -1545,7 +1556,14 @@ fn run_op(w: &mut Workload, t: &mut Thread, cx: &mut Ctx, origin: u64) -> Step {
             sampler,
         } => {
             let item = cx.retry.map_or_else(
-                || sampler.next(&mut t.rng, &mut t.cursor, cx.clock),
+                || {
+                    let item = sampler.next(&mut t.rng, &mut t.cursor, cx.clock);
+                    if let Some(s) = cx.skip.as_deref_mut().and_then(|s| s.file.as_deref_mut()) {
+                        // Under skip sampling, while its set is dense.
+                        skip_file::dense_read(s, cx.mm, item);
+                    }
+                    item
+                },
                 |r| r.0,
             );
             let write = *write;

@@ -94,6 +94,9 @@ pub struct SkipSets {
     sets: Vec<SkipSet>,
     /// A `kv` workload's keys ([`super::skip_kv`]; made at its first run).
     pub(super) kv: Option<Box<super::skip_kv::KvSet>>,
+    /// A uniform `file-read` workload's items ([`super::skip_file`]; made at its
+    /// first run).
+    pub(super) file: Option<Box<super::skip_file::FileSet>>,
 }
 
 /// Sets a workload keeps at once.

@@ -1,0 +1,599 @@
+//! Skip sampling for `file-read` workloads reading at uniform offsets (`pattern =
+//! "uniform"`, read(), under `run.access_sampling = "skip"`), back to back or paced.
+//!
+//! A read() of an item (`io_size` of one of the files) whose pages are all cached and
+//! settled ([`Mm::filemap_read_settled`]: no read in flight, no readahead mark,
+//! `folio_mark_accessed` would change nothing) changes no state but the clock and the
+//! file's `prev_pos`: it costs the syscall and the page copies as system time and is
+//! one operation of that latency. So the workload keeps the items a read may change
+//! (its threads share the set, as [`super::skip_kv`]'s keys), and a thread's run of
+//! reads of other items is made in closed form: how many come before the next read of
+//! a member is geometric with the members' share of the items, their slots pass as a
+//! paced anon thread's hits do ([`Pacing::run_hits`]), and each file's `prev_pos` is
+//! left where the run's last read of that file ended, drawn backwards over the run
+//! (each read's file in proportion to its settled items, the first read met of a file
+//! a settled item of it, uniformly). The read of a member is handed to the workload's
+//! operation as a retry issued at its slot, and made as under `each`. So results agree
+//! with `each` in distribution: the offsets are the same random process.
+//!
+//! The set follows each file's change log: every page-cache entry written, and (with
+//! [`Mm::watching_folios`]) every folio whose LRU state another path changed. It
+//! starts dense, not built: reads are taken one by one (as under `each`) and one in
+//! [`DENSE_PROBE_EVERY`] probed, until fewer than one in [`SPARSE_RATIO`] probed would
+//! change something; it goes dense again when over a quarter of the items are
+//! members.
+
+use rand::RngCore;
+use rand_pcg::Pcg64Mcg;
+
+use crate::mm::lru_gen::PTRS_PER_PTE;
+use crate::mm::{Mm, PMD_CHANGE};
+
+use super::pattern::{below, Sampler};
+use super::skip::{geometric, SkipSets, DENSE_PROBE_ACCESSES, REBUILD_PAGES_PER_ACCESS};
+use super::{Pacing, SliceEnd, SliceReport, Spec, Thread, Workload};
+
+thread_local! {
+    /// Reads made in closed form on this host thread ([`reads_skipped_here`]).
+    static READS_SKIPPED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many `file-read` reads the runs on this host thread have made in closed form
+/// (for tests, and for anyone asking whether skipping pays).
+pub fn reads_skipped_here() -> u64 {
+    READS_SKIPPED.with(|c| c.get())
+}
+
+/// Above this share of the items as members, reads are taken one by one: a read
+/// costs far more than an access, so skipping pays while most change nothing.
+const DENSE_P_MEMBER: f64 = 1.0 / 4.0;
+/// Reads taken one by one return to skipping when fewer than one in this many of
+/// those probed changed something.
+const SPARSE_RATIO: u64 = 8;
+/// While dense, reads probed for whether they change something: one in this many.
+const DENSE_PROBE_EVERY: u64 = 8;
+
+/// The items of a `file-read` workload's files that a read may change.
+#[derive(Debug)]
+pub struct FileSet {
+    spaces: Vec<u32>,
+    per_file_items: u64,
+    io_pages: u32,
+    items: u64,
+    member: Vec<u64>,
+    /// The members in a list (and each one's place in it), so one can be drawn and
+    /// removed in O(1).
+    list: Vec<u32>,
+    place: Vec<u32>,
+    /// Members per file.
+    file_members: Vec<u64>,
+    /// Each file's change log position this set has taken in.
+    log_pos: Vec<u64>,
+    dense: bool,
+    dense_taken: u64,
+    window_taken: u64,
+    window_changed: u64,
+}
+
+impl FileSet {
+    fn new(spaces: &[u32], per_file_items: u64, io_pages: u32) -> FileSet {
+        FileSet {
+            spaces: spaces.to_vec(),
+            per_file_items,
+            io_pages,
+            items: spaces.len() as u64 * per_file_items,
+            member: Vec::new(),
+            list: Vec::new(),
+            place: Vec::new(),
+            file_members: vec![0; spaces.len()],
+            log_pos: vec![0; spaces.len()],
+            dense: true,
+            dense_taken: 0,
+            window_taken: 0,
+            window_changed: 0,
+        }
+    }
+
+    /// Item `i`'s file (its index) and first page.
+    fn at(&self, i: u64) -> (usize, u32) {
+        let f = (i / self.per_file_items) as usize;
+        (f, ((i % self.per_file_items) * self.io_pages as u64) as u32)
+    }
+
+    /// Whether a read of item `i` now would change nothing.
+    fn settled(&self, mm: &mut Mm, i: u64) -> bool {
+        let (f, first) = self.at(i);
+        mm.filemap_read_settled(self.spaces[f], first, self.io_pages)
+    }
+
+    fn has(&self, i: u64) -> bool {
+        self.member[(i / 64) as usize] >> (i % 64) & 1 != 0
+    }
+
+    fn add(&mut self, i: u64) {
+        if self.has(i) {
+            return;
+        }
+        self.member[(i / 64) as usize] |= 1 << (i % 64);
+        self.place[i as usize] = self.list.len() as u32;
+        self.list.push(i as u32);
+        let f = self.at(i).0;
+        self.file_members[f] += 1;
+    }
+
+    fn remove(&mut self, i: u64) {
+        if !self.has(i) {
+            return;
+        }
+        self.member[(i / 64) as usize] &= !(1 << (i % 64));
+        let at = self.place[i as usize] as usize;
+        let last = *self.list.last().expect("a member is listed");
+        self.list[at] = last;
+        self.place[last as usize] = at as u32;
+        self.list.pop();
+        let f = self.at(i).0;
+        self.file_members[f] -= 1;
+    }
+
+    fn p_member(&self) -> f64 {
+        self.list.len() as f64 / self.items as f64
+    }
+
+    /// Builds the set from the page cache (allocated the first time) and starts
+    /// skipping.
+    fn build(&mut self, mm: &mut Mm) {
+        if self.place.is_empty() {
+            self.member = vec![0; self.items.div_ceil(64) as usize];
+            self.place = vec![0; self.items as usize];
+        }
+        self.dense = false;
+        self.dense_taken = 0;
+        self.member.fill(0);
+        self.list.clear();
+        self.file_members.fill(0);
+        for i in 0..self.items {
+            if !self.settled(mm, i) {
+                self.add(i);
+            }
+        }
+        mm.watching_folios = true;
+        for (f, &s) in self.spaces.iter().enumerate() {
+            self.log_pos[f] = mm.spaces[s as usize].watch_changes();
+        }
+    }
+
+    /// Takes in the files' changes since the last look: the items over a page
+    /// written (or a folio another path changed) that are unsettled join the set.
+    /// False if a log dropped some (the set is built again).
+    fn catch_up(&mut self, mm: &mut Mm) {
+        let mut seen = Vec::new();
+        for (f, &s) in self.spaces.iter().enumerate() {
+            let space = &mut mm.spaces[s as usize];
+            let end = space.watch_changes();
+            let Some(changes) = space.changes_since(self.log_pos[f]) else {
+                self.build(mm);
+                return;
+            };
+            let io = self.io_pages as u64;
+            for &c in changes {
+                let (lo, hi) = if c & PMD_CHANGE != 0 {
+                    let first = (c & !PMD_CHANGE) * PTRS_PER_PTE as u64;
+                    (first, first + PTRS_PER_PTE as u64 - 1)
+                } else {
+                    (c, c)
+                };
+                let last = (hi / io).min(self.per_file_items - 1);
+                for j in lo / io..=last {
+                    seen.push(f as u64 * self.per_file_items + j);
+                }
+            }
+            self.log_pos[f] = end;
+        }
+        for i in seen {
+            if !self.has(i) && !self.settled(mm, i) {
+                self.add(i);
+            }
+        }
+    }
+
+    /// A settled item of file `f` (one that is not a member), uniformly; `f` has one.
+    fn settled_item_of(&self, f: usize, rng: &mut Pcg64Mcg) -> u64 {
+        debug_assert!(self.file_members[f] < self.per_file_items);
+        loop {
+            let i = f as u64 * self.per_file_items + below(rng.next_u64(), self.per_file_items);
+            if !self.has(i) {
+                return i;
+            }
+        }
+    }
+
+    /// A file drawn in proportion to its settled items (of `settled` in all).
+    fn settled_file(&self, rng: &mut Pcg64Mcg, settled: u64) -> usize {
+        let mut u = below(rng.next_u64(), settled);
+        for (f, &m) in self.file_members.iter().enumerate() {
+            let n = self.per_file_items - m;
+            if u < n {
+                return f;
+            }
+            u -= n;
+        }
+        unreachable!("u < the settled items")
+    }
+
+    /// After `n` reads of settled items: each file's `prev_pos` where its last one
+    /// ended. Drawn backwards from the last read: its file in proportion to the
+    /// settled items, and at a file's first meeting its item, uniformly among the
+    /// file's settled ones (the reads are independent, so the last read of a file is
+    /// any of its settled items alike). Stops once every file with a settled item is
+    /// met.
+    fn leave_prev_pos(&self, mm: &mut Mm, rng: &mut Pcg64Mcg, n: u64) -> Option<u64> {
+        let settled = self.items - self.list.len() as u64;
+        if n == 0 || settled == 0 {
+            return None;
+        }
+        let files = self.file_members.len();
+        let open = self
+            .file_members
+            .iter()
+            .filter(|&&m| m < self.per_file_items)
+            .count();
+        let mut met = vec![false; files];
+        let (mut left, mut last_read) = (open, None);
+        for _ in 0..n {
+            let f = if files == 1 {
+                0
+            } else {
+                self.settled_file(rng, settled)
+            };
+            if met[f] {
+                continue;
+            }
+            met[f] = true;
+            let i = self.settled_item_of(f, rng);
+            last_read.get_or_insert(i);
+            let (_, first) = self.at(i);
+            let end_pages = first as u64 + self.io_pages as u64;
+            mm.spaces[self.spaces[f] as usize].ra.prev_pos = (end_pages * 4096) as i64;
+            left -= 1;
+            if left == 0 {
+                break;
+            }
+        }
+        last_read
+    }
+}
+
+/// A thread's skipping state: the member its last read was handed on for (dropped
+/// from the set at its next run if that read left it settled).
+#[derive(Debug, Default)]
+pub struct FileSkip {
+    pending: Option<u64>,
+}
+
+/// Whether thread `t`'s next reads are the skipping loop's: a read() `file-read`
+/// workload with uniform offsets under skip sampling (its set not dense), one read a
+/// batch, no think time and no `ops` cap, with no read in progress, no access
+/// recording, and files whose accesses do not trap.
+pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
+    let Spec::File {
+        write: false,
+        mmap: false,
+        spaces,
+        sampler: Sampler::Uniform { n },
+        ..
+    } = &w.spec
+    else {
+        return false;
+    };
+    let skipping = |s: &SkipSets| s.file.as_ref().is_none_or(|f| !f.dense);
+    w.skip_sets.as_deref().is_some_and(skipping)
+        && *n <= u32::MAX as u64
+        && w.batch == 1
+        && w.think_ns == 0
+        && w.ops_left.is_none()
+        && t.retry.is_none()
+        && t.pending_since.is_none()
+        && t.batch_left == 0
+        && t.populate.is_none()
+        && t.recorder.is_none()
+        && (w.interval_ns > 0 || t.next_issue_ns <= clock)
+        && spaces.iter().all(|&s| !mm.spaces[s as usize].traps())
+}
+
+/// The workload's set, made (dense, not built) if it has none or one for other files.
+fn ready<'a>(
+    slot: &'a mut Option<Box<FileSet>>,
+    spaces: &[u32],
+    per_file_items: u64,
+    io_pages: u32,
+) -> &'a mut FileSet {
+    let fits = slot.as_ref().is_some_and(|s| {
+        s.spaces == spaces && s.per_file_items == per_file_items && s.io_pages == io_pages
+    });
+    if !fits {
+        *slot = Some(Box::new(FileSet::new(spaces, per_file_items, io_pages)));
+    }
+    slot.as_mut().expect("made above")
+}
+
+/// A read `each`'s loop drew for `item` while the set is dense, before it is made:
+/// one in [`DENSE_PROBE_EVERY`] is probed for whether it will change something (the
+/// probe only decides when to build; what the reads do is `each`'s). Once such reads
+/// turn rare and enough have been taken since the last build to pay for one, the set
+/// is built and runs skip again.
+pub(crate) fn dense_read(s: &mut FileSet, mm: &mut Mm, item: u64) {
+    if !s.dense {
+        return;
+    }
+    s.dense_taken += 1;
+    if !s.dense_taken.is_multiple_of(DENSE_PROBE_EVERY) {
+        return;
+    }
+    let changed = !s.settled(mm, item);
+    s.window_taken += 1;
+    s.window_changed += changed as u64;
+    if s.window_taken < DENSE_PROBE_ACCESSES {
+        return;
+    }
+    let rare = s.window_changed * SPARSE_RATIO < s.window_taken;
+    (s.window_taken, s.window_changed) = (0, 0);
+    if rare && s.dense_taken >= s.items / REBUILD_PAGES_PER_ACCESS {
+        s.build(mm);
+    }
+}
+
+/// Thread `t`'s reads from `clock` as [`super::run_slice`]'s loop makes them, at
+/// their slots, up to the first read of a member (handed on in `t.retry`, issued at
+/// its slot: None is returned and the loop makes it), or the end of the slice, of a
+/// sleep past it or of the workload (returned). None too when the set is dense: the
+/// loop draws and makes each read.
+pub(crate) fn run(
+    w: &mut Workload,
+    t: &mut Thread,
+    mm: &mut Mm,
+    clock: &mut u64,
+    slice_end: u64,
+    rep: &mut SliceReport,
+) -> Option<SliceEnd> {
+    let Workload {
+        spec:
+            Spec::File {
+                spaces,
+                pages_per_file,
+                io_pages,
+                ..
+            },
+        skip_sets,
+        stats,
+        ..
+    } = w
+    else {
+        unreachable!("applies() checked the kind");
+    };
+    let io_pages = *io_pages;
+    let per_file_items = (*pages_per_file / io_pages as u64).max(1);
+    let op_ns = mm.cfg.costs.syscall_ns + io_pages as u64 * mm.cfg.costs.copy_page_ns;
+    let bytes = io_pages as u64 * 4096;
+    let sets = skip_sets.as_deref_mut().expect("applies() checked");
+    let s = ready(&mut sets.file, spaces, per_file_items, io_pages);
+    mm.now = *clock;
+    if s.dense {
+        return None;
+    }
+    s.catch_up(mm);
+    if let Some(i) = t.file_skip.pending.take() {
+        if s.settled(mm, i) {
+            s.remove(i);
+        }
+    }
+    if s.p_member() > DENSE_P_MEMBER {
+        // Stale until built again, which reads the page cache: no logs meanwhile.
+        s.dense = true;
+        for &sp in &s.spaces {
+            mm.spaces[sp as usize].unwatch_changes();
+        }
+        (s.window_taken, s.window_changed) = (0, 0);
+        return None;
+    }
+    let (interval_ns, stop_ns, stats_from_ns) = (w.interval_ns, w.stop_ns, w.stats_from_ns);
+    let ends = (slice_end, stop_ns);
+    let mut p = Pacing::new(
+        *clock,
+        t.next_issue_ns,
+        interval_ns,
+        ends,
+        op_ns,
+        stats_from_ns,
+    );
+    // The gap of reads of settled items before the next of a member (geometric: the
+    // process is memoryless, so a run that ends part-way draws afresh next time).
+    let gap = if s.list.is_empty() {
+        u64::MAX
+    } else {
+        geometric(&mut t.rng, s.p_member())
+    };
+    let made = p.run_hits(gap);
+    let last_item = s.leave_prev_pos(mm, &mut t.rng, made);
+    let handed = made == gap && p.issue_next();
+    if handed {
+        let i = s.list[below(t.rng.next_u64(), s.list.len() as u64) as usize] as u64;
+        t.file_skip.pending = Some(i);
+        t.batch_left = w.batch;
+        // The read starts afresh (`read_op` resets it only for a new operation).
+        t.read = None;
+        t.retry = Some((i, false, p.issued_ns.expect("issued")));
+    }
+    *clock = p.clock;
+    if interval_ns > 0 {
+        t.next_issue_ns = p.next_issue_ns;
+    }
+    rep.system_ns += p.hits * op_ns;
+    READS_SKIPPED.with(|c| c.set(c.get() + p.hits));
+    if p.hits > 0 {
+        t.ops += p.hits;
+        t.last_op_ns = Some(p.hits_end_ns);
+        // What the last read left behind: the kernel's state at its entry and exit
+        // (completed reads forgotten as of its start).
+        let last_start = p.hits_end_ns - op_ns;
+        let (f, first) = s.at(last_item.expect("reads made"));
+        mm.now = last_start;
+        mm.read_pending_until(s.spaces[f], first);
+        mm.cpu_ns = op_ns;
+        mm.stall_ns = 0;
+        mm.blocked_until = None;
+        mm.throttled_until = None;
+    }
+    if p.counted > 0 {
+        stats.record(op_ns, p.counted, p.counted * bytes);
+        stats.last_op_ns = p.last_counted_end_ns;
+        stats
+            .first_op_ns
+            .get_or_insert(p.first_counted_ns.expect("counted"));
+    }
+    if let Some(issued) = p.issued_ns {
+        t.batch_start_ns = issued;
+    }
+    if handed {
+        None
+    } else {
+        Some(p.end.expect("the run ended by its pacing"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm::SpaceKind;
+    use crate::rng::task_rng;
+    use std::collections::HashMap;
+
+    /// Three files of four items (of two pages), items 1, 2 (file 0) and 9 (file 2)
+    /// members: file 0 has two settled items, files 1 and 2 four and three.
+    fn set_and_mm() -> (FileSet, Mm) {
+        let mut mm = Mm::new(crate::mm::Config::new(64 << 8));
+        let spaces: Vec<u32> = (0..3)
+            .map(|f| mm.add_space(SpaceKind::File, format!("f{f}"), 8, None))
+            .collect();
+        let mut s = FileSet::new(&spaces, 4, 2);
+        s.member = vec![0; 1];
+        s.place = vec![0; 12];
+        for i in [1, 2, 9] {
+            s.add(i);
+        }
+        (s, mm)
+    }
+
+    /// Each file's `prev_pos` (None: untouched) after `n` reads of settled items.
+    type Outcome = [Option<i64>; 3];
+
+    /// The outcomes of `n` independent reads, each a settled item uniformly, by
+    /// enumerating every sequence of them: each file's last read's end, in bytes.
+    fn exact(s: &FileSet, n: u32) -> HashMap<Outcome, f64> {
+        let settled: Vec<u64> = (0..12).filter(|&i| !s.has(i)).collect();
+        let k = settled.len();
+        let mut out = HashMap::new();
+        let p = 1.0 / (k as f64).powi(n as i32);
+        for mut code in 0..k.pow(n) {
+            let mut o: Outcome = [None; 3];
+            for _ in 0..n {
+                let i = settled[code % k];
+                code /= k;
+                o[(i / 4) as usize] = Some(((i % 4 + 1) * 2 * 4096) as i64);
+            }
+            *out.entry(o).or_insert(0.0) += p;
+        }
+        out
+    }
+
+    /// `leave_prev_pos` draws the files' last reads backwards; over many trials its
+    /// outcomes match the exact enumeration of forward sequences (chi-square within
+    /// 4.5 standard deviations of its mean), for runs of 1, 2 and 4 reads, and it
+    /// names the run's last read.
+    #[test]
+    fn prev_pos_is_where_each_file_s_last_read_ended() {
+        let (s, mut mm) = set_and_mm();
+        let mut rng = task_rng(3, "file");
+        const N: u64 = 200_000;
+        for n in [1u32, 2, 4] {
+            let want = exact(&s, n);
+            let mut got: HashMap<Outcome, u64> = HashMap::new();
+            for _ in 0..N {
+                for &sp in &s.spaces {
+                    mm.spaces[sp as usize].ra.prev_pos = -1;
+                }
+                let last = s
+                    .leave_prev_pos(&mut mm, &mut rng, n as u64)
+                    .expect("a read");
+                let o: Outcome = std::array::from_fn(|f| {
+                    let p = mm.spaces[s.spaces[f] as usize].ra.prev_pos;
+                    (p >= 0).then_some(p)
+                });
+                let (lf, lfirst) = s.at(last);
+                assert_eq!(o[lf], Some(((lfirst as u64 + 2) * 4096) as i64));
+                *got.entry(o).or_insert(0) += 1;
+            }
+            assert!(
+                got.keys().all(|o| want.contains_key(o)),
+                "n {n}: impossible outcome"
+            );
+            let chi2: f64 = want
+                .iter()
+                .map(|(o, p)| {
+                    let e = p * N as f64;
+                    let c = *got.get(o).unwrap_or(&0) as f64;
+                    (c - e).powi(2) / e
+                })
+                .sum();
+            let df = (want.len() - 1) as f64;
+            assert!(
+                chi2 <= df + 4.5 * (2.0 * df).sqrt(),
+                "n {n}: chi2 {chi2:.1} over {} outcomes",
+                want.len()
+            );
+        }
+    }
+
+    /// Members come from the page cache: an item is one unless all its pages are
+    /// cached and settled; a logged change brings an item back only if it is not
+    /// settled then.
+    #[test]
+    fn the_set_is_the_items_a_read_may_change() {
+        use crate::mm::page::{pg, pte};
+        let (_, mut mm) = set_and_mm();
+        let spaces: Vec<u32> = (0..3).collect();
+        let mut s = FileSet::new(&spaces, 4, 2);
+        // Nothing cached (and no file open): every item may change.
+        s.build(&mut mm);
+        assert_eq!((s.list.len(), s.file_members.clone()), (12, vec![4, 4, 4]));
+        // Item 1 of file 2 (pages 2, 3) read until settled (the classic LRU: its
+        // folios referenced and active).
+        let mut reads = 0;
+        while !mm.filemap_read_settled(2, 2, 2) {
+            let mut it = None;
+            loop {
+                match mm.filemap_read(2, 2, 2, &mut it) {
+                    crate::mm::memory::FaultResult::Done => break,
+                    crate::mm::memory::FaultResult::Blocked { until_ns, .. } => mm.now = until_ns,
+                    r => panic!("{r:?}"),
+                }
+            }
+            mm.now += 1_000_000;
+            reads += 1;
+            assert!(reads < 10, "settled after a few reads");
+        }
+        s.build(&mut mm);
+        assert!(!s.has(9) && s.has(8) && s.has(10));
+        assert_eq!(s.file_members, vec![4, 4, 3]);
+        // A change logged to page 3 that leaves it settled: item 9 stays out.
+        mm.spaces[2].log_folio_change(3);
+        s.catch_up(&mut mm);
+        assert!(!s.has(9));
+        // Page 3's folio no longer referenced (as reclaim's scan leaves it): back in.
+        let pfn = pte::pfn(mm.spaces[2].pte(3));
+        mm.frames[pfn as usize].clear(pg::REFERENCED);
+        mm.spaces[2].log_folio_change(3);
+        s.catch_up(&mut mm);
+        assert!(s.has(9));
+        assert_eq!(s.file_members, vec![4, 4, 4]);
+    }
+}
