@@ -804,14 +804,14 @@ pub fn run_slice(
             }
             // A miss: its operation is started and waits in t.retry for the fault.
         }
-        if t.init_left == 0 && skip_file::applies(w, t, mm, clock) {
-            if let Some(end) = skip_file::run(w, t, mm, &mut clock, slice_end, rep) {
-                break end;
-            }
-            // A read that may change something waits in t.retry, issued at its slot
-            // (or the set is dense and the operation draws the read).
-        }
         if w.skip_sets.is_some() {
+            if matches!(w.spec, Spec::File { .. }) && skip_file::applies(w, t, mm, clock) {
+                if let Some(end) = skip_file::run(w, t, mm, &mut clock, slice_end, rep) {
+                    break end;
+                }
+                // A read that may change something waits in t.retry, issued at its
+                // slot (or the set is dense and the operation draws the read).
+            }
             // Settled requests (or reads) up to the next that may change something,
             // which the operation below takes (or the slice's end, or the
             // workload's): the loop's checks come first, as they would before each.

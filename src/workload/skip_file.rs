@@ -294,6 +294,7 @@ pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
         && t.retry.is_none()
         && t.pending_since.is_none()
         && t.batch_left == 0
+        && t.init_left == 0
         && t.populate.is_none()
         && t.recorder.is_none()
         && (w.interval_ns > 0 || t.next_issue_ns <= clock)
