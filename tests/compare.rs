@@ -312,11 +312,45 @@ fn cli_csv() {
     assert_eq!(lines.len(), 1 + 12 + 6 + 4 + 19);
 }
 
+/// `compare --format json`'s one shape (README, "compare's JSON"): exactly `kind`,
+/// `columns`, `points` and `rows`; each row exactly `section`, `metric`, `values`,
+/// `pct` and `significant`, with an entry per column in each list.
+fn one_shape(v: &serde_json::Value, kind: &str) {
+    let keys = |o: &serde_json::Value| {
+        let mut k: Vec<String> = o.as_object().expect("an object").keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(v), ["columns", "kind", "points", "rows"], "{v}");
+    assert_eq!(v["kind"], kind);
+    let n = v["columns"].as_array().expect("columns").len();
+    if let Some(p) = v["points"].as_array() {
+        assert_eq!(p.len(), n);
+    } else {
+        assert!(v["points"].is_null());
+    }
+    let rows = v["rows"].as_array().expect("rows");
+    assert!(!rows.is_empty());
+    for r in rows {
+        assert_eq!(
+            keys(r),
+            ["metric", "pct", "section", "significant", "values"],
+            "{r}"
+        );
+        assert!(r["section"].is_string() && r["metric"].is_string(), "{r}");
+        for list in ["values", "pct", "significant"] {
+            assert_eq!(r[list].as_array().expect("a list").len(), n, "{r}");
+        }
+    }
+}
+
 #[test]
 fn cli_json() {
     let out = stdout(&run(&["compare", "a", "b", "--format", "json"]));
     let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
-    assert_eq!(v["runs"], serde_json::json!(["a", "b"]));
+    one_shape(&v, "mmtests");
+    assert_eq!(v["columns"], serde_json::json!(["a", "b"]));
+    assert_eq!(v["points"], serde_json::json!([1, 1]));
     let rows = v["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 41);
     let fast = rows.iter().find(|r| r["metric"] == "Amean fast").unwrap();
@@ -462,6 +496,12 @@ fn compare_by_a_swept_key() {
     assert!(lines.contains(&"Kswapd velocity,10000,7500,"), "{out}");
     assert!(lines.contains(&"Elapsed,20,16,"), "{out}");
     assert!(lines.contains(&"Reclaim,1.7,1,"), "{out}");
+    // JSON: the same table, each column merging two points.
+    let json = stdout(&run(&["compare", d, "--by", "mode", "--format", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    one_shape(&v, "mmtests");
+    assert_eq!(v["columns"], serde_json::json!(["old", "new"]));
+    assert_eq!(v["points"], serde_json::json!([2, 2]));
     // Errors: a key that is not swept; a sweep where it has one value.
     fails(
         &["compare", d, "--by", "nope"],
@@ -523,7 +563,7 @@ fn labels_name_the_columns() {
     assert_eq!(csv.lines().next(), Some("metric,old,new,new_pct"));
     let json = stdout(&run(&[&args[..], &["--format", "json"]].concat()));
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(v["runs"], serde_json::json!(["old", "new"]));
+    assert_eq!(v["columns"], serde_json::json!(["old", "new"]));
     let text = stdout(&run(&args));
     assert!(text.starts_with("Baseline: old."), "{text}");
     // The same header as TEXT_LINES[0], with old and new right-aligned where a and b were.
@@ -759,6 +799,32 @@ with = { "damon_reclaim.enabled" = [false, true] }
     assert!(saving > 0.0 && saving <= 59.3, "{csv}");
     let cpu: f64 = f[3].parse().unwrap();
     assert!(cpu > 0.0 && cpu < 100.0, "{csv}");
+    // JSON: compare's one shape, the three figures as its columns.
+    let json = stdout(&run(&[
+        "compare",
+        d,
+        "--by",
+        "damon_reclaim",
+        "--format",
+        "json",
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    one_shape(&v, "damon_reclaim");
+    assert_eq!(
+        v["columns"],
+        serde_json::json!(["memory_saving_pct", "kdamond_cpu_pct", "slowdown_pct"])
+    );
+    assert!(v["points"].is_null());
+    let row = &v["rows"][0];
+    assert_eq!(
+        (&row["section"], &row["metric"]),
+        (&"none".into(), &"mean".into())
+    );
+    // The CSV's two decimals.
+    assert!(
+        (row["values"][0].as_f64().unwrap() - saving).abs() <= 0.005,
+        "{json}"
+    );
     let text = stdout(&run(&["compare", d, "--by", "damon_reclaim"]));
     assert!(
         text.starts_with("DAMON_RECLAIM against orig, the mean over 1 program:"),

@@ -110,6 +110,8 @@ pub struct Section {
 pub struct CompareTable {
     /// Column names, baseline first.
     pub runs: Vec<String>,
+    /// The runs each column merges (a sweep's points with its value; else 1).
+    pub points: Vec<usize>,
     pub sections: Vec<Section>,
 }
 
@@ -418,6 +420,7 @@ pub fn build(runs: &[(String, Results)]) -> CompareTable {
 
     CompareTable {
         runs: runs.iter().map(|(n, _)| n.clone()).collect(),
+        points: vec![1; runs.len()],
         sections: vec![
             Section {
                 kind: SectionKind::Latency,
@@ -635,43 +638,68 @@ pub fn render_csv(t: &CompareTable) -> String {
     out
 }
 
-/// `{runs: [...], rows: [{section, metric, values, pct, significant}]}`, `null` for a
-/// missing value or a percentage that does not apply.
+/// `compare --format json`'s one shape, whichever table it carries: `kind` names the
+/// table (`mmtests`: the compare table; `highalloc`: stress-highalloc's seed table;
+/// `damon_reclaim`: DAMON_RECLAIM's), `columns` what each entry of a row's `values` is
+/// (the runs, the compared key's values, or DAMON_RECLAIM's three figures), `points`
+/// the runs each column merges (null where the columns are not runs), and `rows`.
+#[derive(Debug, Serialize)]
+pub struct JsonTable {
+    pub kind: &'static str,
+    pub columns: Vec<String>,
+    pub points: Option<Vec<usize>>,
+    pub rows: Vec<JsonRow>,
+}
+
+/// A row of [`JsonTable`]: its section and name, a value per column (null where
+/// missing), the gain against the first column in % (null where none is given:
+/// the first column, a missing value, a row without one), and whether the difference
+/// is significant (Welch's t-test over the runs' samples; false where not tested).
+#[derive(Debug, Serialize)]
+pub struct JsonRow {
+    pub section: String,
+    pub metric: String,
+    pub values: Vec<Option<f64>>,
+    pub pct: Vec<Option<f64>>,
+    pub significant: Vec<bool>,
+}
+
+impl JsonTable {
+    /// Pretty JSON with a final newline; numbers rounded to 6 decimals (no `-0`).
+    pub fn to_text(mut self) -> String {
+        for r in &mut self.rows {
+            for v in r.values.iter_mut().chain(r.pct.iter_mut()).flatten() {
+                *v = raw(*v);
+            }
+        }
+        let mut s = serde_json::to_string_pretty(&self).expect("a table serialises");
+        s.push('\n');
+        s
+    }
+}
+
+/// The compare table as [`JsonTable`] (`kind` `mmtests`, one point per run).
 pub fn render_json(t: &CompareTable) -> String {
-    #[derive(Serialize)]
-    struct JsonRow<'a> {
-        section: &'static str,
-        metric: &'a str,
-        values: Vec<Option<f64>>,
-        pct: Vec<Option<f64>>,
-        significant: &'a [bool],
-    }
-    #[derive(Serialize)]
-    struct JsonTable<'a> {
-        runs: &'a [String],
-        rows: Vec<JsonRow<'a>>,
-    }
-    let nums = |v: &[Option<f64>]| v.iter().map(|x| x.map(raw)).collect();
     let rows = t
         .sections
         .iter()
         .flat_map(|s| {
             s.rows.iter().map(move |r| JsonRow {
-                section: s.kind.key(),
-                metric: &r.metric,
-                values: nums(&r.values),
-                pct: nums(&r.pct),
-                significant: &r.significant,
+                section: s.kind.key().to_string(),
+                metric: r.metric.clone(),
+                values: r.values.clone(),
+                pct: r.pct.clone(),
+                significant: r.significant.clone(),
             })
         })
         .collect();
-    let mut s = serde_json::to_string_pretty(&JsonTable {
-        runs: &t.runs,
+    JsonTable {
+        kind: "mmtests",
+        columns: t.runs.clone(),
+        points: Some(t.points.clone()),
         rows,
-    })
-    .expect("compare table serialises");
-    s.push('\n');
-    s
+    }
+    .to_text()
 }
 
 /// A run that could not be loaded: prints as `<path>: <reason>`.
@@ -842,7 +870,7 @@ pub fn compare_paths(
         })?;
         runs.push((name, r));
     }
-    Ok(render_with_throttling(&runs, format))
+    Ok(render_with_throttling(&runs, None, format))
 }
 
 /// Whether `dir` is a sweep's output (sweep.json, sweep.csv or point-NNN directories),
@@ -884,8 +912,16 @@ fn is_point_dir_name(name: &std::ffi::OsStr) -> bool {
 }
 
 /// The table, then (text and markdown) each run's throttling histogram.
-fn render_with_throttling(runs: &[(String, Results)], format: Format) -> String {
-    let mut out = render(&build(runs), format);
+fn render_with_throttling(
+    runs: &[(String, Results)],
+    points: Option<&[usize]>,
+    format: Format,
+) -> String {
+    let mut t = build(runs);
+    if let Some(p) = points {
+        t.points = p.to_vec();
+    }
+    let mut out = render(&t, format);
     if matches!(format, Format::Text | Format::Md) {
         for (name, r) in runs {
             if r.reclaim_throttle.is_empty() {
@@ -919,6 +955,8 @@ pub fn compare_sweep(dir: &Path, by: &str, format: Format) -> Result<String, Loa
     }
     let mut columns: Vec<(String, Results)> = Vec::new();
     let mut loaded: Vec<(Vec<(String, String)>, Results)> = Vec::new();
+    // The points each column merges.
+    let mut counts: Vec<usize> = Vec::new();
     for point in &listed {
         let pd = &point.dir;
         let column = point
@@ -935,9 +973,13 @@ pub fn compare_sweep(dir: &Path, by: &str, format: Format) -> Result<String, Loa
             .collect();
         let (_, r) = load_run(pd)?;
         loaded.push((point.values.clone(), r.clone()));
-        match columns.iter_mut().find(|(c, _)| *c == column) {
-            Some((_, merged)) => merge_point(merged, r, &label.join("-")),
+        match columns.iter().position(|(c, _)| *c == column) {
+            Some(i) => {
+                counts[i] += 1;
+                merge_point(&mut columns[i].1, r, &label.join("-"));
+            }
             None => {
+                counts.push(1);
                 let mut merged = r.clone();
                 merged.workloads.clear();
                 merged.tasks.clear();
@@ -964,7 +1006,7 @@ pub fn compare_sweep(dir: &Path, by: &str, format: Format) -> Result<String, Loa
         let mut out = super::highalloc_table::render(&table, format);
         if matches!(format, Format::Text | Format::Md) {
             out.push('\n');
-            out.push_str(&render_with_throttling(&columns, format));
+            out.push_str(&render_with_throttling(&columns, Some(&counts), format));
         }
         return Ok(out);
     }
@@ -974,11 +1016,11 @@ pub fn compare_sweep(dir: &Path, by: &str, format: Format) -> Result<String, Loa
         let mut out = super::damon_table::render(&rows, &columns[0].0, format);
         if matches!(format, Format::Text | Format::Md) {
             out.push('\n');
-            out.push_str(&render_with_throttling(&columns, format));
+            out.push_str(&render_with_throttling(&columns, Some(&counts), format));
         }
         return Ok(out);
     }
-    Ok(render_with_throttling(&columns, format))
+    Ok(render_with_throttling(&columns, Some(&counts), format))
 }
 
 /// Adds one sweep point's results to a merged column.

@@ -182,8 +182,41 @@ pub fn render(t: &Table, format: Format) -> String {
     let mut out = String::new();
     match format {
         Format::Json => {
-            out = serde_json::to_string_pretty(t).expect("table serialises");
-            out.push('\n');
+            // compare's one JSON shape: the gain where the text gives one (success
+            // rates), none for the counters' ratios.
+            let rows = t
+                .rows
+                .iter()
+                .map(|r| super::compare::JsonRow {
+                    section: if r.percent {
+                        "success"
+                    } else if r.name.ends_with("(s)") {
+                        "time"
+                    } else {
+                        "ops"
+                    }
+                    .to_string(),
+                    metric: r.name.clone(),
+                    values: r.values.iter().map(|&v| Some(v)).collect(),
+                    pct: r
+                        .values
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &v)| {
+                            let base = r.values[0];
+                            (r.percent && i > 0 && base != 0.0).then(|| (base - v) / base * 100.0)
+                        })
+                        .collect(),
+                    significant: vec![false; r.values.len()],
+                })
+                .collect();
+            out = super::compare::JsonTable {
+                kind: "highalloc",
+                columns: t.columns.clone(),
+                points: Some(t.points.clone()),
+                rows,
+            }
+            .to_text();
         }
         Format::Csv => {
             let head: Vec<String> = t.columns.iter().map(|c| csv_field(c)).collect();
@@ -303,5 +336,27 @@ mod tests {
         assert!(text.contains("7.00 (-250.00%)"), "{text}");
         assert!(render(&t, Format::Csv)
             .starts_with("row,kswapd,kcompactd\nSuccess 1 Min,1.0000,5.0000\n"));
+        // JSON: compare's one shape, the text's gain as `pct` on success rows only.
+        let v: serde_json::Value = serde_json::from_str(&render(&t, Format::Json)).unwrap();
+        assert_eq!(v["kind"], "highalloc");
+        assert_eq!(v["columns"], serde_json::json!(["kswapd", "kcompactd"]));
+        assert_eq!(v["points"], serde_json::json!([2, 2]));
+        let row = |n: &str| {
+            v["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["metric"] == n)
+                .unwrap()
+                .clone()
+        };
+        assert_eq!(
+            row("Success 1 Mean"),
+            serde_json::json!({"section": "success", "metric": "Success 1 Mean",
+                "values": [2.0, 7.0], "pct": [null, -250.0], "significant": [false, false]})
+        );
+        let migrate = row("Page migrate success");
+        assert_eq!(migrate["section"], "ops");
+        assert_eq!(migrate["pct"], serde_json::json!([null, null]));
     }
 }
