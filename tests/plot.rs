@@ -532,6 +532,19 @@ fn categorical_sweep_keys_are_labelled_by_value_in_sweep_order() {
         legend(&svg),
         ["kernel.memcg_protection", "proportional", "a,b"]
     );
+    // Categories have no order or distance to draw a line along: a marker per point
+    // (two lines of two), none joined, each line's beside the other's at a value.
+    assert!(data_lines(&svg).is_empty(), "{:?}", data_lines(&svg));
+    let circles: Vec<&str> = svg.split("<circle").skip(1).collect();
+    assert_eq!(circles.len(), 4, "{svg}");
+    let cx = |c: &str| -> f64 {
+        let v = c.split("cx=\"").nth(1).unwrap();
+        v[..v.find('"').unwrap()].parse().unwrap()
+    };
+    let mut xs: Vec<f64> = circles.iter().map(|c| cx(c)).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    assert_eq!(xs.len(), 4, "side by side: {xs:?}");
     // a string key: categories too
     let (_tmp, dir) =
         sweep_dir("kernel.memcg_protection,vmstat.pgscan_kswapd\ncliff,3\nproportional,5\n");

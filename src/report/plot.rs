@@ -1147,6 +1147,9 @@ struct Plan {
     legend: Vec<(String, RGBColor)>,
     legend_title: Option<String>,
     markers: bool,
+    /// Points joined by lines; not over categories (no order or distance between
+    /// them): each point a marker, the lines' points side by side at a category.
+    connect: bool,
     y_area_px: u32,
     x_area_px: u32,
     /// Rows the x tick labels are staggered over (long category names).
@@ -1285,6 +1288,7 @@ impl Plan {
             legend_title,
             legend_px,
             markers: c.markers,
+            connect: !matches!(c.x.scale, Scale::Categories(_)),
         }
     }
 }
@@ -1504,7 +1508,26 @@ fn render(p: &Plan, svg: &mut String) -> DrawResult {
     if staggered {
         draw_staggered_x_labels(&chart, p)?;
     }
-    for l in &p.lines {
+    let n = p.lines.len();
+    for (i, l) in p.lines.iter().enumerate() {
+        if !p.connect {
+            // Over categories: a marker per point, each line's a little to the side
+            // (within a fifth of a category either way) so points at one value stay
+            // apart.
+            let dodge = if n > 1 {
+                (i as f64 / (n - 1) as f64 - 0.5) * 0.4
+            } else {
+                0.0
+            };
+            for run in drawable_runs(&l.series.points, p.y.log) {
+                let r = l.width_px + 2;
+                chart.draw_series(
+                    run.iter()
+                        .map(|&(x, y)| Circle::new((x + dodge, y), r, l.colour.filled())),
+                )?;
+            }
+            continue;
+        }
         for run in drawable_runs(&l.series.points, p.y.log) {
             chart.draw_series(LineSeries::new(
                 run.iter().copied(),
