@@ -67,6 +67,76 @@ pub(super) const DENSE_PROBE_ACCESSES: u64 = 256;
 /// is not rebuilt more often than its accesses can pay for.
 pub(super) const REBUILD_PAGES_PER_ACCESS: u64 = 8;
 
+/// While a request-level set is dense (`kv`'s keys, `file-read`'s items), the
+/// requests taken one by one of which one in this many is probed.
+pub(super) const DENSE_REQUEST_PROBE_EVERY: u64 = 8;
+/// Such requests return to skipping when fewer than one in this many of those probed
+/// changed something (a request costs far more than an access, so a sparser set
+/// than [`SPARSE_RATIO`]'s pays).
+const SPARSE_REQUEST_RATIO: u64 = 8;
+
+/// Whether a request-level set (`kv`'s keys, `file-read`'s items) is dense, and while
+/// it is, what the requests taken one by one (as under `each`) showed: one in
+/// [`DENSE_REQUEST_PROBE_EVERY`] is probed for whether it will change something (the
+/// probe only decides when to build; what the requests do is `each`'s). Once fewer
+/// than one in [`SPARSE_REQUEST_RATIO`] of a window of [`DENSE_PROBE_ACCESSES`] probes
+/// do, and enough requests have been taken since the last build to pay for one, the
+/// set is to be built. A set starts dense, not built: a workload whose requests keep
+/// changing state never pays for it.
+#[derive(Debug)]
+pub(super) struct DenseProbe {
+    pub(super) dense: bool,
+    taken: u64,
+    window_taken: u64,
+    window_changed: u64,
+}
+
+impl DenseProbe {
+    pub(super) fn new() -> DenseProbe {
+        DenseProbe {
+            dense: true,
+            taken: 0,
+            window_taken: 0,
+            window_changed: 0,
+        }
+    }
+
+    /// A request taken one by one: whether it is one to probe (then tell
+    /// [`DenseProbe::probed`] what it found).
+    pub(super) fn take(&mut self) -> bool {
+        if !self.dense {
+            return false;
+        }
+        self.taken += 1;
+        self.taken.is_multiple_of(DENSE_REQUEST_PROBE_EVERY)
+    }
+
+    /// Whether the probed request will change something; whether to build the set,
+    /// over `items` (what a build reads), now.
+    pub(super) fn probed(&mut self, changed: bool, items: u64) -> bool {
+        self.window_taken += 1;
+        self.window_changed += changed as u64;
+        if self.window_taken < DENSE_PROBE_ACCESSES {
+            return false;
+        }
+        let rare = self.window_changed * SPARSE_REQUEST_RATIO < self.window_taken;
+        (self.window_taken, self.window_changed) = (0, 0);
+        rare && self.taken >= items / REBUILD_PAGES_PER_ACCESS
+    }
+
+    /// The set was built: skipping.
+    pub(super) fn built(&mut self) {
+        self.dense = false;
+        self.taken = 0;
+    }
+
+    /// Too many members: dense again, the requests' window afresh.
+    pub(super) fn went_dense(&mut self) {
+        self.dense = true;
+        (self.window_taken, self.window_changed) = (0, 0);
+    }
+}
+
 /// What a set was built for: the sampler and its range, and the write
 /// probability (which decides whether clean pages count as settled).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -18,10 +18,9 @@
 //!
 //! The set follows each file's change log: every page-cache entry written, and (with
 //! [`Mm::watching_folios`]) every folio whose LRU state another path changed. It
-//! starts dense, not built: reads are taken one by one (as under `each`) and one in
-//! [`DENSE_PROBE_EVERY`] probed, until fewer than one in [`SPARSE_RATIO`] probed would
-//! change something; it goes dense again when over a quarter of the items are
-//! members.
+//! starts dense, not built: reads are taken one by one (as under `each`) until those
+//! probed show they rarely change something ([`DenseProbe`]); it goes dense again
+//! when over a quarter of the items are members.
 
 use rand::RngCore;
 use rand_pcg::Pcg64Mcg;
@@ -30,7 +29,7 @@ use crate::mm::lru_gen::PTRS_PER_PTE;
 use crate::mm::{Mm, PMD_CHANGE};
 
 use super::pattern::{below, Sampler};
-use super::skip::{geometric, SkipSets, DENSE_PROBE_ACCESSES, REBUILD_PAGES_PER_ACCESS};
+use super::skip::{geometric, DenseProbe, SkipSets};
 use super::{Pacing, SliceEnd, SliceReport, Spec, Thread, Workload};
 
 thread_local! {
@@ -47,12 +46,6 @@ pub fn reads_skipped_here() -> u64 {
 /// Above this share of the items as members, reads are taken one by one: a read
 /// costs far more than an access, so skipping pays while most change nothing.
 const DENSE_P_MEMBER: f64 = 1.0 / 4.0;
-/// Reads taken one by one return to skipping when fewer than one in this many of
-/// those probed changed something.
-const SPARSE_RATIO: u64 = 8;
-/// While dense, reads probed for whether they change something: one in this many.
-const DENSE_PROBE_EVERY: u64 = 8;
-
 /// The items of a `file-read` workload's files that a read may change.
 #[derive(Debug)]
 pub struct FileSet {
@@ -69,10 +62,8 @@ pub struct FileSet {
     file_members: Vec<u64>,
     /// Each file's change log position this set has taken in.
     log_pos: Vec<u64>,
-    dense: bool,
-    dense_taken: u64,
-    window_taken: u64,
-    window_changed: u64,
+    /// Taking reads one by one (stale until built), and what they showed.
+    probe: DenseProbe,
 }
 
 impl FileSet {
@@ -87,10 +78,7 @@ impl FileSet {
             place: Vec::new(),
             file_members: vec![0; spaces.len()],
             log_pos: vec![0; spaces.len()],
-            dense: true,
-            dense_taken: 0,
-            window_taken: 0,
-            window_changed: 0,
+            probe: DenseProbe::new(),
         }
     }
 
@@ -146,8 +134,7 @@ impl FileSet {
             self.member = vec![0; self.items.div_ceil(64) as usize];
             self.place = vec![0; self.items as usize];
         }
-        self.dense = false;
-        self.dense_taken = 0;
+        self.probe.built();
         self.member.fill(0);
         self.list.clear();
         self.file_members.fill(0);
@@ -285,7 +272,7 @@ pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
     else {
         return false;
     };
-    let skipping = |s: &SkipSets| s.file.as_ref().is_none_or(|f| !f.dense);
+    let skipping = |s: &SkipSets| s.file.as_ref().is_none_or(|f| !f.probe.dense);
     w.skip_sets.as_deref().is_some_and(skipping)
         && *n <= u32::MAX as u64
         && w.batch == 1
@@ -317,29 +304,14 @@ fn ready<'a>(
     slot.as_mut().expect("made above")
 }
 
-/// A read `each`'s loop drew for `item` while the set is dense, before it is made:
-/// one in [`DENSE_PROBE_EVERY`] is probed for whether it will change something (the
-/// probe only decides when to build; what the reads do is `each`'s). Once such reads
-/// turn rare and enough have been taken since the last build to pay for one, the set
-/// is built and runs skip again.
+/// A read `each`'s loop drew for `item` while the set is dense, before it is made
+/// ([`DenseProbe`]): the set is built once such reads turn rare.
 pub(crate) fn dense_read(s: &mut FileSet, mm: &mut Mm, item: u64) {
-    if !s.dense {
-        return;
-    }
-    s.dense_taken += 1;
-    if !s.dense_taken.is_multiple_of(DENSE_PROBE_EVERY) {
-        return;
-    }
-    let changed = !s.settled(mm, item);
-    s.window_taken += 1;
-    s.window_changed += changed as u64;
-    if s.window_taken < DENSE_PROBE_ACCESSES {
-        return;
-    }
-    let rare = s.window_changed * SPARSE_RATIO < s.window_taken;
-    (s.window_taken, s.window_changed) = (0, 0);
-    if rare && s.dense_taken >= s.items / REBUILD_PAGES_PER_ACCESS {
-        s.build(mm);
+    if s.probe.take() {
+        let changed = !s.settled(mm, item);
+        if s.probe.probed(changed, s.items) {
+            s.build(mm);
+        }
     }
 }
 
@@ -378,7 +350,7 @@ pub(crate) fn run(
     let sets = skip_sets.as_deref_mut().expect("applies() checked");
     let s = ready(&mut sets.file, spaces, per_file_items, io_pages);
     mm.now = *clock;
-    if s.dense {
+    if s.probe.dense {
         return None;
     }
     s.catch_up(mm);
@@ -389,11 +361,10 @@ pub(crate) fn run(
     }
     if s.p_member() > DENSE_P_MEMBER {
         // Stale until built again, which reads the page cache: no logs meanwhile.
-        s.dense = true;
+        s.probe.went_dense();
         for &sp in &s.spaces {
             mm.spaces[sp as usize].unwatch_changes();
         }
-        (s.window_taken, s.window_changed) = (0, 0);
         return None;
     }
     let (interval_ns, stop_ns, stats_from_ns) = (w.interval_ns, w.stop_ns, w.stats_from_ns);

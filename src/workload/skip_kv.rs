@@ -22,19 +22,13 @@ use rand_pcg::Pcg64Mcg;
 use crate::mm::{lru_gen::PTRS_PER_PTE, Mm, Space, PMD_CHANGE};
 
 use super::pattern::{below, Sampler, Zipf};
-use super::skip::{
-    geometric, settled, SkipSets, ZipfWeights, DENSE_PROBE_ACCESSES, REBUILD_PAGES_PER_ACCESS,
-};
+use super::skip::{geometric, settled, DenseProbe, SkipSets, ZipfWeights};
 use super::{SliceReport, Spec, Thread, Workload, WorkloadStats};
 
 /// Above this chance that a request picks a member, requests are taken one by one.
 /// Higher than for single accesses ([`super::skip`]): a request costs far more than
 /// an access, so skipping pays while most requests change nothing.
 const DENSE_P_MEMBER: f64 = 1.0 / 4.0;
-/// Requests taken one by one return to skipping when fewer than one in this many of
-/// those probed changed something.
-const SPARSE_RATIO: u64 = 8;
-
 /// The keys of a `kv` space that a request may change, by how many pages their
 /// values span: `min_pages` (class 0) or one more (class 1).
 #[derive(Debug)]
@@ -50,11 +44,8 @@ pub struct KvSet {
     member: Vec<u64>,
     picks: KvPicks,
     log_pos: u64,
-    /// Taking requests one by one; stale until rebuilt (as [`super::skip::SkipSet`]).
-    dense: bool,
-    dense_taken: u64,
-    window_taken: u64,
-    window_changed: u64,
+    /// Taking requests one by one (stale until rebuilt), and what they showed.
+    probe: DenseProbe,
     /// [`Tally`]'s counts between runs (all zero).
     tally: Vec<u64>,
 }
@@ -107,10 +98,7 @@ impl KvSet {
             member: Vec::new(),
             picks,
             log_pos: 0,
-            dense: true,
-            dense_taken: 0,
-            window_taken: 0,
-            window_changed: 0,
+            probe: DenseProbe::new(),
             tally: Vec::new(),
         }
     }
@@ -130,8 +118,7 @@ impl KvSet {
                 }
             }
         }
-        self.dense = false;
-        self.dense_taken = 0;
+        self.probe.built();
         self.rebuild(space);
     }
 
@@ -357,9 +344,6 @@ fn pages_of(k: u64, value_size: u64) -> (u64, u64) {
     (first, (k * value_size + value_size - 1) / 4096)
 }
 
-/// While dense, requests probed for whether they change something: one in this many.
-const DENSE_PROBE_EVERY: u64 = 8;
-
 /// The settled keys' weight in each class (uniform: their numbers), for drawing a
 /// settled request's class.
 #[derive(Debug, Clone, Copy)]
@@ -431,7 +415,7 @@ pub(crate) fn start_run(s: &mut KvSet, space: &mut Space, st: &mut KvSkip) {
     // The set may have changed since the thread's last run: its gap is drawn afresh
     // (a geometric gap is memoryless, so this is the same process).
     st.gap = None;
-    if s.dense {
+    if s.probe.dense {
         st.pending = None;
         return;
     }
@@ -441,12 +425,11 @@ pub(crate) fn start_run(s: &mut KvSet, space: &mut Space, st: &mut KvSkip) {
             s.remove(k);
         }
     }
-    s.dense = s.p_member() > DENSE_P_MEMBER;
-    if s.dense {
+    if s.p_member() > DENSE_P_MEMBER {
+        s.probe.went_dense();
         // Stale until rebuilt, which rereads the table: no log to keep meanwhile.
         space.unwatch_changes();
     }
-    (s.window_taken, s.window_changed) = (0, 0);
 }
 
 /// How many requests that change nothing come before the thread's next request for
@@ -454,7 +437,7 @@ pub(crate) fn start_run(s: &mut KvSet, space: &mut Space, st: &mut KvSkip) {
 /// the picker's probability); None while the set is dense (each request is `each`'s, drawn by its
 /// own loop).
 fn settled_ahead(s: &KvSet, st: &mut KvSkip, rng: &mut Pcg64Mcg) -> Option<u64> {
-    if s.dense {
+    if s.probe.dense {
         return None;
     }
     Some(*st.gap.get_or_insert_with(|| geometric(rng, s.p_member())))
@@ -479,29 +462,13 @@ fn member_request(s: &mut KvSet, space: &Space, st: &mut KvSkip, rng: &mut Pcg64
 }
 
 /// A request `each`'s loop drew for `key` while the set is dense, before it touches
-/// the pages: one in DENSE_PROBE_EVERY is probed for whether it will change
-/// something (the probe only decides when to rebuild; what the requests do is
-/// `each`'s). Once such requests turn rare (fewer than one in SPARSE_RATIO over a
-/// window of DENSE_PROBE_ACCESSES probes), and enough have been taken since the last
-/// build to pay for it, the set is rebuilt and runs skip again.
+/// the pages ([`DenseProbe`]): the set is built once such requests turn rare.
 pub(crate) fn dense_request(s: &mut KvSet, space: &mut Space, key: u64) {
-    if !s.dense {
-        return;
-    }
-    s.dense_taken += 1;
-    if !s.dense_taken.is_multiple_of(DENSE_PROBE_EVERY) {
-        return;
-    }
-    let changed = !s.key_settled(space, key);
-    s.window_taken += 1;
-    s.window_changed += changed as u64;
-    if s.window_taken < DENSE_PROBE_ACCESSES {
-        return;
-    }
-    let rare = s.window_changed * SPARSE_RATIO < s.window_taken;
-    (s.window_taken, s.window_changed) = (0, 0);
-    if rare && s.dense_taken >= s.keys / REBUILD_PAGES_PER_ACCESS {
-        s.build(space);
+    if s.probe.take() {
+        let changed = !s.key_settled(space, key);
+        if s.probe.probed(changed, s.keys) {
+            s.build(space);
+        }
     }
 }
 
@@ -514,7 +481,7 @@ pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
         return false;
     };
     // A dense set: the operation takes each request (and tells the set).
-    let skipping = |s: &SkipSets| s.kv.as_ref().is_none_or(|kv| !kv.dense);
+    let skipping = |s: &SkipSets| s.kv.as_ref().is_none_or(|kv| !kv.probe.dense);
     w.skip_sets.as_deref().is_some_and(skipping)
         && matches!(kv.sampler, Sampler::Uniform { .. } | Sampler::Zipf(_))
         && w.interval_ns == 0
@@ -707,6 +674,7 @@ impl Tally {
 
 #[cfg(test)]
 mod tests {
+    use super::super::skip::{DENSE_PROBE_ACCESSES, DENSE_REQUEST_PROBE_EVERY};
     use super::*;
     use crate::mm::page::pte;
     use crate::mm::SpaceKind;
@@ -748,14 +716,14 @@ mod tests {
         let s = ready(&mut slot, si, (KEYS, VALUE, 1), None);
         // A new set is not built: requests are taken one by one until those probed
         // show that they change nothing (every page settled here), a window of
-        // DENSE_PROBE_ACCESSES probes at one request in DENSE_PROBE_EVERY.
-        assert!(s.dense);
+        // DENSE_PROBE_ACCESSES probes at one request in DENSE_REQUEST_PROBE_EVERY.
+        assert!(s.probe.dense);
         let space = &mut mm.spaces[si as usize];
-        for i in 0..DENSE_PROBE_ACCESSES * DENSE_PROBE_EVERY {
+        for i in 0..DENSE_PROBE_ACCESSES * DENSE_REQUEST_PROBE_EVERY {
             dense_request(s, space, i % KEYS);
         }
         assert!(
-            !s.dense,
+            !s.probe.dense,
             "built once the requests were seen to change nothing"
         );
         assert!(members(s).is_empty(), "every page settled: no member");
@@ -771,12 +739,12 @@ mod tests {
         want.dedup();
         start_run(s, space, &mut st);
         assert_eq!(members(s), want);
-        assert!(!s.dense, "{} of {KEYS} keys: sparse", want.len());
+        assert!(!s.probe.dense, "{} of {KEYS} keys: sparse", want.len());
         // Pages 0..489 (all of them) lie under the first page table.
         assert!(space.pmd_test_and_clear_young(0));
         start_run(s, space, &mut st);
         assert_eq!(members(s), (0..KEYS).collect::<Vec<_>>());
-        assert!(s.dense, "every key a member: taken one by one");
+        assert!(s.probe.dense, "every key a member: taken one by one");
 
         // Reads only (no sets): a clean page is settled, so page 200's keys are not
         // members of a set for gets alone.
