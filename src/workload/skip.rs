@@ -412,11 +412,10 @@ impl SkipSet {
                 }
             }
             Picks::Zipf(z) => {
-                z.bits.fill(0);
+                z.clear();
                 for o in unsettled {
                     member[(o / 64) as usize] |= 1 << (o % 64);
-                    let r = z.rank(o);
-                    z.bits[(r / 64) as usize] |= 1 << (r % 64);
+                    z.mark(o);
                 }
                 z.sum_blocks();
             }
@@ -563,7 +562,12 @@ impl ZipfWeights {
     /// `item` a member, its weight not yet in the tree.
     pub(super) fn mark(&mut self, item: u64) {
         let r = self.rank(item);
-        self.bits[(r / 64) as usize] |= 1 << (r % 64);
+        self.bits[(r / RANK_BLOCK) as usize] |= 1 << (r % RANK_BLOCK);
+    }
+
+    /// `item`'s weight (its rank's).
+    pub(super) fn item_weight(&self, item: u64) -> u64 {
+        self.weight(self.rank(item))
     }
 
     /// The blocks' tree from the member bits (the ranks' weights worked out first, at

@@ -150,8 +150,8 @@ impl FileSet {
     }
 
     /// Takes in the files' changes since the last look: the items over a page
-    /// written (or a folio another path changed) that are unsettled join the set.
-    /// False if a log dropped some (the set is built again).
+    /// written (or a folio another path changed) that are unsettled join the set. A
+    /// log that dropped some has the set built again.
     fn catch_up(&mut self, mm: &mut Mm) {
         let mut seen = Vec::new();
         for (f, &s) in self.spaces.iter().enumerate() {

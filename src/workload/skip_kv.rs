@@ -19,6 +19,7 @@
 use rand::RngCore;
 use rand_pcg::Pcg64Mcg;
 
+use crate::mm::bitmap::for_each_set_bit;
 use crate::mm::{lru_gen::PTRS_PER_PTE, Mm, Space, PMD_CHANGE};
 
 use super::pattern::{below, Sampler, Zipf};
@@ -160,7 +161,7 @@ impl KvSet {
                 w, member_weight, ..
             } => {
                 w.add(k);
-                member_weight[c] += w.weight(w.rank(k));
+                member_weight[c] += w.item_weight(k);
             }
         }
     }
@@ -183,7 +184,7 @@ impl KvSet {
                 w, member_weight, ..
             } => {
                 w.remove(k);
-                member_weight[c] -= w.weight(w.rank(k));
+                member_weight[c] -= w.item_weight(k);
             }
         }
     }
@@ -257,20 +258,11 @@ impl KvSet {
             let (first, last) = pages_of(k, value_size);
             (last - first + 1 > min_pages) as usize
         };
-        let members = self.member.iter().enumerate().flat_map(|(i, &word)| {
-            let mut m = word;
-            std::iter::from_fn(move || {
-                (m != 0).then(|| {
-                    let k = i as u64 * 64 + m.trailing_zeros() as u64;
-                    m &= m - 1;
-                    k
-                })
-            })
-        });
+        let members = || for_each_set_bit(&self.member).map(|k| k as u64);
         match &mut self.picks {
             KvPicks::Uniform { lists, place, .. } => {
                 lists.iter_mut().for_each(Vec::clear);
-                for k in members {
+                for k in members() {
                     let c = class(k);
                     place[k as usize] = lists[c].len() as u32;
                     lists[c].push(k as u32);
@@ -283,23 +275,16 @@ impl KvSet {
             } => {
                 // The tree built in place (its weights worked out at the first build).
                 w.clear();
-                *member_weight = [0; 2];
-                for k in members {
-                    w.mark(k);
-                }
+                members().for_each(|k| w.mark(k));
                 w.sum_blocks();
-                if class_weight.iter().sum::<u64>() == 0 {
+                if *class_weight == [0; 2] {
                     for k in 0..self.keys {
-                        class_weight[class(k)] += w.weight(w.rank(k));
+                        class_weight[class(k)] += w.item_weight(k);
                     }
                 }
-                for (i, &word) in self.member.iter().enumerate() {
-                    let mut m = word;
-                    while m != 0 {
-                        let k = i as u64 * 64 + m.trailing_zeros() as u64;
-                        m &= m - 1;
-                        member_weight[class(k)] += w.weight(w.rank(k));
-                    }
+                *member_weight = [0; 2];
+                for k in members() {
+                    member_weight[class(k)] += w.item_weight(k);
                 }
             }
         }

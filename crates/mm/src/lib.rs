@@ -81,6 +81,7 @@ macro_rules! trace_event {
     }};
 }
 
+pub mod bitmap;
 pub mod blk_mq;
 pub mod check;
 pub mod compact_status;

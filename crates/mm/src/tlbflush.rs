@@ -44,20 +44,6 @@ fn test_bit(mask: &[u64], cpu: usize) -> bool {
     mask.get(cpu / 64).is_some_and(|w| w >> (cpu % 64) & 1 != 0)
 }
 
-/// The CPUs set in `mask`, in order (a flush visits these, not every bit).
-fn set_bits(mask: &[u64]) -> impl Iterator<Item = usize> + '_ {
-    mask.iter().enumerate().flat_map(|(i, &w)| {
-        let mut w = w;
-        std::iter::from_fn(move || {
-            (w != 0).then(|| {
-                let b = w.trailing_zeros() as usize;
-                w &= w - 1;
-                i * 64 + b
-            })
-        })
-    })
-}
-
 /// CPUs in `mask` other than `cpu` (`cpumask_any_but` found one if non-zero).
 fn weight_but(mask: &[u64], cpu: usize) -> u64 {
     let all: u64 = mask.iter().map(|w| u64::from(w.count_ones())).sum();
@@ -151,7 +137,7 @@ impl Mm {
         let multi = weight_but(mask, cpu) > 0;
         if multi {
             self.count(Ev::NrTlbRemoteFlush, 1);
-            let cpus: Vec<u32> = set_bits(mask)
+            let cpus: Vec<u32> = crate::bitmap::for_each_set_bit(mask)
                 .filter(|&c| c != cpu && self.cpu_user_until.get(c).is_some_and(|&t| t > now))
                 .map(|c| c as u32)
                 .collect();
@@ -189,14 +175,6 @@ mod tests {
     use crate::test_util::{add_zram, config, task_mm};
     use crate::vmscan::ScanControl;
     use crate::{Current, SpaceKind};
-
-    #[test]
-    fn set_bits_lists_each_cpu_of_a_mask_once_in_order() {
-        // CPUs 0, 5, 63 in the first word, 64 and 130 in the others.
-        let mask = [1 | 1 << 5 | 1 << 63, 1, 1 << 2];
-        assert_eq!(set_bits(&mask).collect::<Vec<_>>(), [0, 5, 63, 64, 130]);
-        assert_eq!(set_bits(&[0, 0]).count(), 0);
-    }
 
     /// A 64 MiB machine of 8 CPUs with zram, one process holding `n` anon pages whose
     /// PTEs are `dirty` or clean, its threads having run on `cpus`, user tasks running
