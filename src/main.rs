@@ -191,6 +191,22 @@ enum Cmd {
         /// file `reclaimsim cache --json` wrote (recognised by its content).
         dir: PathBuf,
     },
+    /// Write one self-contained HTML page of runs and sweeps: what was run, the
+    /// mmtests compare table (two or more runs), a sweep's points and seed table, and
+    /// the charts as inline SVG.
+    Report {
+        /// Run directories (results.json, timeseries.csv) or sweep directories
+        /// (sweep.json); the first run is the compare table's baseline.
+        #[arg(required = true, num_args = 1.., value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+        /// The HTML file to write (replaced whole, never left partial).
+        #[arg(long, value_name = "FILE.html")]
+        out: PathBuf,
+        /// Name the next directory (repeatable: one per directory, in order; default:
+        /// the shortest distinct suffix of each directory's path).
+        #[arg(long = "label", value_name = "NAME")]
+        labels: Vec<String>,
+    },
     /// Internal: fill a 64 GiB machine (or, with --idle-1t, run a 1 GiB workload on a
     /// 1 TiB machine) and report peak RSS (run by `bench`).
     #[command(hide = true)]
@@ -830,6 +846,22 @@ fn main() -> ExitCode {
                 eprintln!("error: {e}");
                 ExitCode::from(1)
             }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        },
+        Cmd::Report { dirs, out, labels } => match report::html::build(&dirs, &labels) {
+            Ok(page) => match report::write_atomic(&out, page.as_bytes()) {
+                Ok(()) => {
+                    println!("wrote {}", out.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {}: {e}", out.display());
+                    ExitCode::from(1)
+                }
+            },
             Err(e) => {
                 eprintln!("error: {e}");
                 ExitCode::from(2)

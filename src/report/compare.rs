@@ -678,8 +678,14 @@ impl JsonTable {
     }
 }
 
-/// The compare table as [`JsonTable`] (`kind` `mmtests`, one point per run).
+/// The compare table in `--format json`'s text.
 pub fn render_json(t: &CompareTable) -> String {
+    json_table(t).to_text()
+}
+
+/// The compare table as [`JsonTable`] (`kind` `mmtests`, the points each column
+/// merges).
+pub fn json_table(t: &CompareTable) -> JsonTable {
     let rows = t
         .sections
         .iter()
@@ -699,7 +705,6 @@ pub fn render_json(t: &CompareTable) -> String {
         points: Some(t.points.clone()),
         rows,
     }
-    .to_text()
 }
 
 /// A run that could not be loaded: prints as `<path>: <reason>`.
@@ -938,12 +943,77 @@ fn render_with_throttling(
     out
 }
 
+/// A seed experiment's own table, where a sweep is one (the sweep's points decide).
+pub enum SeedTable {
+    /// stress-highalloc's success rates and reclaim figures (`highalloc_table`).
+    Highalloc(super::highalloc_table::Table),
+    /// DAMON_RECLAIM's memory saving, kdamond CPU and slowdown (`damon_table`), against
+    /// the first value of the compared key.
+    DamonReclaim {
+        rows: Vec<super::damon_table::Row>,
+        baseline: String,
+    },
+}
+
+impl SeedTable {
+    pub fn render(&self, format: Format) -> String {
+        match self {
+            SeedTable::Highalloc(t) => super::highalloc_table::render(t, format),
+            SeedTable::DamonReclaim { rows, baseline } => {
+                super::damon_table::render(rows, baseline, format)
+            }
+        }
+    }
+
+    pub fn json_table(&self) -> JsonTable {
+        match self {
+            SeedTable::Highalloc(t) => super::highalloc_table::json_table(t),
+            SeedTable::DamonReclaim { rows, .. } => super::damon_table::json_table(rows),
+        }
+    }
+}
+
+/// A sweep's points compared by one swept key: a column per value (in sweep order)
+/// merging the points with it, and the seed's table where the sweep is one.
+pub struct SweepTables {
+    /// (the key's value, the points' merged results).
+    pub columns: Vec<(String, Results)>,
+    /// The points each column merges.
+    pub counts: Vec<usize>,
+    pub seed: Option<SeedTable>,
+}
+
+impl SweepTables {
+    /// The mmtests table of the columns.
+    pub fn compare_table(&self) -> CompareTable {
+        let mut t = build(&self.columns);
+        t.points = self.counts.clone();
+        t
+    }
+}
+
 /// `compare SWEEP_DIR --by KEY`: one column per value of the swept `KEY`, in sweep
 /// order. Each column merges the sweep's points with that value, as mmtests reports a
 /// benchmark that steps through worker counts: a workload's latency and throughput
 /// rows once per combination of the other swept values (`mmap-4`, `mmap-8`), and the
-/// time and /proc/vmstat rows summed over the points.
+/// time and /proc/vmstat rows summed over the points. A seed experiment's sweep prints
+/// the seed's table first (CSV and JSON carry only it: one table per file).
 pub fn compare_sweep(dir: &Path, by: &str, format: Format) -> Result<String, LoadError> {
+    let t = sweep_tables(dir, by)?;
+    let Some(seed) = &t.seed else {
+        return Ok(render_with_throttling(&t.columns, Some(&t.counts), format));
+    };
+    let mut out = seed.render(format);
+    if matches!(format, Format::Text | Format::Md) {
+        out.push('\n');
+        out.push_str(&render_with_throttling(&t.columns, Some(&t.counts), format));
+    }
+    Ok(out)
+}
+
+/// Loads a sweep's listed points and merges them by the swept key `by`
+/// ([`compare_sweep`]).
+pub fn sweep_tables(dir: &Path, by: &str) -> Result<SweepTables, LoadError> {
     let err = |path: &Path, reason: String| LoadError {
         path: path.to_path_buf(),
         reason,
@@ -1001,26 +1071,23 @@ pub fn compare_sweep(dir: &Path, by: &str, format: Format) -> Result<String, Loa
             format!("`{by}` has one value in this sweep: nothing to compare"),
         ));
     }
-    if super::highalloc_table::applies(&loaded) {
+    let seed = if super::highalloc_table::applies(&loaded) {
         let table = super::highalloc_table::build(by, &loaded).map_err(|e| err(dir, e))?;
-        let mut out = super::highalloc_table::render(&table, format);
-        if matches!(format, Format::Text | Format::Md) {
-            out.push('\n');
-            out.push_str(&render_with_throttling(&columns, Some(&counts), format));
-        }
-        return Ok(out);
-    }
-    if super::damon_table::applies(by, &loaded) {
-        // The seed's table first; CSV and JSON carry only it (one table per file).
+        Some(SeedTable::Highalloc(table))
+    } else if super::damon_table::applies(by, &loaded) {
         let rows = super::damon_table::build(by, &loaded).map_err(|e| err(dir, e))?;
-        let mut out = super::damon_table::render(&rows, &columns[0].0, format);
-        if matches!(format, Format::Text | Format::Md) {
-            out.push('\n');
-            out.push_str(&render_with_throttling(&columns, Some(&counts), format));
-        }
-        return Ok(out);
-    }
-    Ok(render_with_throttling(&columns, Some(&counts), format))
+        Some(SeedTable::DamonReclaim {
+            rows,
+            baseline: columns[0].0.clone(),
+        })
+    } else {
+        None
+    };
+    Ok(SweepTables {
+        columns,
+        counts,
+        seed,
+    })
 }
 
 /// Adds one sweep point's results to a merged column.

@@ -172,45 +172,47 @@ pub fn build(by: &str, points: &[(Vec<(String, String)>, Results)]) -> Result<Ve
     Ok(averages)
 }
 
-/// The table in `format`; `baseline` names the first value of the compared key.
 /// The figures of a row, in [`Figures`]' order: the JSON table's columns.
 const FIGURES: [&str; 3] = ["memory_saving_pct", "kdamond_cpu_pct", "slowdown_pct"];
 
+/// The rows in `compare --format json`'s one shape (`kind` `damon_reclaim`).
+pub fn json_table(rows: &[Row]) -> super::compare::JsonTable {
+    // compare's one JSON shape: a row per configuration (section) and program
+    // (`mean` for the average over them), the three figures its columns.
+    let rows = rows
+        .iter()
+        .map(|r| {
+            let f = &r.figures;
+            super::compare::JsonRow {
+                section: r.config.clone(),
+                metric: if r.program.is_empty() {
+                    "mean".to_string()
+                } else {
+                    r.program.clone()
+                },
+                values: vec![
+                    Some(f.memory_saving_pct),
+                    Some(f.kdamond_cpu_pct),
+                    Some(f.slowdown_pct),
+                ],
+                pct: vec![None; 3],
+                significant: vec![false; 3],
+            }
+        })
+        .collect();
+    super::compare::JsonTable {
+        kind: "damon_reclaim",
+        columns: FIGURES.map(String::from).to_vec(),
+        points: None,
+        rows,
+    }
+}
+
+/// The table in `format`; `baseline` names the first value of the compared key.
 pub fn render(rows: &[Row], baseline: &str, format: Format) -> String {
     let mut out = String::new();
     match format {
-        Format::Json => {
-            // compare's one JSON shape: a row per configuration (section) and program
-            // (`mean` for the average over them), the three figures its columns.
-            let rows = rows
-                .iter()
-                .map(|r| {
-                    let f = &r.figures;
-                    super::compare::JsonRow {
-                        section: r.config.clone(),
-                        metric: if r.program.is_empty() {
-                            "mean".to_string()
-                        } else {
-                            r.program.clone()
-                        },
-                        values: vec![
-                            Some(f.memory_saving_pct),
-                            Some(f.kdamond_cpu_pct),
-                            Some(f.slowdown_pct),
-                        ],
-                        pct: vec![None; 3],
-                        significant: vec![false; 3],
-                    }
-                })
-                .collect();
-            out = super::compare::JsonTable {
-                kind: "damon_reclaim",
-                columns: FIGURES.map(String::from).to_vec(),
-                points: None,
-                rows,
-            }
-            .to_text();
-        }
+        Format::Json => out = json_table(rows).to_text(),
         Format::Csv => {
             out.push_str("config,program,memory_saving_pct,kdamond_cpu_pct,slowdown_pct\n");
             for r in rows {

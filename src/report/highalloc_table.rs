@@ -178,46 +178,48 @@ fn cell(v: f64, base: f64, row: &Row, first: bool) -> String {
     }
 }
 
+/// The table in `compare --format json`'s one shape (`kind` `highalloc`).
+pub fn json_table(t: &Table) -> super::compare::JsonTable {
+    // compare's one JSON shape: the gain where the text gives one (success
+    // rates), none for the counters' ratios.
+    let rows = t
+        .rows
+        .iter()
+        .map(|r| super::compare::JsonRow {
+            section: if r.percent {
+                "success"
+            } else if r.name.ends_with("(s)") {
+                "time"
+            } else {
+                "ops"
+            }
+            .to_string(),
+            metric: r.name.clone(),
+            values: r.values.iter().map(|&v| Some(v)).collect(),
+            pct: r
+                .values
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| {
+                    let base = r.values[0];
+                    (r.percent && i > 0 && base != 0.0).then(|| (base - v) / base * 100.0)
+                })
+                .collect(),
+            significant: vec![false; r.values.len()],
+        })
+        .collect();
+    super::compare::JsonTable {
+        kind: "highalloc",
+        columns: t.columns.clone(),
+        points: Some(t.points.clone()),
+        rows,
+    }
+}
+
 pub fn render(t: &Table, format: Format) -> String {
     let mut out = String::new();
     match format {
-        Format::Json => {
-            // compare's one JSON shape: the gain where the text gives one (success
-            // rates), none for the counters' ratios.
-            let rows = t
-                .rows
-                .iter()
-                .map(|r| super::compare::JsonRow {
-                    section: if r.percent {
-                        "success"
-                    } else if r.name.ends_with("(s)") {
-                        "time"
-                    } else {
-                        "ops"
-                    }
-                    .to_string(),
-                    metric: r.name.clone(),
-                    values: r.values.iter().map(|&v| Some(v)).collect(),
-                    pct: r
-                        .values
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &v)| {
-                            let base = r.values[0];
-                            (r.percent && i > 0 && base != 0.0).then(|| (base - v) / base * 100.0)
-                        })
-                        .collect(),
-                    significant: vec![false; r.values.len()],
-                })
-                .collect();
-            out = super::compare::JsonTable {
-                kind: "highalloc",
-                columns: t.columns.clone(),
-                points: Some(t.points.clone()),
-                rows,
-            }
-            .to_text();
-        }
+        Format::Json => out = json_table(t).to_text(),
         Format::Csv => {
             let head: Vec<String> = t.columns.iter().map(|c| csv_field(c)).collect();
             let _ = writeln!(out, "row,{}", head.join(","));

@@ -6,6 +6,7 @@ pub mod damon_record;
 pub mod damon_table;
 pub mod heatmap;
 pub mod highalloc_table;
+pub mod html;
 pub mod mrc;
 pub mod natural;
 pub mod outdir;

@@ -147,6 +147,34 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     if dir.is_file() {
         return super::mrc::plot_file(dir).map(Vec::from);
     }
+    let DirCharts { charts, heatmaps } = dir_charts(dir)?;
+    let out = dir.join("plots");
+    std::fs::create_dir_all(&out).map_err(|e| read_err(&out, e))?;
+    let mut written = Vec::new();
+    for c in &charts {
+        written.extend(write_svg_png(&out, &c.file, || draw_svg(c))?);
+    }
+    for h in &heatmaps {
+        written.extend(write_svg_png(&out, &h.file, || {
+            super::heatmap::draw_svg(h)
+        })?);
+    }
+    Ok(written)
+}
+
+/// The charts of a run or sweep directory, as `plot` draws them and `report` inlines
+/// them.
+pub struct DirCharts {
+    /// A sweep's charts, or a run's (memory, reclaim rates, PSI, latency CDF, and
+    /// DAMON's working-set size when the run was recorded with --damon-record).
+    pub charts: Vec<Chart>,
+    /// DAMON's access heatmaps of a run recorded with --damon-record.
+    pub heatmaps: Vec<super::heatmap::Heatmap>,
+}
+
+/// The charts of `dir`: a sweep's (sweep.csv) or a run's (results.json and
+/// timeseries.csv, and damon.data if recorded).
+pub fn dir_charts(dir: &Path) -> Result<DirCharts, PlotError> {
     let mut heatmaps = Vec::new();
     let mut charts = if dir.join("sweep.csv").is_file() {
         // sweep.json says how many leading columns are swept keys; a sweep.csv alone
@@ -171,18 +199,7 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
         heatmaps = maps;
         charts.push(wss);
     }
-    let out = dir.join("plots");
-    std::fs::create_dir_all(&out).map_err(|e| read_err(&out, e))?;
-    let mut written = Vec::new();
-    for c in &charts {
-        written.extend(write_svg_png(&out, &c.file, || draw_svg(c))?);
-    }
-    for h in &heatmaps {
-        written.extend(write_svg_png(&out, &h.file, || {
-            super::heatmap::draw_svg(h)
-        })?);
-    }
-    Ok(written)
+    Ok(DirCharts { charts, heatmaps })
 }
 
 /// Draws one chart to out/FILE.svg and out/FILE.png; returns both paths.
