@@ -167,6 +167,43 @@ impl Serialize for Nanos {
     }
 }
 
+/// The schema of a value written in its own notation, for the scenario key reference
+/// (`scenario::keys_doc`): the TOML types it accepts and how it is spelled
+/// (`x-format`).
+pub fn value_schema(types: &[&str], format: &str) -> schemars::Schema {
+    schemars::json_schema!({ "type": types, "x-format": format })
+}
+
+impl schemars::JsonSchema for Bytes {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Bytes".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        value_schema(
+            &["string", "integer"],
+            "size: bytes, or `4K`, `512M`, `16G` (binary)",
+        )
+    }
+}
+
+impl schemars::JsonSchema for Nanos {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Nanos".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        value_schema(
+            &["string"],
+            "time: `100ns`, `50us`, `5ms`, `2s` (0 may be bare)",
+        )
+    }
+}
+
 /// The shortest exact spelling of a size (`4G`, `1536M`, `4097`).
 pub fn format_size(b: u64) -> String {
     for (unit, shift) in [("T", 40), ("G", 30), ("M", 20), ("K", 10)] {

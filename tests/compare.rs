@@ -312,7 +312,7 @@ fn cli_csv() {
     assert_eq!(lines.len(), 1 + 12 + 6 + 4 + 19);
 }
 
-/// `compare --format json`'s one shape (README, "compare's JSON"): exactly `kind`,
+/// `compare --format json`'s one shape (docs/cli.md, "compare's JSON"): exactly `kind`,
 /// `columns`, `points` and `rows`; each row exactly `section`, `metric`, `values`,
 /// `pct` and `significant`, with an entry per column in each list.
 fn one_shape(v: &serde_json::Value, kind: &str) {

@@ -337,10 +337,10 @@ value = "+ 2 0 0; - 2 0 1000"
     assert_eq!(r["actions"][0]["outcome"], "0, -EINVAL");
 }
 
-/// scenarios/mglru-mixed.toml as shipped (16 GiB, 16 s), the README's table. At an
+/// scenarios/mglru-mixed.toml as shipped (16 GiB, 16 s), docs/experiments/mglru-mixed.md's table. At an
 /// eighth of the size fio's gain over iter is gone (-2 % to 0 %, within what a small
 /// change of layout or timing moves it), so the directions are pinned where the
-/// README claims them.
+/// docs/experiments/mglru-mixed.md claims them.
 fn mixed(variant: &str) -> Results {
     let text = std::fs::read_to_string("scenarios/mglru-mixed.toml").unwrap();
     let (lru, mode) = match variant {
@@ -358,7 +358,7 @@ fn mixed(variant: &str) -> Results {
 
 #[test]
 fn mglru_mixed_reproduces_the_seeds_directions() {
-    // The directions of "optimize multiple memcgs" (README, "the mglru-mixed
+    // The directions of "optimize multiple memcgs" (docs/experiments/mglru-mixed.md, "the mglru-mixed
     // experiment"): with the seed kswapd stops ageing (and so swapping) the memcached
     // memcg every round and evicts fio's clean, unmapped page cache instead. Dropping
     // that costs no rmap walk, while every memcached page swapped costs two
@@ -367,7 +367,7 @@ fn mglru_mixed_reproduces_the_seeds_directions() {
     // iter, and than under classic (which walks the rmap of every mapped page it
     // scans). The memcg LRU that followed beats iter and classic on both too.
     // Directions only: the magnitudes differ from the seed's, for the reasons the
-    // README gives.
+    // that page gives.
     let [classic, iter, seed, memcg_lru] = std::thread::scope(|s| {
         ["classic", "iter", "seed", "memcg-lru"]
             .map(|v| s.spawn(move || mixed(v)))

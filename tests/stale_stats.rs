@@ -1,7 +1,7 @@
 //! memcg statistics as reclaim reads them (issue 34). Reclaim's deactivation and
 //! refault decisions read the copies the last rstat flush left; the kernel flushes them
 //! every 2 s (`flush_memcg_stats_dwork`) and on a memory.stat read. The twin
-//! experiment (tools/kernel-twin, README "memcg statistics and the flusher's phase")
+//! experiment (tools/kernel-twin, docs/scenarios.md "memcg statistics and the flusher's phase")
 //! ran this scenario on Linux 6.18: 18 of 21 runs without memory.stat reads and all 6
 //! with reads every 250 ms ended with pgsteal 725-728 k and pgmajfault 659-662 k; the
 //! other 3 unread runs were OOM-killed, their inactive anon list drained between two

@@ -7,7 +7,7 @@
 //! immediate reclaim. Exact wake-up rules and timeouts are unit-tested in
 //! src/mm/throttle.rs. The runs read exact memcg statistics: under rstat's 2 s-old
 //! copies classic reclaim meets other pages in these 10 s (no writeback sleeps at
-//! all); the full-size sweep keeps the directions under rstat (README, stutterp).
+//! all); the full-size sweep keeps the directions under rstat (docs/experiments/stutterp.md).
 
 mod common;
 

@@ -1,5 +1,5 @@
-//! `Results`: everything a run reports, the same data as results.json (schema in the
-//! README). Maps are BTreeMaps so the JSON is byte-identical run to run.
+//! `Results`: everything a run reports, the same data as results.json (schema in
+//! docs/results.md). Maps are BTreeMaps so the JSON is byte-identical run to run.
 
 use crate::mm::memcontrol::PageState;
 use crate::mm::memcontrol::{MemcgEvents, PeakFile};

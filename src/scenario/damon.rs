@@ -37,14 +37,28 @@ impl<'de> Deserialize<'de> for UintOrMax {
     }
 }
 
+impl schemars::JsonSchema for UintOrMax {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UintOrMax".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        super::units::value_schema(&["integer", "string"], "a count, or `\"max\"`")
+    }
+}
+
 /// `[damon]`: `kdamonds/<N>/`.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Damon {
     pub kdamonds: Vec<Kdamond>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum KdamondState {
     On,
@@ -53,14 +67,16 @@ pub enum KdamondState {
 }
 
 /// `kdamonds/<N>/`: `state` and its context (the kernel allows one).
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Kdamond {
     pub state: KdamondState,
     pub contexts: Vec<Context>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Operations {
     #[default]
@@ -71,7 +87,7 @@ pub enum Operations {
 }
 
 /// `contexts/<N>/`.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Context {
     pub operations: Operations,
@@ -80,7 +96,7 @@ pub struct Context {
     pub schemes: Vec<Scheme>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MonitoringAttrs {
     pub intervals: Intervals,
@@ -88,7 +104,7 @@ pub struct MonitoringAttrs {
 }
 
 /// `monitoring_attrs/intervals/` (µs), sysfs defaults.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Intervals {
     pub sample_us: u64,
@@ -107,7 +123,7 @@ impl Default for Intervals {
 }
 
 /// `monitoring_attrs/nr_regions/`: sysfs defaults 10 and 1000.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MinMax {
     pub min: u64,
@@ -123,7 +139,7 @@ impl Default for MinMax {
 /// `targets/<N>/`: `pid_target` names a workload (vaddr: its address space);
 /// `regions` are the initial monitoring ranges (bytes; paddr's default is all RAM,
 /// vaddr's the workload's mappings).
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Target {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -135,14 +151,16 @@ pub struct Target {
     pub numa_node: Option<u32>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct AddrRange {
     pub start: Bytes,
     pub end: Bytes,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum DamosAction {
     Willneed,
@@ -160,7 +178,7 @@ pub enum DamosAction {
 
 /// `schemes/<N>/`; sysfs defaults (action stat, every range open, no quota, no
 /// watermarks).
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Scheme {
     pub action: DamosAction,
@@ -175,7 +193,7 @@ pub struct Scheme {
     pub filters: Vec<Filter>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct AccessPattern {
     /// Bytes.
@@ -186,14 +204,14 @@ pub struct AccessPattern {
     pub age: Range,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Range {
     pub min: u64,
     pub max: UintOrMax,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Quotas {
     pub ms: u64,
@@ -203,7 +221,7 @@ pub struct Quotas {
     pub goals: Vec<Goal>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Weights {
     pub sz_permil: u64,
@@ -211,7 +229,9 @@ pub struct Weights {
     pub age_permil: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum GoalMetric {
     #[default]
@@ -220,7 +240,7 @@ pub enum GoalMetric {
 }
 
 /// `quotas/goals/<N>/`.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Goal {
     pub target_metric: GoalMetric,
@@ -228,7 +248,9 @@ pub struct Goal {
     pub current_value: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum WmarkMetric {
     #[default]
@@ -236,7 +258,7 @@ pub enum WmarkMetric {
     FreeMemRate,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Watermarks {
     pub metric: WmarkMetric,
@@ -246,7 +268,9 @@ pub struct Watermarks {
     pub low: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum FilterType {
     #[default]
@@ -261,7 +285,7 @@ pub enum FilterType {
 }
 
 /// `filters/<N>/`.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Filter {
     #[serde(rename = "type")]
@@ -274,7 +298,7 @@ pub struct Filter {
 }
 
 /// `[damon_reclaim]`: /sys/module/damon_reclaim/parameters/, defaults as the module's.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct DamonReclaim {
     pub enabled: bool,
@@ -301,7 +325,7 @@ pub struct DamonReclaim {
     pub weights: ReclaimWeights,
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ReclaimWeights {
     pub nr_accesses_permil: u64,

@@ -10,6 +10,7 @@
 
 pub mod damon;
 mod keypath;
+pub mod keys_doc;
 pub mod masim;
 pub mod mm_config;
 pub mod schema;

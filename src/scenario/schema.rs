@@ -7,7 +7,7 @@
 use super::units::{Bytes, Nanos};
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     #[serde(default)]
@@ -51,7 +51,7 @@ pub struct Source {
 
 /// `[sweep]`: every combination of the `[[sweep.param]]` values is a point, run as its
 /// own deterministic simulation.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Sweep {
     /// Columns of sweep.csv after the swept keys: paths into results.json, e.g.
@@ -66,16 +66,21 @@ pub struct Sweep {
     pub pivot: Option<Pivot>,
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Pivot {
+    /// The swept key whose values are the rows.
     pub rows: String,
+    /// The swept key whose values are the columns.
     pub columns: String,
+    /// The results.json path shown in each cell (averaged over any other swept keys).
     pub metric: String,
+    #[schemars(with = "serde_json::Value")]
+    /// The value of `columns` the other columns are shown as a percentage of.
     pub baseline: toml::Value,
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SweepParam {
     /// A dotted scenario key, as `--set` takes it.
@@ -85,10 +90,13 @@ pub struct SweepParam {
     /// worker count that sets two workloads' thread counts).
     #[serde(default)]
     pub name: Option<String>,
+    #[schemars(with = "Vec<serde_json::Value>")]
+    /// The values the key takes: each is a point (with every combination of the other keys' values).
     pub values: Vec<toml::Value>,
     /// Keys set together with this one, value for value (not a dimension of their own):
     /// `with = { "workload.2.threads" = [1, 3, 5] }` next to `values = [2, 4, 6]`.
     #[serde(default)]
+    #[schemars(with = "std::collections::BTreeMap<String, Vec<serde_json::Value>>")]
     pub with: std::collections::BTreeMap<String, Vec<toml::Value>>,
 }
 
@@ -117,7 +125,7 @@ fn default_metrics() -> Vec<String> {
     .collect()
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Run {
     /// Virtual time simulated.
@@ -126,13 +134,13 @@ pub struct Run {
     pub seed: u64,
     /// Interval between timeseries samples.
     pub sample_interval: Nanos,
-    /// Longest a task runs before the scheduler picks again (DESIGN.md: at most 100 us).
+    /// Longest a task runs before the scheduler picks again (at most 100 us: the scheduler's granularity this model keeps).
     pub slice: Nanos,
     /// End the run when every workload has finished its work (a `phases` program's
     /// steps, fio's runtime, a `stop`) or was killed, instead of at `duration` (then
     /// the longest a run takes).
     pub stop_when_done: bool,
-    /// How workloads' accesses are simulated (see [`AccessSampling`]). Always in the
+    /// How workloads' accesses are simulated (`each` or `skip`, below). Always in the
     /// resolved scenario: its default changed from `each` to `skip`, and a sweep must
     /// not take a point run under the old default for one under the new.
     pub access_sampling: AccessSampling,
@@ -144,7 +152,7 @@ pub struct Run {
     /// FLUSH_TIME = 2 s since the root memcg came online at boot) first runs after the
     /// run starts: in (0, 2s]. Reclaim's decisions read statistics that lag by up to a
     /// period, so where in it a workload starts can decide an outcome, on the kernel as
-    /// here (README, "memcg statistics and the flusher's phase"). Left out, it is drawn
+    /// here (docs/scenarios.md, "memcg statistics and the flusher's phase"). Left out, it is drawn
     /// from `seed`, as a run on a machine that has been up a while starts at an
     /// arbitrary point of the period; results.json records it
     /// (`provenance.memcg_stats_flush_first_ns`).
@@ -159,7 +167,9 @@ pub struct Run {
 /// access is taken one by one. The same random process as `each` (results equal in
 /// distribution, not byte for byte; fio's reads byte for byte), many times faster
 /// where most accesses hit settled pages. `each` simulates every access.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum AccessSampling {
     Each,
@@ -182,13 +192,14 @@ impl Default for Run {
     }
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Machine {
     /// Physical memory (all nodes together); all of it is managed by the buddy
     /// allocator.
     pub memory: Bytes,
     #[serde(default = "default_nr_cpus")]
+    /// Simulated CPUs (without `[[machine.node]]`: all on node 0).
     pub nr_cpus: u32,
     /// Size of ZONE_DMA32 (the memory below 4 GiB; x86-64 loses ~1 GiB of it to the PCI
     /// hole). Default: min(memory, 3G). The rest of memory is ZONE_NORMAL.
@@ -207,9 +218,10 @@ pub struct Machine {
 
 /// A NUMA node: its memory (after the previous node's), its CPUs, and its row of the
 /// SLIT distance table.
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Node {
+    /// This node's memory, placed after the previous node's.
     pub memory: Bytes,
     /// Its CPUs' ids (none: a CPU-less node, such as CXL memory).
     #[serde(default)]
@@ -233,9 +245,10 @@ pub struct Node {
 }
 
 /// A workload's memory policy (`set_mempolicy`).
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MempolicyCfg {
+    /// The policy: `default`/`local`, `bind`, `preferred`, `interleave` or `weighted-interleave` (`set_mempolicy`'s MPOL_*).
     pub mode: MempolicyMode,
     /// bind, interleave, weighted-interleave: the nodes; preferred: the one node.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -246,7 +259,7 @@ pub struct MempolicyCfg {
     pub weights: Vec<u32>,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum MempolicyMode {
     /// MPOL_DEFAULT / MPOL_LOCAL: the CPU's node first.
@@ -262,7 +275,9 @@ fn default_nr_cpus() -> u32 {
     1
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum SwapKind {
     #[default]
@@ -274,14 +289,15 @@ pub enum SwapKind {
     Ramdisk,
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Swap {
     #[serde(rename = "type")]
+    /// The swap device: none, zram (compressed in RAM), a disk (`device`), or a ramdisk.
     pub kind: SwapKind,
     /// Swap capacity (zram: `disksize`, the uncompressed capacity).
     pub size: Bytes,
-    /// zram: uncompressed / compressed size (typical anon data: 2-4, kernel-reference §8.4).
+    /// zram: uncompressed / compressed size (typical anonymous data: 2 to 4).
     pub compression_ratio: f64,
     /// zram: CPU time to compress one 4 KiB page (lzo-rle at ~700 MB/s: ~6 us).
     pub compress_time: Nanos,
@@ -309,7 +325,7 @@ impl Default for Swap {
 
 /// A block device: fixed latency per request plus transfer time at its bandwidth, with at
 /// most `queue_depth` requests in service at once.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Device {
     /// "block" (a queued device with these latencies and bandwidths) or "ramdisk" (the
@@ -318,8 +334,10 @@ pub struct Device {
     #[serde(rename = "type", default)]
     pub kind: DeviceKind,
     #[serde(default = "Device::default_read_latency")]
+    /// Service time of a read request, before its bytes move at `read_bandwidth`.
     pub read_latency: Nanos,
     #[serde(default = "Device::default_write_latency")]
+    /// Service time of a write request, before its bytes move at `write_bandwidth`.
     pub write_latency: Nanos,
     /// Bytes per second.
     #[serde(default = "Device::default_bandwidth")]
@@ -328,6 +346,7 @@ pub struct Device {
     #[serde(default = "Device::default_bandwidth")]
     pub write_bandwidth: Bytes,
     #[serde(default = "Device::default_queue_depth")]
+    /// Requests in service at once; the request pool holds twice as many (`nr_requests`).
     pub queue_depth: u32,
     /// /sys/block/DEV/queue/read_ahead_kb: the readahead window's maximum (the bdi's
     /// `ra_pages`). 128 KiB, the kernel's VM_READAHEAD_PAGES.
@@ -380,7 +399,9 @@ impl Default for Device {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum DeviceKind {
     #[default]
@@ -389,7 +410,7 @@ pub enum DeviceKind {
 }
 
 /// Kernel settings under their sysctl names. Later issues add behaviour switches here.
-#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[derive(Debug, Clone, Deserialize, Serialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Kernel {
     pub vm: Vm,
@@ -475,7 +496,7 @@ fn is_zero_u32(v: &u32) -> bool {
 }
 
 /// /sys/kernel/mm/numa/ (memory tiering, mm/memory-tiers.c).
-#[derive(Debug, Clone, Deserialize, Serialize, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, Serialize, Default, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Numa {
     /// `demotion_enabled`: reclaim on a node with a slower memory tier below it
@@ -492,7 +513,9 @@ impl Numa {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 pub enum Pcp {
     #[serde(rename = "off")]
     Off,
@@ -506,7 +529,7 @@ pub enum Pcp {
 }
 
 /// `kernel.memcg_kmem` (default true).
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct MemcgKmem(pub bool);
 impl Default for MemcgKmem {
@@ -516,7 +539,9 @@ impl Default for MemcgKmem {
 }
 
 /// `kernel.memcg_stats_flush`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum MemcgStatsFlush {
     #[default]
@@ -525,7 +550,7 @@ pub enum MemcgStatsFlush {
 }
 
 /// `fault_around_bytes` (default 65536, the kernel's).
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct FaultAroundBytes(pub u64);
 impl Default for FaultAroundBytes {
@@ -537,7 +562,9 @@ impl Default for FaultAroundBytes {
 /// Access advice, as madvise(2) gives it for a mapping (MADV_NORMAL, MADV_RANDOM,
 /// MADV_SEQUENTIAL) and posix_fadvise(2) for a file (POSIX_FADV_NORMAL, _RANDOM,
 /// _SEQUENTIAL, _NOREUSE).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Advice {
     #[default]
@@ -548,7 +575,7 @@ pub enum Advice {
 }
 
 /// Transparent huge pages for anonymous memory (kernel-reference §1, §7.9).
-#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[derive(Debug, Clone, Deserialize, Serialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TransparentHugepage {
     /// "always", "madvise" (only `madvise_hugepage` workloads) or "never". Default
@@ -562,7 +589,9 @@ pub struct TransparentHugepage {
     pub defrag: ThpDefrag,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ThpEnabled {
     Always,
@@ -571,7 +600,9 @@ pub enum ThpEnabled {
     Never,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 pub enum ThpDefrag {
     #[serde(rename = "always")]
     Always,
@@ -586,7 +617,9 @@ pub enum ThpDefrag {
     Never,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum KswapdCompaction {
     Kswapd,
@@ -652,8 +685,51 @@ impl<'de> Deserialize<'de> for LruKind {
     }
 }
 
+impl schemars::JsonSchema for LruKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LruKind".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = ["classic", "mglru"]
+            .into_iter()
+            .chain(crate::cache::POLICIES.iter().map(|(n, _)| *n))
+            .collect();
+        schemars::json_schema!({ "type": "string", "enum": names })
+    }
+}
+
+impl schemars::JsonSchema for LruGenEnabled {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LruGenEnabled".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        super::units::value_schema(
+            &["integer", "string", "boolean"],
+            "bits: 0 to 7, `\"0x0007\"`, `\"y\"` or `\"n\"`",
+        )
+    }
+}
+
+impl schemars::JsonSchema for Limit {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Limit".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        super::units::value_schema(&["string", "integer"], "size, or `\"max\"`")
+    }
+}
+
 /// The multi-gen LRU's knobs (kernel-reference §4.1, §4.14).
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LruGen {
     /// `/sys/kernel/mm/lru_gen/enabled`: 0x0001 main switch, 0x0002 page-table walks,
@@ -678,7 +754,9 @@ impl Default for LruGen {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum MemcgReclaim {
     Iter,
@@ -723,7 +801,9 @@ impl<'de> Deserialize<'de> for LruGenEnabled {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReclaimThrottle {
     #[serde(rename = "congestion_wait")]
@@ -733,7 +813,9 @@ pub enum ReclaimThrottle {
     ThrottleCurrent,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum MemcgProtection {
     Cliff,
@@ -798,20 +880,29 @@ impl Serialize for Limit {
 
 /// A cgroup v2 memory cgroup: `[[cgroup]]` with a path like `workload.slice/app` (parents
 /// must be listed too) and its interface files as `memory.low = "2G"` keys.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Cgroup {
+    /// Its path below the root (`workload.slice/app`); a parent is listed before its children.
     pub path: String,
     #[serde(default)]
     pub memory: CgroupMemory,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CgroupMemory {
+    /// Hard protection: reclaim leaves the cgroup's memory below its effective min
+    /// alone (0 when unset).
     pub min: Option<Bytes>,
+    /// Best-effort protection: reclaim passes over memory below the effective low
+    /// while others have reclaimable memory (0 when unset).
     pub low: Option<Bytes>,
+    /// Throttle limit: above it the cgroup's tasks reclaim on return to user space
+    /// and are delayed.
     pub high: Limit,
+    /// Hard limit: a charge above it reclaims the cgroup, then calls the memcg OOM
+    /// killer.
     pub max: Limit,
     /// `memory.swap.max`.
     pub swap: CgroupSwap,
@@ -820,7 +911,7 @@ pub struct CgroupMemory {
     pub oom: CgroupOom,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CgroupOom {
     /// `memory.oom.group` (0 or 1): the OOM killer kills every process of the cgroup
@@ -835,13 +926,13 @@ impl CgroupOom {
     }
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CgroupSwap {
     pub max: Limit,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct Hz(pub u32);
 impl Default for Hz {
@@ -850,7 +941,7 @@ impl Default for Hz {
     }
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Vm {
     pub swappiness: u32,
@@ -948,7 +1039,7 @@ impl Default for Vm {
 
 /// CPU costs of the work the simulator charges to tasks. Each default says where it
 /// comes from; all are per 4 KiB page unless said otherwise.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Costs {
     /// A workload's access to a resident page (user time): a DRAM miss, ~100 ns.
@@ -1021,7 +1112,7 @@ impl Default for Costs {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum WorkloadKind {
     /// An anonymous working set (private anonymous memory) accessed by `pattern`.
@@ -1063,7 +1154,9 @@ pub enum WorkloadKind {
 }
 
 /// What a replayed trace's pages are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Backing {
     /// Private anonymous memory: a request's pages are loads (stores for writes).
@@ -1074,7 +1167,9 @@ pub enum Backing {
 }
 
 /// When a replayed trace issues its requests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum TracePacing {
     /// Back to back (or at `rate`).
@@ -1085,7 +1180,7 @@ pub enum TracePacing {
 }
 
 /// A slab workload's object lifetimes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum LifetimeDist {
     /// Every object lives exactly `lifetime`.
@@ -1095,7 +1190,7 @@ pub enum LifetimeDist {
 }
 
 /// A slab workload's page migratetype.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SlabType {
     Unmovable,
@@ -1104,7 +1199,7 @@ pub enum SlabType {
 }
 
 /// fio's `rw`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FioRw {
     Read,
@@ -1116,26 +1211,32 @@ pub enum FioRw {
 
 /// One step of a `phases` workload: `duration` is the step's work measured as time at
 /// full speed (accesses = duration / costs.access); it takes longer when it faults.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Phase {
+    /// The step's work as time at full speed (accesses = duration / `costs.access`).
     pub duration: Nanos,
+    /// The step's range of the program's memory.
     pub size: Bytes,
     /// Where the step's range starts in the program's memory (so steps can work on
     /// different parts of it: input, a hot set, a table revisited now and then).
     #[serde(default)]
     pub offset: Bytes,
     #[serde(default = "default_pattern")]
+    /// How the step picks pages in its range (default uniform).
     pub pattern: Pattern,
     #[serde(default)]
+    /// zipf: the exponent s (p(k) ∝ 1/k^s).
     pub skew: Option<f64>,
     #[serde(default)]
+    /// The share of the step's accesses that write.
     pub write_ratio: Option<f64>,
     /// hotcold: the share of the step's range that is hot (0.2) and the share of
     /// accesses that go to it (0.8).
     #[serde(default)]
     pub hot_fraction: Option<f64>,
     #[serde(default)]
+    /// hotcold: the share of accesses that go to the hot part (0.8).
     pub hot_probability: Option<f64>,
     /// hotcold: after this many of the step's accesses the hot set moves to the
     /// middle of the range (default: never).
@@ -1145,7 +1246,7 @@ pub struct Phase {
 
 /// A `phases` program from a file (`config`): its steps, and how often the steps from
 /// `repeat_from` on run.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PhaseProgram {
     #[serde(default)]
@@ -1183,7 +1284,7 @@ pub struct LoadedTrace {
     pub layout: std::sync::Arc<crate::trace::layout::Layout>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Pattern {
     Sequential,
@@ -1195,10 +1296,12 @@ pub enum Pattern {
 }
 
 /// One `[[workload]]`. Keys that do not apply to its `kind` are rejected by validation.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Workload {
+    /// Its name: in results, tracepoints, `start_after` and `pid_target`.
     pub name: String,
+    /// What it runs (each kind takes the keys whose descriptions name it).
     pub kind: WorkloadKind,
     /// Number of tasks running this workload (they share its memory).
     #[serde(default = "one")]
@@ -1210,6 +1313,7 @@ pub struct Workload {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub processes: Option<u32>,
     #[serde(default)]
+    /// When its first thread starts (default at once).
     pub start: Nanos,
     /// Start when workload `start_after` has finished (all its threads done: its
     /// work finished, its `stop` passed, or OOM-killed), or at `start` if later. A
@@ -1233,10 +1337,13 @@ pub struct Workload {
     #[serde(default)]
     pub skew: Option<f64>,
     #[serde(default)]
+    /// hotcold: the share of the pages that is hot (0.2).
     pub hot_fraction: Option<f64>,
     #[serde(default)]
+    /// hotcold: the share of accesses that go to the hot pages (0.8).
     pub hot_probability: Option<f64>,
     #[serde(default)]
+    /// hotcold: when the hot set moves to another part of the range (default: never).
     pub phase_change: Option<Nanos>,
     /// Fraction of anon accesses that write.
     #[serde(default)]
@@ -1300,10 +1407,11 @@ pub struct Workload {
     /// anon: size of the working set.
     #[serde(default)]
     pub size: Option<Bytes>,
-    /// file-read / file-write: number of files and size of each.
+    /// file-read / file-write: the number of files.
     #[serde(default)]
     pub nr_files: Option<u32>,
     #[serde(default)]
+    /// file-read / file-write: the size of each file.
     pub file_size: Option<Bytes>,
     /// file-read / file-write: bytes per read()/write() call (one operation).
     #[serde(default)]
@@ -1320,42 +1428,51 @@ pub struct Workload {
     /// memory.oom.group.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oom_score_adj: Option<i32>,
-    /// kv: number of keys, bytes per value, share of requests that are sets,
-    /// requests a client sends before waiting for replies, server CPU per request.
+    /// kv: the number of keys.
     #[serde(default)]
     pub keys: Option<u64>,
     #[serde(default)]
+    /// kv: bytes per value.
     pub value_size: Option<Bytes>,
     #[serde(default)]
+    /// kv: the share of requests that are sets (writes).
     pub set_ratio: Option<f64>,
     #[serde(default)]
+    /// kv: requests a client sends before waiting for the replies.
     pub pipeline: Option<u32>,
     /// kv: memtier's load phase first (`--ratio=1:0 --key-pattern=P:P`): the threads set
     /// every key once in order, each its share; these requests are not counted.
     #[serde(default)]
     pub fill: Option<bool>,
     #[serde(default)]
+    /// kv: the server's CPU time per request.
     pub request_time: Option<Nanos>,
-    /// fio: access mode, block size, jobs, queue depth, run time and ramp time (stats
-    /// exclude the ramp), and the read share of randrw in percent.
+    /// fio: the access mode (`read`, `write`, `randread`, `randwrite`, `randrw`).
     #[serde(default)]
     pub rw: Option<FioRw>,
     #[serde(default)]
+    /// fio: block size (bytes per read or write).
     pub bs: Option<Bytes>,
     #[serde(default)]
+    /// fio: jobs, each a thread with its own file of `size`.
     pub numjobs: Option<u32>,
     #[serde(default)]
+    /// fio: I/Os a job keeps in flight.
     pub iodepth: Option<u32>,
     #[serde(default)]
+    /// fio: how long the jobs run.
     pub runtime: Option<Nanos>,
     #[serde(default)]
+    /// fio: time before the statistics start (the ramp's I/O is not counted).
     pub ramp_time: Option<Nanos>,
     #[serde(default)]
+    /// fio randrw: the share of reads, in percent.
     pub rwmixread: Option<u32>,
     /// anon-hog: grow the kept region by `grow_by` every `grow_every`, from `size`...
     #[serde(default)]
     pub grow_by: Option<Bytes>,
     #[serde(default)]
+    /// anon-hog: how often the kept region grows by `grow_by`.
     pub grow_every: Option<Nanos>,
     /// ...up to `max_size`.
     #[serde(default)]
@@ -1370,18 +1487,20 @@ pub struct Workload {
     #[serde(default)]
     pub object_size: Option<Bytes>,
     #[serde(default)]
+    /// slab: an object's life; anon, anon-hog, mmap-latency, phases: a process's life (see `object_size`).
     pub lifetime: Option<Nanos>,
     #[serde(default)]
     pub lifetime_dist: Option<LifetimeDist>,
     #[serde(default)]
     pub slab_type: Option<SlabType>,
-    /// highalloc: the order, GFP flags (`GFP_NOWAIT|__GFP_HIGH|__GFP_COMP`) and
-    /// attempts per thread (default: until `stop`).
+    /// highalloc: the order of each attempt (a block of 2^order pages).
     #[serde(default)]
     pub order: Option<u32>,
     #[serde(default)]
+    /// highalloc: the GFP flags of each attempt (`GFP_NOWAIT|__GFP_HIGH|__GFP_COMP`).
     pub gfp: Option<String>,
     #[serde(default)]
+    /// highalloc: attempts per thread (default: until `stop`).
     pub count: Option<u64>,
     /// phases: the steps.
     #[serde(default, rename = "phase", skip_serializing_if = "Vec::is_empty")]
@@ -1391,20 +1510,21 @@ pub struct Workload {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// phases: the first step (0-based) of those `repeat` runs again.
     pub repeat_from: Option<u32>,
     /// masim: its access-pattern configuration file (masim's own format); phases: a
     /// TOML file of `[[phase]]` steps (and `repeat`, `repeat_from`). Relative to the
     /// scenario file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<String>,
-    /// trace: the trace file (relative to the scenario file), its format (default: from
-    /// its name: `oracleGeneral`, `csv`, `lackey`, `damo`, else `text`) and, for CSV,
-    /// libCacheSim's column options (`obj-id-col=2,obj-size-col=3,time-col=1`).
+    /// trace: the trace file (relative to the scenario file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// trace: the file's format (default from its name: `oracleGeneral`, `csv`, `lackey`, `damo`, else `text`).
     pub trace_format: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// trace, CSV: libCacheSim's column options (`obj-id-col=2,obj-size-col=3,time-col=1`).
     pub trace_options: Option<String>,
     /// trace: anonymous memory (default) or a file's page cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1426,6 +1546,7 @@ pub struct Workload {
     /// filled in by the loader, and part of the resolved scenario, so an edited file
     /// makes earlier results stale).
     #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
     pub loaded: Option<LoadedConfig>,
 }
 
@@ -1498,9 +1619,10 @@ fn default_pattern() -> Pattern {
 /// scenario key (`set = "kernel.vm.swappiness"`), or a cgroup interface file
 /// (`cgroup = "workload.slice"`, `write = "memory.reclaim"`), or a cgroup file read
 /// (`read = "memory.peak"`: what it shows then is the action's outcome).
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Action {
+    /// When the action is applied, in virtual time from the start.
     pub at: Nanos,
     /// Dotted scenario key, e.g. `kernel.vm.swappiness`.
     #[serde(default)]
@@ -1509,8 +1631,9 @@ pub struct Action {
     #[serde(default)]
     pub cgroup: Option<String>,
     #[serde(default)]
+    /// With `cgroup`: the interface file written (`memory.reclaim`, `memory.high`, ...).
     pub write: Option<String>,
-    /// A cgroup interface file read (one of [`CGROUP_READABLE`]).
+    /// A cgroup interface file read (memory.current, memory.peak, memory.stat, ...: `CGROUP_READABLE`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read: Option<String>,
     /// The open file a memory.peak or memory.swap.peak write or read goes through,
@@ -1531,6 +1654,7 @@ pub struct Action {
     pub sysctl: Option<String>,
     /// What is written; every action but a `read` has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Value>")]
     pub value: Option<toml::Value>,
 }
 

@@ -757,7 +757,7 @@ impl Mm {
 
     /// memory.stat of a memcg as the kernel prints it (bytes for sizes, counts for
     /// events), in v6.18's order (`memory_stats[]`, then pgscan and pgsteal, then
-    /// `memcg_vm_event_stat[]`), with the keys the simulator can compute; README's
+    /// `memcg_vm_event_stat[]`), with the keys the simulator can compute; docs/scenarios.md's
     /// memory.stat section lists the others and why they are left out.
     pub fn memory_stat(&self, m: usize) -> Vec<(&'static str, u64)> {
         let size = |l: usize| self.lruvec_size_hier(m, l) * 4096;
