@@ -702,7 +702,7 @@ footer { margin-top: 2rem; color: var(--muted); font-size: .85em; border-top: 1p
   nav, thead th::after { display: none; }
   thead th { position: static; }
   .wrap { overflow: visible; }
-  figure.chart, table, pre, dl { break-inside: avoid; }
+  figure.chart, dl, tr { break-inside: avoid; }
   h2, h3 { break-after: avoid; }
   .charts { grid-template-columns: 1fr 1fr; }
 }
