@@ -174,35 +174,35 @@ pub fn value_schema(types: &[&str], format: &str) -> schemars::Schema {
     schemars::json_schema!({ "type": types, "x-format": format })
 }
 
-impl schemars::JsonSchema for Bytes {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Bytes".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        value_schema(
-            &["string", "integer"],
-            "size: bytes, or `4K`, `512M`, `16G` (binary)",
-        )
-    }
+/// `schemars::JsonSchema` for a type that serde reads in its own notation (a size, a
+/// time, "max"): inlined where used, described by [`value_schema`].
+macro_rules! notation_schema {
+    ($ty:ident, [$($types:literal),+], $format:literal) => {
+        impl schemars::JsonSchema for $ty {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($ty).into()
+            }
+            fn inline_schema() -> bool {
+                true
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                $crate::units::value_schema(&[$($types),+], $format)
+            }
+        }
+    };
 }
+pub(crate) use notation_schema;
 
-impl schemars::JsonSchema for Nanos {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Nanos".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        value_schema(
-            &["string"],
-            "time: `100ns`, `50us`, `5ms`, `2s` (0 may be bare)",
-        )
-    }
-}
+notation_schema!(
+    Bytes,
+    ["string", "integer"],
+    "size: bytes, or `4K`, `512M`, `16G` (binary)"
+);
+notation_schema!(
+    Nanos,
+    ["string"],
+    "time: `100ns`, `50us`, `5ms`, `2s` (0 may be bare)"
+);
 
 /// The shortest exact spelling of a size (`4G`, `1536M`, `4097`).
 pub fn format_size(b: u64) -> String {

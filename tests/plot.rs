@@ -8,34 +8,9 @@ use std::process::{Command, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_reclaimsim");
 
-const RUN: &str = r#"
-[run]
-duration = "3s"
-sample_interval = "500ms"
-[machine]
-memory = "256M"
-nr_cpus = 2
-[machine.swap]
-type = "zram"
-size = "512M"
-[[cgroup]]
-path = "svc"
-[[workload]]
-name = "db"
-kind = "anon"
-size = "300M"
-pattern = "uniform"
-rate = 200000
-cgroup = "svc"
-[[workload]]
-name = "scan"
-kind = "file-read"
-nr_files = 1
-file_size = "100M"
-io_size = "64K"
-pattern = "sequential"
-rate = 1000
-"#;
+#[path = "common/fixtures.rs"]
+mod fixtures;
+use fixtures::SMALL_RUN as RUN;
 
 // ---------------------------------------------------------------- helpers
 

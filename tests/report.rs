@@ -16,33 +16,12 @@ use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_reclaimsim");
 
-const RUN: &str = r#"
-[run]
-duration = "4s"
-sample_interval = "500ms"
-[machine]
-memory = "256M"
-nr_cpus = 2
-[machine.swap]
-type = "zram"
-size = "512M"
-[[cgroup]]
-path = "svc"
-[[workload]]
-name = "db"
-kind = "anon"
-size = "300M"
-pattern = "uniform"
-rate = 200000
-cgroup = "svc"
-[[workload]]
-name = "scan"
-kind = "file-read"
-nr_files = 1
-file_size = "100M"
-io_size = "64K"
-pattern = "sequential"
-rate = 1000
+#[path = "common/fixtures.rs"]
+mod fixtures;
+
+/// The small run, 4 s instead of 3 and watched by a kdamond (for --damon-record).
+fn run_text() -> String {
+    let damon = r#"
 [[damon.kdamonds]]
 state = "on"
 [[damon.kdamonds.contexts]]
@@ -52,6 +31,11 @@ pid_target = "db"
 [[damon.kdamonds.contexts.schemes]]
 action = "stat"
 "#;
+    format!(
+        "{}{damon}",
+        fixtures::SMALL_RUN.replace("duration = \"3s\"", "duration = \"4s\"")
+    )
+}
 
 const SWEEP: &str = r#"
 [sweep]
@@ -85,9 +69,9 @@ fn inputs(root: &Path) -> [PathBuf; 3] {
     let _ = std::fs::remove_dir_all(root);
     std::fs::create_dir_all(root).unwrap();
     let run = root.join("run.toml");
-    std::fs::write(&run, RUN).unwrap();
+    std::fs::write(&run, run_text()).unwrap();
     let sweep = root.join("sweep.toml");
-    std::fs::write(&sweep, format!("{RUN}{SWEEP}")).unwrap();
+    std::fs::write(&sweep, format!("{}{SWEEP}", run_text())).unwrap();
     let [a, b, sw] = ["a", "b", "sw"].map(|d| root.join(d));
     let s = |p: &Path| p.to_str().unwrap().to_string();
     ok(&["run", &s(&run), "-q", "--damon-record", "--out", &s(&a)]);

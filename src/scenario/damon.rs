@@ -37,17 +37,7 @@ impl<'de> Deserialize<'de> for UintOrMax {
     }
 }
 
-impl schemars::JsonSchema for UintOrMax {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UintOrMax".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        super::units::value_schema(&["integer", "string"], "a count, or `\"max\"`")
-    }
-}
+super::units::notation_schema!(UintOrMax, ["integer", "string"], "a count, or `\"max\"`");
 
 /// `[damon]`: `kdamonds/<N>/`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]

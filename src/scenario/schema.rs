@@ -701,32 +701,12 @@ impl schemars::JsonSchema for LruKind {
     }
 }
 
-impl schemars::JsonSchema for LruGenEnabled {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LruGenEnabled".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        super::units::value_schema(
-            &["integer", "string", "boolean"],
-            "bits: 0 to 7, `\"0x0007\"`, `\"y\"` or `\"n\"`",
-        )
-    }
-}
-
-impl schemars::JsonSchema for Limit {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Limit".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        super::units::value_schema(&["string", "integer"], "size, or `\"max\"`")
-    }
-}
+super::units::notation_schema!(
+    LruGenEnabled,
+    ["integer", "string", "boolean"],
+    "bits: 0 to 7, `\"0x0007\"`, `\"y\"` or `\"n\"`"
+);
+super::units::notation_schema!(Limit, ["string", "integer"], "size, or `\"max\"`");
 
 /// The multi-gen LRU's knobs (kernel-reference §4.1, §4.14).
 #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
