@@ -110,6 +110,10 @@ enum Cmd {
         /// Smaller runs (for a smoke test; the figures are noisier).
         #[arg(long)]
         quick: bool,
+        /// Also the 1 TiB machine under pressure (sim_secs_per_sec_1t,
+        /// peak_rss_bytes_1t): a couple of minutes and about 14 GiB of host memory.
+        #[arg(long)]
+        large: bool,
     },
     /// Run every point of the scenario's [sweep] (in parallel, resuming completed ones)
     /// and write DIR/sweep.csv.
@@ -213,6 +217,9 @@ enum Cmd {
     BenchRss {
         #[arg(long)]
         idle_1t: bool,
+        /// Run benches/scale/big1t.toml; print its speed under reclaim and peak RSS.
+        #[arg(long)]
+        pressure_1t: bool,
     },
     /// Compare runs mmtests-style, the first as the baseline: latency, throughput, CPU
     /// time and reclaim counters, with % gains and Welch's t-test significance.
@@ -787,8 +794,8 @@ fn main() -> ExitCode {
             sets,
             seed,
         } => cmd_validate(scenario, sets, seed),
-        Cmd::Bench { json, quick } => {
-            let r = reclaimsim::bench::run(quick);
+        Cmd::Bench { json, quick, large } => {
+            let r = reclaimsim::bench::run(quick, large);
             if json {
                 println!("{}", r.json());
             } else {
@@ -796,7 +803,14 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Cmd::BenchRss { idle_1t } => {
+        Cmd::BenchRss {
+            pressure_1t: true, ..
+        } => {
+            let (speed, rss) = reclaimsim::bench::pressure_1t_and_measure();
+            println!("{speed} {rss}");
+            ExitCode::SUCCESS
+        }
+        Cmd::BenchRss { idle_1t, .. } => {
             let rss = if idle_1t {
                 reclaimsim::bench::idle_1t_and_measure()
             } else {
