@@ -212,7 +212,8 @@ enum Cmd {
         labels: Vec<String>,
     },
     /// Internal: fill a 64 GiB machine (or, with --idle-1t, run a 1 GiB workload on a
-    /// 1 TiB machine) and report peak RSS (run by `bench`).
+    /// 1 TiB machine) and report peak RSS; with --pressure-1t, run big1t.toml and report
+    /// its speed under reclaim and peak RSS (run by `bench`).
     #[command(hide = true)]
     BenchRss {
         #[arg(long)]
