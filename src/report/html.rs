@@ -8,8 +8,9 @@
 //! hash), then a run's workloads, counters, PSI, throttling and charts, or a sweep's
 //! points, the seed's table where the sweep is a seed experiment (pivot.csv, or
 //! compare's stress-highalloc and DAMON_RECLAIM tables), the mmtests compare table by
-//! its first swept key, and its charts. Two or more runs get the mmtests compare table
-//! across them first, the first run the baseline, as `compare` prints it.
+//! its last swept key (a replicate `run.seed` aside), and its charts. Two or more runs
+//! get the mmtests compare table across them first, the first run the baseline, as
+//! `compare` prints it.
 //!
 //! Every table is rendered from the data `compare --format json` prints
 //! ([`super::compare::JsonTable`]) or from results.json, so the page says nothing the
@@ -528,7 +529,7 @@ fn run_tables(r: &Results, ids: &mut Ids) -> String {
 }
 
 /// A sweep's points (sweep.csv), the seed's table where the sweep is a seed experiment,
-/// and the mmtests table by its first swept key.
+/// and the mmtests table by its last swept key (`run.seed` aside).
 fn sweep_tables(dir: &Path, points: &[ListedPoint], ids: &mut Ids) -> Result<String, ReportError> {
     let mut o = String::new();
     let csv_path = dir.join("sweep.csv");
@@ -545,37 +546,52 @@ fn sweep_tables(dir: &Path, points: &[ListedPoint], ids: &mut Ids) -> Result<Str
         .first()
         .map(|p| p.values.iter().map(|(k, _)| k.as_str()).collect())
         .unwrap_or_default();
-    // The first key that gives one: the seed's table, and the mmtests table.
-    let (mut seeded, mut compared) = (pivot.is_file(), false);
-    for by in keys {
-        if seeded && compared {
+    let varied: Vec<&str> = keys
+        .into_iter()
+        .filter(|&k| {
+            let values: std::collections::BTreeSet<&String> = points
+                .iter()
+                .filter_map(|p| p.values.iter().find(|(pk, _)| pk == k).map(|(_, v)| v))
+                .collect();
+            values.len() >= 2
+        })
+        .collect();
+    // The seed's table by the first key that gives one, the compared key first.
+    let Some(by) = compare_key(&varied) else {
+        return Ok(o);
+    };
+    let mut tables = compare::sweep_tables(dir, by)?;
+    let mut seed = tables.seed.take().map(|t| (by, t));
+    for &other in varied.iter().filter(|&&k| k != by) {
+        if seed.is_some() || pivot.is_file() {
             break;
         }
-        let distinct = points
-            .iter()
-            .filter_map(|p| p.values.iter().find(|(k, _)| k == by).map(|(_, v)| v))
-            .collect::<std::collections::BTreeSet<_>>()
-            .len();
-        if distinct < 2 {
-            continue;
-        }
-        let t = compare::sweep_tables(dir, by)?;
-        if let Some(seed) = t.seed.as_ref().filter(|_| !seeded) {
-            seeded = true;
-            let _ = write!(o, "<h3>The seed's table, by <code>{}</code></h3>", esc(by));
-            o.push_str(&json_table_html(&seed.json_table(), ids));
-        }
-        if !compared {
-            compared = true;
-            let _ = write!(o, "<h3>Compared by <code>{}</code></h3>", esc(by));
-            o.push_str(&compare_legend(&t.columns[0].0));
-            o.push_str(&json_table_html(
-                &compare::json_table(&t.compare_table()),
-                ids,
-            ));
-        }
+        seed = compare::sweep_tables(dir, other)?.seed.map(|t| (other, t));
     }
+    if let Some((key, t)) = seed.filter(|_| !pivot.is_file()) {
+        let _ = write!(o, "<h3>The seed's table, by <code>{}</code></h3>", esc(key));
+        o.push_str(&json_table_html(&t.json_table(), ids));
+    }
+    let _ = write!(o, "<h3>Compared by <code>{}</code></h3>", esc(by));
+    o.push_str(&compare_legend(&tables.columns[0].0));
+    o.push_str(&json_table_html(
+        &compare::json_table(&tables.compare_table()),
+        ids,
+    ));
     Ok(o)
+}
+
+/// The key a sweep's mmtests table compares by, of the swept keys with two or more
+/// values: the last but a replicate `run.seed`, as the seeds put the switch under test
+/// last (stutterp after its worker counts, memcg-low-step's protection after
+/// memory.low); `run.seed` only when nothing else varies.
+fn compare_key<'a>(varied: &[&'a str]) -> Option<&'a str> {
+    varied
+        .iter()
+        .rev()
+        .find(|&&k| k != "run.seed")
+        .or(varied.first())
+        .copied()
 }
 
 /// A CSV file as a table: a column whose every cell is a number (or empty) is
@@ -760,6 +776,20 @@ mod tests {
         assert_eq!(num(123.456), "123.5");
         assert_eq!(num(1.2345), "1.23");
         assert_eq!(num(0.012345), "0.0123");
+    }
+
+    #[test]
+    fn sweeps_compare_by_their_last_key_but_a_replicate_seed() {
+        assert_eq!(
+            compare_key(&["workers", "kernel.reclaim_throttle"]),
+            Some("kernel.reclaim_throttle")
+        );
+        assert_eq!(
+            compare_key(&["kernel.kswapd_compaction", "run.seed"]),
+            Some("kernel.kswapd_compaction")
+        );
+        assert_eq!(compare_key(&["run.seed"]), Some("run.seed"));
+        assert_eq!(compare_key(&[]), None);
     }
 
     #[test]
