@@ -115,21 +115,9 @@ fn readme_tour_runs_as_written() {
             };
             let out = std::process::Command::new(bin)
                 .args(args.split_whitespace())
-                .arg("-q")
                 .current_dir(&dir)
                 .output()
                 .unwrap();
-            // `-q` is not every command's flag: without it, as written.
-            let out =
-                if !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("'-q'") {
-                    std::process::Command::new(bin)
-                        .args(args.split_whitespace())
-                        .current_dir(&dir)
-                        .output()
-                        .unwrap()
-                } else {
-                    out
-                };
             assert!(
                 out.status.success(),
                 "README: `{line}` failed:\n{}",

@@ -151,33 +151,26 @@ fn bad_inputs_name_the_path_and_write_nothing() {
     let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-bad");
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(root.join("empty")).unwrap();
-    let out = root.join("r.html");
-    let o = reclaimsim(&[
-        "report",
-        root.join("empty").to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("empty: not a run directory"),
-        "the message names the directory: {err}"
-    );
-    assert!(!out.exists(), "no page is written");
-
     std::fs::create_dir_all(root.join("broken")).unwrap();
     std::fs::write(root.join("broken/results.json"), "{\"seed\": 1}").unwrap();
-    let o = reclaimsim(&[
-        "report",
-        root.join("broken").to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("broken/results.json"), "{err}");
-    assert!(!out.exists(), "no page is written");
+    let out = root.join("r.html");
+    // A directory with nothing to report, and a results.json that is not one: each
+    // message names the path.
+    for (dir, named) in [
+        ("empty", "empty: not a run directory"),
+        ("broken", "broken/results.json"),
+    ] {
+        let o = reclaimsim(&[
+            "report",
+            root.join(dir).to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{dir}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(named), "the message names the path: {err}");
+        assert!(!out.exists(), "no page is written");
+    }
 }
 
 fn chromium() -> Option<PathBuf> {

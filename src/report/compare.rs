@@ -475,8 +475,8 @@ pub fn render(t: &CompareTable, format: Format) -> String {
     }
 }
 
-/// The conventions, printed above the text and markdown tables.
-fn legend(t: &CompareTable) -> [String; 3] {
+/// The conventions, printed above the text and markdown tables (and `report`'s).
+pub fn legend(t: &CompareTable) -> [String; 3] {
     [
         format!(
             "Baseline: {}. Each % is the gain against it (positive is better):",

@@ -114,16 +114,13 @@ pub fn build(paths: &[PathBuf], labels: &[String]) -> Result<String, ReportError
 
     let mut nav = Vec::new();
     let mut body = String::new();
-    let mut ids = Ids::default();
     if runs.len() >= 2 {
         let id = "compare".to_string();
         nav.push((id.clone(), "Compare".to_string()));
         let _ = write!(body, "<section id=\"{id}\"><h2>Compare</h2>");
-        body.push_str(&compare_legend(&runs[0].0));
-        body.push_str(&json_table_html(
-            &compare::json_table(&compare::build(&runs)),
-            &mut ids,
-        ));
+        let t = compare::build(&runs);
+        body.push_str(&compare_legend(&t));
+        body.push_str(&json_table_html(&compare::json_table(&t)));
         body.push_str("</section>\n");
     }
     for (i, (input, name)) in inputs.iter().zip(&names).enumerate() {
@@ -134,7 +131,7 @@ pub fn build(paths: &[PathBuf], labels: &[String]) -> Result<String, ReportError
             Input::Run { results, .. } => {
                 let _ = write!(body, "<h2>{} <small>run</small></h2>", esc(name));
                 body.push_str(&provenance(results, &[]));
-                body.push_str(&run_tables(results, &mut ids));
+                body.push_str(&run_tables(results));
             }
             Input::Sweep { dir, points, first } => {
                 let _ = write!(
@@ -145,7 +142,7 @@ pub fn build(paths: &[PathBuf], labels: &[String]) -> Result<String, ReportError
                     if points.len() == 1 { "" } else { "s" }
                 );
                 body.push_str(&provenance(first, points));
-                body.push_str(&sweep_tables(dir, points, &mut ids)?);
+                body.push_str(&sweep_tables(dir, points)?);
             }
         }
         body.push_str(&charts_html(input.dir())?);
@@ -202,17 +199,6 @@ fn describe(inputs: &[Input]) -> String {
     }
 }
 
-/// Table ids, unique on the page (the browser test and anchors use them).
-#[derive(Default)]
-struct Ids(usize);
-
-impl Ids {
-    fn next(&mut self) -> String {
-        self.0 += 1;
-        format!("table-{}", self.0)
-    }
-}
-
 /// HTML text or attribute value.
 fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
@@ -260,15 +246,11 @@ fn text_cell(s: &str) -> String {
 /// A sortable table: a header row, then sections (a title row, then rows; an untitled
 /// section has no title row). Clicking a header sorts the rows within each section.
 fn table_html(
-    ids: &mut Ids,
     class: &str,
     header: &[String],
     sections: &[(Option<String>, Vec<String>)],
 ) -> String {
-    let mut o = format!(
-        "<div class=\"wrap\"><table id=\"{}\" class=\"sortable {class}\"><thead><tr>",
-        ids.next()
-    );
+    let mut o = format!("<div class=\"wrap\"><table class=\"sortable {class}\"><thead><tr>");
     for h in header {
         let _ = write!(o, "<th scope=\"col\">{}</th>", esc(h));
     }
@@ -292,19 +274,18 @@ fn table_html(
     o
 }
 
-fn compare_legend(baseline: &str) -> String {
+/// compare's legend above its table, as one paragraph.
+fn compare_legend(t: &compare::CompareTable) -> String {
     format!(
-        "<p class=\"legend\">Baseline: {}. Each % is the gain against it (positive is \
-         better): latency (base - new) / base, throughput (new - base) / base. \
-         <b>*</b> after a %: the means differ significantly (Welch's t-test, two-sided 95%).</p>",
-        esc(baseline)
+        "<p class=\"legend\">{}</p>",
+        esc(&compare::legend(t).join(" "))
     )
 }
 
 /// Any table of `compare --format json`'s one shape: a column per entry of `columns`
 /// (each later one with its gain where the table gives one), a section per run of rows
 /// with the same `section`.
-fn json_table_html(t: &JsonTable, ids: &mut Ids) -> String {
+fn json_table_html(t: &JsonTable) -> String {
     let with_pct = t.rows.iter().any(|r| r.pct.iter().any(Option::is_some));
     let mut header = vec![String::new()];
     for (i, c) in t.columns.iter().enumerate() {
@@ -354,7 +335,7 @@ fn json_table_html(t: &JsonTable, ids: &mut Ids) -> String {
         }
         sections.last_mut().expect("pushed above").1.push(row);
     }
-    table_html(ids, &format!("kind-{}", t.kind), &header, &sections)
+    table_html(&format!("kind-{}", t.kind), &header, &sections)
 }
 
 fn section_title(kind: &str, key: &str) -> String {
@@ -438,7 +419,7 @@ fn provenance(r: &Results, points: &[ListedPoint]) -> String {
 }
 
 /// A run's workloads, reclaim counters, PSI, throttling and events.
-fn run_tables(r: &Results, ids: &mut Ids) -> String {
+fn run_tables(r: &Results) -> String {
     let mut o = String::from("<h3>Workloads</h3>");
     let header: Vec<String> = [
         "workload",
@@ -470,7 +451,7 @@ fn run_tables(r: &Results, ids: &mut Ids) -> String {
             )
         })
         .collect();
-    o.push_str(&table_html(ids, "workloads", &header, &[(None, rows)]));
+    o.push_str(&table_html("workloads", &header, &[(None, rows)]));
 
     o.push_str("<h3>/proc/vmstat</h3><p class=\"note\">Counters that are not zero.</p>");
     let rows = r
@@ -486,7 +467,6 @@ fn run_tables(r: &Results, ids: &mut Ids) -> String {
         })
         .collect();
     o.push_str(&table_html(
-        ids,
         "vmstat",
         &["counter".into(), "value".into()],
         &[(None, rows)],
@@ -523,24 +503,24 @@ fn run_tables(r: &Results, ids: &mut Ids) -> String {
             })
             .collect();
         let header = ["time (s)", "event", "workload", "rss pages", "swap pages"].map(String::from);
-        o.push_str(&table_html(ids, "events", &header, &[(None, rows)]));
+        o.push_str(&table_html("events", &header, &[(None, rows)]));
     }
     o
 }
 
 /// A sweep's points (sweep.csv), the seed's table where the sweep is a seed experiment,
 /// and the mmtests table by its last swept key (`run.seed` aside).
-fn sweep_tables(dir: &Path, points: &[ListedPoint], ids: &mut Ids) -> Result<String, ReportError> {
+fn sweep_tables(dir: &Path, points: &[ListedPoint]) -> Result<String, ReportError> {
     let mut o = String::new();
     let csv_path = dir.join("sweep.csv");
     if csv_path.is_file() {
         o.push_str("<h3>Points</h3>");
-        o.push_str(&csv_table(&plot::read_csv(&csv_path)?, ids));
+        o.push_str(&csv_table(&plot::read_csv(&csv_path)?));
     }
     let pivot = dir.join("pivot.csv");
     if pivot.is_file() {
         o.push_str("<h3>The seed's table</h3><p class=\"note\">pivot.csv: the sweep's <code>[sweep.pivot]</code>, as <code>sweep</code> printed it.</p>");
-        o.push_str(&csv_table(&plot::read_csv(&pivot)?, ids));
+        o.push_str(&csv_table(&plot::read_csv(&pivot)?));
     }
     let keys: Vec<&str> = points
         .first()
@@ -570,14 +550,12 @@ fn sweep_tables(dir: &Path, points: &[ListedPoint], ids: &mut Ids) -> Result<Str
     }
     if let Some((key, t)) = seed.filter(|_| !pivot.is_file()) {
         let _ = write!(o, "<h3>The seed's table, by <code>{}</code></h3>", esc(key));
-        o.push_str(&json_table_html(&t.json_table(), ids));
+        o.push_str(&json_table_html(&t.json_table()));
     }
     let _ = write!(o, "<h3>Compared by <code>{}</code></h3>", esc(by));
-    o.push_str(&compare_legend(&tables.columns[0].0));
-    o.push_str(&json_table_html(
-        &compare::json_table(&tables.compare_table()),
-        ids,
-    ));
+    let t = tables.compare_table();
+    o.push_str(&compare_legend(&t));
+    o.push_str(&json_table_html(&compare::json_table(&t)));
     Ok(o)
 }
 
@@ -597,7 +575,7 @@ fn compare_key<'a>(varied: &[&'a str]) -> Option<&'a str> {
 /// A CSV file as a table: a column whose every cell is a number (or empty) is
 /// right-aligned and sorts by value; any other, such as a swept size (`553M` beside
 /// `0`), stays text.
-fn csv_table(csv: &plot::Csv, ids: &mut Ids) -> String {
+fn csv_table(csv: &plot::Csv) -> String {
     let numeric: Vec<bool> = (0..csv.header.len())
         .map(|c| {
             csv.rows.iter().all(|r| {
@@ -621,7 +599,7 @@ fn csv_table(csv: &plot::Csv, ids: &mut Ids) -> String {
                 .collect::<String>()
         })
         .collect();
-    table_html(ids, "csv", &csv.header, &[(None, rows)])
+    table_html("csv", &csv.header, &[(None, rows)])
 }
 
 /// The directory's charts as inline SVG figures, each saying how many series it draws
@@ -816,7 +794,7 @@ mod tests {
                 },
             ],
         };
-        let h = json_table_html(&t, &mut Ids::default());
+        let h = json_table_html(&t);
         assert!(h.contains("<th scope=\"col\">new (3 points)</th><th scope=\"col\">new %</th>"));
         assert!(h.contains(">Latency (us; Max-90 = p90)</th>"));
         assert!(h.contains(">Ops</th>"));

@@ -247,7 +247,6 @@ fn default_text(field: &Value, required: bool) -> String {
         Some(Value::String(s)) => format!("`\"{s}\"`"),
         Some(Value::Array(a)) if a.is_empty() => "`[]`".into(),
         Some(Value::Object(o)) if o.is_empty() => "`{}`".into(),
-        Some(v @ (Value::Array(_) | Value::Object(_))) => format!("`{v}`"),
         Some(v) => format!("`{v}`"),
     }
 }
