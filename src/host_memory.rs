@@ -23,10 +23,12 @@ const PTE_BYTES: u64 = 8;
 const LRU_RING_BYTES: u64 = 16;
 /// Per page of its range, a workload's set for a random picker under skip sampling
 /// (`workload::skip`, shared by the threads; built only once its accesses settle): a
-/// membership bit and, uniform or hot/cold, a place (4) and a list entry (4, in a
-/// buffer up to twice its length), or, zipf, the rank's weight (8), a bit by rank and
-/// a share of its block's tree node.
+/// membership bit, a place (4) and a list entry (4, in a buffer up to twice its
+/// length).
 const SKIP_SET_BYTES: u64 = 13;
+/// The same for a zipf picker: a membership bit and a bit by rank, and per block of
+/// 64 ranks a tree node and an edge weight (8 each): half a byte, rounded up.
+const ZIPF_SKIP_SET_BYTES: u64 = 1;
 /// Per page table (512 pages) of a sequential sweep's range under skip sampling, per
 /// thread: the table's change count when the thread's sweep last saw it settled.
 const SKIP_SEQ_BYTES_PER_TABLE: u64 = 8;
@@ -272,8 +274,14 @@ pub fn estimate(sc: &Scenario) -> Estimate {
                     }
                     _ => w.pattern == Some(Pattern::Sequential),
                 };
+                let only_zipf = match w.kind {
+                    WorkloadKind::Phases => w.phases.iter().all(|p| p.pattern == Pattern::Zipf),
+                    _ => w.pattern == Some(Pattern::Zipf),
+                };
                 let bytes = if only_sweeps {
                     w.threads as u64 * m.pages.div_ceil(512) * SKIP_SEQ_BYTES_PER_TABLE
+                } else if only_zipf {
+                    m.pages * ZIPF_SKIP_SET_BYTES
                 } else {
                     m.pages * SKIP_SET_BYTES
                 };
@@ -520,6 +528,10 @@ mod tests {
             (sets.bytes, sets.key.as_str()),
             (262_144 * 13, "workload[0].size")
         );
+        // A zipf picker keeps two bits per page and 16 B per 64: rounded up, 1 B.
+        let e = estimate(&sc("pattern = \"zipf\"\n"));
+        let sets = e.parts.iter().find(|p| p.what == "access sampling sets");
+        assert_eq!(sets.map(|p| p.bytes), Some(262_144));
         // A sequential sweep keeps 8 B per page table and thread: 512 tables, 3 threads.
         let e = estimate(&sc("pattern = \"sequential\"\nthreads = 3\n"));
         let sets = e.parts.iter().find(|p| p.what == "access sampling sets");
