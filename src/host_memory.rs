@@ -19,8 +19,8 @@ const FRAME_BYTES: u64 = 32;
 /// A page-table (or page-cache) entry.
 const PTE_BYTES: u64 = 8;
 /// A page's entry in an LRU ring (`mm::list::LruList`: 4 bytes, at most twice as many
-/// entries as pages, in a buffer up to twice its length).
-const LRU_RING_BYTES: u64 = 16;
+/// entries as pages; its chunks only where entries are).
+const LRU_RING_BYTES: u64 = 8;
 /// Per page of its range, a workload's set for a random picker under skip sampling
 /// (`workload::skip`, shared by the threads; built only once its accesses settle): a
 /// membership bit, a place (4) and a list entry (4, in a buffer up to twice its
@@ -509,12 +509,13 @@ mod tests {
         assert_eq!(frames.key, "workload[0].size");
         let pt = e.parts.iter().find(|p| p.what == "page tables").unwrap();
         assert_eq!(pt.bytes, 262_144 * 8);
-        // Those frames' LRU ring entries at 16 B; one mapping: one address space.
+        // Those frames' LRU ring entries at 8 B (4 B, twice over for holes); one
+        // mapping: one address space.
         let lru = e.parts.iter().find(|p| p.what == "LRU lists").unwrap();
-        assert_eq!(lru.bytes, 266_240 * 16);
+        assert_eq!(lru.bytes, 266_240 * 8);
         assert_eq!(
             e.total_bytes(),
-            (32 << 20) + (266_240 * (32 + 16)) + 262_144 * 8 + 256
+            (32 << 20) + (266_240 * (32 + 8)) + 262_144 * 8 + 256
         );
         // Skipping accesses (the default) adds the workload's set over its range (one,
         // whatever the threads), 13 B a page for its uniform picker.

@@ -117,12 +117,19 @@ impl ListHead {
 /// skip and that compaction removes once holes outnumber pages, so each operation stays
 /// O(1) amortised and the order of pages is exactly the linked list's.
 ///
-/// The buffer's size is a power of two and position `p` lives at `buf[p & mask]`, so a
-/// position maps to its slot with one AND (no wrap test, no bounds check) and growing
-/// the buffer keeps every page's recorded position.
+/// The ring's capacity is a power of two and position `p` lives at slot `p & mask`,
+/// so a position maps to its slot with an AND and growing keeps every page's recorded
+/// position. The slots are held in chunks of up to 2^16: a chunk
+/// exists only while the ring's entries reach into it. So a ring takes the memory of
+/// its entries, not of its capacity (a single buffer, doubled, was up to twice that:
+/// 2 GiB for the 1 TiB machine's 264 M inactive pages), and doubling a large ring
+/// moves chunk pointers, not entries.
 #[derive(Debug, Clone, Default)]
 pub struct LruList {
-    buf: Vec<Pfn>,
+    /// Chunk `c` holds slots `c << chunk_shift ..`; empty where no entry reaches.
+    chunks: Vec<Box<[Pfn]>>,
+    /// log2 of a chunk's slots: the whole capacity while it is below a full chunk.
+    chunk_shift: u32,
     front_pos: u32,
     end_pos: u32,
     pub len: u64,
@@ -135,8 +142,14 @@ pub(super) const WALK_PREFETCH_AHEAD: usize = 8;
 /// Holes a ring may hold beyond its page count before it is compacted.
 const LRU_SLACK_ENTRIES: usize = 64;
 
-/// The smallest buffer a ring allocates.
+/// The smallest capacity a ring allocates.
 const MIN_RING_ENTRIES: usize = 16;
+
+/// A full chunk's slots (256 KiB), as a power of two; small in unit tests so that
+/// their rings span several.
+const RING_CHUNK_SHIFT: u32 = if cfg!(test) { 6 } else { 16 };
+#[cfg(test)]
+const RING_CHUNK_ENTRIES: usize = 1 << RING_CHUNK_SHIFT;
 
 impl LruList {
     pub fn is_empty(&self) -> bool {
@@ -149,18 +162,31 @@ impl LruList {
         self.end_pos.wrapping_sub(self.front_pos) as usize
     }
 
-    /// The entry at position `pos` (which the caller knows lies in the ring). The
-    /// buffer is never empty when the ring is not, so the mask keeps it in bounds.
+    /// Slots: a power of two (0 before the first page).
+    #[inline]
+    fn capacity(&self) -> usize {
+        self.chunks.len() << self.chunk_shift
+    }
+
+    /// Position `pos`'s chunk and place in it.
+    #[inline(always)]
+    fn slot(&self, pos: u32) -> (usize, usize) {
+        let i = pos as usize & self.capacity().wrapping_sub(1);
+        (i >> self.chunk_shift, i & ((1 << self.chunk_shift) - 1))
+    }
+
+    /// The entry at position `pos` (which the caller knows lies in the ring, so its
+    /// chunk exists).
     #[inline(always)]
     fn at(&self, pos: u32) -> Pfn {
-        let mask = self.buf.len().wrapping_sub(1);
-        self.buf[pos as usize & mask]
+        let (c, k) = self.slot(pos);
+        self.chunks[c][k]
     }
 
     #[inline(always)]
     fn set(&mut self, pos: u32, pfn: Pfn) {
-        let mask = self.buf.len().wrapping_sub(1);
-        self.buf[pos as usize & mask] = pfn;
+        let (c, k) = self.slot(pos);
+        self.chunks[c][k] = pfn;
     }
 
     /// The oldest page (next to be reclaimed), or NIL.
@@ -211,33 +237,103 @@ impl LruList {
         n
     }
 
-    /// Room for one more entry: a full buffer doubles, each entry moving to its
-    /// position's slot in the new one (positions, hence `Frame::prev`, unchanged).
+    /// Room for an entry at position `pos` (the new front or end): a full ring doubles
+    /// its capacity, and the slot's chunk is allocated if no entry reached it yet.
     #[inline]
-    fn reserve_one(&mut self) {
-        if self.ring_len() == self.buf.len() {
-            self.resize((2 * self.buf.len()).max(MIN_RING_ENTRIES));
+    fn reserve_at(&mut self, pos: u32) {
+        if self.ring_len() == self.capacity() {
+            self.resize((2 * self.capacity()).max(MIN_RING_ENTRIES));
+        }
+        let (c, _) = self.slot(pos);
+        if self.chunks[c].is_empty() {
+            self.chunks[c] = vec![NIL; 1 << self.chunk_shift].into_boxed_slice();
         }
     }
 
-    /// Moves the entries to a buffer of `size` (a power of two, at least the ring).
+    /// The chunks the ring's entries reach, in ring order, by their first position.
+    fn live_chunk_starts(&self) -> impl Iterator<Item = u32> {
+        let step = 1u32 << self.chunk_shift;
+        let first = self.front_pos & !(step - 1);
+        let n = if self.ring_len() == 0 {
+            0
+        } else {
+            (self.end_pos.wrapping_sub(first) as usize).div_ceil(step as usize)
+        };
+        (0..n as u32).map(move |k| first.wrapping_add(k.wrapping_mul(step)))
+    }
+
+    /// A capacity of `size` slots (a power of two, at least the ring's entries plus a
+    /// chunk): every entry keeps its position. Between capacities of whole chunks the
+    /// chunks move; below, the entries are copied into a buffer of the new size.
     #[cold]
     fn resize(&mut self, size: usize) {
         debug_assert!(size.is_power_of_two() && size >= self.ring_len());
-        let mut buf = vec![NIL; size];
-        let mask = size - 1;
-        let mut pos = self.front_pos;
-        while pos != self.end_pos {
-            buf[pos as usize & mask] = self.at(pos);
-            pos = pos.wrapping_add(1);
+        let shift = size.trailing_zeros().min(RING_CHUNK_SHIFT);
+        let mut chunks: Vec<Box<[Pfn]>> = vec![Box::default(); size >> shift];
+        let new_mask = size - 1;
+        let starts: Vec<u32> = self.live_chunk_starts().collect();
+        if shift == self.chunk_shift && shift == RING_CHUNK_SHIFT && starts.len() <= chunks.len() {
+            // A ring as long as its capacity with an unaligned front has its first and
+            // last chunks in one slot: the first move takes a copy.
+            let wraps = starts.len() > self.chunks.len();
+            for (k, &start) in starts.iter().enumerate() {
+                let (c, _) = self.slot(start);
+                let chunk = if wraps && k == 0 {
+                    self.chunks[c].clone()
+                } else {
+                    std::mem::take(&mut self.chunks[c])
+                };
+                chunks[(start as usize & new_mask) >> shift] = chunk;
+            }
+        } else {
+            let mut pos = self.front_pos;
+            while pos != self.end_pos {
+                let i = pos as usize & new_mask;
+                let chunk = &mut chunks[i >> shift];
+                if chunk.is_empty() {
+                    *chunk = vec![NIL; 1 << shift].into_boxed_slice();
+                }
+                chunk[i & ((1 << shift) - 1)] = self.at(pos);
+                pos = pos.wrapping_add(1);
+            }
         }
-        self.buf = buf;
+        self.chunks = chunks;
+        self.chunk_shift = shift;
+    }
+
+    /// Frees the chunks the ring's entries no longer reach (after its tail or front
+    /// left a chunk).
+    #[cold]
+    fn release_chunks(&mut self) {
+        let mut live = vec![false; self.chunks.len()];
+        for start in self.live_chunk_starts() {
+            live[self.slot(start).0] = true;
+        }
+        for (chunk, live) in self.chunks.iter_mut().zip(live) {
+            if !live && !chunk.is_empty() {
+                *chunk = Box::default();
+            }
+        }
+    }
+
+    /// After the ring's ends moved from `old_front..old_end`: a chunk they left is
+    /// freed. Chunks are whole only in a large ring; a small one keeps its buffer.
+    #[inline]
+    fn ends_moved(&mut self, old_front: u32, old_end: u32) {
+        let shift = self.chunk_shift;
+        if shift == RING_CHUNK_SHIFT
+            && (old_front >> shift != self.front_pos >> shift
+                || old_end.wrapping_sub(1) >> shift != self.end_pos.wrapping_sub(1) >> shift
+                || self.front_pos == self.end_pos)
+        {
+            self.release_chunks();
+        }
     }
 
     /// `list_add`: insert at the head (youngest end).
     #[inline]
     pub fn add_head(&mut self, frames: &mut [Frame], pfn: Pfn) {
-        self.reserve_one();
+        self.reserve_at(self.front_pos.wrapping_sub(1));
         self.front_pos = self.front_pos.wrapping_sub(1);
         self.set(self.front_pos, pfn);
         frames[pfn as usize].prev = self.front_pos;
@@ -247,7 +343,7 @@ impl LruList {
     /// `list_add_tail`: insert at the tail (next to be reclaimed).
     #[inline]
     pub fn add_tail(&mut self, frames: &mut [Frame], pfn: Pfn) {
-        self.reserve_one();
+        self.reserve_at(self.end_pos);
         self.set(self.end_pos, pfn);
         frames[pfn as usize].prev = self.end_pos;
         self.end_pos = self.end_pos.wrapping_add(1);
@@ -264,6 +360,7 @@ impl LruList {
         );
         self.set(pos, NIL);
         self.len -= 1;
+        let (old_front, old_end) = (self.front_pos, self.end_pos);
         if pos.wrapping_add(1) == self.end_pos {
             // From the tail, as reclaim takes pages: drop it and the holes before it.
             self.end_pos = pos;
@@ -276,6 +373,7 @@ impl LruList {
                 self.front_pos = self.front_pos.wrapping_add(1);
             }
         }
+        self.ends_moved(old_front, old_end);
         if self.ring_len() > 2 * self.len as usize + LRU_SLACK_ENTRIES {
             self.compact(frames);
         }
@@ -288,12 +386,14 @@ impl LruList {
         if self.end_pos == self.front_pos {
             return NIL;
         }
+        let old_end = self.end_pos;
         self.end_pos = self.end_pos.wrapping_sub(1);
         let pfn = self.at(self.end_pos);
         self.len -= 1;
         while self.end_pos != self.front_pos && self.at(self.end_pos.wrapping_sub(1)) == NIL {
             self.end_pos = self.end_pos.wrapping_sub(1);
         }
+        self.ends_moved(self.front_pos, old_end);
         if self.ring_len() > 2 * self.len as usize + LRU_SLACK_ENTRIES {
             self.compact(frames);
         }
@@ -317,10 +417,12 @@ impl LruList {
             }
             pos = pos.wrapping_add(1);
         }
+        let old_end = self.end_pos;
         self.end_pos = to;
+        self.ends_moved(self.front_pos, old_end);
         let n = self.ring_len();
         let want = (2 * n).next_power_of_two().max(MIN_RING_ENTRIES);
-        if self.buf.len() > 4 * n + LRU_SLACK_ENTRIES && want < self.buf.len() {
+        if self.capacity() > 4 * n + LRU_SLACK_ENTRIES && want < self.capacity() {
             self.resize(want);
         }
     }
@@ -335,8 +437,13 @@ impl LruList {
     /// The ring's own invariants: ends are pages, `len` counts the pages, and each
     /// page's recorded place is where it is.
     pub fn check(&self, frames: &[Frame]) -> Result<(), String> {
-        if self.ring_len() > self.buf.len() {
-            return Err("an LRU ring holds more entries than its buffer".into());
+        if self.ring_len() > self.capacity() {
+            return Err("an LRU ring holds more entries than its capacity".into());
+        }
+        let live: usize = self.live_chunk_starts().count();
+        let held = self.chunks.iter().filter(|c| !c.is_empty()).count();
+        if self.chunk_shift == RING_CHUNK_SHIFT && held > live {
+            return Err(format!("an LRU ring holds {held} chunks for {live} in use"));
         }
         if self.ring_len() > 0
             && (self.at(self.front_pos) == NIL || self.at(self.end_pos.wrapping_sub(1)) == NIL)
@@ -444,5 +551,53 @@ mod tests {
             }
         }
         assert!(ring.is_empty() && ring.ring_len() == 0);
+    }
+
+    /// A ring that slides (pages in at the head, out at the tail, as a steady LRU
+    /// does) holds the chunks its entries reach, never its whole capacity; and a full
+    /// ring with an unaligned front (its first and last chunk sharing a slot) keeps
+    /// its order through a doubling.
+    #[test]
+    fn lru_ring_holds_only_the_chunks_its_entries_reach() {
+        let n = 20 * RING_CHUNK_ENTRIES;
+        let mut frames = vec![Frame::EMPTY; n];
+        let mut ring = LruList {
+            front_pos: 37,
+            end_pos: 37,
+            ..LruList::default()
+        };
+        let mut want = std::collections::VecDeque::new();
+        let live = 3 * RING_CHUNK_ENTRIES + 5;
+        for p in 0..live as Pfn {
+            ring.add_head(&mut frames, p);
+            want.push_front(p);
+        }
+        ring.check(&frames).unwrap();
+        for p in live as Pfn..n as Pfn {
+            assert_eq!(ring.pop_tail(&mut frames), want.pop_back().unwrap());
+            ring.add_head(&mut frames, p);
+            want.push_front(p);
+            let held = ring.chunks.iter().filter(|c| !c.is_empty()).count();
+            assert!(held <= live / RING_CHUNK_ENTRIES + 2, "{held} chunks held");
+        }
+        ring.check(&frames).unwrap();
+        assert!(ring.iter().eq(want.iter().copied()));
+        // Fill to the capacity exactly, then one more: the doubling with the front's
+        // chunk shared.
+        let mut fill = ring.capacity() - ring.ring_len();
+        assert!(!(ring.front_pos as usize).is_multiple_of(RING_CHUNK_ENTRIES));
+        for p in 0..n as Pfn {
+            if ring.iter().any(|q| q == p) {
+                continue;
+            }
+            ring.add_tail(&mut frames, p);
+            want.push_back(p);
+            if fill == 0 {
+                break;
+            }
+            fill -= 1;
+        }
+        ring.check(&frames).unwrap();
+        assert!(ring.iter().eq(want.iter().copied()));
     }
 }
