@@ -14,8 +14,8 @@ use crate::scenario::{Pattern, Scenario, SwapKind, Workload as WorkloadCfg, Work
 use crate::workload::pattern::ZIPF_TABLE_RANKS;
 
 const PAGE_SIZE: u64 = 4096;
-/// `struct page`-sized frames (see `mm::page::Frame`).
-const FRAME_BYTES: u64 = 32;
+/// `struct page`-sized frames (`mm::page::Frame`, 28 bytes).
+const FRAME_BYTES: u64 = std::mem::size_of::<crate::mm::page::Frame>() as u64;
 /// A page-table (or page-cache) entry.
 const PTE_BYTES: u64 = 8;
 /// A page's entry in an LRU ring (`mm::list::LruList`: 4 bytes, at most twice as many
@@ -394,11 +394,11 @@ fn mem_available(meminfo: &str) -> Option<u64> {
 }
 
 /// A run whose frame table would not fit in the process's address-space limit
-/// (`ulimit -v`): the table is reserved whole at boot (32 bytes a page of
+/// (`ulimit -v`): the table is reserved whole at boot (28 bytes a page of
 /// `machine.memory`), though the host commits only what the run touches.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error(
-    "this run needs about {} of address space: its frame table takes {} (32 bytes a page \
+    "this run needs about {} of address space: its frame table takes {} (28 bytes a page \
      of machine.memory, reserved at boot) and it may touch about {} more; the \
      address-space limit (ulimit -v) is {}",
     gib(*.needed_bytes),
@@ -501,11 +501,11 @@ mod tests {
 
     #[test]
     fn a_big_machine_with_a_small_workload_needs_frames_for_the_workload_only() {
-        // 1 GiB mapped = 262144 pages; frames for those plus 4096 slack at 32 B, and
+        // 1 GiB mapped = 262144 pages; frames for those plus 4096 slack at 28 B, and
         // the page table at 8 B a page; no swap; every access taken.
         let e = estimate(&sc("[run]\naccess_sampling = \"each\"\n"));
         let frames = e.parts.iter().find(|p| p.what == "frame table").unwrap();
-        assert_eq!(frames.bytes, (262_144 + 4096) * 32);
+        assert_eq!(frames.bytes, (262_144 + 4096) * 28);
         assert_eq!(frames.key, "workload[0].size");
         let pt = e.parts.iter().find(|p| p.what == "page tables").unwrap();
         assert_eq!(pt.bytes, 262_144 * 8);
@@ -515,7 +515,7 @@ mod tests {
         assert_eq!(lru.bytes, 266_240 * 8);
         assert_eq!(
             e.total_bytes(),
-            (32 << 20) + (266_240 * (32 + 8)) + 262_144 * 8 + 256
+            (32 << 20) + (266_240 * (28 + 8)) + 262_144 * 8 + 256
         );
         // Skipping accesses (the default) adds the workload's set over its range (one,
         // whatever the threads), 13 B a page for its uniform picker.

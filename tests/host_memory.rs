@@ -139,10 +139,10 @@ size = "1T"
 }
 
 /// A 512 GiB machine under a 1 TiB anonymous set: frames for all of memory,
-/// 2^27 × 32 B = 4.0 GiB, the key machine.memory (line 5); page tables for the whole
-/// set, 2^28 × 8 B = 2.0 GiB; the frames' LRU ring entries, 2^27 × 16 B = 2.0 GiB; skip
+/// 2^27 × 28 B = 3.5 GiB, the key machine.memory (line 5); page tables for the whole
+/// set, 2^28 × 8 B = 2.0 GiB; the frames' LRU ring entries, 2^27 × 8 B = 1.0 GiB; skip
 /// sampling's set for its uniform picker, 2^28 × 13 B = 3.25 GiB; with the 32 MiB
-/// base, 11.28 GiB.
+/// base, 9.78 GiB.
 const TOO_BIG: &str = r#"[run]
 duration = "1s"
 
@@ -179,9 +179,9 @@ fn a_run_bigger_than_the_host_is_refused_naming_the_key_and_line() {
     assert_eq!(code, 2, "{stderr}");
     assert_eq!(
         stderr,
-        "error: big.toml:5: machine.memory: this run may need about 11.3 GiB of host memory \
-         (frame table 4.0 GiB, access sampling sets 3.2 GiB, page tables 2.0 GiB, LRU lists \
-         2.0 GiB); the host has 2.0 GiB available"
+        "error: big.toml:5: machine.memory: this run may need about 9.8 GiB of host memory \
+         (frame table 3.5 GiB, access sampling sets 3.2 GiB, page tables 2.0 GiB, LRU lists \
+         1.0 GiB); the host has 2.0 GiB available"
     );
     assert!(!ran, "refused before the run: no output directory");
 }
@@ -189,21 +189,21 @@ fn a_run_bigger_than_the_host_is_refused_naming_the_key_and_line() {
 #[test]
 fn a_refusal_caused_by_a_set_flag_names_the_flag() {
     // 768 GiB, still below the 1 TiB set: frames for all of memory,
-    // 3·2^26 × 32 B = 6.0 GiB, their LRU ring entries at 16 B = 3.0 GiB, 2.0 GiB of
-    // page tables and 3.25 GiB of skip set: 14.28 GiB.
+    // 3·2^26 × 28 B = 5.25 GiB, their LRU ring entries at 8 B = 1.5 GiB, 2.0 GiB of
+    // page tables and 3.25 GiB of skip set: 12.03 GiB.
     let (code, stderr, _) = refuse(&["machine.memory=768G"]);
     assert_eq!(code, 2, "{stderr}");
     assert_eq!(
         stderr,
-        "error: --set machine.memory=768G: machine.memory: this run may need about 14.3 GiB \
-         of host memory (frame table 6.0 GiB, access sampling sets 3.2 GiB, LRU lists 3.0 \
-         GiB, page tables 2.0 GiB); the host has 2.0 GiB available"
+        "error: --set machine.memory=768G: machine.memory: this run may need about 12.0 GiB \
+         of host memory (frame table 5.2 GiB, access sampling sets 3.2 GiB, page tables 2.0 \
+         GiB, LRU lists 1.5 GiB); the host has 2.0 GiB available"
     );
 }
 
-/// Under `ulimit -v`, a machine whose frame table (32 bytes a page, reserved whole
+/// Under `ulimit -v`, a machine whose frame table (28 bytes a page, reserved whole
 /// at boot) cannot be mapped is refused with the address space it needs, not a
-/// failed allocation: 1 TiB is 2^28 pages, 8.0 GiB of table; 6,000,000 KiB is 5.7 GiB.
+/// failed allocation: 1 TiB is 2^28 pages, 7.0 GiB of table; 6,000,000 KiB is 5.7 GiB.
 #[test]
 fn a_frame_table_beyond_the_address_space_limit_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -221,7 +221,7 @@ fn a_frame_table_beyond_the_address_space_limit_is_refused() {
         stderr.starts_with("error: --set machine.memory=1T: machine.memory: this run needs about"),
         "{stderr}"
     );
-    assert!(stderr.contains("its frame table takes 8.0 GiB"), "{stderr}");
+    assert!(stderr.contains("its frame table takes 7.0 GiB"), "{stderr}");
     assert!(
         stderr.contains("the address-space limit (ulimit -v) is 5.7 GiB"),
         "{stderr}"
@@ -231,9 +231,9 @@ fn a_frame_table_beyond_the_address_space_limit_is_refused() {
 
 #[test]
 fn a_sweep_point_bigger_than_the_host_is_refused_before_any_runs() {
-    // Point 0 (1 GiB machine): 2.0 GiB of page tables + 3.25 GiB of skip set + 8 MiB of
-    // frames + 4 MiB of LRU rings + 32 MiB fits in 6 GiB; point 1 is the 512 GiB
-    // machine above, 11.28 GiB.
+    // Point 0 (1 GiB machine): 2.0 GiB of page tables + 3.25 GiB of skip set + 7 MiB of
+    // frames + 2 MiB of LRU rings + 32 MiB fits in 6 GiB; point 1 is the 512 GiB
+    // machine above, 9.78 GiB.
     let text = format!(
         "{TOO_BIG}\n[sweep]\nmetrics = [\"vmstat.pgfault\"]\n[[sweep.param]]\n\
          key = \"machine.memory\"\nvalues = [\"1G\", \"512G\"]\n"
@@ -250,9 +250,9 @@ fn a_sweep_point_bigger_than_the_host_is_refused_before_any_runs() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(
         stderr,
-        "error: big.toml:5: machine.memory: sweep point 1: this run may need about 11.3 GiB \
-         of host memory (frame table 4.0 GiB, access sampling sets 3.2 GiB, page tables 2.0 \
-         GiB, LRU lists 2.0 GiB); the host has 6.0 GiB available"
+        "error: big.toml:5: machine.memory: sweep point 1: this run may need about 9.8 GiB \
+         of host memory (frame table 3.5 GiB, access sampling sets 3.2 GiB, page tables 2.0 \
+         GiB, LRU lists 1.0 GiB); the host has 6.0 GiB available"
     );
     assert!(!dir.path().join("o").exists(), "no point ran");
 }

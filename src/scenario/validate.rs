@@ -954,7 +954,7 @@ fn check_machine(m: &Machine, c: &mut Checker) {
             format!("must be at least 64M, got {}", sz(m.memory)),
         );
     }
-    // PFNs are u32 and the frame table costs 32 bytes a page: 1 TiB is 8 GiB of host RAM.
+    // PFNs are u32 and the frame table costs 28 bytes a page: 1 TiB is 7 GiB of host RAM.
     if m.memory.0 > MAX_MEMORY {
         c.err(
             "machine.memory",

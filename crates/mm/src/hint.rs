@@ -4,7 +4,7 @@
 //! leaf: it depends on nothing of the project, so the kernel model and the cache
 //! policies use it without reaching up into the engine's modules.
 
-/// Asks the host CPU to start loading the cache line of `p`. A hint only: it never
+/// Asks the host CPU to start loading the cache line(s) of `p`. A hint only: it never
 /// faults and changes no state the simulation can see.
 #[inline(always)]
 pub fn prefetch<T>(p: &T) {
@@ -12,7 +12,13 @@ pub fn prefetch<T>(p: &T) {
     // SAFETY: a prefetch of any address is harmless; this one is a live reference.
     unsafe {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(p as *const T as *const i8);
+        let first = p as *const T as *const i8;
+        _mm_prefetch::<_MM_HINT_T0>(first);
+        // A value whose size is not a multiple of its alignment (a 28-byte frame) may
+        // straddle two cache lines: fetch its last byte's too (decided at compile time).
+        if std::mem::size_of::<T>() > std::mem::align_of::<T>() {
+            _mm_prefetch::<_MM_HINT_T0>(first.wrapping_add(std::mem::size_of::<T>() - 1));
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;

@@ -7,7 +7,7 @@
 //!
 //! # What a node holds
 //!
-//! [`Mm`] is the whole of it: a frame table ([`page::Frame`], one 32-byte `struct
+//! [`Mm`] is the whole of it: a frame table ([`page::Frame`], one 28-byte `struct
 //! page` per 4 KiB page), the zones ([`zone::Zone`]: DMA32 and Normal, each with its
 //! buddy free lists, watermarks and lowmem reserves), a lruvec per memory cgroup
 //! ([`lru::Lruvec`]: the classic active/inactive lists, or MGLRU's generations), the

@@ -116,7 +116,7 @@ impl Mm {
     /// new frame, in the place its dirtying time gives it (the old frame's entry is
     /// stale now).
     pub(crate) fn requeue_dirty_folio(&mut self, pfn: Pfn) {
-        let t = self.frames[pfn as usize].dirtied_ms;
+        let t = self.frames[pfn as usize].dirtied_ms();
         let fifo = &mut self.wb.dirty_fifo;
         let at = fifo.partition_point(|&(when, _)| when <= t);
         fifo.insert(at, (t, pfn));
@@ -130,7 +130,7 @@ impl Mm {
             return;
         }
         f.set(pg::DIRTY);
-        f.dirtied_ms = now_ms;
+        f.set_dirtied_ms(now_ms);
         self.wb.dirty_fifo.push_back((now_ms, pfn));
         self.wb.nr_dirty += 1;
         let zi = self.page_zone_id(pfn);
@@ -273,7 +273,7 @@ impl Mm {
         }
         if f.test(pg::DIRTY) && f.is_file_lru() {
             // Redirtied while under writeback: it waits for the flusher again.
-            self.wb.dirty_fifo.push_back((f.dirtied_ms, pfn));
+            self.wb.dirty_fifo.push_back((f.dirtied_ms(), pfn));
         }
         if f.test(pg::RECLAIM) {
             self.frames[pfn as usize].clear(pg::RECLAIM);
@@ -306,8 +306,8 @@ impl Mm {
             // Stale: cleaned, freed, or redirtied later (a newer entry exists).
             if !f.test(pg::DIRTY)
                 || f.test(pg::WRITEBACK)
-                || f.dirtied_ms != t
                 || f.test(pg::SWAPBACKED)
+                || f.dirtied_ms() != t
             {
                 self.wb.dirty_fifo.pop_front();
                 continue;
