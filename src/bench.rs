@@ -7,7 +7,7 @@
 //! itself; the scale figures (`sim_secs_per_sec_64g`, `_100cg`, `_stutterp16`) and the
 //! host-memory ones run as a user's scenario does, under the default. `--large` adds
 //! the 1 TiB machine under pressure (`sim_secs_per_sec_1t`, `peak_rss_bytes_1t`): a
-//! couple of minutes and about 14 GiB of host memory, so it is not run by default.
+//! couple of minutes and about 12 GiB of host memory, so it is not run by default.
 
 use crate::mm::page::Frame;
 use crate::scenario;

@@ -111,7 +111,7 @@ enum Cmd {
         #[arg(long)]
         quick: bool,
         /// Also the 1 TiB machine under pressure (sim_secs_per_sec_1t,
-        /// peak_rss_bytes_1t): a couple of minutes and about 14 GiB of host memory.
+        /// peak_rss_bytes_1t): a couple of minutes and about 12 GiB of host memory.
         #[arg(long)]
         large: bool,
     },
