@@ -555,14 +555,14 @@ mod tests {
 
     #[test]
     fn a_workload_bigger_than_memory_blames_machine_memory_and_the_biggest_part() {
-        // 64 GiB of memory under a 1 TiB zipf set: frames for all 64 GiB (512 MiB of
+        // 64 GiB of memory under a 1 TiB zipf set: frames for all 64 GiB (448 MiB of
         // table) but 2 GiB of page table for the 2^28-page mapping.
         let text = "[machine]\nmemory = \"64G\"\n[machine.swap]\ntype = \"zram\"\nsize = \"16G\"\n\
                     [[workload]]\nname = \"w\"\nkind = \"anon\"\nsize = \"1T\"\npattern = \"zipf\"\n";
         let s = crate::scenario::parse_str(text, "t.toml", &[]).unwrap();
         let e = estimate(&s);
         let part = |w: &str| e.parts.iter().find(|p| p.what == w).unwrap().clone();
-        assert_eq!(part("frame table").bytes, (64u64 << 30) / 4096 * 32);
+        assert_eq!(part("frame table").bytes, (64u64 << 30) / 4096 * 28);
         assert_eq!(part("frame table").key, "machine.memory");
         assert_eq!(part("page tables").bytes, (1u64 << 28) * 8);
         // 16 GiB of swap = 4M slots, fewer than the anon pages: the device bounds it.
