@@ -158,6 +158,16 @@ impl Masim {
             let offset = &mut t.masim_offsets[t.masim_pattern];
             let line = (acc.stride, region_bytes, write_u32 == u32::MAX);
             stride_hits(entries, limit, offset, line, &mut slow)
+        } else if acc.stride > 4096 && cx.skip.is_some() && cx.unpaced && !traps {
+            // A stride past a page: each access another page, the line's pages the
+            // same every pass. Its settled accesses are counted without a change,
+            // and page tables whose line entries were seen settled pass without a
+            // look; nothing is drawn, so it is `each` access for access.
+            let s = &mut cx.mm.spaces[space as usize];
+            let offset = &mut t.masim_offsets[t.masim_pattern];
+            let (rng, state) = (&mut t.rng, (&mut t.skip, &mut slow));
+            let line = (space, region_bytes, acc.stride);
+            skip::strided_hits(s, limit, write_u32, rng, offset, state, line)
         } else {
             let offset = &mut t.masim_offsets[t.masim_pattern];
             let stride = acc.stride;

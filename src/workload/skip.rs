@@ -1197,6 +1197,88 @@ pub(crate) fn sequential_hits(
     (hits, miss)
 }
 
+/// A masim access line whose stride passes a page (each access another page) over
+/// `region_bytes` of space `space_id`, for up to `limit` back-to-back accesses, as
+/// `each`'s loop makes them: from the offset last accessed, the next is `stride` on,
+/// or 0 once that passes the region's end. The line's accesses that find their entry
+/// settled are counted without a change (their entries checked in the line's order,
+/// a check per access counted), and a page table whose entries on the line the
+/// thread saw settled since its last change passes in closed form without a look.
+/// masim starts each line at 0, so the line's pages are the same every pass (the
+/// multiples of `stride` below the region's end). Returns the hits and the first
+/// access to a page that is not present (issued, not a hit), with its write.
+pub(crate) fn strided_hits(
+    space: &mut Space,
+    limit: u64,
+    write_u32: u32,
+    rng: &mut Pcg64Mcg,
+    offset: &mut u64,
+    (state, slow): (&mut SkipState, &mut super::Slow),
+    (space_id, region_bytes, stride): (u32, u64, u64),
+) -> (u64, Option<(u32, bool)>) {
+    const PAGE_BYTES: u64 = 4096;
+    let table_bytes = PTRS_PER_PTE as u64 * PAGE_BYTES;
+    let key = Key {
+        space: space_id,
+        base: 0,
+        n: region_bytes.div_ceil(PAGE_BYTES),
+        write_u32: write_u32.min(1),
+        dist: [stride, 0, 0, 0],
+    };
+    if state.seq.as_ref().is_none_or(|s| s.key != key) {
+        state.seq = Some(Box::new(SeqSettled {
+            key,
+            seen: vec![u64::MAX; region_bytes.div_ceil(table_bytes) as usize],
+        }));
+    }
+    let seq = state.seq.as_mut().expect("made above");
+    let (entries, pmd_young, pmd_gen) = space
+        .hw_table_gens_mut()
+        .expect("the caller skips trapping spaces");
+    let dirty = if write_u32 == 0 { 0 } else { pte::DIRTY };
+    let (mask, want) = (
+        pte::TYPE_MASK | pte::SLOW | pte::NUMA | pte::YOUNG | dirty,
+        pte::PRESENT | pte::YOUNG | dirty,
+    );
+    let mut hits = 0u64;
+    while hits < limit {
+        let o = match *offset + stride {
+            next if next >= region_bytes => 0,
+            next => next,
+        };
+        let pmd = (o / table_bytes) as usize;
+        let table_start = pmd as u64 * table_bytes;
+        // The line's accesses from o that stay in this page table (and the region).
+        let in_table = ((table_start + table_bytes).min(region_bytes) - 1 - o) / stride + 1;
+        let todo = in_table.min(limit - hits);
+        let run = if seq.seen[pmd] == pmd_gen[pmd] {
+            todo
+        } else if pmd_young[pmd] {
+            let run = (0..todo)
+                .take_while(|j| entries[((o + j * stride) / PAGE_BYTES) as usize] & mask == want)
+                .count() as u64;
+            // All of the line's entries in the table, from its first one on, settled.
+            if run == in_table && o - table_start < stride {
+                seq.seen[pmd] = pmd_gen[pmd];
+            }
+            run
+        } else {
+            0
+        };
+        if run > 0 {
+            hits += run;
+            *offset = o + (run - 1) * stride;
+            continue;
+        }
+        *offset = o;
+        match access(o / PAGE_BYTES, write_u32, rng, (entries, pmd_young), slow) {
+            Err(miss) => return (hits, Some(miss)),
+            Ok(_) => hits += 1,
+        }
+    }
+    (hits, None)
+}
+
 /// How many entries from the start of `entries` are settled (`e & mask == want`).
 #[inline]
 fn settled_run(entries: &[Pte], mask: u64, want: u64) -> u64 {
@@ -1543,6 +1625,95 @@ mod tests {
                     // The fault handler maps the page; both go on.
                     for s in [&mut mm.spaces[si as usize], &mut exact] {
                         *s.pte_mut(vpn) = pte::present(vpn) | pte::YOUNG;
+                    }
+                }
+            }
+        }
+    }
+
+    /// masim lines whose stride passes a page, `strided_hits` against the per-access
+    /// loop `each` runs (masim's offset step): the same hits, miss, offset, entries
+    /// and PMD bits and slow cost, call after call, with pages missing, old, clean
+    /// or on a slow node, others aging the tables between calls, limits that end
+    /// runs part-way, strides that divide a page table and that do not, and a
+    /// region ending inside a page.
+    #[test]
+    fn a_line_striding_past_pages_runs_as_the_per_access_loop() {
+        const PAGES: u64 = 1300;
+        let region_bytes = (PAGES - 1) * 4096 + 1000;
+        let extra = [0u64, 70];
+        for stride in [4097u64, 5000, 8192, 3 * 4096 + 1, 2 << 20, (2 << 20) + 4096] {
+            for write_u32 in [0, u32::MAX] {
+                let (mut mm, si) = settled_space(PAGES);
+                {
+                    let s = &mut mm.spaces[si as usize];
+                    for i in (0..PAGES as u32).filter(|i| i % 37 == 5) {
+                        *s.pte_mut(i) = pte::NONE;
+                    }
+                    for i in (0..PAGES as u32).filter(|i| i % 29 == 3) {
+                        *s.pte_mut(i) &= !pte::YOUNG;
+                    }
+                    for i in (0..PAGES as u32).filter(|i| i % 23 == 7) {
+                        *s.pte_mut(i) &= !pte::DIRTY;
+                    }
+                    for i in (0..PAGES as u32).filter(|i| i % 41 == 9) {
+                        *s.pte_mut(i) |= pte::SLOW | 1 << pte::NID_SHIFT;
+                    }
+                    s.pmd_test_and_clear_young(1);
+                }
+                let mut exact = mm.spaces[si as usize].clone();
+                let (mut ra, mut rb) = (task_rng(1, "a"), task_rng(1, "a"));
+                let (mut oa, mut ob) = (0u64, 0u64);
+                let mut st = SkipState::default();
+                let mut lr = task_rng(5, "limits");
+                for call in 0..1500 {
+                    let limit = if call % 50 == 0 {
+                        3000
+                    } else {
+                        1 + lr.next_u64() % 40
+                    };
+                    if call % 7 == 0 {
+                        let (pmd, page) = ((call / 7 % 3) as u32, (lr.next_u64() % PAGES) as u32);
+                        for s in [&mut mm.spaces[si as usize], &mut exact] {
+                            s.pmd_test_and_clear_young(pmd);
+                            *s.pte_mut(page) &= !pte::YOUNG;
+                        }
+                    }
+                    let mut slow_a = crate::workload::Slow::new(&extra, 0, 2);
+                    let got = strided_hits(
+                        &mut mm.spaces[si as usize],
+                        limit,
+                        write_u32,
+                        &mut ra,
+                        &mut oa,
+                        (&mut st, &mut slow_a),
+                        (si, region_bytes, stride),
+                    );
+                    let mut slow_b = crate::workload::Slow::new(&extra, 0, 2);
+                    let pick = |_: &mut Pcg64Mcg| {
+                        ob += stride;
+                        if ob >= region_bytes {
+                            ob = 0;
+                        }
+                        ob / 4096
+                    };
+                    let want = crate::workload::hit_loop_seen(
+                        exact.hw_table_mut(),
+                        limit,
+                        write_u32,
+                        &mut rb,
+                        pick,
+                        |(e, _)| slow_b.hit(e),
+                    );
+                    let at = format!("stride {stride} write {write_u32} call {call}");
+                    assert_eq!(got, want, "{at}");
+                    assert_eq!((oa, slow_a.ns), (ob, slow_b.ns), "{at}");
+                    let (a, b) = (mm.spaces[si as usize].hw_table_mut(), exact.hw_table_mut());
+                    assert_eq!((&*a.0, &*a.1), (&*b.0, &*b.1), "{at}");
+                    if let Some((vpn, _)) = got.1 {
+                        for s in [&mut mm.spaces[si as usize], &mut exact] {
+                            *s.pte_mut(vpn) = pte::present(vpn) | pte::YOUNG;
+                        }
                     }
                 }
             }
