@@ -376,16 +376,25 @@ fn sequential_fio_reads_skipped_are_each_s_byte_for_byte() {
 /// timeseries and DAMON's aggregated regions (the trace) the same, byte for byte,
 /// with `swapped` pages swapped out at least.
 fn masim_byte_for_byte(sets: &[String], swapped: u64) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/masim-stairs.toml");
+    byte_for_byte(&path, sets, swapped, Some("damon_aggregated"));
+}
+
+/// The scenario at `path` with `sets` under each and under skip: the results, the
+/// timeseries and the tracepoint `trace` (if any) the same, byte for byte, with
+/// `swapped` pages swapped out at least.
+fn byte_for_byte(path: &std::path::Path, sets: &[String], swapped: u64, trace: Option<&str>) {
     use reclaimsim::scenario;
     use reclaimsim::sim::{RunOptions, Simulation};
     use reclaimsim::stats::trace::Tracer;
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/masim-stairs.toml");
     let run = |mode: &str| {
         let mut sets = sets.to_vec();
         sets.push(format!("run.access_sampling=\"{mode}\""));
-        let sc = scenario::load(&path, &sets).unwrap_or_else(|e| panic!("{e}"));
+        let sc = scenario::load(path, &sets).unwrap_or_else(|e| panic!("{e}"));
         let mut sim = Simulation::new(sc);
-        sim.enable_trace(Tracer::parse("damon_aggregated", 1_000_000).unwrap());
+        if let Some(event) = trace {
+            sim.enable_trace(Tracer::parse(event, 1_000_000).unwrap());
+        }
         let opts = RunOptions {
             check: true,
             ..Default::default()
@@ -400,9 +409,34 @@ fn masim_byte_for_byte(sets: &[String], swapped: u64) {
         serde_json::to_value(&skip.results.workloads).unwrap()
     );
     assert_eq!(each.series.to_csv(), skip.series.to_csv());
-    let (te, ts) = (each.trace.unwrap(), skip.trace.unwrap());
-    assert!(te.contains("damon_aggregated"));
-    assert_eq!(te, ts);
+    if let Some(event) = trace {
+        let (te, ts) = (each.trace.unwrap(), skip.trace.unwrap());
+        assert!(te.contains(event));
+        assert_eq!(te, ts);
+    }
+}
+
+/// An unpaced `anon-hog` writing its region page after page (`stress --vm-keep`)
+/// skips as a sequential sweep once the region grows no more: stutterp's hog beside
+/// its fio jobs and mmap-latency workers, on a smaller machine so that it is swapped
+/// out and faulted back as it sweeps; then one that grows part-way (taken access by
+/// access while it grows).
+#[test]
+fn anon_hog_sweeps_skipped_are_each_s_byte_for_byte() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/stutterp.toml");
+    let mut sets = vec![
+        "run.duration=\"6s\"".to_string(),
+        "machine.memory=\"352M\"".to_string(),
+        "workload.2.size=\"300M\"".to_string(),
+        "workload.1.numjobs=2".to_string(),
+        "workload.1.size=\"50M\"".to_string(),
+        "kernel.reclaim_throttle=\"throttle\"".to_string(),
+    ];
+    byte_for_byte(&path, &sets, 1000, None);
+    sets.push("workload.2.grow_by=\"10M\"".to_string());
+    sets.push("workload.2.grow_every=\"1s\"".to_string());
+    sets.push("workload.2.max_size=\"340M\"".to_string());
+    byte_for_byte(&path, &sets, 1000, None);
 }
 
 /// masim's page-stride lines are sequential sweeps of their region: skipped, they

@@ -558,9 +558,29 @@ impl AnonHog {
         let (cpu_node, nr_nodes) = (cx.mm.numa_node_id(), cx.mm.nr_nodes());
         let mut slow = super::Slow::new(&cx.mm.access_extra, cpu_node, nr_nodes);
         let any_slow = cx.mm.slow_nodes != 0;
+        let wr = self.write_u32;
+        let traps = cx.mm.spaces[self.space as usize].traps();
+        // Skipping, a sweep that writes every page or none, over a region that grows
+        // no more, is a sequential sweep: its settled runs, and page tables seen
+        // settled, pass without a look, access for access as below. (The cursor here
+        // stays past the end until the next call wraps it, so a region that grows
+        // next goes on into the new pages: kept to the loop below.)
+        let exact = wr == 0 || wr == u32::MAX;
+        if cx.skip.is_some() && cx.unpaced && exact && active == self.max_pages && !traps {
+            let s = &mut cx.mm.spaces[self.space as usize];
+            let mut cursor = if t.cursor >= active { 0 } else { t.cursor };
+            let state = (&mut t.skip, &mut slow);
+            let at = (self.space, 0, active);
+            let (hits, miss) =
+                super::skip::sequential_hits(s, limit, wr, &mut t.rng, &mut cursor, state, at);
+            t.cursor = cursor;
+            cx.slow_ns += slow.ns;
+            return after_hits(
+                stats, stats_from, cx, t, self.space, hits, miss, access_ns, origin,
+            );
+        }
         let entries = cx.mm.spaces[self.space as usize].hw_table_mut();
         let (rng, cursor) = (&mut t.rng, &mut t.cursor);
-        let wr = self.write_u32;
         // Without slow nodes, the run's bits set without a test per entry.
         let (hits, miss) = if any_slow {
             let seen = |(e, _): super::Seen| slow.hit(e);
