@@ -461,22 +461,25 @@ fn masim_page_stride_lines_skipped_are_each_s_byte_for_byte() {
 /// under reclaim with zram.
 #[test]
 fn masim_short_stride_lines_skipped_are_each_s_byte_for_byte() {
+    let cfg = "a, 150000000\nb, 67108864\n\nwarm\n5000\na, 0, 64, 1, wo\nb, 0, 3000, 1, ro\n\n\
+               hot\n20000\na, 0, 64, 3, ro\nb, 0, 256, 1, rw\n";
+    masim_lines_byte_for_byte(cfg, "160M", 10_000);
+}
+
+/// [`masim_byte_for_byte`] with the masim configuration `cfg` for 12 s on a machine
+/// of `memory` with 256 MiB of zram.
+fn masim_lines_byte_for_byte(cfg: &str, memory: &str, swapped: u64) {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("strides.cfg");
-    std::fs::write(
-        &cfg,
-        "a, 150000000\nb, 67108864\n\nwarm\n5000\na, 0, 64, 1, wo\nb, 0, 3000, 1, ro\n\n\
-         hot\n20000\na, 0, 64, 3, ro\nb, 0, 256, 1, rw\n",
-    )
-    .unwrap();
+    let path = dir.path().join("lines.cfg");
+    std::fs::write(&path, cfg).unwrap();
     let sets = [
-        format!("workload.0.config=\"{}\"", cfg.display()),
+        format!("workload.0.config=\"{}\"", path.display()),
         "run.duration=12s".to_string(),
-        "machine.memory=160M".to_string(),
+        format!("machine.memory={memory}"),
         "machine.swap.type=\"zram\"".to_string(),
         "machine.swap.size=\"256M\"".to_string(),
     ];
-    masim_byte_for_byte(&sets, 10_000);
+    masim_byte_for_byte(&sets, swapped);
 }
 
 /// A line with a stride past a page touches another page each time, the same pages
@@ -487,22 +490,9 @@ fn masim_short_stride_lines_skipped_are_each_s_byte_for_byte() {
 /// last page, reading and writing, under reclaim with zram.
 #[test]
 fn masim_long_stride_lines_skipped_are_each_s_byte_for_byte() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("strides.cfg");
-    std::fs::write(
-        &cfg,
-        "a, 150000000\nb, 67108864\n\nwarm\n5000\na, 0, 8192, 1, wo\nb, 0, 20480, 1, ro\n\n\
-         hot\n20000\na, 0, 12289, 3, rw\nb, 0, 2097152, 1, ro\n",
-    )
-    .unwrap();
-    let sets = [
-        format!("workload.0.config=\"{}\"", cfg.display()),
-        "run.duration=12s".to_string(),
-        "machine.memory=96M".to_string(),
-        "machine.swap.type=\"zram\"".to_string(),
-        "machine.swap.size=\"256M\"".to_string(),
-    ];
-    masim_byte_for_byte(&sets, 1000);
+    let cfg = "a, 150000000\nb, 67108864\n\nwarm\n5000\na, 0, 8192, 1, wo\nb, 0, 20480, 1, ro\n\n\
+               hot\n20000\na, 0, 12289, 3, rw\nb, 0, 2097152, 1, ro\n";
+    masim_lines_byte_for_byte(cfg, "96M", 1000);
 }
 
 /// masim's random lines: each access a byte offset uniform over its region, so the

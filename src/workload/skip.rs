@@ -1317,6 +1317,24 @@ mod tests {
         (mm, si)
     }
 
+    /// [`settled_space`] with holes (every 37th page from 5), old entries (29th from
+    /// 3), clean ones (23rd from 7) and the middle page table's PMD entry old.
+    fn mixed_space(n: u64) -> (crate::mm::Mm, u32) {
+        let (mut mm, si) = settled_space(n);
+        let s = &mut mm.spaces[si as usize];
+        for i in (0..n as u32).filter(|i| i % 37 == 5) {
+            *s.pte_mut(i) = pte::NONE;
+        }
+        for i in (0..n as u32).filter(|i| i % 29 == 3) {
+            *s.pte_mut(i) &= !pte::YOUNG;
+        }
+        for i in (0..n as u32).filter(|i| i % 23 == 7) {
+            *s.pte_mut(i) &= !pte::DIRTY;
+        }
+        s.pmd_test_and_clear_young(1);
+        (mm, si)
+    }
+
     /// The chance that `limit` accesses by `sampler` touch `page` at least once,
     /// worked out from the sampler's distribution: 1 - (1 - p)^limit.
     fn p_touched(p_page: f64, limit: u64) -> f64 {
@@ -1551,21 +1569,7 @@ mod tests {
     fn sequential_skips_are_the_sweep() {
         const PAGES: u64 = 1300;
         for write_u32 in [0, u32::MAX] {
-            let (mut mm, si) = settled_space(PAGES);
-            {
-                let s = &mut mm.spaces[si as usize];
-                for i in (0..PAGES as u32).filter(|i| i % 37 == 5) {
-                    *s.pte_mut(i) = pte::NONE;
-                }
-                for i in (0..PAGES as u32).filter(|i| i % 29 == 3) {
-                    *s.pte_mut(i) &= !pte::YOUNG;
-                }
-                for i in (0..PAGES as u32).filter(|i| i % 23 == 7) {
-                    *s.pte_mut(i) &= !pte::DIRTY;
-                }
-                // The middle page table's PMD entry old.
-                s.pmd_test_and_clear_young(1);
-            }
+            let (mut mm, si) = mixed_space(PAGES);
             let mut exact = mm.spaces[si as usize].clone();
             let (base, n) = (300u64, 900u64);
             let sampler = Sampler::Sequential { n };
@@ -1644,22 +1648,10 @@ mod tests {
         let extra = [0u64, 70];
         for stride in [4097u64, 5000, 8192, 3 * 4096 + 1, 2 << 20, (2 << 20) + 4096] {
             for write_u32 in [0, u32::MAX] {
-                let (mut mm, si) = settled_space(PAGES);
-                {
-                    let s = &mut mm.spaces[si as usize];
-                    for i in (0..PAGES as u32).filter(|i| i % 37 == 5) {
-                        *s.pte_mut(i) = pte::NONE;
-                    }
-                    for i in (0..PAGES as u32).filter(|i| i % 29 == 3) {
-                        *s.pte_mut(i) &= !pte::YOUNG;
-                    }
-                    for i in (0..PAGES as u32).filter(|i| i % 23 == 7) {
-                        *s.pte_mut(i) &= !pte::DIRTY;
-                    }
-                    for i in (0..PAGES as u32).filter(|i| i % 41 == 9) {
-                        *s.pte_mut(i) |= pte::SLOW | 1 << pte::NID_SHIFT;
-                    }
-                    s.pmd_test_and_clear_young(1);
+                let (mut mm, si) = mixed_space(PAGES);
+                let s = &mut mm.spaces[si as usize];
+                for i in (0..PAGES as u32).filter(|i| i % 41 == 9) {
+                    *s.pte_mut(i) |= pte::SLOW | 1 << pte::NID_SHIFT;
                 }
                 let mut exact = mm.spaces[si as usize].clone();
                 let (mut ra, mut rb) = (task_rng(1, "a"), task_rng(1, "a"));
