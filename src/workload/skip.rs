@@ -155,6 +155,20 @@ pub struct SkipState {
     seq: Option<Box<SeqSettled>>,
 }
 
+impl SkipState {
+    /// The page tables the thread's sweep saw settled, for `key` over `nr_pmds`
+    /// tables: forgotten when the sweep's key changes.
+    fn seen_tables(&mut self, key: Key, nr_pmds: u64) -> &mut SeqSettled {
+        if self.seq.as_ref().is_none_or(|s| s.key != key) {
+            self.seq = Some(Box::new(SeqSettled {
+                key,
+                seen: vec![u64::MAX; nr_pmds as usize],
+            }));
+        }
+        self.seq.as_mut().expect("made above")
+    }
+}
+
 /// Sets of a workload's random pickers, shared by its threads: a set describes the
 /// space, not the thread (any superset of the range's unsettled pages will do), so
 /// one set serves them all, and a thread that finds a member settled takes it out
@@ -1109,22 +1123,11 @@ pub(crate) fn sequential(
         write_u32: write_u32.min(1),
         dist: [0; 4],
     };
-    if state.seq.as_ref().is_none_or(|s| s.key != key) {
-        let nr_pmds = (base + n).div_ceil(per_pmd) - base / per_pmd;
-        state.seq = Some(Box::new(SeqSettled {
-            key,
-            seen: vec![u64::MAX; nr_pmds as usize],
-        }));
-    }
-    let seq = state.seq.as_mut().expect("made above");
+    let seq = state.seen_tables(key, (base + n).div_ceil(per_pmd) - base / per_pmd);
     let (entries, pmd_young, pmd_gen) = space
         .hw_table_gens_mut()
         .expect("the caller skips trapping spaces");
-    let dirty = if write_u32 == 0 { 0 } else { pte::DIRTY };
-    let (mask, want) = (
-        pte::TYPE_MASK | pte::SLOW | pte::NUMA | pte::YOUNG | dirty,
-        pte::PRESENT | pte::YOUNG | dirty,
-    );
+    let (mask, want) = settled_mask(write_u32);
     let first_pmd = base / per_pmd;
     while !budget.spent() {
         let o = *cursor;
@@ -1225,21 +1228,11 @@ pub(crate) fn strided_hits(
         write_u32: write_u32.min(1),
         dist: [stride, 0, 0, 0],
     };
-    if state.seq.as_ref().is_none_or(|s| s.key != key) {
-        state.seq = Some(Box::new(SeqSettled {
-            key,
-            seen: vec![u64::MAX; region_bytes.div_ceil(table_bytes) as usize],
-        }));
-    }
-    let seq = state.seq.as_mut().expect("made above");
+    let seq = state.seen_tables(key, region_bytes.div_ceil(table_bytes));
     let (entries, pmd_young, pmd_gen) = space
         .hw_table_gens_mut()
         .expect("the caller skips trapping spaces");
-    let dirty = if write_u32 == 0 { 0 } else { pte::DIRTY };
-    let (mask, want) = (
-        pte::TYPE_MASK | pte::SLOW | pte::NUMA | pte::YOUNG | dirty,
-        pte::PRESENT | pte::YOUNG | dirty,
-    );
+    let (mask, want) = settled_mask(write_u32);
     let mut hits = 0u64;
     while hits < limit {
         let o = match *offset + stride {
@@ -1277,6 +1270,17 @@ pub(crate) fn strided_hits(
         }
     }
     (hits, None)
+}
+
+/// An entry an access that writes (`write_u32` not 0) or reads leaves as it is:
+/// `e & mask == want` (present and young, dirty for a write, on no slow node and not
+/// a NUMA hint).
+fn settled_mask(write_u32: u32) -> (Pte, Pte) {
+    let dirty = if write_u32 == 0 { 0 } else { pte::DIRTY };
+    (
+        pte::TYPE_MASK | pte::SLOW | pte::NUMA | pte::YOUNG | dirty,
+        pte::PRESENT | pte::YOUNG | dirty,
+    )
 }
 
 /// How many entries from the start of `entries` are settled (`e & mask == want`).
