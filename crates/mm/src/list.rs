@@ -262,9 +262,9 @@ impl LruList {
         (0..n as u32).map(move |k| first.wrapping_add(k.wrapping_mul(step)))
     }
 
-    /// A capacity of `size` slots (a power of two, at least the ring's entries plus a
-    /// chunk): every entry keeps its position. Between capacities of whole chunks the
-    /// chunks move; below, the entries are copied into a buffer of the new size.
+    /// A capacity of `size` slots (a power of two, at least the ring's entries):
+    /// every entry keeps its position. Between capacities of whole chunks the chunks
+    /// move (when each lands in a slot of its own); otherwise the entries are copied.
     #[cold]
     fn resize(&mut self, size: usize) {
         debug_assert!(size.is_power_of_two() && size >= self.ring_len());
@@ -317,14 +317,20 @@ impl LruList {
     }
 
     /// After the ring's ends moved from `old_front..old_end`: a chunk they left is
-    /// freed. Chunks are whole only in a large ring; a small one keeps its buffer.
+    /// freed. Chunks are whole only in a large ring; a small one keeps its buffer. A
+    /// large ring emptied gives up its capacity too: refilled, it grows from a small
+    /// buffer again, rather than take a whole chunk each time it turns non-empty.
     #[inline]
     fn ends_moved(&mut self, old_front: u32, old_end: u32) {
         let shift = self.chunk_shift;
-        if shift == RING_CHUNK_SHIFT
-            && (old_front >> shift != self.front_pos >> shift
-                || old_end.wrapping_sub(1) >> shift != self.end_pos.wrapping_sub(1) >> shift
-                || self.front_pos == self.end_pos)
+        if shift != RING_CHUNK_SHIFT {
+            return;
+        }
+        if self.front_pos == self.end_pos {
+            self.chunks = Vec::new();
+            self.chunk_shift = 0;
+        } else if old_front >> shift != self.front_pos >> shift
+            || old_end.wrapping_sub(1) >> shift != self.end_pos.wrapping_sub(1) >> shift
         {
             self.release_chunks();
         }
@@ -599,5 +605,13 @@ mod tests {
         }
         ring.check(&frames).unwrap();
         assert!(ring.iter().eq(want.iter().copied()));
+        // Emptied, a large ring gives up its chunks and capacity; it fills again.
+        while let Some(p) = want.pop_back() {
+            assert_eq!(ring.pop_tail(&mut frames), p);
+        }
+        assert_eq!((ring.capacity(), ring.chunks.len()), (0, 0));
+        ring.add_head(&mut frames, 5);
+        ring.check(&frames).unwrap();
+        assert_eq!((ring.tail(), ring.capacity()), (5, MIN_RING_ENTRIES));
     }
 }
