@@ -429,7 +429,7 @@ pub fn run(quick: bool, large: bool) -> BenchReport {
     let cache = cache_speeds(quick);
     let sim_secs_per_sec_64g = scale_speed(BIG64, "big64.toml", if quick { 17 } else { 25 });
     let sim_secs_per_sec_100cg = scale_speed(CG100, "cg100.toml", if quick { 14 } else { 20 });
-    let large = large.then(measure_1t_in_child);
+    let large = large.then(measure_1t_in_child).flatten();
     BenchReport {
         hit_accesses_per_sec_48g,
         hit_48g_percent_of_1g: 100.0 * hit_accesses_per_sec_48g / hit_accesses_per_sec.max(1.0),
@@ -497,17 +497,12 @@ fn scale_speed(text: &str, name: &str, secs: u64) -> f64 {
 
 /// `sim_secs_per_sec_1t` and `peak_rss_bytes_1t`: big1t.toml run in a process of its
 /// own (`bench-rss --pressure-1t`), so the peak RSS is that run's alone.
-fn measure_1t_in_child() -> (f64, u64) {
-    let exe = std::env::current_exe().expect("current exe");
-    let out = std::process::Command::new(exe)
-        .args(["bench-rss", "--pressure-1t"])
-        .output()
-        .expect("run bench-rss");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut f = text.split_whitespace();
-    let speed = f.next().and_then(|v| v.parse().ok()).unwrap_or(0.0);
-    let rss = f.next().and_then(|v| v.parse().ok()).unwrap_or(0);
-    (speed, rss)
+/// None if the child failed (refused for the host's memory, killed): the figures then
+/// read as not measured rather than as a zero that would meet the memory target.
+fn measure_1t_in_child() -> Option<(f64, u64)> {
+    let out = bench_rss_child(&["--pressure-1t"])?;
+    let mut f = out.split_whitespace();
+    Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
 }
 
 /// Runs big1t.toml to its end; returns its simulated seconds per wall second under
@@ -747,17 +742,30 @@ threads = 2
 /// Runs `reclaimsim bench-rss [--idle-1t]` in a fresh process, so its peak RSS is that
 /// run's alone.
 fn measure_rss_in_child(idle_1t: bool) -> u64 {
-    let exe = std::env::current_exe().expect("current exe");
-    let mut cmd = std::process::Command::new(exe);
-    cmd.arg("bench-rss");
-    if idle_1t {
-        cmd.arg("--idle-1t");
-    }
-    let out = cmd.output().expect("run bench-rss");
-    String::from_utf8_lossy(&out.stdout)
-        .trim()
-        .parse()
+    let flags: &[&str] = if idle_1t { &["--idle-1t"] } else { &[] };
+    bench_rss_child(flags)
+        .and_then(|out| out.trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// `reclaimsim bench-rss FLAGS` in a child process, so that its peak RSS is its run's
+/// alone: its standard output, or None (the child's error passed on) if it failed.
+fn bench_rss_child(flags: &[&str]) -> Option<String> {
+    let exe = std::env::current_exe().expect("current exe");
+    let out = std::process::Command::new(exe)
+        .arg("bench-rss")
+        .args(flags)
+        .output()
+        .expect("run bench-rss");
+    if !out.status.success() {
+        eprintln!(
+            "bench-rss {}: {}",
+            flags.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        return None;
+    }
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// A 1 TiB machine running a 1 GiB anonymous workload for a second; returns VmHWM:
