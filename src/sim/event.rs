@@ -3,10 +3,9 @@
 //! events at the same time, so tasks already waiting for a CPU get it before a task
 //! whose slice just ended can take it again.
 
-use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
     /// A CPU finished a slice: give it to the first task in the run queue.
     CpuFree(u32),
@@ -30,30 +29,73 @@ pub enum Event {
     NumaScan(u32),
 }
 
+/// An event and its place in the order: time in the high 64 bits, then the class
+/// (a CPU freeing up first), then the sequence number, so the heap compares one
+/// integer (the derived order on a tuple with the event compared field by field,
+/// branch by branch, and took a quarter of an event-bound run's time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Entry {
+    key: u128,
+    ev: Event,
+}
+
+impl Entry {
+    fn key(time_ns: u64, ev: Event, seq: u64) -> u128 {
+        let class = u128::from(!matches!(ev, Event::CpuFree(_)));
+        debug_assert!(seq < 1 << 63);
+        (time_ns as u128) << 64 | class << 63 | seq as u128
+    }
+}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Entry {
+    /// Reversed: the std heap is a max-heap, the queue pops the least key.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.key.cmp(&self.key)
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Reverse<(u64, u8, u64, Event)>>,
+    heap: BinaryHeap<Entry>,
     seq: u64,
 }
 
 impl EventQueue {
     #[inline]
     pub fn push(&mut self, time_ns: u64, ev: Event) {
+        let seq = self.next_seq();
+        self.push_at_seq(time_ns, seq, ev);
+    }
+
+    /// The sequence number the next push would take: an event held back (a CPU's
+    /// free-up that nobody waits for yet) keeps its place among later pushes.
+    #[inline]
+    pub fn next_seq(&mut self) -> u64 {
         self.seq += 1;
-        let class = if matches!(ev, Event::CpuFree(_)) {
-            0
-        } else {
-            1
-        };
-        self.heap.push(Reverse((time_ns, class, self.seq, ev)));
+        self.seq
+    }
+
+    /// Pushes an event with a sequence number taken earlier by [`EventQueue::next_seq`].
+    #[inline]
+    pub fn push_at_seq(&mut self, time_ns: u64, seq: u64, ev: Event) {
+        self.heap.push(Entry {
+            key: Entry::key(time_ns, ev, seq),
+            ev,
+        });
     }
 
     pub fn pop(&mut self) -> Option<(u64, Event)> {
-        self.heap.pop().map(|Reverse((t, _, _, e))| (t, e))
+        self.heap.pop().map(|e| ((e.key >> 64) as u64, e.ev))
     }
 
     pub fn peek_time(&self) -> Option<u64> {
-        self.heap.peek().map(|Reverse((t, _, _, _))| *t)
+        self.heap.peek().map(|e| (e.key >> 64) as u64)
     }
 
     pub fn len(&self) -> usize {

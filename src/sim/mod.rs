@@ -158,6 +158,18 @@ pub struct Simulation {
     irq_debt_ns: Vec<u64>,
     /// Runnable tasks waiting for a CPU, in the order they became runnable.
     runqueue: std::collections::VecDeque<(usize, u32)>,
+    /// Per CPU, the free-up of its last slice held back while the run queue was empty
+    /// (its time and the sequence number it would have been pushed with), and the
+    /// CPUs holding one. A free-up with no task waiting changes nothing, and most
+    /// slices of sleeping, paced threads end so: a task joining the run queue pushes
+    /// the held ones still to come, in the order they would have had.
+    held_free: Vec<Option<(u64, u64)>>,
+    held_cpus: Vec<u32>,
+    /// False: every free-up is pushed (the test that checks holding them back).
+    hold_cpu_frees: bool,
+    /// Held free-ups pushed, and dropped (the same test: both happened).
+    #[cfg(test)]
+    held_frees: (u64, u64),
     /// Some task keeps to some CPUs (`Task::allowed`).
     any_bound: bool,
     queue: EventQueue,
@@ -426,6 +438,11 @@ impl Simulation {
             cpus_free_at: cpus::CpuFreeAt::new(nr_cpus),
             irq_debt_ns: vec![0; nr_cpus],
             runqueue: std::collections::VecDeque::new(),
+            held_free: vec![None; nr_cpus],
+            held_cpus: Vec::new(),
+            hold_cpu_frees: true,
+            #[cfg(test)]
+            held_frees: (0, 0),
             any_bound,
             queue,
             psi: Psi::new(nr_cpus, scenario.kernel.hz.0 as u64, &memcg_parents),
@@ -957,10 +974,32 @@ impl Simulation {
             !self.runqueue.is_empty()
         };
         if free_at > self.now || waiter {
+            if self.runqueue.is_empty() {
+                self.push_held_frees();
+            }
             self.runqueue.push_back((task, gen));
             return;
         }
         self.run_on(cpu, task);
+    }
+
+    /// The run queue is about to hold a task: every held free-up still to come goes
+    /// into the event queue with its own place. One at or before now was, in the
+    /// order of events, handled before this wake-up, with nobody waiting: dropped.
+    fn push_held_frees(&mut self) {
+        for cpu in self.held_cpus.drain(..) {
+            if let Some((end, seq)) = self.held_free[cpu as usize].take() {
+                if end > self.now {
+                    self.queue.push_at_seq(end, seq, Event::CpuFree(cpu));
+                }
+                #[cfg(test)]
+                if end > self.now {
+                    self.held_frees.0 += 1;
+                } else {
+                    self.held_frees.1 += 1;
+                }
+            }
+        }
     }
 
     /// A CPU finished a slice: the longest-waiting runnable task that may run on it
@@ -1088,7 +1127,18 @@ impl Simulation {
             self.mm.cpu_user_until[cpu] = end;
         }
         self.cpus_free_at.set(cpu, end);
-        self.queue.push(end, Event::CpuFree(cpu as u32));
+        if self.runqueue.is_empty() && self.hold_cpu_frees {
+            let seq = self.queue.next_seq();
+            if self.held_free[cpu].replace((end, seq)).is_none() {
+                self.held_cpus.push(cpu as u32);
+            }
+        } else {
+            debug_assert!(
+                self.held_free[cpu].is_none(),
+                "pushed when the queue filled"
+            );
+            self.queue.push(end, Event::CpuFree(cpu as u32));
+        }
     }
 
     fn run_worker(
@@ -1440,5 +1490,51 @@ mod tests {
         assert!(sim.tasks[kswapd].slice_end >= 700);
         // A kernel thread's CPU is lazy: the next shootdown skips it.
         assert_eq!(sim.mm.cpu_user_until[1], 0);
+    }
+
+    /// Holding back the free-ups nobody waits for leaves a run as pushing each one
+    /// does: the same trace line for line, timeseries, tasks' times and PSI. The
+    /// scenario keeps the run queue filling and draining (more paced and unpaced
+    /// threads than CPUs, sleeps shorter and longer than a slice, kswapd and direct
+    /// reclaim, swap-outs, I/O, a
+    /// workload bound to one node's CPUs, so a CPU can sit idle while a task waits
+    /// for another), and the run with holding both pushes held free-ups and drops
+    /// them.
+    #[test]
+    fn held_cpu_frees_leave_the_run_as_pushed_ones() {
+        let text = "[run]\nduration = \"600ms\"\nsample_interval = \"50ms\"\n\
+                    [machine]\nmemory = \"96M\"\nnr_cpus = 3\n\
+                    [machine.swap]\ntype = \"zram\"\nsize = \"64M\"\n\
+                    [[machine.node]]\nmemory = \"48M\"\ncpus = [0]\n\
+                    [[machine.node]]\nmemory = \"48M\"\ncpus = [1, 2]\n\
+                    [[workload]]\nname = \"z\"\nkind = \"anon\"\nsize = \"40M\"\n\
+                    pattern = \"zipf\"\nthreads = 3\nrate = 20000\ncpunodebind = [1]\n\
+                    [[workload]]\nname = \"r\"\nkind = \"file-read\"\nnr_files = 2\n\
+                    file_size = \"24M\"\npattern = \"sequential\"\nthreads = 2\nrate = 4000\n\
+                    [[workload]]\nname = \"h\"\nkind = \"anon\"\nsize = \"64M\"\n";
+        let run = |hold: bool| {
+            let sc = crate::scenario::parse_str(text, "t.toml", &[]).unwrap();
+            let mut sim = Simulation::new(sc);
+            sim.hold_cpu_frees = hold;
+            sim.enable_trace(crate::stats::trace::Tracer::parse("all", usize::MAX).unwrap());
+            let mut out = sim.run(RunOptions::default()).unwrap();
+            let end = out.results.now;
+            let tasks: Vec<_> = (out.results.tasks.iter())
+                .map(|t| (t.user_ns, t.system_ns, t.slice_end))
+                .collect();
+            let psi = format!("{:?}", out.results.psi.show(0, end));
+            let held = out.results.held_frees;
+            let seen = (out.trace.take(), format!("{:?}", out.series), tasks, psi);
+            (seen, held, out.results.slices)
+        };
+        let (pushed, none, slices) = run(false);
+        let (held, (pushed_later, dropped), held_slices) = run(true);
+        assert_eq!(none, (0, 0));
+        assert!(pushed_later > 0 && dropped > 0, "{pushed_later} {dropped}");
+        assert!(slices > 1000);
+        assert_eq!(slices, held_slices);
+        let lines = pushed.0.as_ref().map_or(0, |t| t.lines().count());
+        assert!(lines > 1000, "{lines} trace lines");
+        assert!(pushed == held, "the runs differ");
     }
 }

@@ -339,6 +339,10 @@ pub struct Psi {
     psi_period_ns: u64,
     /// Everything due before this time has been applied.
     applied_until_ns: u64,
+    /// False: every change goes through the heap (the test of applying some at once).
+    apply_at_once: bool,
+    #[cfg(test)]
+    applied_at_once: u64,
 }
 
 impl Psi {
@@ -371,6 +375,9 @@ impl Psi {
             jiffies,
             psi_period_ns,
             applied_until_ns: 0,
+            apply_at_once: true,
+            #[cfg(test)]
+            applied_at_once: 0,
         }
     }
 
@@ -410,7 +417,26 @@ impl Psi {
         };
         match &mut self.batching {
             Some(b) => insert_sorted(b, due),
-            None => self.due.push(Reverse(due)),
+            None => {
+                // A change at the applied time that sorts before everything pending
+                // is the next to apply whatever is recorded later (a later change
+                // is no earlier and has a higher sequence number): applied now, it
+                // skips the heap's push and pop (a slice's start, most often).
+                if let DueKind::Change { cpu, group, d } = kind {
+                    if self.apply_at_once
+                        && t_ns <= self.applied_until_ns
+                        && self.due.peek().is_none_or(|top| top.0.key() > due.key())
+                    {
+                        self.task_change(group as usize, cpu as usize, d, t_ns);
+                        #[cfg(test)]
+                        {
+                            self.applied_at_once += 1;
+                        }
+                        return;
+                    }
+                }
+                self.due.push(Reverse(due))
+            }
         }
     }
 
@@ -863,5 +889,70 @@ mod tests {
             assert_eq!(a, b);
             assert!(a.total_us[0] > 0, "the test stalls group {g}");
         }
+    }
+
+    #[test]
+    fn changes_applied_at_once_read_as_through_the_heap() {
+        // As the engine records: the clock moves to an event, everything before it is
+        // applied, then slices starting at the clock (or after an interrupt's delay),
+        // their stalls and ends, sleeps, and wake-ups at the clock are recorded. One
+        // Psi applies a change at the clock that sorts first at once, the other puts
+        // every change through the heap: every read must agree.
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(11);
+        let parents = [None, Some(0), Some(0)];
+        let (mut heap, mut once) = (Psi::new(3, 250, &parents), Psi::new(3, 250, &parents));
+        heap.apply_at_once = false;
+        let mut clock = 0u64;
+        let mut wakes: Vec<(u64, usize, usize)> = Vec::new();
+        for step in 0..6000 {
+            clock += rng.gen_range(0..3) * MS + rng.gen_range(0..2) * 100;
+            for p in [&mut heap, &mut once] {
+                p.advance(clock);
+            }
+            wakes.sort_unstable();
+            while wakes.first().is_some_and(|w| w.0 <= clock) {
+                let (_, cpu, group) = wakes.remove(0);
+                for p in [&mut heap, &mut once] {
+                    p.record(clock, cpu, group, PsiDelta::STALL_WAIT.negated());
+                }
+            }
+            let (cpu, group) = (rng.gen_range(0..3), rng.gen_range(0..3));
+            let start = clock + if rng.gen_bool(0.8) { 0 } else { 700 };
+            let end = start + rng.gen_range(1..30) * MS / 4;
+            let stall = rng
+                .gen_bool(0.3)
+                .then(|| (start, start + (end - start) / 2));
+            let sleeps = rng.gen_bool(0.3);
+            for p in [&mut heap, &mut once] {
+                p.interval(start, end, cpu, group, PsiDelta::RUN);
+                if let Some((s, e)) = stall {
+                    p.interval(s, e, cpu, group, PsiDelta::MEMSTALL_ENTER);
+                }
+                if sleeps {
+                    p.record(end, cpu, group, PsiDelta::STALL_WAIT);
+                }
+            }
+            if sleeps {
+                wakes.push((end + rng.gen_range(0..20) * MS, cpu, group));
+            }
+            if step % 41 == 0 {
+                for g in 0..3 {
+                    assert_eq!(
+                        heap.show(g, clock),
+                        once.show(g, clock),
+                        "group {g} at {clock}"
+                    );
+                }
+            }
+        }
+        let end = clock + 5 * S;
+        for g in 0..3 {
+            let (a, b) = (heap.show(g, end), once.show(g, end));
+            assert_eq!(a, b);
+            assert!(a.total_us[0] > 0, "the test stalls group {g}");
+        }
+        assert_eq!(heap.applied_at_once, 0);
+        assert!(once.applied_at_once > 1000, "{}", once.applied_at_once);
     }
 }
