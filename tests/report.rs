@@ -173,6 +173,63 @@ fn bad_inputs_name_the_path_and_write_nothing() {
     }
 }
 
+/// An interrupted sweep leaves points without results.json (and no sweep.csv):
+/// `report`, `compare --by` and `plot` each say the sweep is unfinished, name a
+/// missing point and how to finish it, exit 2 and write nothing.
+#[test]
+fn an_unfinished_sweep_is_named_not_read() {
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-unfinished");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let sweep = root.join("sweep.toml");
+    let text = fixtures::SMALL_RUN.replace("duration = \"3s\"", "duration = \"500ms\"");
+    let params = "[sweep]\nmetrics = [\"vmstat.pgscan_kswapd\"]\n\
+                  [[sweep.param]]\nkey = \"kernel.lru\"\nvalues = [\"classic\", \"mglru\"]\n\
+                  [[sweep.param]]\nkey = \"run.seed\"\nvalues = [1, 2]\n";
+    std::fs::write(&sweep, format!("{text}{params}")).unwrap();
+    let sw = root.join("sw");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    ok(&["sweep", &s(&sweep), "-q", "--out", &s(&sw)]);
+    // What an interrupt leaves: a point that never ran, one stopped part-way (its
+    // directory empty), and no table of the whole.
+    let points = json(&sw.join("sweep.json"))["points"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(points.len(), 4);
+    let dir_of = |i: usize| sw.join(points[i]["dir"].as_str().unwrap());
+    std::fs::remove_dir_all(dir_of(1)).unwrap();
+    for f in std::fs::read_dir(dir_of(2)).unwrap() {
+        std::fs::remove_file(f.unwrap().path()).unwrap();
+    }
+    std::fs::remove_file(sw.join("sweep.csv")).unwrap();
+    let page = root.join("r.html");
+    let missing = dir_of(1).file_name().unwrap().to_str().unwrap().to_string();
+    for args in [
+        vec!["report".to_string(), s(&sw), "--out".into(), s(&page)],
+        vec!["compare".into(), s(&sw), "--by".into(), "kernel.lru".into()],
+        vec!["plot".into(), s(&sw)],
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = reclaimsim(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        for said in [
+            "sweep is unfinished: 2 of 4 points",
+            missing.as_str(),
+            "reclaimsim sweep` again",
+        ] {
+            assert!(err.contains(said), "{args:?} says {said:?}: {err}");
+        }
+        assert!(
+            err.contains(&s(&sw)),
+            "the message names the directory: {err}"
+        );
+    }
+    assert!(!page.exists(), "no page is written");
+    assert!(!sw.join("plots").exists(), "no charts are drawn");
+}
+
 fn chromium() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("RECLAIMSIM_CHROMIUM") {
         return Some(PathBuf::from(p));

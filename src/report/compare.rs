@@ -1023,6 +1023,9 @@ pub fn sweep_tables(dir: &Path, by: &str) -> Result<SweepTables, LoadError> {
     if listed.is_empty() {
         return Err(err(dir, "the sweep lists no points".into()));
     }
+    if let Some(reason) = super::sweep_dir::unfinished(&listed) {
+        return Err(err(dir, reason));
+    }
     let mut columns: Vec<(String, Results)> = Vec::new();
     let mut loaded: Vec<(Vec<(String, String)>, Results)> = Vec::new();
     // The points each column merges.

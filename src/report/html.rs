@@ -63,6 +63,9 @@ impl Input {
                 path: e.path.join("sweep.json"),
                 reason: e.reason,
             })?;
+            if let Some(reason) = sweep_dir::unfinished(&points) {
+                return Err(LoadError { path: dir, reason }.into());
+            }
             let Some(p0) = points.first() else {
                 return Err(LoadError {
                     path: dir.join("sweep.json"),

@@ -190,7 +190,17 @@ pub fn dir_charts(dir: &Path) -> Result<DirCharts, PlotError> {
         let ts = Timeseries::from_csv(&read_csv(&dir.join("timeseries.csv"))?)?;
         run_charts(&ts, &results)
     } else {
-        return Err(PlotError::NotARun(dir.to_path_buf()));
+        // A sweep writes sweep.csv when its last point has run.
+        let unfinished = super::sweep_dir::listed_points(dir)
+            .ok()
+            .and_then(|points| super::sweep_dir::unfinished(&points));
+        return Err(match unfinished {
+            Some(message) => PlotError::Read {
+                path: dir.to_path_buf(),
+                message,
+            },
+            None => PlotError::NotARun(dir.to_path_buf()),
+        });
     };
     // A run recorded with --damon-record: DAMON's heatmaps and working-set size.
     let record = dir.join("damon.data");

@@ -66,3 +66,30 @@ pub fn listed_points(dir: &Path) -> Result<Vec<ListedPoint>, NotASweep> {
         })
         .collect()
 }
+
+/// Why `points` cannot be read as a whole sweep, if some have no results.json yet: a
+/// sweep interrupted (its resume skips the points that ran) or still running. Names
+/// the first of them; None when every point has run.
+pub fn unfinished(points: &[ListedPoint]) -> Option<String> {
+    let missing: Vec<String> = points
+        .iter()
+        .filter(|p| !p.dir.join("results.json").is_file())
+        .map(|p| {
+            p.dir.file_name().map_or_else(
+                || p.dir.display().to_string(),
+                |n| n.to_string_lossy().into(),
+            )
+        })
+        .collect();
+    let shown = match missing.len() {
+        0 => return None,
+        1..=4 => missing.join(", "),
+        n => format!("{} and {} more", missing[..3].join(", "), n - 3),
+    };
+    Some(format!(
+        "the sweep is unfinished: {} of {} points have no results.json ({shown}); \
+         run the same `reclaimsim sweep` again to finish it",
+        missing.len(),
+        points.len()
+    ))
+}
