@@ -70,9 +70,9 @@ pub struct BenchReport {
     pub sim_secs_per_sec_stutterp16: f64,
     pub bytes_per_frame: usize,
     /// Peak RSS of the simulator with a 64 GiB machine's memory fully in use.
-    pub peak_rss_bytes_64g: u64,
+    pub peak_rss_bytes_64g: Option<u64>,
     /// Peak RSS of a 1 TiB machine running a 1 GiB workload.
-    pub peak_rss_bytes_1t_idle: u64,
+    pub peak_rss_bytes_1t_idle: Option<u64>,
     /// `--large` only (else null): `benches/scale/big1t.toml` (1 TiB, a 768 GiB zipf
     /// service on 16 threads beside 944 GiB of populated fillers) in a process of its
     /// own: simulated seconds per wall second from the first sample with pages scanned
@@ -232,8 +232,8 @@ impl BenchReport {
             "sim_secs_per_sec_100cg" => self.sim_secs_per_sec_100cg,
             "sim_secs_per_sec_stutterp16" => self.sim_secs_per_sec_stutterp16,
             "bytes_per_frame" => self.bytes_per_frame as f64,
-            "peak_rss_bytes_64g" => self.peak_rss_bytes_64g as f64,
-            "peak_rss_bytes_1t_idle" => self.peak_rss_bytes_1t_idle as f64,
+            "peak_rss_bytes_64g" => self.peak_rss_bytes_64g? as f64,
+            "peak_rss_bytes_1t_idle" => self.peak_rss_bytes_1t_idle? as f64,
             "sim_secs_per_sec_1t" => self.sim_secs_per_sec_1t?,
             "peak_rss_bytes_1t" => self.peak_rss_bytes_1t? as f64,
             _ => unreachable!("no bench figure `{name}`"),
@@ -263,7 +263,12 @@ impl BenchReport {
     /// The figure as the text output writes it (millions, MiB).
     fn shown(&self, name: &str) -> String {
         if self.figure(name).is_none() {
-            return "not run (bench --large)".into();
+            return match name {
+                "sim_secs_per_sec_1t" | "peak_rss_bytes_1t" => "not run (bench --large)",
+                // Its child process failed; bench_rss_child passed on why.
+                _ => "not measured",
+            }
+            .into();
         }
         match name {
             "hit_accesses_per_sec" => format!("{:.1} M", self.hit_accesses_per_sec / 1e6),
@@ -295,11 +300,11 @@ impl BenchReport {
             "bytes_per_frame" => self.bytes_per_frame.to_string(),
             "peak_rss_bytes_64g" => format!(
                 "{:.0} MiB",
-                self.peak_rss_bytes_64g as f64 / (1 << 20) as f64
+                self.peak_rss_bytes_64g.unwrap_or(0) as f64 / (1 << 20) as f64
             ),
             "peak_rss_bytes_1t_idle" => format!(
                 "{:.0} MiB",
-                self.peak_rss_bytes_1t_idle as f64 / (1 << 20) as f64
+                self.peak_rss_bytes_1t_idle.unwrap_or(0) as f64 / (1 << 20) as f64
             ),
             "sim_secs_per_sec_1t" => format!("{:.2}", self.sim_secs_per_sec_1t.unwrap_or(0.0)),
             "peak_rss_bytes_1t" => format!(
@@ -740,12 +745,10 @@ threads = 2
 }
 
 /// Runs `reclaimsim bench-rss [--idle-1t]` in a fresh process, so its peak RSS is that
-/// run's alone.
-fn measure_rss_in_child(idle_1t: bool) -> u64 {
+/// run's alone. None if the child failed: not a zero that would meet the target.
+fn measure_rss_in_child(idle_1t: bool) -> Option<u64> {
     let flags: &[&str] = if idle_1t { &["--idle-1t"] } else { &[] };
-    bench_rss_child(flags)
-        .and_then(|out| out.trim().parse().ok())
-        .unwrap_or(0)
+    bench_rss_child(flags).and_then(|out| out.trim().parse().ok())
 }
 
 /// `reclaimsim bench-rss FLAGS` in a child process, so that its peak RSS is its run's
@@ -864,8 +867,8 @@ mod tests {
             sim_secs_per_sec_100cg: 4.0,
             sim_secs_per_sec_stutterp16: 10.0,
             bytes_per_frame: 32,
-            peak_rss_bytes_64g: 649 << 20,
-            peak_rss_bytes_1t_idle: 18 << 20,
+            peak_rss_bytes_64g: Some(649 << 20),
+            peak_rss_bytes_1t_idle: Some(18 << 20),
             sim_secs_per_sec_1t: None,
             peak_rss_bytes_1t: None,
             built_with_profile: true,
@@ -910,10 +913,10 @@ built_with_profile                yes                                -
         let mut r = report();
         r.faults_per_sec = 2e6; // >= 2 M: exactly 2 M meets it.
         r.bytes_per_frame = 33; // <= 32: 33 misses.
-        r.peak_rss_bytes_64g = 2 << 30; // < 2 GiB: exactly 2 GiB misses.
+        r.peak_rss_bytes_64g = Some(2 << 30); // < 2 GiB: exactly 2 GiB misses.
         r.hit_mglru_percent_of_classic = 89.99; // >= 90 %: misses.
         r.damon_percent_of_plain = 80.0; // >= 80 %: exactly 80 meets it.
-        r.peak_rss_bytes_1t_idle = (1 << 30) - 1; // < 1 GiB: just under meets it.
+        r.peak_rss_bytes_1t_idle = Some((1 << 30) - 1); // < 1 GiB: just under meets it.
         r.sim_secs_per_sec_64g = 20.0; // >= 20: exactly 20 meets it.
         r.hit_48g_percent_of_1g = 40.0; // >= 40 %: exactly 40 meets it.
         r.sim_secs_per_sec_stutterp16 = 29.99; // >= 30: misses.
@@ -926,6 +929,35 @@ built_with_profile                yes                                -
         ]
         .map(Some);
         assert_eq!(met, want);
+    }
+
+    /// A memory figure whose child process failed is not measured: no target is met
+    /// by the zero it used to read as, the text says so, and the JSON has null.
+    #[test]
+    fn a_failed_child_is_not_measured() {
+        let mut r = report();
+        r.peak_rss_bytes_64g = None;
+        r.peak_rss_bytes_1t_idle = None;
+        for figure in ["peak_rss_bytes_64g", "peak_rss_bytes_1t_idle"] {
+            let t = TARGETS.iter().find(|t| t.figure == figure).unwrap();
+            assert_eq!(r.meets(t), None, "{figure}");
+            let line = r
+                .text()
+                .lines()
+                .find(|l| l.starts_with(figure))
+                .unwrap()
+                .to_string();
+            assert!(
+                line.contains("not measured") && !line.contains("met"),
+                "{line}"
+            );
+        }
+        let v: serde_json::Value = serde_json::from_str(&r.json()).unwrap();
+        assert_eq!(v["peak_rss_bytes_64g"], serde_json::Value::Null);
+        assert_eq!(
+            v["targets"]["peak_rss_bytes_1t_idle"]["met"],
+            serde_json::Value::Null
+        );
     }
 
     #[test]
