@@ -874,20 +874,25 @@ mod tests {
                 }
             }
             if step % 37 == 0 {
-                for g in 0..3 {
-                    assert_eq!(
-                        plain.show(g, clock),
-                        batched.show(g, clock),
-                        "group {g} at {clock}"
-                    );
-                }
+                reads_agree(&mut plain, &mut batched, 3, clock);
             }
         }
+        ends_agree(&mut plain, &mut batched, 3, clock);
+    }
+
+    /// Every group reads the same from `a` and `b` at `at`.
+    fn reads_agree(a: &mut Psi, b: &mut Psi, groups: usize, at: u64) {
+        for g in 0..groups {
+            assert_eq!(a.show(g, at), b.show(g, at), "group {g} at {at}");
+        }
+    }
+
+    /// Five seconds after `clock`, every group reads the same, and each stalled.
+    fn ends_agree(a: &mut Psi, b: &mut Psi, groups: usize, clock: u64) {
         let end = clock + 5 * S;
-        for g in 0..3 {
-            let (a, b) = (plain.show(g, end), batched.show(g, end));
-            assert_eq!(a, b);
-            assert!(a.total_us[0] > 0, "the test stalls group {g}");
+        reads_agree(a, b, groups, end);
+        for g in 0..groups {
+            assert!(a.show(g, end).total_us[0] > 0, "the test stalls group {g}");
         }
     }
 
@@ -937,21 +942,10 @@ mod tests {
                 wakes.push((end + rng.gen_range(0..20) * MS, cpu, group));
             }
             if step % 41 == 0 {
-                for g in 0..3 {
-                    assert_eq!(
-                        heap.show(g, clock),
-                        once.show(g, clock),
-                        "group {g} at {clock}"
-                    );
-                }
+                reads_agree(&mut heap, &mut once, 3, clock);
             }
         }
-        let end = clock + 5 * S;
-        for g in 0..3 {
-            let (a, b) = (heap.show(g, end), once.show(g, end));
-            assert_eq!(a, b);
-            assert!(a.total_us[0] > 0, "the test stalls group {g}");
-        }
+        ends_agree(&mut heap, &mut once, 3, clock);
         assert_eq!(heap.applied_at_once, 0);
         assert!(once.applied_at_once > 1000, "{}", once.applied_at_once);
     }
