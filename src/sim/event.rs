@@ -73,8 +73,8 @@ impl EventQueue {
         self.push_at_seq(time_ns, seq, ev);
     }
 
-    /// The sequence number the next push would take: an event held back (a CPU's
-    /// free-up that nobody waits for yet) keeps its place among later pushes.
+    /// Takes the next sequence number: an event held back with it (a CPU's free-up
+    /// that nobody waits for yet) keeps the place it would have had among later pushes.
     #[inline]
     pub fn next_seq(&mut self) -> u64 {
         self.seq += 1;

@@ -1496,10 +1496,9 @@ mod tests {
     /// does: the same trace line for line, timeseries, tasks' times and PSI. The
     /// scenario keeps the run queue filling and draining (more paced and unpaced
     /// threads than CPUs, sleeps shorter and longer than a slice, kswapd and direct
-    /// reclaim, swap-outs, I/O, a
-    /// workload bound to one node's CPUs, so a CPU can sit idle while a task waits
-    /// for another), and the run with holding both pushes held free-ups and drops
-    /// them.
+    /// reclaim, swap-outs, I/O, a workload bound to one node's CPUs, so that a CPU can
+    /// sit idle while a task waits for another), and the run with holding both pushes
+    /// held free-ups and drops them.
     #[test]
     fn held_cpu_frees_leave_the_run_as_pushed_ones() {
         let text = "[run]\nduration = \"600ms\"\nsample_interval = \"50ms\"\n\
