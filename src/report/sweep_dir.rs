@@ -69,7 +69,8 @@ pub fn listed_points(dir: &Path) -> Result<Vec<ListedPoint>, NotASweep> {
 
 /// Why `points` cannot be read as a whole sweep, if some have no results.json yet: a
 /// sweep interrupted (its resume skips the points that ran) or still running. Names
-/// the first of them; None when every point has run.
+/// up to four of them (past four, the first three and how many more); None when every
+/// point has run.
 pub fn unfinished(points: &[ListedPoint]) -> Option<String> {
     let missing: Vec<String> = points
         .iter()

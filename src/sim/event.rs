@@ -126,4 +126,21 @@ mod tests {
         assert_eq!(q.pop(), Some((10, Event::IoPoll)));
         assert_eq!(q.pop(), None);
     }
+
+    /// An event pushed with a sequence number taken earlier sorts where a push at
+    /// that moment would have: before same-time, same-class events pushed since.
+    #[test]
+    fn a_held_event_keeps_its_place() {
+        let mut q = EventQueue::default();
+        let held = q.next_seq();
+        q.push(10, Event::CpuFree(1));
+        q.push(10, Event::Sample);
+        q.push(5, Event::Action(0));
+        q.push_at_seq(10, held, Event::CpuFree(0));
+        assert_eq!(q.pop(), Some((5, Event::Action(0))));
+        assert_eq!(q.pop(), Some((10, Event::CpuFree(0))));
+        assert_eq!(q.pop(), Some((10, Event::CpuFree(1))));
+        assert_eq!(q.pop(), Some((10, Event::Sample)));
+        assert_eq!(q.pop(), None);
+    }
 }
