@@ -240,7 +240,7 @@ impl Fio {
     /// The pass holding the job's `i`-th I/O, kept in `t.fio_pass` (`skip_fio`): the
     /// random permutation, or for a sequential job the blocks in order.
     pub(crate) fn pass_at(&self, t: &mut Thread, i: u64) -> FioPass {
-        if self.rw == FioRw::Read {
+        if matches!(self.rw, FioRw::Read | FioRw::Write) {
             let p = FioPass::sequential(self.blocks, i / self.blocks);
             t.fio_pass = Some(p);
             return p;

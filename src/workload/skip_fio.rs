@@ -1,27 +1,32 @@
-//! Skip sampling for fio's reads (`rw = "randread"` and `rw = "read"` under
-//! `run.access_sampling = "skip"`).
+//! Skip sampling for fio's reads and writes (`rw = "randread"`, `"read"`,
+//! `"randwrite"` and `"write"` under `run.access_sampling = "skip"`).
 //!
-//! A read job reads its blocks in a fixed order per pass ([`FioPass`]) that no random
-//! stream draws: a permutation of the file's blocks (random), or the blocks in turn
-//! (sequential). A read() of a block whose pages
-//! are all cached and settled ([`Mm::filemap_read_settled`]: no read in flight, no
-//! readahead mark, `folio_mark_accessed` would change nothing) changes no state but
-//! the clock and the file position: it costs the syscall and the page copies as
-//! system time and is one operation of that latency. So a job keeps the blocks a read
-//! may change (a superset), finds where the pass in progress reads them
-//! ([`FioPass::io_of`]), makes the reads between them in closed form, and hands each
-//! such block to [`Fio::op`], which reads it as under `each`. Results are `each`'s,
-//! byte for byte. (A sequential read that starts where the last ended skips marking
-//! its first page, but a settled page's marking changes nothing either way; a page
-//! marked PG_readahead, where async readahead starts the next window, is never
+//! A job makes its I/Os in a fixed order per pass ([`FioPass`]) that no random stream
+//! draws: a permutation of the file's blocks (random), or the blocks in turn
+//! (sequential). An I/O of a settled block changes no state but the clock (and, for a
+//! read, the file position): it costs the syscall and the page copies as system time
+//! and is one operation of that latency. A read's block is settled when its pages are
+//! all cached and settled ([`Mm::filemap_read_settled`]: no read in flight, no
+//! readahead mark, `folio_mark_accessed` would change nothing); a write's when its
+//! pages are all cached and dirty ([`Mm::filemap_write_settled`]), while the writer's
+//! dirty throttling would not look at the global state ([`Mm::dirty_ratelimit_quiet`],
+//! checked per run: the task's state, which only its own dirtying moves, not a
+//! block's). So a job keeps the blocks an I/O
+//! may change (a superset), finds where the pass in progress reaches them
+//! ([`FioPass::io_of`]), makes the I/Os between them in closed form, and hands each
+//! such block to [`Fio::op`], which makes its I/O as under `each`. Results are
+//! `each`'s, byte for byte. (A sequential read that starts where the last ended skips
+//! marking its first page, but a settled page's marking changes nothing either way; a
+//! page marked PG_readahead, where async readahead starts the next window, is never
 //! settled.)
 //!
 //! The set follows the file's change log: every page-cache entry written, and (while
-//! a job watches, `Mm::watching_folios`) every folio whose LRU state another path
+//! a job watches, `Mm::watching_folios`) every folio whose state another path
 //! changed: isolated for reclaim, deactivated, aged by MGLRU, its referenced bit
-//! taken by DAMON ([`Mm::folio_lru_changed`]). A set with more than a quarter of the
-//! blocks in it is dropped, the reads taken one by one for a pass (two, four, then
-//! eight after sets found dense in a row), and then built again from the page cache.
+//! taken by DAMON, cleaned for writeback ([`Mm::folio_changed`]). A set with more
+//! than a quarter of the blocks in it is dropped, the I/Os taken one by one for a
+//! pass (two, four, then eight after sets found dense in a row), and then built again
+//! from the page cache.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -34,15 +39,15 @@ use super::bench_kinds::FioPass;
 use super::{SliceReport, Spec, Thread, Workload};
 
 thread_local! {
-    /// Reads made in closed form on this host thread ([`reads_skipped_here`]).
-    static READS_SKIPPED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// I/Os made in closed form on this host thread ([`ios_skipped_here`]).
+    static IOS_SKIPPED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// How many fio reads the runs on this host thread have made in closed form: the
-/// evidence, for tests and for anyone asking whether skipping pays, that a run
-/// skipped (its results are `each`'s either way).
-pub fn reads_skipped_here() -> u64 {
-    READS_SKIPPED.with(|c| c.get())
+/// How many fio reads and writes the runs on this host thread have made in closed
+/// form: the evidence, for tests and for anyone asking whether skipping pays, that a
+/// run skipped (its results are `each`'s either way).
+pub fn ios_skipped_here() -> u64 {
+    IOS_SKIPPED.with(|c| c.get())
 }
 
 /// A job's skipping state.
@@ -57,13 +62,15 @@ pub struct FioSkip {
     dense_streak: u32,
 }
 
-/// The blocks of a job's file that a read may change, and where the pass in progress
-/// reads them.
+/// The blocks of a job's file that an I/O may change, and where the pass in progress
+/// reaches them.
 #[derive(Debug)]
 struct FioSet {
     space: u32,
     blocks: u64,
     bs_pages: u32,
+    /// A write job's set (its I/Os are writes), else a read job's.
+    write: bool,
     /// One bit per block.
     member: Vec<u64>,
     members: u64,
@@ -77,15 +84,16 @@ struct FioSet {
 }
 
 impl FioSet {
-    /// Every block a read may change now (or, once over a quarter of them are, the
+    /// Every block an I/O may change now (or, once over a quarter of them are, the
     /// set so far: dense, to be dropped); the space logs changes from here on.
-    fn build(mm: &mut Mm, space: u32, blocks: u64, bs_pages: u32) -> FioSet {
+    fn build(mm: &mut Mm, space: u32, blocks: u64, bs_pages: u32, write: bool) -> FioSet {
         mm.watching_folios = true;
         let log_pos = mm.spaces[space as usize].watch_changes();
         let mut s = FioSet {
             space,
             blocks,
             bs_pages,
+            write,
             member: vec![0; blocks.div_ceil(64) as usize],
             members: 0,
             log_pos,
@@ -93,8 +101,7 @@ impl FioSet {
             ahead: BinaryHeap::new(),
         };
         for b in 0..blocks {
-            let first = (b * bs_pages as u64) as u32;
-            if !mm.filemap_read_settled(space, first, bs_pages) {
+            if !s.settled(mm, b) {
                 s.member[(b / 64) as usize] |= 1 << (b % 64);
                 s.members += 1;
                 if s.dense() {
@@ -103,6 +110,16 @@ impl FioSet {
             }
         }
         s
+    }
+
+    /// Whether this job's I/O of block `b` now would change nothing.
+    fn settled(&self, mm: &mut Mm, b: u64) -> bool {
+        let first = (b * self.bs_pages as u64) as u32;
+        if self.write {
+            mm.filemap_write_settled(self.space, first, self.bs_pages)
+        } else {
+            mm.filemap_read_settled(self.space, first, self.bs_pages)
+        }
     }
 
     /// Over a quarter of the blocks are members: skipping would not pay.
@@ -188,15 +205,18 @@ impl FioSet {
     }
 }
 
-/// Whether thread `t`'s next reads are the skipping loop's: a read fio job
-/// under skip sampling, back to back (no rate, no think time), with no read in
-/// progress, and not in a pass after a dense set.
+/// Whether thread `t`'s next I/Os are the skipping loop's: a read or write fio job
+/// (not `randrw`, whose mix is drawn) under skip sampling, back to back (no rate, no
+/// think time), with no I/O in progress, and not in a pass after a dense set.
 pub(crate) fn applies(w: &Workload, t: &Thread) -> bool {
     let Spec::Fio(f) = &w.spec else {
         return false;
     };
     w.skip_sets.is_some()
-        && matches!(f.rw, FioRw::Randread | FioRw::Read)
+        && matches!(
+            f.rw,
+            FioRw::Randread | FioRw::Read | FioRw::Randwrite | FioRw::Write
+        )
         && w.batch == 1
         && w.interval_ns == 0
         && w.think_ns == 0
@@ -206,7 +226,7 @@ pub(crate) fn applies(w: &Workload, t: &Thread) -> bool {
         && t.cursor >= t.fio_skip.dense_until
 }
 
-/// Thread `t`'s reads from `clock` as [`super::run_slice`]'s loop makes them, up to
+/// Thread `t`'s I/Os from `clock` as [`super::run_slice`]'s loop makes them, up to
 /// the first of a block that may change something (left for [`Fio::op`]), the
 /// slice's end, the workload's stop or its `ops`. Returns how many it made.
 #[inline(never)]
@@ -233,6 +253,13 @@ pub(crate) fn run(
     if *clock >= end_ns || *ops_left == Some(0) {
         return 0;
     }
+    let write = matches!(f.rw, FioRw::Randwrite | FioRw::Write);
+    if write && !mm.dirty_ratelimit_quiet() {
+        // The next write looks at the global dirty state whatever it writes: taken
+        // as under `each`. Only the writer's own dirtying moves its counts, so they
+        // stay as they are over the writes made here.
+        return 0;
+    }
     let (space, blocks, bs_pages) = (f.spaces[t.index], f.blocks, f.bs_pages);
     let op_ns = mm.cfg.costs.syscall_ns + bs_pages as u64 * mm.cfg.costs.copy_page_ns;
     let bytes = bs_pages as u64 * 4096;
@@ -245,10 +272,10 @@ pub(crate) fn run(
     });
     let mut set = match kept {
         Some(s) => s,
-        None => Box::new(FioSet::build(mm, space, blocks, bs_pages)),
+        None => Box::new(FioSet::build(mm, space, blocks, bs_pages, write)),
     };
     if set.dense() {
-        // Dense: the reads one by one to the end of this pass and 2^streak − 1 more;
+        // Dense: the I/Os one by one to the end of this pass and 2^streak − 1 more;
         // the log is not needed meanwhile.
         mm.spaces[space as usize].unwatch_changes();
         let st = &mut t.fio_skip;
@@ -271,10 +298,9 @@ pub(crate) fn run(
         }
         let n = match set.next(t.cursor) {
             Some((io, b)) if io == t.cursor => {
-                // A block that may have changed, read next: look at it now.
+                // A block that may have changed, reached next: look at it now.
                 mm.now = *clock;
-                let first = (b * bs_pages as u64) as u32;
-                if !mm.filemap_read_settled(space, first, bs_pages) {
+                if !set.settled(mm, b) {
                     break;
                 }
                 set.remove(b);
@@ -283,12 +309,12 @@ pub(crate) fn run(
             Some((io, _)) => io - t.cursor,
             None => pass_end - t.cursor,
         };
-        // As many of them as fit before the slice's end, the stop and `ops`: a read
+        // As many of them as fit before the slice's end, the stop and `ops`: an I/O
         // starts while the clock is short of them.
         let fit = (end_ns - *clock).div_ceil(op_ns);
         let n = n.min(fit).min(ops_left.unwrap_or(u64::MAX));
         let start_ns = *clock;
-        // Reads issued before the statistics count (ramp_time) are not recorded.
+        // I/Os issued before the statistics count (ramp_time) are not recorded.
         let uncounted = if start_ns >= *stats_from_ns {
             0
         } else {
@@ -313,23 +339,26 @@ pub(crate) fn run(
         made += n;
     }
     if made > 0 {
-        // What the last read left behind: the kernel's state at its entry and exit
-        // (completed reads forgotten as of its start), the file position, and the
-        // batch it was. (Its `t.read` is not: the next read resets it unread.) It is
-        // in the pass in progress: a new pass is entered only to read from it.
+        // What the last I/O left behind: the kernel's state at its entry and exit,
+        // and the batch it was; a read's also completed reads forgotten as of its
+        // start and the file position. (Its `t.read` is not: the next read resets it
+        // unread.) It is in the pass in progress: a new pass is entered only to make
+        // an I/O in it.
         let last_start = *clock - op_ns;
-        let last = f.pass_at(t, t.cursor - 1).block_of(t.cursor - 1);
         mm.now = last_start;
-        mm.read_pending_until(space, (last * bs_pages as u64) as u32);
+        if !write {
+            let last = f.pass_at(t, t.cursor - 1).block_of(t.cursor - 1);
+            mm.read_pending_until(space, (last * bs_pages as u64) as u32);
+            mm.spaces[space as usize].ra.prev_pos = ((last + 1) * bs_pages as u64 * 4096) as i64;
+        }
         mm.cpu_ns = op_ns;
         mm.stall_ns = 0;
         mm.blocked_until = None;
         mm.throttled_until = None;
-        mm.spaces[space as usize].ra.prev_pos = ((last + 1) * bs_pages as u64 * 4096) as i64;
         t.batch_start_ns = last_start;
         t.batch_left = 0;
     }
     t.fio_skip.set = Some(set);
-    READS_SKIPPED.with(|c| c.set(c.get() + made));
+    IOS_SKIPPED.with(|c| c.set(c.get() + made));
     made
 }

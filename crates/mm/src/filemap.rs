@@ -228,6 +228,20 @@ impl Mm {
         })
     }
 
+    /// Whether the pages of a write() of `space[idx..idx + n]` are settled: the file
+    /// open, every page cached and already dirty (`folio_mark_dirty` returns at once;
+    /// the write path marks nothing accessed). While the writer's dirty throttling is
+    /// also quiet ([`Mm::dirty_ratelimit_quiet`], the task's state, not the pages')
+    /// such a write changes nothing but the clock (`workload::skip_fio` skips it): it
+    /// is [`Mm::filemap_write`]'s syscall and `n` page copies of CPU time.
+    pub fn filemap_write_settled(&self, space: u32, idx: u32, n: u32) -> bool {
+        self.vfs.file(space).d_count > 0
+            && (idx..idx + n).all(|i| {
+                let e = self.spaces[space as usize].pte(i);
+                pte::is_present(e) && self.frames[pte::pfn(e) as usize].test(pg::DIRTY)
+            })
+    }
+
     /// `do_read_fault`: an mmap load of `space[index]` found no page-table entry.
     /// Fault-around first maps the cached pages of the aligned window around it; if
     /// that mapped the page, the fault is done, else `filemap_fault`.

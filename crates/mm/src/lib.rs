@@ -1009,7 +1009,7 @@ pub struct Mm {
     pub in_lru_fault: bool,
     /// A reader that skips the reads which would change nothing follows some file's
     /// folios (`workload::skip_fio`): paths that change a file folio's LRU state
-    /// outside a read log its index ([`Mm::folio_lru_changed`]). Never cleared.
+    /// outside a read log its index ([`Mm::folio_changed`]). Never cleared.
     pub watching_folios: bool,
     /// Some space traps every user access ([`Space::set_trap`]): the fault path's
     /// first question, asked of this hot flag before any space.
@@ -1419,12 +1419,13 @@ impl Mm {
         self.cpu_ns += ns;
     }
 
-    /// A file folio's LRU state changed outside a read of it (isolated for reclaim,
-    /// deactivated, aged, its referenced bit taken): a reader skipping the reads that
-    /// would change nothing must look at it again. No kernel counterpart; a flag test
-    /// when no reader follows any file.
+    /// A file folio's LRU or dirty state changed outside a read or write of it
+    /// (isolated for reclaim, deactivated, aged, its referenced bit taken, cleaned for
+    /// writeback): a job skipping the reads or writes that would change nothing must
+    /// look at it again. No kernel counterpart; a flag test when no job follows any
+    /// file.
     #[inline]
-    pub fn folio_lru_changed(&mut self, pfn: Pfn) {
+    pub fn folio_changed(&mut self, pfn: Pfn) {
         if !self.watching_folios {
             return;
         }

@@ -320,7 +320,7 @@ impl Mm {
         {
             return;
         }
-        self.folio_lru_changed(pfn);
+        self.folio_changed(pfn);
         self.lruvec_del_folio(pfn);
         let f = &mut self.frames[pfn as usize];
         f.clear(pg::ACTIVE);
@@ -388,7 +388,7 @@ impl Mm {
         {
             return;
         }
-        self.folio_lru_changed(pfn);
+        self.folio_changed(pfn);
         self.lruvec_del_folio(pfn);
         self.frames[pfn as usize].clear(pg::ACTIVE);
         self.lruvec_add_folio_tail(pfn);

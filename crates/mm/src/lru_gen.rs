@@ -670,7 +670,7 @@ impl Mm {
             }
         }
         let new_gen = (old_gen + 1) % MAX_NR_GENS as usize;
-        self.folio_lru_changed(pfn);
+        self.folio_changed(pfn);
         let f = &mut self.frames[pfn as usize];
         folio::clear_refs_flags(f);
         folio::set_gen(f, Some(new_gen));
@@ -1087,7 +1087,7 @@ impl Mm {
     /// `isolate_folio`: off the list for `shrink_folio_list` (every simulated
     /// allocation may do I/O, so none is refused for lack of __GFP_IO).
     fn isolate_folio(&mut self, pfn: Pfn) {
-        self.folio_lru_changed(pfn);
+        self.folio_changed(pfn);
         let f = &mut self.frames[pfn as usize];
         if !f.test(pg::REFERENCED) {
             folio::set_refs_counter(f, 0);

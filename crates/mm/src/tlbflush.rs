@@ -204,7 +204,7 @@ mod tests {
             mm.cpu_user_until[c] = u64::MAX;
         }
         for &p in &pfns {
-            mm.folio_lru_changed(p);
+            mm.folio_changed(p);
             mm.lruvec_del_folio(p);
             mm.frames[p as usize].list = crate::page::on::ISOLATED;
             mm.frames[p as usize].clear(pg::REFERENCED);

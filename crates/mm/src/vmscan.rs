@@ -631,7 +631,7 @@ impl Mm {
         if self.watching_folios {
             // shrink_folio_list and shrink_active_list decide their flags from here.
             for &pfn in &taken {
-                self.folio_lru_changed(pfn);
+                self.folio_changed(pfn);
             }
         }
         // update_lru_sizes: the pages taken off the list, per zone, once per batch.

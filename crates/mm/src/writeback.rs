@@ -209,6 +209,8 @@ impl Mm {
         let zi = self.page_zone_id(pfn);
         self.wb.nr_write_pending[zi] -= 1;
         self.mod_page_state(pfn, PageState::FileDirty, -1);
+        // Clean now: a writer skipping writes to dirty pages must look at it again.
+        self.folio_changed(pfn);
         self.plug.push((pfn, false));
         self.count(Ev::PgpgOut, 4);
     }
@@ -789,6 +791,28 @@ impl Mm {
         }
     }
 
+    /// Whether [`Mm::balance_dirty_pages_ratelimited`] would return now without looking
+    /// at the global state or changing anything: the current task has dirtied fewer
+    /// than its `nr_dirtied_pause` pages (8 while the limit is exceeded) since its last
+    /// check, and its CPU's count is below `ratelimit_pages`. Only dirtying a page
+    /// moves either count, so a run of writes that dirty nothing stays quiet
+    /// (`workload::skip_fio` skips such writes).
+    pub fn dirty_ratelimit_quiet(&self) -> bool {
+        let Current::Task(t) = self.current else {
+            return true;
+        };
+        let th = &self.wb.throttle;
+        let Some(task) = th.task.get(t) else {
+            return true;
+        };
+        let mut ratelimit = task.nr_dirtied_pause;
+        if th.dirty_exceeded {
+            ratelimit = ratelimit.min(DIRTY_EXCEEDED_RATELIMIT);
+        }
+        let cpu_dirtied = th.bdp_ratelimits.get(self.current_cpu).copied();
+        task.nr_dirtied < ratelimit && cpu_dirtied.unwrap_or(0) < th.ratelimit_pages
+    }
+
     /// `balance_dirty_pages_ratelimited`, once a write() has dirtied its pages: if the
     /// task has dirtied its `nr_dirtied_pause` pages (8 while the limit is exceeded), or
     /// its CPU `ratelimit_pages`, look at the global state. Returns when the task's
@@ -1027,6 +1051,95 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// `dirty_ratelimit_quiet` against `balance_dirty_pages_ratelimited` over every
+    /// combination of the counts around their limits: quiet, the call returns None and
+    /// leaves the throttle's state as it was; not quiet, it looks at the global state
+    /// (a task with pages dirtied has them counted from 0 again).
+    #[test]
+    fn quiet_dirty_throttling_changes_nothing() {
+        use crate::test_util::{config, task_mm};
+        let mut mm = task_mm(config(64));
+        mm.wb.throttle.ratelimit_pages = 16;
+        for exceeded in [false, true] {
+            for pause in [0, 4, 8, 9, 32] {
+                for dirtied in [0, 3, 7, 8, 9, 31, 32] {
+                    for cpu_dirtied in [0, 15, 16, 17] {
+                        let th = &mut mm.wb.throttle;
+                        th.dirty_exceeded = exceeded;
+                        th.bdp_ratelimits = vec![cpu_dirtied];
+                        th.task[0] = TaskDirty {
+                            nr_dirtied: dirtied,
+                            nr_dirtied_pause: pause,
+                            dirty_paused_when: None,
+                        };
+                        let ratelimit = if exceeded { pause.min(8) } else { pause };
+                        let quiet = dirtied < ratelimit && cpu_dirtied < 16;
+                        let case = (exceeded, pause, dirtied, cpu_dirtied);
+                        assert_eq!(mm.dirty_ratelimit_quiet(), quiet, "{case:?}");
+                        let before = format!("{:?}", mm.wb.throttle);
+                        let r = mm.balance_dirty_pages_ratelimited();
+                        if quiet {
+                            assert_eq!(r, None, "{case:?}");
+                            assert_eq!(format!("{:?}", mm.wb.throttle), before, "{case:?}");
+                        } else if dirtied > 0 {
+                            assert_eq!(mm.wb.throttle.task[0].nr_dirtied, 0, "{case:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A write() to pages cached and dirty, with the writer's throttling quiet,
+    /// changes nothing but the clock; cleaning one for writeback is logged for a job
+    /// that follows the file, and unsettles it.
+    #[test]
+    fn a_write_to_dirty_pages_is_settled_until_writeback_cleans_one() {
+        use super::super::page::pte;
+        use crate::memory::FaultResult;
+        use crate::test_util::{config, task_mm};
+        use crate::SpaceKind;
+        let mut mm = task_mm(config(64));
+        let space = mm.add_space(SpaceKind::File, "f".into(), 16, None);
+        assert!(
+            !mm.filemap_write_settled(space, 0, 4),
+            "not open, not cached"
+        );
+        assert_eq!(mm.filemap_write(space, 0, 4), FaultResult::Done);
+        assert!(mm.filemap_write_settled(space, 0, 4));
+        assert!(
+            !mm.filemap_write_settled(space, 3, 2),
+            "page 4 is not cached"
+        );
+        // 4 pages dirtied of the new task's 32 before it looks: quiet.
+        assert!(mm.dirty_ratelimit_quiet());
+        let pfns: Vec<_> = (0..4)
+            .map(|i| pte::pfn(mm.spaces[space as usize].pte(i)))
+            .collect();
+        let state = |mm: &Mm| {
+            let frames: Vec<_> = pfns.iter().map(|&p| mm.frames[p as usize]).collect();
+            format!("{frames:?} {:?} {}", mm.wb.throttle, mm.wb.nr_dirty)
+        };
+        let before = state(&mm);
+        mm.cpu_ns = 0;
+        assert_eq!(mm.filemap_write(space, 0, 4), FaultResult::Done);
+        assert_eq!(state(&mm), before);
+        let c = &mm.cfg.costs;
+        assert_eq!(mm.cpu_ns, c.syscall_ns + 4 * c.copy_page_ns);
+        // Writeback cleans page 2: logged (only while someone watches), unsettled.
+        let from = mm.spaces[space as usize].watch_changes();
+        mm.start_file_writeback(pfns[1], false);
+        assert_eq!(mm.spaces[space as usize].changes_since(from), Some(&[][..]));
+        mm.watching_folios = true;
+        mm.start_file_writeback(pfns[2], false);
+        assert_eq!(
+            mm.spaces[space as usize].changes_since(from),
+            Some(&[2u64][..])
+        );
+        assert!(mm.filemap_write_settled(space, 3, 1));
+        assert!(!mm.filemap_write_settled(space, 2, 1));
     }
 
     #[test]

@@ -168,7 +168,7 @@ impl Mm {
     fn damon_pa_pageout(&mut self, r: &Region, s: &Scheme) -> u64 {
         let mut list = Vec::new();
         self.damon_pa_for_each_folio(r, s, |mm, pfn| {
-            mm.folio_lru_changed(pfn);
+            mm.folio_changed(pfn);
             mm.frames[pfn as usize].clear(pg::REFERENCED);
             mm.folio_test_clear_young(pfn);
             if !mm.frames[pfn as usize].test(pg::UNEVICTABLE) {

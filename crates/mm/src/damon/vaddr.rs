@@ -167,7 +167,7 @@ impl Mm {
                 self.charge(self.cfg.costs.scan_page_ns);
                 aged += 1;
                 *self.spaces[si as usize].pte_mut(idx) &= !pte::YOUNG;
-                self.folio_lru_changed(pfn);
+                self.folio_changed(pfn);
                 self.frames[pfn as usize].clear(pg::REFERENCED);
                 self.folio_test_clear_young(pfn);
                 if !pageout {
