@@ -820,7 +820,10 @@ pub fn run_slice(
                     skip_kv::run(w, t, mm, &mut clock, slice_end, rep)
                 }
                 Spec::Fio(_) if skip_fio::applies(w, t) => {
-                    skip_fio::run(w, t, mm, &mut clock, slice_end, rep)
+                    match skip_fio::run(w, t, mm, &mut clock, slice_end, rep) {
+                        Ok(made) => made,
+                        Err(end) => break end,
+                    }
                 }
                 _ => 0,
             };

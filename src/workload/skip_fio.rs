@@ -36,7 +36,7 @@ use crate::mm::{Mm, PMD_CHANGE};
 use crate::scenario::FioRw;
 
 use super::bench_kinds::FioPass;
-use super::{SliceReport, Spec, Thread, Workload};
+use super::{Pacing, SliceEnd, SliceReport, Spec, Thread, Workload};
 
 thread_local! {
     /// I/Os made in closed form on this host thread ([`ios_skipped_here`]).
@@ -206,8 +206,9 @@ impl FioSet {
 }
 
 /// Whether thread `t`'s next I/Os are the skipping loop's: a read or write fio job
-/// (not `randrw`, whose mix is drawn) under skip sampling, back to back (no rate, no
-/// think time), with no I/O in progress, and not in a pass after a dense set.
+/// (not `randrw`, whose mix is drawn) under skip sampling, back to back or paced
+/// (`rate`; no think time), with no I/O in progress, and not in a pass after a dense
+/// set.
 pub(crate) fn applies(w: &Workload, t: &Thread) -> bool {
     let Spec::Fio(f) = &w.spec else {
         return false;
@@ -218,7 +219,6 @@ pub(crate) fn applies(w: &Workload, t: &Thread) -> bool {
             FioRw::Randread | FioRw::Read | FioRw::Randwrite | FioRw::Write
         )
         && w.batch == 1
-        && w.interval_ns == 0
         && w.think_ns == 0
         && t.retry.is_none()
         && t.populate.is_none()
@@ -226,9 +226,11 @@ pub(crate) fn applies(w: &Workload, t: &Thread) -> bool {
         && t.cursor >= t.fio_skip.dense_until
 }
 
-/// Thread `t`'s I/Os from `clock` as [`super::run_slice`]'s loop makes them, up to
-/// the first of a block that may change something (left for [`Fio::op`]), the
-/// slice's end, the workload's stop or its `ops`. Returns how many it made.
+/// Thread `t`'s I/Os from `clock` as [`super::run_slice`]'s loop makes them (each
+/// issued at its slot if the job is paced), up to the first of a block that may
+/// change something (left for [`Fio::op`]), the workload's `ops`, or the slice's end.
+/// Returns how many it made, or how the slice ended (the pacing's sleep past it, the
+/// slice's end, the workload's stop).
 #[inline(never)]
 pub(crate) fn run(
     w: &mut Workload,
@@ -237,13 +239,14 @@ pub(crate) fn run(
     clock: &mut u64,
     slice_end: u64,
     rep: &mut SliceReport,
-) -> u64 {
+) -> Result<u64, SliceEnd> {
     let Workload {
         spec: Spec::Fio(f),
         stats,
         stats_from_ns,
         stop_ns,
         ops_left,
+        interval_ns,
         ..
     } = w
     else {
@@ -251,14 +254,14 @@ pub(crate) fn run(
     };
     let end_ns = (*stop_ns).min(slice_end);
     if *clock >= end_ns || *ops_left == Some(0) {
-        return 0;
+        return Ok(0);
     }
     let write = matches!(f.rw, FioRw::Randwrite | FioRw::Write);
     if write && !mm.dirty_ratelimit_quiet() {
         // The next write looks at the global dirty state whatever it writes: taken
         // as under `each`. Only the writer's own dirtying moves its counts, so they
         // stay as they are over the writes made here.
-        return 0;
+        return Ok(0);
     }
     let (space, blocks, bs_pages) = (f.spaces[t.index], f.blocks, f.bs_pages);
     let op_ns = mm.cfg.costs.syscall_ns + bs_pages as u64 * mm.cfg.costs.copy_page_ns;
@@ -282,14 +285,25 @@ pub(crate) fn run(
         let passes = 1u64 << st.dense_streak.min(3);
         st.dense_streak += 1;
         st.dense_until = (pass.pass() + passes) * blocks;
-        return 0;
+        return Ok(0);
     }
     t.fio_skip.dense_streak = 0;
     if set.pass != pass.pass() {
         set.place(&pass, t.cursor);
     }
-    let mut made = 0u64;
-    while *clock < end_ns && *ops_left != Some(0) {
+    // run_slice's loop in closed form: each I/O issued as the pacing allows (back to
+    // back: as the last ends), one operation of `op_ns`, the ramp respected.
+    let ends = (slice_end, *stop_ns);
+    let mut p = Pacing::new(
+        *clock,
+        t.next_issue_ns,
+        *interval_ns,
+        ends,
+        op_ns,
+        *stats_from_ns,
+    );
+    let mut end = None;
+    while p.clock < end_ns && *ops_left != Some(0) {
         let pass_end = (pass.pass() + 1) * blocks;
         if t.cursor == pass_end {
             pass = f.pass_at(t, t.cursor);
@@ -298,8 +312,10 @@ pub(crate) fn run(
         }
         let n = match set.next(t.cursor) {
             Some((io, b)) if io == t.cursor => {
-                // A block that may have changed, reached next: look at it now.
-                mm.now = *clock;
+                // A block that may have changed, reached next: look at it now (a
+                // paced I/O is issued later in this slice, or in a later one after
+                // the log is caught up, so nothing changes it meanwhile).
+                mm.now = p.clock;
                 if !set.settled(mm, b) {
                     break;
                 }
@@ -309,42 +325,32 @@ pub(crate) fn run(
             Some((io, _)) => io - t.cursor,
             None => pass_end - t.cursor,
         };
-        // As many of them as fit before the slice's end, the stop and `ops`: an I/O
-        // starts while the clock is short of them.
-        let fit = (end_ns - *clock).div_ceil(op_ns);
-        let n = n.min(fit).min(ops_left.unwrap_or(u64::MAX));
-        let start_ns = *clock;
-        // I/Os issued before the statistics count (ramp_time) are not recorded.
-        let uncounted = if start_ns >= *stats_from_ns {
-            0
-        } else {
-            (*stats_from_ns - start_ns).div_ceil(op_ns).min(n)
-        };
-        let counted = n - uncounted;
-        *clock += n * op_ns;
-        if counted > 0 {
-            stats.record(op_ns, counted, counted * bytes);
-            stats.last_op_ns = *clock;
-            stats
-                .first_op_ns
-                .get_or_insert(start_ns + uncounted * op_ns);
-        }
-        rep.system_ns += n * op_ns;
-        t.cursor += n;
-        t.ops += n;
-        t.last_op_ns = Some(*clock);
+        let n = n.min(ops_left.unwrap_or(u64::MAX));
+        let k = p.run_hits(n);
+        t.cursor += k;
         if let Some(left) = ops_left.as_mut() {
-            *left -= n;
+            *left -= k;
         }
-        made += n;
+        if k < n {
+            end = Some(p.end.expect("a run cut short ends the slice"));
+            break;
+        }
+    }
+    let made = p.hits;
+    *clock = p.clock;
+    if *interval_ns > 0 {
+        t.next_issue_ns = p.next_issue_ns;
     }
     if made > 0 {
+        rep.system_ns += made * op_ns;
+        t.ops += made;
+        t.last_op_ns = Some(p.hits_end_ns);
         // What the last I/O left behind: the kernel's state at its entry and exit,
         // and the batch it was; a read's also completed reads forgotten as of its
         // start and the file position. (Its `t.read` is not: the next read resets it
         // unread.) It is in the pass in progress: a new pass is entered only to make
         // an I/O in it.
-        let last_start = *clock - op_ns;
+        let last_start = p.hits_end_ns - op_ns;
         mm.now = last_start;
         if !write {
             let last = f.pass_at(t, t.cursor - 1).block_of(t.cursor - 1);
@@ -358,7 +364,14 @@ pub(crate) fn run(
         t.batch_start_ns = last_start;
         t.batch_left = 0;
     }
+    if p.counted > 0 {
+        stats.record(op_ns, p.counted, p.counted * bytes);
+        stats.last_op_ns = p.last_counted_end_ns;
+        stats
+            .first_op_ns
+            .get_or_insert(p.first_counted_ns.expect("counted"));
+    }
     t.fio_skip.set = Some(set);
     IOS_SKIPPED.with(|c| c.set(c.get() + made));
-    made
+    end.map_or(Ok(made), Err)
 }
