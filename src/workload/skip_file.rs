@@ -1,5 +1,6 @@
-//! Skip sampling for `file-read` workloads reading at uniform offsets (`pattern =
-//! "uniform"`, read(), under `run.access_sampling = "skip"`), back to back or paced.
+//! Skip sampling for `file-read` workloads reading at uniform offsets or in turn
+//! (`pattern = "uniform"` or `"sequential"`, read(), under `run.access_sampling =
+//! "skip"`), back to back or paced.
 //!
 //! A read() of an item (`io_size` of one of the files) whose pages are all cached and
 //! settled ([`Mm::filemap_read_settled`]: no read in flight, no readahead mark,
@@ -15,6 +16,14 @@
 //! a settled item of it, uniformly). The read of a member is handed to the workload's
 //! operation as a retry issued at its slot, and made as under `each`. So results agree
 //! with `each` in distribution: the offsets are the same random process.
+//!
+//! A sequential thread reads the items in turn from its cursor (wrapping), so nothing
+//! is drawn: the run before the next member in reading order is made in closed form,
+//! a file at a time, each file left as its last read leaves it (`prev_pos` at its end,
+//! the file's completed reads forgotten as of its start: a thread whose slice runs at
+//! an earlier instant sees them so), and the member's read is left to the loop, which
+//! makes it at its slot as under `each`. A member reached is looked at first and
+//! dropped if settled. Results are `each`'s byte for byte.
 //!
 //! The set follows each file's change log: every page-cache entry written, and (with
 //! [`Mm::watching_folios`]) every folio whose LRU state another path changed. It
@@ -183,6 +192,40 @@ impl FileSet {
         }
     }
 
+    /// How many reads in turn from item `from` come before the next read of a
+    /// member (wrapping; None without members).
+    fn next_member(&self, from: u64) -> Option<u64> {
+        let word = |w: usize, from_bit: u64| self.member[w] >> from_bit << from_bit;
+        let n_words = self.member.len();
+        let w0 = (from / 64) as usize;
+        let mut bits = word(w0, from % 64);
+        // From the cursor's word to the last, then from the first round to it.
+        for step in 0..=n_words {
+            let w = (w0 + step) % n_words;
+            if step > 0 {
+                bits = self.member[w];
+            }
+            if bits != 0 {
+                let i = w as u64 * 64 + bits.trailing_zeros() as u64;
+                return Some((i + self.items - from) % self.items);
+            }
+        }
+        None
+    }
+
+    /// After a run in turn whose last read was of item `last`, started at
+    /// `last_start_ns`: its file as that read leaves it, `prev_pos` at its end and the
+    /// file's completed reads forgotten as of its start (as every read forgets them:
+    /// a thread whose slice runs at an earlier instant sees them so).
+    fn leave_in_turn(&self, mm: &mut Mm, last: u64, last_start_ns: u64) {
+        let (f, first) = self.at(last);
+        let space = self.spaces[f];
+        mm.spaces[space as usize].ra.prev_pos =
+            ((first as u64 + self.io_pages as u64) * 4096) as i64;
+        mm.now = last_start_ns;
+        mm.read_pending_until(space, first);
+    }
+
     /// A settled item of file `f` (one that is not a member), uniformly; `f` has one.
     fn settled_item_of(&self, f: usize, rng: &mut Pcg64Mcg) -> u64 {
         debug_assert!(self.file_members[f] < self.per_file_items);
@@ -258,7 +301,7 @@ pub struct FileSkip {
 }
 
 /// Whether thread `t`'s next reads are the skipping loop's: a read() `file-read`
-/// workload with uniform offsets under skip sampling (its set not dense), one read a
+/// workload with uniform offsets or reading in turn under skip sampling (its set not dense), one read a
 /// batch, no think time and no `ops` cap, with no read in progress, no access
 /// recording, and files whose accesses do not trap.
 pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
@@ -266,7 +309,7 @@ pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
         write: false,
         mmap: false,
         spaces,
-        sampler: Sampler::Uniform { n },
+        sampler: Sampler::Uniform { n } | Sampler::Sequential { n },
         ..
     } = &w.spec
     else {
@@ -316,10 +359,10 @@ pub(crate) fn dense_read(s: &mut FileSet, mm: &mut Mm, item: u64) {
 }
 
 /// Thread `t`'s reads from `clock` as [`super::run_slice`]'s loop makes them, at
-/// their slots, up to the first read of a member (handed on in `t.retry`, issued at
-/// its slot: None is returned and the loop makes it), or the end of the slice, of a
-/// sleep past it or of the workload (returned). None too when the set is dense: the
-/// loop draws and makes each read.
+/// their slots, up to the first read of a member (uniform: handed on in `t.retry`,
+/// issued at its slot; in turn: not yet issued; None is returned and the loop makes
+/// it), or the end of the slice, of a sleep past it or of the workload (returned).
+/// None too when the set is dense: the loop draws and makes each read.
 pub(crate) fn run(
     w: &mut Workload,
     t: &mut Thread,
@@ -334,6 +377,7 @@ pub(crate) fn run(
                 spaces,
                 pages_per_file,
                 io_pages,
+                sampler,
                 ..
             },
         skip_sets,
@@ -377,16 +421,21 @@ pub(crate) fn run(
         op_ns,
         stats_from_ns,
     );
-    // The gap of reads of settled items before the next of a member (geometric: the
-    // process is memoryless, so a run that ends part-way draws afresh next time).
-    let gap = if s.list.is_empty() {
-        u64::MAX
+    let (last_item, handed) = if let Sampler::Sequential { .. } = sampler {
+        (in_turn(s, mm, &mut p, &mut t.cursor), false)
     } else {
-        geometric(&mut t.rng, s.p_member())
+        // The gap of reads of settled items before the next of a member (geometric:
+        // the process is memoryless, so a run that ends part-way draws afresh next
+        // time).
+        let gap = if s.list.is_empty() {
+            u64::MAX
+        } else {
+            geometric(&mut t.rng, s.p_member())
+        };
+        let made = p.run_hits(gap);
+        let last_item = s.leave_prev_pos(mm, &mut t.rng, made);
+        (last_item, made == gap && p.issue_next())
     };
-    let made = p.run_hits(gap);
-    let last_item = s.leave_prev_pos(mm, &mut t.rng, made);
-    let handed = made == gap && p.issue_next();
     if handed {
         let i = s.list[below(t.rng.next_u64(), s.list.len() as u64) as usize] as u64;
         t.file_skip.pending = Some(i);
@@ -428,7 +477,45 @@ pub(crate) fn run(
     if handed {
         None
     } else {
-        Some(p.end.expect("the run ended by its pacing"))
+        // Uniform: the run ended by its pacing. In turn: that, or at a member's read.
+        p.end
+    }
+}
+
+/// A thread reading in turn from `cursor`: runs of settled items up to the next
+/// member's read (left to the loop; a member reached and found settled is dropped
+/// and the run goes on) or the slice's end. Returns the last item read.
+fn in_turn(s: &mut FileSet, mm: &mut Mm, p: &mut Pacing, cursor: &mut u64) -> Option<u64> {
+    let mut last = None;
+    loop {
+        let gap = s.next_member(*cursor).unwrap_or(u64::MAX);
+        if gap == 0 {
+            // Looked at now: a paced read is issued later in this slice, or in a later
+            // one after the logs are caught up, so nothing changes it meanwhile.
+            mm.now = p.clock;
+            if s.settled(mm, *cursor) {
+                s.remove(*cursor);
+                continue;
+            }
+            return last;
+        }
+        // A run stays in the cursor's file (one file may wrap to its start): each
+        // file read is then left as its last read leaves it, at that read's time.
+        let n = if s.spaces.len() > 1 {
+            gap.min(s.per_file_items - *cursor % s.per_file_items)
+        } else {
+            gap
+        };
+        let k = p.run_hits(n);
+        if k > 0 {
+            let i = (*cursor + (k - 1) % s.items) % s.items;
+            s.leave_in_turn(mm, i, p.hits_end_ns - p.access_ns);
+            last = Some(i);
+            *cursor = (*cursor + k % s.items) % s.items;
+        }
+        if k < n {
+            return last;
+        }
     }
 }
 
@@ -453,6 +540,35 @@ mod tests {
             s.add(i);
         }
         (s, mm)
+    }
+
+    /// The reads in turn before the next member's: forward within a word, across
+    /// words, and around the end to the first members.
+    #[test]
+    fn next_member_counts_reads_in_turn_wrapping() {
+        let mut mm = Mm::new(crate::mm::Config::new(64 << 8));
+        let spaces: Vec<u32> = (0..2)
+            .map(|f| mm.add_space(SpaceKind::File, format!("f{f}"), 100, None))
+            .collect();
+        let mut s = FileSet::new(&spaces, 100, 1);
+        s.member = vec![0; 4];
+        s.place = vec![0; 200];
+        assert_eq!(s.next_member(17), None);
+        for i in [5, 70, 130] {
+            s.add(i);
+        }
+        let want = [
+            (0, 5),
+            (5, 0),
+            (6, 64),
+            (70, 0),
+            (71, 59),
+            (131, 74),
+            (199, 6),
+        ];
+        for (from, gap) in want {
+            assert_eq!(s.next_member(from), Some(gap), "from {from}");
+        }
     }
 
     /// Each file's `prev_pos` (None: untouched) after `n` reads of settled items.

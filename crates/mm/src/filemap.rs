@@ -207,23 +207,24 @@ impl Mm {
         FaultResult::Done
     }
 
-    /// Whether a read() of `space[idx..idx + n]` now would change nothing but the clock
-    /// and the file position (`workload::skip_fio` skips such reads): every page cached,
-    /// none under a read still in flight or marked PG_readahead, and each one's
-    /// [`Mm::folio_access_settled`]. Such a read is [`Mm::filemap_read`]'s syscall and
-    /// `n` page copies of CPU time. Forgets completed reads, as a read would.
-    pub fn filemap_read_settled(&mut self, space: u32, idx: u32, n: u32) -> bool {
+    /// Whether a read() of `space[idx..idx + n]` would change nothing but the clock and
+    /// the file position (`workload::skip_fio` and `workload::skip_file` skip such
+    /// reads): every page cached, none with a read on record ([`Mm::read_on_record`]:
+    /// in flight, or completed but not yet forgotten by a read) or marked
+    /// PG_readahead, and each one's [`Mm::folio_access_settled`]. Such a read is
+    /// [`Mm::filemap_read`]'s syscall and `n` page copies of CPU time. Changes
+    /// nothing and reads no clock: threads' slices run in event order, not in clock
+    /// order, so what one finds settled must be settled at every thread's clock (a
+    /// completed read is forgotten by the next read of its file, at that read's time).
+    pub fn filemap_read_settled(&self, space: u32, idx: u32, n: u32) -> bool {
         if self.vfs.file(space).d_count == 0 {
             return false; // the open (vfs_open) comes first
         }
-        let now = self.now;
         (idx..idx + n).all(|i| {
             let e = self.spaces[space as usize].pte(i);
             pte::is_present(e)
                 && !self.frames[pte::pfn(e) as usize].test(pg::READAHEAD)
-                && self
-                    .read_pending_until(space, i)
-                    .is_none_or(|done| done <= now)
+                && !self.read_on_record(space, i)
                 && self.folio_access_settled(pte::pfn(e))
         })
     }

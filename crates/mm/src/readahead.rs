@@ -139,6 +139,17 @@ impl Mm {
             .max()
     }
 
+    /// Whether a read that brings `space[idx]` in is on record: being added, in
+    /// flight, or completed and not yet forgotten (by [`Mm::read_pending_until`], as
+    /// a read of the file does). Unlike that, the same at every clock: what one
+    /// thread finds at its clock holds at another's.
+    pub fn read_on_record(&self, space: u32, idx: u32) -> bool {
+        let s = &self.spaces[space as usize];
+        s.adding
+            .is_some_and(|(first, end)| (first..end).contains(&idx))
+            || s.reads.iter().any(|r| (r.first..r.end).contains(&idx))
+    }
+
     /// `page_cache_prev_miss`: the first index at or below `index` with no folio,
     /// looking at most `max_scan` entries; `NO_MISS` if every page down to 0 is
     /// cached (and the scan had room to wrap), else the last index looked at.
