@@ -3,7 +3,7 @@
 //! "skip"`), back to back or paced.
 //!
 //! A read() of an item (`io_size` of one of the files) whose pages are all cached and
-//! settled ([`Mm::filemap_read_settled`]: no read in flight, no readahead mark,
+//! settled ([`Mm::filemap_read_settled`]: no read on record, no readahead mark,
 //! `folio_mark_accessed` would change nothing) changes no state but the clock and the
 //! file's `prev_pos`: it costs the syscall and the page copies as system time and is
 //! one operation of that latency. So the workload keeps the items a read may change
@@ -97,8 +97,8 @@ impl FileSet {
         (f, ((i % self.per_file_items) * self.io_pages as u64) as u32)
     }
 
-    /// Whether a read of item `i` now would change nothing.
-    fn settled(&self, mm: &mut Mm, i: u64) -> bool {
+    /// Whether a read of item `i` would change nothing.
+    fn settled(&self, mm: &Mm, i: u64) -> bool {
         let (f, first) = self.at(i);
         mm.filemap_read_settled(self.spaces[f], first, self.io_pages)
     }
@@ -301,9 +301,9 @@ pub struct FileSkip {
 }
 
 /// Whether thread `t`'s next reads are the skipping loop's: a read() `file-read`
-/// workload with uniform offsets or reading in turn under skip sampling (its set not dense), one read a
-/// batch, no think time and no `ops` cap, with no read in progress, no access
-/// recording, and files whose accesses do not trap.
+/// workload with uniform offsets or reading in turn under skip sampling (its set not
+/// dense), one read a batch, no think time and no `ops` cap, with no read in
+/// progress, no access recording, and files whose accesses do not trap.
 pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
     let Spec::File {
         write: false,
@@ -490,9 +490,8 @@ fn in_turn(s: &mut FileSet, mm: &mut Mm, p: &mut Pacing, cursor: &mut u64) -> Op
     loop {
         let gap = s.next_member(*cursor).unwrap_or(u64::MAX);
         if gap == 0 {
-            // Looked at now: a paced read is issued later in this slice, or in a later
-            // one after the logs are caught up, so nothing changes it meanwhile.
-            mm.now = p.clock;
+            // Looked at now: nothing changes it before its read, later in this slice
+            // (a paced one) or in a later one after the logs are caught up.
             if s.settled(mm, *cursor) {
                 s.remove(*cursor);
                 continue;

@@ -6,7 +6,7 @@
 //! (sequential). An I/O of a settled block changes no state but the clock (and, for a
 //! read, the file position): it costs the syscall and the page copies as system time
 //! and is one operation of that latency. A read's block is settled when its pages are
-//! all cached and settled ([`Mm::filemap_read_settled`]: no read in flight, no
+//! all cached and settled ([`Mm::filemap_read_settled`]: no read on record, no
 //! readahead mark, `folio_mark_accessed` would change nothing); a write's when its
 //! pages are all cached and dirty ([`Mm::filemap_write_settled`]), while the writer's
 //! dirty throttling would not look at the global state ([`Mm::dirty_ratelimit_quiet`],
@@ -112,8 +112,9 @@ impl FioSet {
         s
     }
 
-    /// Whether this job's I/O of block `b` now would change nothing.
-    fn settled(&self, mm: &mut Mm, b: u64) -> bool {
+    /// Whether this job's I/O of block `b` would change nothing (the writer's dirty
+    /// throttling aside, which [`run`] checks).
+    fn settled(&self, mm: &Mm, b: u64) -> bool {
         let first = (b * self.bs_pages as u64) as u32;
         if self.write {
             mm.filemap_write_settled(self.space, first, self.bs_pages)
@@ -312,10 +313,9 @@ pub(crate) fn run(
         }
         let n = match set.next(t.cursor) {
             Some((io, b)) if io == t.cursor => {
-                // A block that may have changed, reached next: look at it now (a
-                // paced I/O is issued later in this slice, or in a later one after
-                // the log is caught up, so nothing changes it meanwhile).
-                mm.now = p.clock;
+                // A block that may have changed, reached next: look at it now
+                // (nothing changes it before its I/O, later in this slice if paced,
+                // or in a later one after the log is caught up).
                 if !set.settled(mm, b) {
                     break;
                 }
