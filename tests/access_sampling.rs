@@ -335,6 +335,30 @@ fn exact_runs(text: &str, sets: &[&str], skipped_here: fn() -> u64) -> (u64, u64
 /// `text` with `sets` and the jobs paced: their slots further apart than a slice
 /// (each I/O a sleep and a wake-up), closer (the job waits for them on its CPU), and
 /// closer than an I/O takes (it runs behind its pacing), each byte for byte.
+/// benches/skip/fio.toml's jobs without pressure: the hog small and sweeping (a
+/// uniform one's draws differ under skip, and its faults, at other instants, would
+/// move the jobs' CPU time by a fault's cost), the stream nearly still.
+const QUIET_FIO: [&str; 3] = [
+    "workload.1.size=\"4M\"",
+    "workload.1.pattern=\"sequential\"",
+    "workload.2.rate=1",
+];
+
+/// [`fio_runs`] of the jobs alone ([`QUIET_FIO`], `lru` and `sets`) with a ramp:
+/// their files cached after the first passes, nearly every I/O is skipped.
+fn quiet_fio_runs(fio: &str, lru: &str, sets: &[&str]) {
+    let quiet: Vec<&str> = [lru, "workload.0.ramp_time=\"1s\""]
+        .into_iter()
+        .chain(QUIET_FIO)
+        .chain(sets.iter().copied())
+        .collect();
+    let (skipped, ops) = fio_runs(fio, &quiet);
+    assert!(
+        skipped * 10 > ops * 9,
+        "{quiet:?}: {skipped} of {ops} I/Os skipped"
+    );
+}
+
 /// Returns the I/Os skipped and made at each rate.
 fn paced_fio_runs(text: &str, lru: &str, sets: &[&str]) -> Vec<(u64, u64)> {
     let mut out = Vec::new();
@@ -377,21 +401,7 @@ fn fio_reads_skipped_are_each_s_byte_for_byte(rw: &str) {
     let extra: &[&str] = &["workload.1.pattern=\"sequential\""];
     for lru in ["classic", "mglru"] {
         let lru = format!("kernel.lru=\"{lru}\"");
-        // No pressure: the jobs alone, their files cached after the first passes.
-        // The small hog sweeps (a uniform one's draws differ under skip, and its
-        // faults, at other instants, would move the jobs' CPU time by a fault's cost).
-        let quiet = [
-            lru.as_str(),
-            "workload.1.size=\"4M\"",
-            "workload.1.pattern=\"sequential\"",
-            "workload.2.rate=1",
-            "workload.0.ramp_time=\"1s\"",
-        ];
-        let (skipped, ops) = fio_runs(fio, &quiet);
-        assert!(
-            skipped * 10 > ops * 9,
-            "{rw} {lru}: {skipped} of {ops} reads skipped"
-        );
+        quiet_fio_runs(fio, &lru, &[]);
         let (skipped, ops) = fio_runs(fio, &[lru.as_str()]);
         assert!(
             skipped * 20 > ops,
@@ -402,9 +412,8 @@ fn fio_reads_skipped_are_each_s_byte_for_byte(rw: &str) {
         paced_fio_runs(fio, &lru, extra);
         // Paced without pressure (nor a ramp), files of 16 MiB: once reads have
         // settled their pages (a few passes), they are skipped.
-        let small: Vec<&str> = quiet[1..4]
-            .iter()
-            .copied()
+        let small: Vec<&str> = QUIET_FIO
+            .into_iter()
             .chain(["workload.0.size=\"16M\""])
             .collect();
         for (skipped, ops) in paced_fio_runs(fio, &lru, &small) {
@@ -414,7 +423,17 @@ fn fio_reads_skipped_are_each_s_byte_for_byte(rw: &str) {
             );
         }
     }
-    let memcg = r#"
+    let memcg = fio_in_memcg(rw, "100M", "advice = \"normal\"\n");
+    fio_runs(&memcg, &[]);
+    fio_runs(&memcg, &["kernel.lru=\"mglru\""]);
+}
+
+/// Two fio jobs of `size` (`rw`, `extra` lines added) in a cgroup at its limit of
+/// 150 MiB beside a stream, with an `ops` cap and DAMON_RECLAIM's paddr scheme
+/// taking referenced bits, on 512 MiB.
+fn fio_in_memcg(rw: &str, size: &str, extra: &str) -> String {
+    format!(
+        r#"
 [run]
 duration = "3s"
 [machine]
@@ -429,12 +448,11 @@ memory.max = "150M"
 [[workload]]
 name = "svc"
 kind = "fio"
-rw = RW
-size = "100M"
+rw = {rw}
+size = "{size}"
 numjobs = 2
 ops = 1500000
-advice = "normal"
-cgroup = "io"
+{extra}cgroup = "io"
 [[workload]]
 name = "stream"
 kind = "file-read"
@@ -451,9 +469,7 @@ wmarks_high = 1000
 wmarks_mid = 999
 wmarks_low = 0
 "#
-    .replace("RW", rw);
-    fio_runs(&memcg, &[]);
-    fio_runs(&memcg, &["kernel.lru=\"mglru\""]);
+    )
 }
 
 #[test]
@@ -486,19 +502,7 @@ fn fio_writes_skipped_are_each_s_byte_for_byte(rw: &str) {
     ];
     for lru in ["classic", "mglru"] {
         let lru = format!("kernel.lru=\"{lru}\"");
-        let quiet = [
-            lru.as_str(),
-            "workload.0.size=\"16M\"",
-            "workload.1.size=\"4M\"",
-            "workload.1.pattern=\"sequential\"",
-            "workload.2.rate=1",
-            "workload.0.ramp_time=\"1s\"",
-        ];
-        let (skipped, ops) = fio_runs(fio, &quiet);
-        assert!(
-            skipped * 10 > ops * 9,
-            "{rw} {lru}: {skipped} of {ops} writes skipped"
-        );
+        quiet_fio_runs(fio, &lru, &["workload.0.size=\"16M\""]);
         // Reclaim beside the jobs: small files stay dirty, larger ones are cleaned by
         // the flusher between writes. The hog sweeps: with the jobs' files this small
         // a uniform hog's pages settle, and its draws would differ under skip.
@@ -524,43 +528,7 @@ fn fio_writes_skipped_are_each_s_byte_for_byte(rw: &str) {
             );
         }
     }
-    let memcg = r#"
-[run]
-duration = "3s"
-[machine]
-memory = "512M"
-nr_cpus = 2
-[machine.swap]
-type = "zram"
-size = "1G"
-[[cgroup]]
-path = "io"
-memory.max = "150M"
-[[workload]]
-name = "svc"
-kind = "fio"
-rw = RW
-size = "32M"
-numjobs = 2
-ops = 1500000
-cgroup = "io"
-[[workload]]
-name = "stream"
-kind = "file-read"
-nr_files = 1
-file_size = "1G"
-io_size = "128K"
-pattern = "sequential"
-rate = 300
-cgroup = "io"
-[damon_reclaim]
-enabled = true
-min_age = 200000
-wmarks_high = 1000
-wmarks_mid = 999
-wmarks_low = 0
-"#
-    .replace("RW", rw);
+    let memcg = fio_in_memcg(rw, "32M", "");
     fio_runs(&memcg, &[]);
     fio_runs(&memcg, &["kernel.lru=\"mglru\""]);
 }

@@ -1239,6 +1239,18 @@ impl Pacing {
         }
     }
 
+    /// The counted hits into `stats`: each an operation of `access_ns` moving `bytes`,
+    /// the first one's origin and the last one's end.
+    fn record_counted(&self, stats: &mut WorkloadStats, bytes: u64) {
+        if self.counted > 0 {
+            stats.record(self.access_ns, self.counted, self.counted * bytes);
+            stats.last_op_ns = self.last_counted_end_ns;
+            stats
+                .first_op_ns
+                .get_or_insert(self.first_counted_ns.expect("counted"));
+        }
+    }
+
     /// The access hit: it took `access_ns`, an operation of its own.
     #[inline(always)]
     fn hit(&mut self) {
@@ -1252,6 +1264,17 @@ impl Pacing {
             self.last_counted_end_ns = self.clock;
         }
     }
+}
+
+/// The kernel's state as a syscall that started at `start_ns` and changed nothing
+/// but the clock leaves it (what [`Ctx::kernel`] sets on entry and exit), for the
+/// skip loops that make such calls in closed form.
+pub(crate) fn left_by_settled_syscall(mm: &mut Mm, start_ns: u64, cpu_ns: u64) {
+    mm.now = start_ns;
+    mm.cpu_ns = cpu_ns;
+    mm.stall_ns = 0;
+    mm.blocked_until = None;
+    mm.throttled_until = None;
 }
 
 /// A paced anon thread's accesses run back to back while they hit: the operations
@@ -1372,13 +1395,7 @@ fn paced_anon_hits(
         t.ops += hits;
         t.last_op_ns = Some(p.hits_end_ns);
     }
-    if p.counted > 0 {
-        w.stats.record(access_ns, p.counted, p.counted * 4096);
-        w.stats.last_op_ns = p.last_counted_end_ns;
-        w.stats
-            .first_op_ns
-            .get_or_insert(p.first_counted_ns.expect("counted"));
-    }
+    p.record_counted(&mut w.stats, 4096);
     if let Some(issued) = p.issued_ns {
         t.batch_start_ns = issued;
     }

@@ -39,7 +39,7 @@ use crate::mm::{Mm, PMD_CHANGE};
 
 use super::pattern::{below, Sampler};
 use super::skip::{geometric, DenseProbe, SkipSets};
-use super::{Pacing, SliceEnd, SliceReport, Spec, Thread, Workload};
+use super::{left_by_settled_syscall, Pacing, SliceEnd, SliceReport, Spec, Thread, Workload};
 
 thread_local! {
     /// Reads made in closed form on this host thread ([`reads_skipped_here`]).
@@ -457,20 +457,10 @@ pub(crate) fn run(
         // (completed reads forgotten as of its start).
         let last_start = p.hits_end_ns - op_ns;
         let (f, first) = s.at(last_item.expect("reads made"));
-        mm.now = last_start;
+        left_by_settled_syscall(mm, last_start, op_ns);
         mm.read_pending_until(s.spaces[f], first);
-        mm.cpu_ns = op_ns;
-        mm.stall_ns = 0;
-        mm.blocked_until = None;
-        mm.throttled_until = None;
     }
-    if p.counted > 0 {
-        stats.record(op_ns, p.counted, p.counted * bytes);
-        stats.last_op_ns = p.last_counted_end_ns;
-        stats
-            .first_op_ns
-            .get_or_insert(p.first_counted_ns.expect("counted"));
-    }
+    p.record_counted(stats, bytes);
     if let Some(issued) = p.issued_ns {
         t.batch_start_ns = issued;
     }

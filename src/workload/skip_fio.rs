@@ -36,7 +36,7 @@ use crate::mm::{Mm, PMD_CHANGE};
 use crate::scenario::FioRw;
 
 use super::bench_kinds::FioPass;
-use super::{Pacing, SliceEnd, SliceReport, Spec, Thread, Workload};
+use super::{left_by_settled_syscall, Pacing, SliceEnd, SliceReport, Spec, Thread, Workload};
 
 thread_local! {
     /// I/Os made in closed form on this host thread ([`ios_skipped_here`]).
@@ -351,26 +351,16 @@ pub(crate) fn run(
         // unread.) It is in the pass in progress: a new pass is entered only to make
         // an I/O in it.
         let last_start = p.hits_end_ns - op_ns;
-        mm.now = last_start;
+        left_by_settled_syscall(mm, last_start, op_ns);
         if !write {
             let last = f.pass_at(t, t.cursor - 1).block_of(t.cursor - 1);
             mm.read_pending_until(space, (last * bs_pages as u64) as u32);
             mm.spaces[space as usize].ra.prev_pos = ((last + 1) * bs_pages as u64 * 4096) as i64;
         }
-        mm.cpu_ns = op_ns;
-        mm.stall_ns = 0;
-        mm.blocked_until = None;
-        mm.throttled_until = None;
         t.batch_start_ns = last_start;
         t.batch_left = 0;
     }
-    if p.counted > 0 {
-        stats.record(op_ns, p.counted, p.counted * bytes);
-        stats.last_op_ns = p.last_counted_end_ns;
-        stats
-            .first_op_ns
-            .get_or_insert(p.first_counted_ns.expect("counted"));
-    }
+    p.record_counted(stats, bytes);
     t.fio_skip.set = Some(set);
     IOS_SKIPPED.with(|c| c.set(c.get() + made));
     end.map_or(Ok(made), Err)
