@@ -279,6 +279,107 @@ fn sequential_file_reads_skipped_are_each_s_byte_for_byte() {
     }
 }
 
+/// Random small fio and `file-read` (in turn) services beside a sweeping hog and a
+/// stream, each run under each and under skip: results and timeseries byte for byte,
+/// as both kinds skip exactly. The cases draw what the hand-made ones fix: block and
+/// item sizes that need not divide the file, pacing from slots far apart to faster
+/// than an I/O, `ops` caps, ramps and stops, one to three jobs, threads and files,
+/// one to four CPUs, both LRUs, and machines from roomy to evicting the files.
+#[test]
+fn random_fio_and_file_read_services_skip_exactly() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(39);
+    let (mut fio_skipped, mut file_skipped) = (0, 0);
+    for case in 0..24 {
+        let fio = case % 2 == 0;
+        let mut svc = if fio {
+            let rw = ["randread", "read", "randwrite", "write"][rng.gen_range(0..4)];
+            format!(
+                "kind = \"fio\"\nrw = \"{rw}\"\nbs = \"{}K\"\nsize = \"{}K\"\nnumjobs = {}\n",
+                [4, 8, 12][rng.gen_range(0..3)],
+                rng.gen_range(256..24 * 1024),
+                rng.gen_range(1..4),
+            )
+        } else {
+            format!(
+                "kind = \"file-read\"\nnr_files = {}\nfile_size = \"{}K\"\nio_size = \"{}K\"\n\
+                 pattern = \"sequential\"\nthreads = {}\n",
+                rng.gen_range(1..4),
+                rng.gen_range(256..16 * 1024),
+                [4, 8, 16][rng.gen_range(0..3)],
+                rng.gen_range(1..4),
+            )
+        };
+        match rng.gen_range(0..4) {
+            0 => {}
+            1 => svc.push_str("rate = 2000\n"),
+            2 => svc.push_str("rate = 50000\n"),
+            _ => svc.push_str("rate = 5000000\n"),
+        }
+        if rng.gen_bool(0.25) {
+            svc.push_str(&format!("ops = {}\n", rng.gen_range(1_000..300_000)));
+        }
+        if fio && rng.gen_bool(0.3) {
+            svc.push_str("ramp_time = \"300ms\"\n");
+        }
+        if rng.gen_bool(0.3) {
+            svc.push_str(&format!("stop = \"{}ms\"\n", rng.gen_range(200..1400)));
+        }
+        let memory = [96, 160, 256][rng.gen_range(0..3)];
+        let lru = ["classic", "mglru"][rng.gen_range(0..2)];
+        let cpus = rng.gen_range(1..5);
+        let text = format!(
+            r#"
+[run]
+duration = "1500ms"
+[machine]
+memory = "{memory}M"
+nr_cpus = {cpus}
+[kernel]
+lru = "{lru}"
+[machine.swap]
+type = "zram"
+size = "256M"
+[[workload]]
+name = "svc"
+{svc}
+[[workload]]
+name = "hog"
+kind = "anon"
+size = "{}M"
+pattern = "sequential"
+rate = 100000
+start = "500ms"
+[[workload]]
+name = "stream"
+kind = "file-read"
+nr_files = 1
+file_size = "512M"
+io_size = "64K"
+pattern = "sequential"
+rate = 400
+"#,
+            memory / 2
+        );
+        let counter = if fio {
+            reclaimsim::workload::skip_fio::ios_skipped_here
+        } else {
+            reclaimsim::workload::skip_file::reads_skipped_here
+        };
+        // Shown if the case fails, to run it again.
+        eprintln!("case {case}, run.seed = {}:{text}", case + 1);
+        let seed = format!("run.seed={}", case + 1);
+        let (skipped, _) = exact_runs(&text, &[seed.as_str()], counter);
+        if fio {
+            fio_skipped += skipped;
+        } else {
+            file_skipped += skipped;
+        }
+    }
+    assert!(fio_skipped > 100_000, "{fio_skipped} fio I/Os skipped");
+    assert!(file_skipped > 100_000, "{file_skipped} reads skipped");
+}
+
 /// [`agree_on`] for a `file-read` service, with the file LRU's counters and the
 /// reads' mean latency, and some reads made in closed form.
 fn file_reads_agree(text: &str, pressure: &[&str]) {
