@@ -35,10 +35,14 @@ const SKIP_SEQ_BYTES_PER_TABLE: u64 = 8;
 /// Per key, a `kv` workload's set under skip sampling (`workload::skip_kv`): a
 /// membership bit, a list entry and a place.
 const KV_SKIP_SET_BYTES: u64 = 9;
-/// Per page of a random-read fio job's file, its set under skip sampling
-/// (`workload::skip_fio`): a membership bit per block and, for at most a quarter of
-/// the blocks, a place in the pass (16 bytes).
+/// Per page of a fio job's file (reads or writes, not `randrw`), its set under skip
+/// sampling (`workload::skip_fio`): a membership bit per block and, for at most a
+/// quarter of the blocks, a place in the pass (16 bytes).
 const FIO_SKIP_SET_BYTES: u64 = 5;
+/// Per item (`io_size`) of a `file-read` workload reading at uniform offsets or in
+/// turn, its set under skip sampling (`workload::skip_file`, built once its reads
+/// settle): a membership bit, a place (4) and a list entry (4).
+const FILE_SKIP_SET_BYTES_PER_ITEM: u64 = 9;
 /// A swap slot: its entry (8), its memcg (2), its place on the freed-slot stack (4).
 const SWAP_SLOT_BYTES: u64 = 14;
 /// Building a zipf alias table: weights, scaled weights, probabilities, aliases and the
@@ -296,11 +300,23 @@ pub fn estimate(sc: &Scenario) -> Estimate {
                     bytes: keys * KV_SKIP_SET_BYTES,
                     key: m.key.clone(),
                 });
-            } else if w.kind == WorkloadKind::Fio && w.rw == Some(crate::scenario::FioRw::Randread)
-            {
+            } else if w.kind == WorkloadKind::Fio && w.rw != Some(crate::scenario::FioRw::Randrw) {
                 parts.push(Part {
                     what: "access sampling sets",
                     bytes: m.pages * FIO_SKIP_SET_BYTES,
+                    key: m.key.clone(),
+                });
+            } else if w.kind == WorkloadKind::FileRead
+                && !w.mmap.unwrap_or(false)
+                && matches!(
+                    w.pattern,
+                    None | Some(Pattern::Uniform | Pattern::Sequential)
+                )
+            {
+                let io_pages = w.io_size.map_or(1, |b| b.0.div_ceil(PAGE_SIZE)).max(1);
+                parts.push(Part {
+                    what: "access sampling sets",
+                    bytes: m.pages / io_pages * FILE_SKIP_SET_BYTES_PER_ITEM,
                     key: m.key.clone(),
                 });
             }
@@ -551,6 +567,21 @@ mod tests {
         assert_eq!(part("address spaces").bytes, 1_000_000 * 256);
         assert_eq!(part("address spaces").key, "workload[0].nr_files");
         assert_eq!(part("page tables").bytes, 1_000_000 * 256 * 8);
+        // Skipping reads: 9 B an item (a bit, a place, a list entry), 256 M items of
+        // one page; for 64 KiB reads, 16 M items.
+        assert_eq!(part("access sampling sets").bytes, 256_000_000 * 9);
+        let s = crate::scenario::parse_str(text, "t.toml", &["workload.0.io_size=\"64K\"".into()])
+            .unwrap();
+        let sets = estimate(&s)
+            .parts
+            .into_iter()
+            .find(|p| p.what == "access sampling sets");
+        assert_eq!(sets.map(|p| p.bytes), Some(16_000_000 * 9));
+        // Reading through an mmap, nothing is skipped.
+        let s =
+            crate::scenario::parse_str(text, "t.toml", &["workload.0.mmap=true".into()]).unwrap();
+        let e = estimate(&s);
+        assert!(e.parts.iter().all(|p| p.what != "access sampling sets"));
     }
 
     #[test]
@@ -571,6 +602,23 @@ mod tests {
         // The zipf table stops at 2^20 ranks.
         assert_eq!(part("zipf tables").bytes, (1 << 20) * 40);
         assert_eq!(e.biggest().unwrap().key, "workload[0].size");
+    }
+
+    #[test]
+    fn fio_jobs_count_their_sets_unless_their_mix_is_drawn() {
+        // Two jobs of 100 MiB: 51200 pages at 5 B; randrw takes each I/O.
+        let text = "[machine]\nmemory = \"1G\"\n[[workload]]\nname = \"f\"\nkind = \"fio\"\n\
+                    rw = \"write\"\nsize = \"100M\"\nnumjobs = 2\n";
+        let sets = |sets: &[String]| {
+            let s = crate::scenario::parse_str(text, "t.toml", sets).unwrap();
+            let e = estimate(&s);
+            e.parts
+                .into_iter()
+                .find(|p| p.what == "access sampling sets")
+                .map(|p| p.bytes)
+        };
+        assert_eq!(sets(&[]), Some(51_200 * 5));
+        assert_eq!(sets(&["workload.0.rw=\"randrw\"".into()]), None);
     }
 
     #[test]
