@@ -524,16 +524,14 @@ fn fio_reads_skipped_are_each_s_byte_for_byte(rw: &str) {
             );
         }
     }
-    let memcg = fio_in_memcg(rw, "100M", "advice = \"normal\"\n");
-    fio_runs(&memcg, &[]);
-    fio_runs(&memcg, &["kernel.lru=\"mglru\""]);
+    memcg_fio_runs(rw, "100M", "advice = \"normal\"\n");
 }
 
-/// Two fio jobs of `size` (`rw`, `extra` lines added) in a cgroup at its limit of
-/// 150 MiB beside a stream, with an `ops` cap and DAMON_RECLAIM's paddr scheme
-/// taking referenced bits, on 512 MiB.
-fn fio_in_memcg(rw: &str, size: &str, extra: &str) -> String {
-    format!(
+/// [`fio_runs`] under both LRUs of two fio jobs of `size` (`rw`, `extra` lines
+/// added) in a cgroup at its limit of 150 MiB beside a stream, with an `ops` cap and
+/// DAMON_RECLAIM's paddr scheme taking referenced bits, on 512 MiB.
+fn memcg_fio_runs(rw: &str, size: &str, extra: &str) {
+    let memcg = format!(
         r#"
 [run]
 duration = "3s"
@@ -570,7 +568,9 @@ wmarks_high = 1000
 wmarks_mid = 999
 wmarks_low = 0
 "#
-    )
+    );
+    fio_runs(&memcg, &[]);
+    fio_runs(&memcg, &["kernel.lru=\"mglru\""]);
 }
 
 #[test]
@@ -629,9 +629,7 @@ fn fio_writes_skipped_are_each_s_byte_for_byte(rw: &str) {
             );
         }
     }
-    let memcg = fio_in_memcg(rw, "32M", "");
-    fio_runs(&memcg, &[]);
-    fio_runs(&memcg, &["kernel.lru=\"mglru\""]);
+    memcg_fio_runs(rw, "32M", "");
 }
 
 #[test]

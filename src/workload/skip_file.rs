@@ -213,11 +213,11 @@ impl FileSet {
         None
     }
 
-    /// After a run in turn whose last read was of item `last`, started at
-    /// `last_start_ns`: its file as that read leaves it, `prev_pos` at its end and the
-    /// file's completed reads forgotten as of its start (as every read forgets them:
-    /// a thread whose slice runs at an earlier instant sees them so).
-    fn leave_in_turn(&self, mm: &mut Mm, last: u64, last_start_ns: u64) {
+    /// Item `last`'s file as a run's last read of it, started at `last_start_ns`,
+    /// leaves it: `prev_pos` at its end and the file's completed reads forgotten as
+    /// of its start (as every read forgets them: a thread whose slice runs at an
+    /// earlier instant sees them so).
+    fn leave_file_after(&self, mm: &mut Mm, last: u64, last_start_ns: u64) {
         let (f, first) = self.at(last);
         let space = self.spaces[f];
         mm.spaces[space as usize].ra.prev_pos =
@@ -421,8 +421,9 @@ pub(crate) fn run(
         op_ns,
         stats_from_ns,
     );
-    let (last_item, handed) = if let Sampler::Sequential { .. } = sampler {
-        (in_turn(s, mm, &mut p, &mut t.cursor), false)
+    let handed = if let Sampler::Sequential { .. } = sampler {
+        in_turn(s, mm, &mut p, &mut t.cursor);
+        false
     } else {
         // The gap of reads of settled items before the next of a member (geometric:
         // the process is memoryless, so a run that ends part-way draws afresh next
@@ -433,8 +434,12 @@ pub(crate) fn run(
             geometric(&mut t.rng, s.p_member())
         };
         let made = p.run_hits(gap);
-        let last_item = s.leave_prev_pos(mm, &mut t.rng, made);
-        (last_item, made == gap && p.issue_next())
+        if let Some(last) = s.leave_prev_pos(mm, &mut t.rng, made) {
+            // The run's last read (its `prev_pos` already so): its file's completed
+            // reads forgotten as of it.
+            s.leave_file_after(mm, last, p.hits_end_ns - op_ns);
+        }
+        made == gap && p.issue_next()
     };
     if handed {
         let i = s.list[below(t.rng.next_u64(), s.list.len() as u64) as usize] as u64;
@@ -454,11 +459,8 @@ pub(crate) fn run(
         t.ops += p.hits;
         t.last_op_ns = Some(p.hits_end_ns);
         // What the last read left behind: the kernel's state at its entry and exit
-        // (completed reads forgotten as of its start).
-        let last_start = p.hits_end_ns - op_ns;
-        let (f, first) = s.at(last_item.expect("reads made"));
-        left_by_settled_syscall(mm, last_start, op_ns);
-        mm.read_pending_until(s.spaces[f], first);
+        // (its file was left by `leave_file_after`).
+        left_by_settled_syscall(mm, p.hits_end_ns - op_ns, op_ns);
     }
     p.record_counted(stats, bytes);
     if let Some(issued) = p.issued_ns {
@@ -474,9 +476,8 @@ pub(crate) fn run(
 
 /// A thread reading in turn from `cursor`: runs of settled items up to the next
 /// member's read (left to the loop; a member reached and found settled is dropped
-/// and the run goes on) or the slice's end. Returns the last item read.
-fn in_turn(s: &mut FileSet, mm: &mut Mm, p: &mut Pacing, cursor: &mut u64) -> Option<u64> {
-    let mut last = None;
+/// and the run goes on) or the slice's end.
+fn in_turn(s: &mut FileSet, mm: &mut Mm, p: &mut Pacing, cursor: &mut u64) {
     loop {
         let gap = s.next_member(*cursor).unwrap_or(u64::MAX);
         if gap == 0 {
@@ -486,7 +487,7 @@ fn in_turn(s: &mut FileSet, mm: &mut Mm, p: &mut Pacing, cursor: &mut u64) -> Op
                 s.remove(*cursor);
                 continue;
             }
-            return last;
+            return;
         }
         // A run stays in the cursor's file (one file may wrap to its start): each
         // file read is then left as its last read leaves it, at that read's time.
@@ -497,13 +498,12 @@ fn in_turn(s: &mut FileSet, mm: &mut Mm, p: &mut Pacing, cursor: &mut u64) -> Op
         };
         let k = p.run_hits(n);
         if k > 0 {
-            let i = (*cursor + (k - 1) % s.items) % s.items;
-            s.leave_in_turn(mm, i, p.hits_end_ns - p.access_ns);
-            last = Some(i);
+            let last = (*cursor + (k - 1) % s.items) % s.items;
+            s.leave_file_after(mm, last, p.hits_end_ns - p.access_ns);
             *cursor = (*cursor + k % s.items) % s.items;
         }
         if k < n {
-            return last;
+            return;
         }
     }
 }
