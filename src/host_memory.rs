@@ -35,7 +35,7 @@ const SKIP_SEQ_BYTES_PER_TABLE: u64 = 8;
 /// Per key, a `kv` workload's set under skip sampling (`workload::skip_kv`): a
 /// membership bit, a list entry and a place.
 const KV_SKIP_SET_BYTES: u64 = 9;
-/// Per page of a fio job's file (reads or writes, not `randrw`), its set under skip
+/// Per page of a fio job's file, its set under skip
 /// sampling (`workload::skip_fio`): a membership bit per block and, for at most a
 /// quarter of the blocks, a place in the pass (16 bytes).
 const FIO_SKIP_SET_BYTES: u64 = 5;
@@ -300,7 +300,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
                     bytes: keys * KV_SKIP_SET_BYTES,
                     key: m.key.clone(),
                 });
-            } else if w.kind == WorkloadKind::Fio && w.rw != Some(crate::scenario::FioRw::Randrw) {
+            } else if w.kind == WorkloadKind::Fio {
                 parts.push(Part {
                     what: "access sampling sets",
                     bytes: m.pages * FIO_SKIP_SET_BYTES,
@@ -605,8 +605,8 @@ mod tests {
     }
 
     #[test]
-    fn fio_jobs_count_their_sets_unless_their_mix_is_drawn() {
-        // Two jobs of 100 MiB: 51200 pages at 5 B; randrw takes each I/O.
+    fn fio_jobs_count_their_sets() {
+        // Two jobs of 100 MiB: 51200 pages at 5 B, whatever their mix.
         let text = "[machine]\nmemory = \"1G\"\n[[workload]]\nname = \"f\"\nkind = \"fio\"\n\
                     rw = \"write\"\nsize = \"100M\"\nnumjobs = 2\n";
         let sets = |sets: &[String]| {
@@ -618,7 +618,10 @@ mod tests {
                 .map(|p| p.bytes)
         };
         assert_eq!(sets(&[]), Some(51_200 * 5));
-        assert_eq!(sets(&["workload.0.rw=\"randrw\"".into()]), None);
+        for rw in ["read", "randread", "randwrite", "randrw"] {
+            let rw = format!("workload.0.rw=\"{rw}\"");
+            assert_eq!(sets(&[rw]), Some(51_200 * 5));
+        }
     }
 
     #[test]

@@ -293,7 +293,7 @@ fn random_fio_and_file_read_services_skip_exactly() {
     for case in 0..24 {
         let fio = case % 2 == 0;
         let mut svc = if fio {
-            let rw = ["randread", "read", "randwrite", "write"][rng.gen_range(0..4)];
+            let rw = ["randread", "read", "randwrite", "write", "randrw"][rng.gen_range(0..5)];
             format!(
                 "kind = \"fio\"\nrw = \"{rw}\"\nbs = \"{}K\"\nsize = \"{}K\"\nnumjobs = {}\n",
                 [4, 8, 12][rng.gen_range(0..3)],
@@ -310,6 +310,9 @@ fn random_fio_and_file_read_services_skip_exactly() {
                 rng.gen_range(1..4),
             )
         };
+        if svc.contains("randrw") {
+            svc.push_str(&format!("rwmixread = {}\n", rng.gen_range(0..=100)));
+        }
         match rng.gen_range(0..4) {
             0 => {}
             1 => svc.push_str("rate = 2000\n"),
@@ -640,6 +643,44 @@ fn random_fio_writes_skipped_are_each_s_byte_for_byte() {
 #[test]
 fn sequential_fio_writes_skipped_are_each_s_byte_for_byte() {
     fio_writes_skipped_are_each_s_byte_for_byte("\"write\"");
+}
+
+/// A `randrw` job draws each I/O's kind from its thread's stream, so skipping must
+/// draw them as the I/Os it makes would, and a block is skipped only when it is
+/// settled for both kinds (cached, dirty, and marked as a read leaves it). Byte for
+/// byte again: small files alone (nearly every I/O skipped), beside reclaim, with a
+/// `stop`, paced at each rate, and in a memcg at its limit with DAMON_RECLAIM, at
+/// mixes of 5 % and 70 % reads (the default is 50), under both LRUs.
+#[test]
+fn random_fio_mixed_reads_and_writes_skipped_are_each_s_byte_for_byte() {
+    let fio = include_str!("../benches/skip/fio.toml").replace("\"randread\"", "\"randrw\"");
+    let fio = fio.as_str();
+    let small = "workload.0.size=\"16M\"";
+    let sweep = "workload.1.pattern=\"sequential\"";
+    for lru in ["classic", "mglru"] {
+        let lru = format!("kernel.lru=\"{lru}\"");
+        for mix in ["5", "70"] {
+            let mix = format!("workload.0.rwmixread={mix}");
+            quiet_fio_runs(fio, &lru, &[small, mix.as_str()]);
+            let (skipped, ops) = fio_runs(fio, &[lru.as_str(), small, sweep, mix.as_str()]);
+            assert!(
+                skipped * 2 > ops,
+                "{mix} {lru}: {skipped} of {ops} I/Os skipped beside reclaim"
+            );
+        }
+        fio_runs(fio, &[lru.as_str(), "workload.0.stop=\"2500ms\""]);
+        // Files of 4 MiB, so that even at 5 k I/Os a second each block is read often
+        // enough in the run (twice under the classic LRU, and once more) to settle.
+        let tiny = "workload.0.size=\"4M\"";
+        for (skipped, ops) in paced_fio_runs(fio, &lru, &[tiny, sweep]) {
+            // Measured: 22 % (MGLRU at 5 k a second) to 99 % skipped.
+            assert!(
+                skipped * 10 > ops,
+                "{lru}: {skipped} of {ops} paced I/Os skipped"
+            );
+        }
+    }
+    memcg_fio_runs("\"randrw\"", "32M", "rwmixread = 70\n");
 }
 
 /// `masim-stairs.toml` with `sets` under each and under skip: the results, the

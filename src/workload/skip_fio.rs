@@ -1,5 +1,5 @@
 //! Skip sampling for fio's reads and writes (`rw = "randread"`, `"read"`,
-//! `"randwrite"` and `"write"` under `run.access_sampling = "skip"`).
+//! `"randwrite"`, `"write"` and `"randrw"` under `run.access_sampling = "skip"`).
 //!
 //! A job makes its I/Os in a fixed order per pass ([`FioPass`]) that no random stream
 //! draws: a permutation of the file's blocks (random), or the blocks in turn
@@ -11,7 +11,10 @@
 //! pages are all cached and dirty ([`Mm::filemap_write_settled`]), while the writer's
 //! dirty throttling would not look at the global state ([`Mm::dirty_ratelimit_quiet`],
 //! checked per run: the task's state, which only its own dirtying moves, not a
-//! block's). So a job keeps the blocks an I/O
+//! block's). A `randrw` job draws each I/O's kind from the thread's stream; its block
+//! is settled when it is for both, and its runs draw the kinds as [`Fio::op`] would,
+//! a run at a time up to its next read (whose start and block the file's state after
+//! the run needs). So a job keeps the blocks an I/O
 //! may change (a superset), finds where the pass in progress reaches them
 //! ([`FioPass::io_of`]), makes the I/Os between them in closed form, and hands each
 //! such block to [`Fio::op`], which makes its I/O as under `each`. Results are
@@ -35,7 +38,9 @@ use crate::mm::lru_gen::PTRS_PER_PTE;
 use crate::mm::{Mm, PMD_CHANGE};
 use crate::scenario::FioRw;
 
-use super::bench_kinds::FioPass;
+use rand::RngCore;
+
+use super::bench_kinds::{Fio, FioPass};
 use super::{left_by_settled_syscall, Pacing, SliceEnd, SliceReport, Spec, Thread, Workload};
 
 thread_local! {
@@ -69,8 +74,8 @@ struct FioSet {
     space: u32,
     blocks: u64,
     bs_pages: u32,
-    /// A write job's set (its I/Os are writes), else a read job's.
-    write: bool,
+    /// What the job's I/Os may be: a block is settled for all of them.
+    mix: Mix,
     /// One bit per block.
     member: Vec<u64>,
     members: u64,
@@ -86,14 +91,14 @@ struct FioSet {
 impl FioSet {
     /// Every block an I/O may change now (or, once over a quarter of them are, the
     /// set so far: dense, to be dropped); the space logs changes from here on.
-    fn build(mm: &mut Mm, space: u32, blocks: u64, bs_pages: u32, write: bool) -> FioSet {
+    fn build(mm: &mut Mm, space: u32, blocks: u64, bs_pages: u32, mix: Mix) -> FioSet {
         mm.watching_folios = true;
         let log_pos = mm.spaces[space as usize].watch_changes();
         let mut s = FioSet {
             space,
             blocks,
             bs_pages,
-            write,
+            mix,
             member: vec![0; blocks.div_ceil(64) as usize],
             members: 0,
             log_pos,
@@ -112,15 +117,12 @@ impl FioSet {
         s
     }
 
-    /// Whether this job's I/O of block `b` would change nothing (the writer's dirty
-    /// throttling aside, which [`run`] checks).
+    /// Whether this job's I/O of block `b` would change nothing, whichever its mix
+    /// draws (the writer's dirty throttling aside, which [`run`] checks).
     fn settled(&self, mm: &Mm, b: u64) -> bool {
         let first = (b * self.bs_pages as u64) as u32;
-        if self.write {
-            mm.filemap_write_settled(self.space, first, self.bs_pages)
-        } else {
-            mm.filemap_read_settled(self.space, first, self.bs_pages)
-        }
+        (!self.mix.writes() || mm.filemap_write_settled(self.space, first, self.bs_pages))
+            && (!self.mix.reads() || mm.filemap_read_settled(self.space, first, self.bs_pages))
     }
 
     /// Over a quarter of the blocks are members: skipping would not pay.
@@ -206,19 +208,43 @@ impl FioSet {
     }
 }
 
-/// Whether thread `t`'s next I/Os are the skipping loop's: a read or write fio job
-/// (not `randrw`, whose mix is drawn) under skip sampling, back to back or paced
-/// (`rate`; no think time), with no I/O in progress, and not in a pass after a dense
-/// set.
+/// What a job's I/Os are: reads, writes, or either (`randrw`: each I/O a read when
+/// the thread's stream draws below `read_u32`, as [`Fio::op`] draws it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mix {
+    Reads,
+    Writes,
+    Both { read_u32: u32 },
+}
+
+impl Mix {
+    fn of(f: &Fio) -> Mix {
+        match f.rw {
+            FioRw::Randread | FioRw::Read => Mix::Reads,
+            FioRw::Randwrite | FioRw::Write => Mix::Writes,
+            FioRw::Randrw => Mix::Both {
+                read_u32: f.read_u32,
+            },
+        }
+    }
+
+    fn reads(self) -> bool {
+        self != Mix::Writes
+    }
+
+    fn writes(self) -> bool {
+        self != Mix::Reads
+    }
+}
+
+/// Whether thread `t`'s next I/Os are the skipping loop's: a fio job under skip
+/// sampling, back to back or paced (`rate`; no think time), with no I/O in progress,
+/// and not in a pass after a dense set.
 pub(crate) fn applies(w: &Workload, t: &Thread) -> bool {
-    let Spec::Fio(f) = &w.spec else {
+    let Spec::Fio(_) = &w.spec else {
         return false;
     };
     w.skip_sets.is_some()
-        && matches!(
-            f.rw,
-            FioRw::Randread | FioRw::Read | FioRw::Randwrite | FioRw::Write
-        )
         && w.batch == 1
         && w.think_ns == 0
         && t.retry.is_none()
@@ -257,8 +283,8 @@ pub(crate) fn run(
     if *clock >= end_ns || *ops_left == Some(0) {
         return Ok(0);
     }
-    let write = matches!(f.rw, FioRw::Randwrite | FioRw::Write);
-    if write && !mm.dirty_ratelimit_quiet() {
+    let mix = Mix::of(f);
+    if mix.writes() && !mm.dirty_ratelimit_quiet() {
         // The next write looks at the global dirty state whatever it writes: taken
         // as under `each`. Only the writer's own dirtying moves its counts, so they
         // stay as they are over the writes made here.
@@ -276,7 +302,7 @@ pub(crate) fn run(
     });
     let mut set = match kept {
         Some(s) => s,
-        None => Box::new(FioSet::build(mm, space, blocks, bs_pages, write)),
+        None => Box::new(FioSet::build(mm, space, blocks, bs_pages, mix)),
     };
     if set.dense() {
         // Dense: the I/Os one by one to the end of this pass and 2^streak − 1 more;
@@ -304,6 +330,8 @@ pub(crate) fn run(
         *stats_from_ns,
     );
     let mut end = None;
+    // The last read made here: its start and block.
+    let mut last_read = None;
     while p.clock < end_ns && *ops_left != Some(0) {
         let pass_end = (pass.pass() + 1) * blocks;
         if t.cursor == pass_end {
@@ -326,7 +354,38 @@ pub(crate) fn run(
             None => pass_end - t.cursor,
         };
         let n = n.min(ops_left.unwrap_or(u64::MAX));
+        // `randrw`: the I/Os up to its next read, each one's kind drawn as
+        // `Fio::op` draws it (the stream put back to what those made consumed).
+        let (n, ends_in_read, drawn_from) = match mix {
+            Mix::Reads => (n, true, None),
+            Mix::Writes => (n, false, None),
+            Mix::Both { read_u32 } => {
+                let from = t.rng.clone();
+                let (mut c, mut read) = (0, false);
+                while c < n && !read {
+                    read = (t.rng.next_u64() as u32) < read_u32;
+                    c += 1;
+                }
+                (c, read, Some(from))
+            }
+        };
         let k = p.run_hits(n);
+        if k < n {
+            if let Some(from) = drawn_from {
+                t.rng = from;
+                (0..k).for_each(|_| _ = t.rng.next_u64());
+            }
+        }
+        // A run cut short made only writes, but for a read job.
+        if k > 0
+            && (if k == n {
+                ends_in_read
+            } else {
+                mix == Mix::Reads
+            })
+        {
+            last_read = Some((p.hits_end_ns - op_ns, pass.block_of(t.cursor + k - 1)));
+        }
         t.cursor += k;
         if let Some(left) = ops_left.as_mut() {
             *left -= k;
@@ -345,18 +404,17 @@ pub(crate) fn run(
         rep.system_ns += made * op_ns;
         t.ops += made;
         t.last_op_ns = Some(p.hits_end_ns);
-        // What the last I/O left behind: the kernel's state at its entry and exit,
-        // and the batch it was; a read's also completed reads forgotten as of its
-        // start and the file position. (Its `t.read` is not: the next read resets it
-        // unread.) It is in the pass in progress: a new pass is entered only to make
-        // an I/O in it.
+        // What the last read left behind: completed reads forgotten as of its start,
+        // and the file position (a write changes neither). (Its `t.read` is not: the
+        // next read resets it unread.) Then what the last I/O left: the kernel's
+        // state at its entry and exit, and the batch it was.
+        if let Some((start_ns, block)) = last_read {
+            mm.now = start_ns;
+            mm.read_pending_until(space, (block * bs_pages as u64) as u32);
+            mm.spaces[space as usize].ra.prev_pos = ((block + 1) * bs_pages as u64 * 4096) as i64;
+        }
         let last_start = p.hits_end_ns - op_ns;
         left_by_settled_syscall(mm, last_start, op_ns);
-        if !write {
-            let last = f.pass_at(t, t.cursor - 1).block_of(t.cursor - 1);
-            mm.read_pending_until(space, (last * bs_pages as u64) as u32);
-            mm.spaces[space as usize].ra.prev_pos = ((last + 1) * bs_pages as u64 * 4096) as i64;
-        }
         t.batch_start_ns = last_start;
         t.batch_left = 0;
     }
