@@ -199,6 +199,30 @@ fn kv_zipf_requests_agree() {
     agree_on(&text, &["pswpout", "pswpin", "pgscan_kswapd"], &counters);
 }
 
+/// kv.toml paced (100 k requests a second a thread: a batch of 4 every 40 µs, uniform
+/// and zipf keys) and thinking (50 µs after each batch): the skipping loop issues each
+/// batch as the pacing allows, waiting inside the slice or sleeping past it, as
+/// `run_slice`'s loop does.
+#[test]
+fn paced_kv_requests_agree() {
+    let mut counters = COUNTERS.to_vec();
+    counters.push("latency_mean");
+    let kv = include_str!("../benches/skip/kv.toml");
+    let zipf = kv.replace("pattern = \"uniform\"", "pattern = \"zipf\"\nskew = 0.9");
+    for (text, pacing) in [
+        (kv, "rate = 100000"),
+        (zipf.as_str(), "rate = 100000"),
+        (kv, "think_time = \"50us\""),
+    ] {
+        let text = text.replace(
+            "request_time = \"4us\"",
+            &format!("request_time = \"4us\"\n{pacing}"),
+        );
+        assert!(text.contains(pacing));
+        agree_on(&text, &["pswpout", "pswpin", "pgscan_kswapd"], &counters);
+    }
+}
+
 /// benches/skip/file.toml: a service reading 4 KiB at uniform offsets of three files,
 /// paced, beside an anon set and a stream under which reclaim deactivates and evicts
 /// its page cache. The reads of settled items pass in closed form (their slots, their

@@ -816,8 +816,11 @@ pub fn run_slice(
             // which the operation below takes (or the slice's end, or the
             // workload's): the loop's checks come first, as they would before each.
             let made = match w.spec {
-                Spec::Kv(_) if skip_kv::applies(w, t, mm, clock) => {
-                    skip_kv::run(w, t, mm, &mut clock, slice_end, rep)
+                Spec::Kv(_) if skip_kv::applies(w, t, mm) => {
+                    match skip_kv::run(w, t, mm, &mut clock, slice_end, rep) {
+                        Ok(made) => made,
+                        Err(end) => break end,
+                    }
                 }
                 Spec::Fio(_) if skip_fio::applies(w, t) => {
                     match skip_fio::run(w, t, mm, &mut clock, slice_end, rep) {

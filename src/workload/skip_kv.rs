@@ -14,7 +14,8 @@
 //! kept as [`super::skip::SkipSet`] keeps pages: brought up to date from the space's
 //! change log (a page written by the kernel makes the keys overlapping it members
 //! again), rebuilt from the page table after a spell of requests taken one by one.
-//! Uniform key pickers only; zipf ones take each request.
+//! Uniform and zipf key pickers, back to back, paced or thinking (a batch is issued
+//! as `run_slice`'s loop issues it); other pickers take each request.
 
 use rand::RngCore;
 use rand_pcg::Pcg64Mcg;
@@ -24,7 +25,7 @@ use crate::mm::{lru_gen::PTRS_PER_PTE, Mm, Space, PMD_CHANGE};
 
 use super::pattern::{below, Sampler, Zipf};
 use super::skip::{geometric, settled, DenseProbe, SkipSets, ZipfWeights};
-use super::{SliceReport, Spec, Thread, Workload, WorkloadStats};
+use super::{SliceEnd, SliceReport, Spec, Thread, Workload, WorkloadStats};
 
 /// Above this chance that a request picks a member, requests are taken one by one.
 /// Higher than for single accesses ([`super::skip`]): a request costs far more than
@@ -458,10 +459,10 @@ pub(crate) fn dense_request(s: &mut KvSet, space: &mut Space, key: u64) {
 }
 
 /// Whether thread `t`'s next request is the skipping loop's: a `kv` workload with a
-/// uniform or zipf picker under skip sampling, back to back (no rate, no think time), past
+/// uniform or zipf picker under skip sampling (back to back, paced or thinking), past
 /// its load phase, with no request in progress or handed on, on a space whose
 /// accesses do not trap (`--record-accesses`, a research policy).
-pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
+pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm) -> bool {
     let Spec::Kv(kv) = &w.spec else {
         return false;
     };
@@ -469,12 +470,9 @@ pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
     let skipping = |s: &SkipSets| s.kv.as_ref().is_none_or(|kv| !kv.probe.dense);
     w.skip_sets.as_deref().is_some_and(skipping)
         && matches!(kv.sampler, Sampler::Uniform { .. } | Sampler::Zipf(_))
-        && w.interval_ns == 0
-        && w.think_ns == 0
         && t.retry.is_none()
         && t.kv_skip.next.is_none()
         && t.populate.is_none()
-        && t.next_issue_ns <= clock
         && kv.next_fill_key(t).is_none()
         && !mm.spaces[kv.space as usize].traps()
 }
@@ -482,9 +480,10 @@ pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
 /// Thread `t`'s requests from `clock` as [`super::run_slice`]'s loop makes them, up
 /// to the first that may change something (left in `t.kv_skip.next` for
 /// [`super::bench_kinds::Kv::op`]), the slice's end, the workload's stop or its
-/// `ops`: each settled request takes `request_time` and an access per page, and is
-/// an operation of its batch with its latency, as `each` makes it. Returns how many
-/// it made.
+/// `ops`: each batch issued as the pacing or think time allows (waiting inside the
+/// slice, or sleeping past it), each settled request taking `request_time` and an
+/// access per page, an operation of its batch with its latency, as `each` makes it.
+/// Returns how many it made, or the sleep that ended the slice.
 pub(crate) fn run(
     w: &mut Workload,
     t: &mut Thread,
@@ -492,7 +491,7 @@ pub(crate) fn run(
     clock: &mut u64,
     slice_end: u64,
     rep: &mut SliceReport,
-) -> u64 {
+) -> Result<u64, SliceEnd> {
     let Workload {
         spec: Spec::Kv(kv),
         skip_sets,
@@ -501,11 +500,14 @@ pub(crate) fn run(
         batch,
         stop_ns,
         ops_left,
+        interval_ns,
+        think_ns,
         ..
     } = w
     else {
         unreachable!("applies() checked the kind");
     };
+    let (interval_ns, think_ns) = (*interval_ns, *think_ns);
     let (keys, zipf) = match &kv.sampler {
         Sampler::Uniform { n } => (*n, None),
         Sampler::Zipf(z) => (z.skip_params().0, Some(&**z)),
@@ -522,7 +524,8 @@ pub(crate) fn run(
     let mut tally = Tally::new(batch, std::mem::take(&mut s.tally));
     let end_ns = (*stop_ns).min(slice_end);
     let mut total = 0u64;
-    while *clock < end_ns && *ops_left != Some(0) {
+    let mut slept = None;
+    while *clock < end_ns && *ops_left != Some(0) && slept.is_none() {
         let Some(gap) = settled_ahead(s, &mut t.kv_skip, &mut t.rng) else {
             // Dense: the operation draws the request itself.
             break;
@@ -541,15 +544,29 @@ pub(crate) fn run(
         };
         let (start_ns, mut made) = (*clock, 0u64);
         while made < n && *clock < end_ns {
+            if t.batch_left == 0 {
+                // Between batches: the pacing or think time, as run_slice's loop.
+                if t.next_issue_ns > *clock {
+                    if t.next_issue_ns >= slice_end || t.next_issue_ns >= *stop_ns {
+                        slept = Some(SliceEnd::SleepUntil(t.next_issue_ns.min(*stop_ns)));
+                        break;
+                    }
+                    *clock = t.next_issue_ns;
+                }
+                t.batch_start_ns = *clock;
+                t.batch_left = batch;
+                if interval_ns > 0 {
+                    t.next_issue_ns = t
+                        .next_issue_ns
+                        .max(clock.saturating_sub(interval_ns))
+                        .saturating_add(interval_ns);
+                }
+                tally.batch_started(*clock >= stats_from_ns, *clock);
+            }
             let pages = match draw {
                 Ok(d) => s.min_pages + d.one_more(&mut t.rng) as u64,
                 Err(pages) => pages,
             };
-            if t.batch_left == 0 {
-                t.batch_start_ns = *clock;
-                t.batch_left = batch;
-                tally.batch_started(*clock >= stats_from_ns, *clock);
-            }
             *clock += request_ns + pages * access_ns;
             if !tally.count(pages - s.min_pages, *clock) {
                 // A batch the run did not start (its latency includes requests made
@@ -557,8 +574,11 @@ pub(crate) fn run(
                 // it.
                 stats.record_ops(stats_from_ns, *clock, t.batch_start_ns, 1, value_size);
             }
-            // end_of_op without think time.
+            // end_of_op: a finished batch thinks.
             t.batch_left -= 1;
+            if t.batch_left == 0 && think_ns > 0 {
+                t.next_issue_ns = clock.saturating_add(think_ns);
+            }
             made += 1;
         }
         if let (Ok(_), Some(g)) = (draw, t.kv_skip.gap.as_mut()) {
@@ -576,7 +596,7 @@ pub(crate) fn run(
         }
     }
     s.tally = tally.flush(stats, (base_ns, access_ns), value_size);
-    total
+    slept.map_or(Ok(total), Err)
 }
 
 /// The latencies of a run's settled requests in the batches it started, counted per
