@@ -246,6 +246,25 @@ fn back_to_back_uniform_file_reads_agree() {
     file_reads_agree(&text, &["pgscan_kswapd", "pgdeactivate"]);
 }
 
+/// file.toml's service reading at zipf offsets (0.9 over the three files' items),
+/// paced and back to back: a member's read is drawn by its item's rank weight, the
+/// run's gap by the members' share of the weight, and each file's `prev_pos` by the
+/// picker's chances among the settled items.
+#[test]
+fn zipf_file_reads_agree() {
+    let paced = include_str!("../benches/skip/file.toml").replace(
+        "pattern = \"uniform\"\nthreads = 2",
+        "pattern = \"zipf\"\nskew = 0.9\nthreads = 2",
+    );
+    assert!(paced.contains("zipf"));
+    file_reads_agree(&paced, &["workingset_refault_file", "pgscan_kswapd"]);
+    let back_to_back = paced
+        .replace("duration = \"4s\"", "duration = \"2s\"")
+        .replace("threads = 2\nrate = 100000\n", "threads = 2\n");
+    assert!(!back_to_back.contains("100000"));
+    file_reads_agree(&back_to_back, &["pgscan_kswapd", "pgdeactivate"]);
+}
+
 /// file.toml's service reading its three files in turn (4 KiB at a time, from each
 /// thread's cursor, wrapping): nothing is drawn, so skipping the reads of settled
 /// items gives `each`'s results byte for byte (each file's `prev_pos` where the run

@@ -1,6 +1,6 @@
-//! Skip sampling for `file-read` workloads reading at uniform offsets or in turn
-//! (`pattern = "uniform"` or `"sequential"`, read(), under `run.access_sampling =
-//! "skip"`), back to back or paced.
+//! Skip sampling for `file-read` workloads reading at uniform or zipf offsets or in
+//! turn (`pattern = "uniform"`, `"zipf"` or `"sequential"`, read(), under
+//! `run.access_sampling = "skip"`), back to back or paced.
 //!
 //! A read() of an item (`io_size` of one of the files) whose pages are all cached and
 //! settled ([`Mm::filemap_read_settled`]: no read on record, no readahead mark,
@@ -13,9 +13,12 @@
 //! paced anon thread's hits do ([`Pacing::run_hits`]), and each file's `prev_pos` is
 //! left where the run's last read of that file ended, drawn backwards over the run
 //! (each read's file in proportion to its settled items, the first read met of a file
-//! a settled item of it, uniformly). The read of a member is handed to the workload's
-//! operation as a retry issued at its slot, and made as under `each`. So results agree
-//! with `each` in distribution: the offsets are the same random process.
+//! a settled item of it, uniformly). At zipf offsets the items are weighed as
+//! [`super::skip_kv`]'s zipf keys are: the gap by the members' share of the weight, a
+//! member by its rank's weight, and each read of the backward draw an item as the
+//! picker draws among the settled ones. The read of a member is handed to the
+//! workload's operation as a retry issued at its slot, and made as under `each`. So
+//! results agree with `each` in distribution: the offsets are the same random process.
 //!
 //! A sequential thread reads the items in turn from its cursor (wrapping), so nothing
 //! is drawn: the run before the next member in reading order is made in closed form,
@@ -34,11 +37,12 @@
 use rand::RngCore;
 use rand_pcg::Pcg64Mcg;
 
+use crate::mm::bitmap::for_each_set_bit;
 use crate::mm::lru_gen::PTRS_PER_PTE;
 use crate::mm::{Mm, PMD_CHANGE};
 
-use super::pattern::{below, Sampler};
-use super::skip::{geometric, DenseProbe, SkipSets};
+use super::pattern::{below, Sampler, Zipf};
+use super::skip::{geometric, DenseProbe, SkipSets, ZipfWeights};
 use super::{left_by_settled_syscall, Pacing, SliceEnd, SliceReport, Spec, Thread, Workload};
 
 thread_local! {
@@ -63,29 +67,47 @@ pub struct FileSet {
     io_pages: u32,
     items: u64,
     member: Vec<u64>,
-    /// The members in a list (and each one's place in it), so one can be drawn and
-    /// removed in O(1).
-    list: Vec<u32>,
-    place: Vec<u32>,
-    /// Members per file.
+    picks: FilePicks,
+    /// Members per file, and in all.
     file_members: Vec<u64>,
+    members: u64,
     /// Each file's change log position this set has taken in.
     log_pos: Vec<u64>,
     /// Taking reads one by one (stale until built), and what they showed.
     probe: DenseProbe,
 }
 
+/// How the members are drawn, as the workload's picker draws items.
+#[derive(Debug)]
+enum FilePicks {
+    /// Uniform offsets (and reads in turn): the members in a list (and each one's
+    /// place in it), so one can be drawn and removed in O(1).
+    Uniform { list: Vec<u32>, place: Vec<u32> },
+    /// Zipf offsets: the members' rank weights, and the picker's identity.
+    Zipf { w: Box<ZipfWeights>, id: [u64; 3] },
+}
+
 impl FileSet {
-    fn new(spaces: &[u32], per_file_items: u64, io_pages: u32) -> FileSet {
+    fn new(spaces: &[u32], per_file_items: u64, io_pages: u32, zipf: Option<&Zipf>) -> FileSet {
+        let picks = match zipf {
+            None => FilePicks::Uniform {
+                list: Vec::new(),
+                place: Vec::new(),
+            },
+            Some(z) => FilePicks::Zipf {
+                w: Box::new(ZipfWeights::new(z)),
+                id: z.identity(),
+            },
+        };
         FileSet {
             spaces: spaces.to_vec(),
             per_file_items,
             io_pages,
             items: spaces.len() as u64 * per_file_items,
             member: Vec::new(),
-            list: Vec::new(),
-            place: Vec::new(),
+            picks,
             file_members: vec![0; spaces.len()],
+            members: 0,
             log_pos: vec![0; spaces.len()],
             probe: DenseProbe::new(),
         }
@@ -112,10 +134,16 @@ impl FileSet {
             return;
         }
         self.member[(i / 64) as usize] |= 1 << (i % 64);
-        self.place[i as usize] = self.list.len() as u32;
-        self.list.push(i as u32);
+        match &mut self.picks {
+            FilePicks::Uniform { list, place } => {
+                place[i as usize] = list.len() as u32;
+                list.push(i as u32);
+            }
+            FilePicks::Zipf { w, .. } => w.add(i),
+        }
         let f = self.at(i).0;
         self.file_members[f] += 1;
+        self.members += 1;
     }
 
     fn remove(&mut self, i: u64) {
@@ -123,33 +151,78 @@ impl FileSet {
             return;
         }
         self.member[(i / 64) as usize] &= !(1 << (i % 64));
-        let at = self.place[i as usize] as usize;
-        let last = *self.list.last().expect("a member is listed");
-        self.list[at] = last;
-        self.place[last as usize] = at as u32;
-        self.list.pop();
+        match &mut self.picks {
+            FilePicks::Uniform { list, place } => {
+                let at = place[i as usize] as usize;
+                let last = *list.last().expect("a member is listed");
+                list[at] = last;
+                place[last as usize] = at as u32;
+                list.pop();
+            }
+            FilePicks::Zipf { w, .. } => w.remove(i),
+        }
         let f = self.at(i).0;
         self.file_members[f] -= 1;
+        self.members -= 1;
     }
 
+    /// The chance that a read picks a member.
     fn p_member(&self) -> f64 {
-        self.list.len() as f64 / self.items as f64
+        match &self.picks {
+            FilePicks::Uniform { .. } => self.members as f64 / self.items as f64,
+            FilePicks::Zipf { w, .. } => w.total() as f64 / w.all_weight() as f64,
+        }
+    }
+
+    /// A member, drawn as the picker would draw among the members (there is one).
+    fn pick(&self, rng: &mut Pcg64Mcg) -> u64 {
+        match &self.picks {
+            FilePicks::Uniform { list, .. } => {
+                list[below(rng.next_u64(), self.members) as usize] as u64
+            }
+            FilePicks::Zipf { w, .. } => w.zipf_item(w.find(below(rng.next_u64(), w.total()))),
+        }
+    }
+
+    /// The member bits (and a uniform set's places), the first time.
+    fn allocate(&mut self) {
+        if self.member.is_empty() {
+            self.member = vec![0; self.items.div_ceil(64) as usize];
+            if let FilePicks::Uniform { place, .. } = &mut self.picks {
+                *place = vec![0; self.items as usize];
+            }
+        }
     }
 
     /// Builds the set from the page cache (allocated the first time) and starts
     /// skipping.
     fn build(&mut self, mm: &mut Mm) {
-        if self.place.is_empty() {
-            self.member = vec![0; self.items.div_ceil(64) as usize];
-            self.place = vec![0; self.items as usize];
-        }
+        self.allocate();
         self.probe.built();
         self.member.fill(0);
-        self.list.clear();
         self.file_members.fill(0);
+        self.members = 0;
         for i in 0..self.items {
             if !self.settled(mm, i) {
-                self.add(i);
+                self.member[(i / 64) as usize] |= 1 << (i % 64);
+                self.file_members[(i / self.per_file_items) as usize] += 1;
+                self.members += 1;
+            }
+        }
+        let members = for_each_set_bit(&self.member).map(|i| i as u64);
+        match &mut self.picks {
+            FilePicks::Uniform { list, place } => {
+                list.clear();
+                for i in members {
+                    place[i as usize] = list.len() as u32;
+                    list.push(i as u32);
+                }
+            }
+            FilePicks::Zipf { w, .. } => {
+                // The tree summed once, not grown an item at a time.
+                w.clear();
+                members.for_each(|i| w.mark(i));
+                w.sum_blocks();
             }
         }
         mm.watching_folios = true;
@@ -251,13 +324,21 @@ impl FileSet {
     }
 
     /// After `n` reads of settled items: each file's `prev_pos` where its last one
-    /// ended. Drawn backwards from the last read: its file in proportion to the
-    /// settled items, and at a file's first meeting its item, uniformly among the
-    /// file's settled ones (the reads are independent, so the last read of a file is
-    /// any of its settled items alike). Stops once every file with a settled item is
-    /// met.
-    fn leave_prev_pos(&self, mm: &mut Mm, rng: &mut Pcg64Mcg, n: u64) -> Option<u64> {
-        let settled = self.items - self.list.len() as u64;
+    /// ended. Drawn backwards from the last read: uniform offsets, its file in
+    /// proportion to the settled items, and at a file's first meeting its item,
+    /// uniformly among the file's settled ones (the reads are independent, so the
+    /// last read of a file is any of its settled items alike); zipf offsets (`zipf`),
+    /// each read's item as the picker draws among the settled ones (drawn again while
+    /// it is a member: a quarter of the weight at most). Stops once every file with a
+    /// settled item is met.
+    fn leave_prev_pos(
+        &self,
+        mm: &mut Mm,
+        rng: &mut Pcg64Mcg,
+        n: u64,
+        zipf: Option<&Zipf>,
+    ) -> Option<u64> {
+        let settled = self.items - self.members;
         if n == 0 || settled == 0 {
             return None;
         }
@@ -270,16 +351,21 @@ impl FileSet {
         let mut met = vec![false; files];
         let (mut left, mut last_read) = (open, None);
         for _ in 0..n {
-            let f = if files == 1 {
-                0
-            } else {
-                self.settled_file(rng, settled)
+            let (f, drawn) = match zipf {
+                Some(z) => {
+                    let i = std::iter::repeat_with(|| z.sample(rng))
+                        .find(|&i| !self.has(i))
+                        .expect("an endless draw");
+                    (self.at(i).0, Some(i))
+                }
+                None if files == 1 => (0, None),
+                None => (self.settled_file(rng, settled), None),
             };
             if met[f] {
                 continue;
             }
             met[f] = true;
-            let i = self.settled_item_of(f, rng);
+            let i = drawn.unwrap_or_else(|| self.settled_item_of(f, rng));
             last_read.get_or_insert(i);
             let (_, first) = self.at(i);
             let end_pages = first as u64 + self.io_pages as u64;
@@ -309,11 +395,16 @@ pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
         write: false,
         mmap: false,
         spaces,
-        sampler: Sampler::Uniform { n } | Sampler::Sequential { n },
+        sampler,
         ..
     } = &w.spec
     else {
         return false;
+    };
+    let n = match sampler {
+        Sampler::Uniform { n } | Sampler::Sequential { n } => n,
+        Sampler::Zipf(z) => &z.skip_params().0,
+        Sampler::HotCold { .. } => return false,
     };
     let skipping = |s: &SkipSets| s.file.as_ref().is_none_or(|f| !f.probe.dense);
     w.skip_sets.as_deref().is_some_and(skipping)
@@ -335,14 +426,22 @@ pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
 fn ready<'a>(
     slot: &'a mut Option<Box<FileSet>>,
     spaces: &[u32],
-    per_file_items: u64,
-    io_pages: u32,
+    (per_file_items, io_pages): (u64, u32),
+    zipf: Option<&Zipf>,
 ) -> &'a mut FileSet {
+    let zipf_id = zipf.map(Zipf::identity);
     let fits = slot.as_ref().is_some_and(|s| {
-        s.spaces == spaces && s.per_file_items == per_file_items && s.io_pages == io_pages
+        let id = match &s.picks {
+            FilePicks::Uniform { .. } => None,
+            FilePicks::Zipf { id, .. } => Some(*id),
+        };
+        s.spaces == spaces
+            && (s.per_file_items, s.io_pages) == (per_file_items, io_pages)
+            && id == zipf_id
     });
     if !fits {
-        *slot = Some(Box::new(FileSet::new(spaces, per_file_items, io_pages)));
+        let set = FileSet::new(spaces, per_file_items, io_pages, zipf);
+        *slot = Some(Box::new(set));
     }
     slot.as_mut().expect("made above")
 }
@@ -392,7 +491,12 @@ pub(crate) fn run(
     let op_ns = mm.cfg.costs.syscall_ns + io_pages as u64 * mm.cfg.costs.copy_page_ns;
     let bytes = io_pages as u64 * 4096;
     let sets = skip_sets.as_deref_mut().expect("applies() checked");
-    let s = ready(&mut sets.file, spaces, per_file_items, io_pages);
+    let sampler: &Sampler = sampler;
+    let zipf = match sampler {
+        Sampler::Zipf(z) => Some(&**z),
+        _ => None,
+    };
+    let s = ready(&mut sets.file, spaces, (per_file_items, io_pages), zipf);
     mm.now = *clock;
     if s.probe.dense {
         return None;
@@ -428,13 +532,13 @@ pub(crate) fn run(
         // The gap of reads of settled items before the next of a member (geometric:
         // the process is memoryless, so a run that ends part-way draws afresh next
         // time).
-        let gap = if s.list.is_empty() {
+        let gap = if s.members == 0 {
             u64::MAX
         } else {
             geometric(&mut t.rng, s.p_member())
         };
         let made = p.run_hits(gap);
-        if let Some(last) = s.leave_prev_pos(mm, &mut t.rng, made) {
+        if let Some(last) = s.leave_prev_pos(mm, &mut t.rng, made, zipf) {
             // The run's last read (its `prev_pos` already so): its file's completed
             // reads forgotten as of it.
             s.leave_file_after(mm, last, p.hits_end_ns - op_ns);
@@ -442,7 +546,7 @@ pub(crate) fn run(
         made == gap && p.issue_next()
     };
     if handed {
-        let i = s.list[below(t.rng.next_u64(), s.list.len() as u64) as usize] as u64;
+        let i = s.pick(&mut t.rng);
         t.file_skip.pending = Some(i);
         t.batch_left = w.batch;
         // The read starts afresh (`read_op` resets it only for a new operation).
@@ -516,15 +620,19 @@ mod tests {
     use std::collections::HashMap;
 
     /// Three files of four items (of two pages), items 1, 2 (file 0) and 9 (file 2)
-    /// members: file 0 has two settled items, files 1 and 2 four and three.
-    fn set_and_mm() -> (FileSet, Mm) {
+    /// members: file 0 has two settled items, files 1 and 2 four and three. Its
+    /// picker's items uniform, or `zipf`'s.
+    fn set_and_mm(zipf: Option<&Zipf>) -> (FileSet, Mm) {
         let mut mm = Mm::new(crate::mm::Config::new(64 << 8));
         let spaces: Vec<u32> = (0..3)
             .map(|f| mm.add_space(SpaceKind::File, format!("f{f}"), 8, None))
             .collect();
-        let mut s = FileSet::new(&spaces, 4, 2);
-        s.member = vec![0; 1];
-        s.place = vec![0; 12];
+        let mut s = FileSet::new(&spaces, 4, 2, zipf);
+        s.allocate();
+        if let FilePicks::Zipf { w, .. } = &mut s.picks {
+            // The ranks' weights worked out, no member yet.
+            w.sum_blocks();
+        }
         for i in [1, 2, 9] {
             s.add(i);
         }
@@ -539,9 +647,8 @@ mod tests {
         let spaces: Vec<u32> = (0..2)
             .map(|f| mm.add_space(SpaceKind::File, format!("f{f}"), 100, None))
             .collect();
-        let mut s = FileSet::new(&spaces, 100, 1);
-        s.member = vec![0; 4];
-        s.place = vec![0; 200];
+        let mut s = FileSet::new(&spaces, 100, 1, None);
+        s.allocate();
         assert_eq!(s.next_member(17), None);
         for i in [5, 70, 130] {
             s.add(i);
@@ -563,18 +670,20 @@ mod tests {
     /// Each file's `prev_pos` (None: untouched) after `n` reads of settled items.
     type Outcome = [Option<i64>; 3];
 
-    /// The outcomes of `n` independent reads, each a settled item uniformly, by
-    /// enumerating every sequence of them: each file's last read's end, in bytes.
-    fn exact(s: &FileSet, n: u32) -> HashMap<Outcome, f64> {
+    /// The outcomes of `n` independent reads, each a settled item with a chance in
+    /// proportion to `weight` (the picker's chance of it), by enumerating every
+    /// sequence of them: each file's last read's end, in bytes.
+    fn exact(s: &FileSet, n: u32, weight: impl Fn(u64) -> f64) -> HashMap<Outcome, f64> {
         let settled: Vec<u64> = (0..12).filter(|&i| !s.has(i)).collect();
+        let sum: f64 = settled.iter().map(|&i| weight(i)).sum();
         let k = settled.len();
         let mut out = HashMap::new();
-        let p = 1.0 / (k as f64).powi(n as i32);
         for mut code in 0..k.pow(n) {
-            let mut o: Outcome = [None; 3];
+            let (mut o, mut p): (Outcome, f64) = ([None; 3], 1.0);
             for _ in 0..n {
                 let i = settled[code % k];
                 code /= k;
+                p *= weight(i) / sum;
                 o[(i / 4) as usize] = Some(((i % 4 + 1) * 2 * 4096) as i64);
             }
             *out.entry(o).or_insert(0.0) += p;
@@ -585,21 +694,45 @@ mod tests {
     /// `leave_prev_pos` draws the files' last reads backwards; over many trials its
     /// outcomes match the exact enumeration of forward sequences (chi-square within
     /// 4.5 standard deviations of its mean), for runs of 1, 2 and 4 reads, and it
-    /// names the run's last read.
+    /// names the run's last read. Uniform offsets.
     #[test]
     fn prev_pos_is_where_each_file_s_last_read_ended() {
-        let (s, mut mm) = set_and_mm();
+        prev_pos_after_runs(None, |_| 1.0);
+    }
+
+    /// The same for zipf offsets (0.9 and 1.2): item i's chance is its rank's
+    /// (rank + 1)^-s, its rank the one the sampler maps to i; the set's share of
+    /// the picker's chance is the members' sum of them.
+    #[test]
+    fn prev_pos_is_where_each_file_s_last_zipf_read_ended() {
+        for skew in [0.9, 1.2] {
+            let z = Zipf::new(12, skew);
+            let mut rank_of = [0u64; 12];
+            for r in 0..12 {
+                rank_of[z.item_of_rank(r) as usize] = r;
+            }
+            let weight = |i: u64| ((rank_of[i as usize] + 1) as f64).powf(-skew);
+            let (s, _) = set_and_mm(Some(&z));
+            let all: f64 = (0..12).map(weight).sum();
+            let members: f64 = [1, 2, 9].iter().map(|&i| weight(i)).sum();
+            assert!((s.p_member() - members / all).abs() < 1e-9);
+            prev_pos_after_runs(Some(&z), weight);
+        }
+    }
+
+    fn prev_pos_after_runs(zipf: Option<&Zipf>, weight: impl Fn(u64) -> f64 + Copy) {
+        let (s, mut mm) = set_and_mm(zipf);
         let mut rng = task_rng(3, "file");
         const N: u64 = 200_000;
         for n in [1u32, 2, 4] {
-            let want = exact(&s, n);
+            let want = exact(&s, n, weight);
             let mut got: HashMap<Outcome, u64> = HashMap::new();
             for _ in 0..N {
                 for &sp in &s.spaces {
                     mm.spaces[sp as usize].ra.prev_pos = -1;
                 }
                 let last = s
-                    .leave_prev_pos(&mut mm, &mut rng, n as u64)
+                    .leave_prev_pos(&mut mm, &mut rng, n as u64, zipf)
                     .expect("a read");
                 let o: Outcome = std::array::from_fn(|f| {
                     let p = mm.spaces[s.spaces[f] as usize].ra.prev_pos;
@@ -636,12 +769,12 @@ mod tests {
     #[test]
     fn the_set_is_the_items_a_read_may_change() {
         use crate::mm::page::{pg, pte};
-        let (_, mut mm) = set_and_mm();
+        let (_, mut mm) = set_and_mm(None);
         let spaces: Vec<u32> = (0..3).collect();
-        let mut s = FileSet::new(&spaces, 4, 2);
+        let mut s = FileSet::new(&spaces, 4, 2, None);
         // Nothing cached (and no file open): every item may change.
         s.build(&mut mm);
-        assert_eq!((s.list.len(), s.file_members.clone()), (12, vec![4, 4, 4]));
+        assert_eq!((s.members, s.file_members.clone()), (12, vec![4, 4, 4]));
         // Item 1 of file 2 (pages 2, 3) read until settled (the classic LRU: its
         // folios referenced and active).
         let mut reads = 0;
