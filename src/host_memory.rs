@@ -39,10 +39,10 @@ const KV_SKIP_SET_BYTES: u64 = 9;
 /// sampling (`workload::skip_fio`): a membership bit per block and, for at most a
 /// quarter of the blocks, a place in the pass (16 bytes).
 const FIO_SKIP_SET_BYTES: u64 = 5;
-/// Per item (`io_size`) of a `file-read` workload reading at uniform or zipf offsets
-/// or in turn, its set under skip sampling (`workload::skip_file`, built once its
-/// reads settle): a membership bit, a place (4) and a list entry (4); at zipf offsets
-/// a rank's weight (8) and bit instead.
+/// Per item (`io_size`) of a `file-read` workload reading with read(), its set under
+/// skip sampling (`workload::skip_file`, built once its reads settle): a membership
+/// bit, a place (4) and a list entry (4); at zipf offsets a rank's weight (8) and bit
+/// instead.
 const FILE_SKIP_SET_BYTES_PER_ITEM: u64 = 9;
 /// A swap slot: its entry (8), its memcg (2), its place on the freed-slot stack (4).
 const SWAP_SLOT_BYTES: u64 = 14;
@@ -307,13 +307,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
                     bytes: m.pages * FIO_SKIP_SET_BYTES,
                     key: m.key.clone(),
                 });
-            } else if w.kind == WorkloadKind::FileRead
-                && !w.mmap.unwrap_or(false)
-                && matches!(
-                    w.pattern,
-                    None | Some(Pattern::Uniform | Pattern::Sequential | Pattern::Zipf)
-                )
-            {
+            } else if w.kind == WorkloadKind::FileRead && !w.mmap.unwrap_or(false) {
                 let io_pages = w.io_size.map_or(1, |b| b.0.div_ceil(PAGE_SIZE)).max(1);
                 parts.push(Part {
                     what: "access sampling sets",
@@ -626,7 +620,7 @@ mod tests {
     }
 
     #[test]
-    fn file_reads_count_their_sets_unless_through_mmap_or_hot_and_cold() {
+    fn file_reads_count_their_sets_unless_through_mmap() {
         // Two files of 64 MiB read 16 KiB at a time: 8192 items at 9 B.
         let text = "[machine]\nmemory = \"1G\"\n[[workload]]\nname = \"f\"\nkind = \"file-read\"\n\
                     nr_files = 2\nfile_size = \"64M\"\nio_size = \"16K\"\n";
@@ -639,11 +633,10 @@ mod tests {
                 .find(|p| p.what == "access sampling sets")
                 .map(|p| p.bytes)
         };
-        for pattern in ["uniform", "sequential", "zipf"] {
+        for pattern in ["uniform", "sequential", "zipf", "hotcold"] {
             let pattern = format!("workload.0.pattern=\"{pattern}\"");
             assert_eq!(sets(&[&pattern]), Some(8192 * 9), "{pattern}");
         }
-        assert_eq!(sets(&["workload.0.pattern=\"hotcold\""]), None);
         assert_eq!(sets(&["workload.0.mmap=true"]), None);
         assert_eq!(sets(&["run.access_sampling=\"each\""]), None);
     }

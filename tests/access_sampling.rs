@@ -265,6 +265,27 @@ fn zipf_file_reads_agree() {
     file_reads_agree(&back_to_back, &["pgscan_kswapd", "pgdeactivate"]);
 }
 
+/// file.toml's service reading at hot/cold offsets (a fifth of the items take 95 %
+/// of the reads), the hot set moving at 2 s, paced and back to back: a run skips in
+/// one phase of the hot set (a slice before the move, or any after it), its members
+/// drawn by class chance, the backward draw of `prev_pos` by the picker in that phase.
+#[test]
+fn hotcold_file_reads_agree() {
+    let paced = include_str!("../benches/skip/file.toml").replace(
+        "pattern = \"uniform\"\nthreads = 2",
+        "pattern = \"hotcold\"\nhot_fraction = 0.2\nhot_probability = 0.95\n\
+         phase_change = \"2s\"\nthreads = 2",
+    );
+    assert!(paced.contains("hotcold"));
+    file_reads_agree(&paced, &["workingset_refault_file", "pgscan_kswapd"]);
+    let back_to_back = paced
+        .replace("duration = \"4s\"", "duration = \"2s\"")
+        .replace("phase_change = \"2s\"", "phase_change = \"1s\"")
+        .replace("threads = 2\nrate = 100000\n", "threads = 2\n");
+    assert!(!back_to_back.contains("100000"));
+    file_reads_agree(&back_to_back, &["pgscan_kswapd", "pgdeactivate"]);
+}
+
 /// file.toml's service reading its three files in turn (4 KiB at a time, from each
 /// thread's cursor, wrapping): nothing is drawn, so skipping the reads of settled
 /// items gives `each`'s results byte for byte (each file's `prev_pos` where the run

@@ -805,7 +805,8 @@ pub fn run_slice(
             // A miss: its operation is started and waits in t.retry for the fault.
         }
         if w.skip_sets.is_some() {
-            if matches!(w.spec, Spec::File { .. }) && skip_file::applies(w, t, mm, clock) {
+            if matches!(w.spec, Spec::File { .. }) && skip_file::applies(w, t, mm, clock, slice_end)
+            {
                 if let Some(end) = skip_file::run(w, t, mm, &mut clock, slice_end, rep) {
                     break end;
                 }

@@ -246,7 +246,7 @@ pub(crate) enum Dist<'a> {
 
 impl Dist<'_> {
     /// What tells one picker from another, for a set's [`Key`].
-    fn identity(&self) -> [u64; 4] {
+    pub(super) fn identity(&self) -> [u64; 4] {
         match *self {
             Dist::Uniform => [0; 4],
             Dist::Zipf(z) => {
@@ -264,9 +264,9 @@ impl Dist<'_> {
 
 /// Members of up to two classes of equally likely pages (uniform: one; hot/cold: the
 /// hot run `[hot_lo, hot_lo + hot_n)`, wrapping, and the rest), a list per class and
-/// each offset's place in its list.
+/// each offset's place in its list. Shared with `skip_file`'s items.
 #[derive(Debug)]
-struct ClassLists {
+pub(super) struct ClassLists {
     lists: [Vec<u32>; 2],
     place: Vec<u32>,
     /// The chance that one access picks a given page of each class.
@@ -277,7 +277,7 @@ struct ClassLists {
 }
 
 impl ClassLists {
-    fn new(n: u64, dist: Dist) -> ClassLists {
+    pub(super) fn new(n: u64, dist: Dist) -> ClassLists {
         let (hot_lo, hot_n, p_page) = match dist {
             Dist::HotCold {
                 hot_lo,
@@ -307,13 +307,13 @@ impl ClassLists {
         ((o + self.n - self.hot_lo) % self.n >= self.hot_n) as usize
     }
 
-    fn add(&mut self, o: u64) {
+    pub(super) fn add(&mut self, o: u64) {
         let list = &mut self.lists[self.class(o)];
         self.place[o as usize] = list.len() as u32;
         list.push(o as u32);
     }
 
-    fn remove(&mut self, o: u64) {
+    pub(super) fn remove(&mut self, o: u64) {
         let (c, i) = (self.class(o), self.place[o as usize] as usize);
         let list = &mut self.lists[c];
         let last = *list.last().expect("a member is listed");
@@ -326,7 +326,13 @@ impl ClassLists {
         self.lists.iter().all(|l| l.is_empty())
     }
 
-    fn p_member(&self) -> f64 {
+    /// No member (the places are left as they are: a place is read only for a
+    /// member).
+    pub(super) fn clear(&mut self) {
+        self.lists.iter_mut().for_each(Vec::clear);
+    }
+
+    pub(super) fn p_member(&self) -> f64 {
         let [a, b] = [self.lists[0].len() as f64, self.lists[1].len() as f64];
         if self.hot_n == self.n {
             // Uniform: one class.
@@ -338,7 +344,7 @@ impl ClassLists {
 
     /// A member: its class in proportion to the class's members' chances (no draw
     /// when one class has none), then one of the class's uniformly.
-    fn pick(&self, rng: &mut Pcg64Mcg) -> u64 {
+    pub(super) fn pick(&self, rng: &mut Pcg64Mcg) -> u64 {
         let [a, b] = [self.lists[0].len(), self.lists[1].len()];
         let c = if b == 0 {
             0

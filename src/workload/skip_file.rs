@@ -1,6 +1,7 @@
-//! Skip sampling for `file-read` workloads reading at uniform or zipf offsets or in
-//! turn (`pattern = "uniform"`, `"zipf"` or `"sequential"`, read(), under
-//! `run.access_sampling = "skip"`), back to back or paced.
+//! Skip sampling for `file-read` workloads reading at uniform, zipf or hot/cold
+//! offsets or in turn (`pattern = "uniform"`, `"zipf"`, `"hotcold"` or
+//! `"sequential"`, read(), under `run.access_sampling = "skip"`), back to back or
+//! paced.
 //!
 //! A read() of an item (`io_size` of one of the files) whose pages are all cached and
 //! settled ([`Mm::filemap_read_settled`]: no read on record, no readahead mark,
@@ -14,9 +15,11 @@
 //! left where the run's last read of that file ended, drawn backwards over the run
 //! (each read's file in proportion to its settled items, the first read met of a file
 //! a settled item of it, uniformly). At zipf offsets the items are weighed as
-//! [`super::skip_kv`]'s zipf keys are: the gap by the members' share of the weight, a
-//! member by its rank's weight, and each read of the backward draw an item as the
-//! picker draws among the settled ones. The read of a member is handed to the
+//! [`super::skip_kv`]'s zipf keys are (a member by its rank's weight), at hot/cold
+//! ones as a hot/cold anon set's pages are (a member by its class's chance, in a run
+//! that stays in one phase of the hot set); the gap is geometric with the members'
+//! share of the chance, and each read of the backward draw an item as the picker
+//! draws among the settled ones. The read of a member is handed to the
 //! workload's operation as a retry issued at its slot, and made as under `each`. So
 //! results agree with `each` in distribution: the offsets are the same random process.
 //!
@@ -41,8 +44,8 @@ use crate::mm::bitmap::for_each_set_bit;
 use crate::mm::lru_gen::PTRS_PER_PTE;
 use crate::mm::{Mm, PMD_CHANGE};
 
-use super::pattern::{below, Sampler, Zipf};
-use super::skip::{geometric, DenseProbe, SkipSets, ZipfWeights};
+use super::pattern::{below, Sampler};
+use super::skip::{geometric, ClassLists, DenseProbe, Dist, SkipSets, ZipfWeights};
 use super::{left_by_settled_syscall, Pacing, SliceEnd, SliceReport, Spec, Thread, Workload};
 
 thread_local! {
@@ -68,6 +71,8 @@ pub struct FileSet {
     items: u64,
     member: Vec<u64>,
     picks: FilePicks,
+    /// The picker's identity ([`Dist::identity`]; hot/cold: in its phase).
+    dist_id: [u64; 4],
     /// Members per file, and in all.
     file_members: Vec<u64>,
     members: u64,
@@ -80,32 +85,28 @@ pub struct FileSet {
 /// How the members are drawn, as the workload's picker draws items.
 #[derive(Debug)]
 enum FilePicks {
-    /// Uniform offsets (and reads in turn): the members in a list (and each one's
-    /// place in it), so one can be drawn and removed in O(1).
-    Uniform { list: Vec<u32>, place: Vec<u32> },
-    /// Zipf offsets: the members' rank weights, and the picker's identity.
-    Zipf { w: Box<ZipfWeights>, id: [u64; 3] },
+    /// Uniform or hot/cold offsets (and reads in turn): the members in a list per
+    /// class of equally likely items, so one can be drawn and removed in O(1).
+    Classes(ClassLists),
+    /// Zipf offsets: the members' rank weights.
+    Zipf(Box<ZipfWeights>),
 }
 
 impl FileSet {
-    fn new(spaces: &[u32], per_file_items: u64, io_pages: u32, zipf: Option<&Zipf>) -> FileSet {
-        let picks = match zipf {
-            None => FilePicks::Uniform {
-                list: Vec::new(),
-                place: Vec::new(),
-            },
-            Some(z) => FilePicks::Zipf {
-                w: Box::new(ZipfWeights::new(z)),
-                id: z.identity(),
-            },
+    fn new(spaces: &[u32], per_file_items: u64, io_pages: u32, dist: Dist) -> FileSet {
+        let items = spaces.len() as u64 * per_file_items;
+        let picks = match dist {
+            Dist::Zipf(z) => FilePicks::Zipf(Box::new(ZipfWeights::new(z))),
+            _ => FilePicks::Classes(ClassLists::new(items, dist)),
         };
         FileSet {
             spaces: spaces.to_vec(),
             per_file_items,
             io_pages,
-            items: spaces.len() as u64 * per_file_items,
+            items,
             member: Vec::new(),
             picks,
+            dist_id: dist.identity(),
             file_members: vec![0; spaces.len()],
             members: 0,
             log_pos: vec![0; spaces.len()],
@@ -135,11 +136,8 @@ impl FileSet {
         }
         self.member[(i / 64) as usize] |= 1 << (i % 64);
         match &mut self.picks {
-            FilePicks::Uniform { list, place } => {
-                place[i as usize] = list.len() as u32;
-                list.push(i as u32);
-            }
-            FilePicks::Zipf { w, .. } => w.add(i),
+            FilePicks::Classes(c) => c.add(i),
+            FilePicks::Zipf(w) => w.add(i),
         }
         let f = self.at(i).0;
         self.file_members[f] += 1;
@@ -152,14 +150,8 @@ impl FileSet {
         }
         self.member[(i / 64) as usize] &= !(1 << (i % 64));
         match &mut self.picks {
-            FilePicks::Uniform { list, place } => {
-                let at = place[i as usize] as usize;
-                let last = *list.last().expect("a member is listed");
-                list[at] = last;
-                place[last as usize] = at as u32;
-                list.pop();
-            }
-            FilePicks::Zipf { w, .. } => w.remove(i),
+            FilePicks::Classes(c) => c.remove(i),
+            FilePicks::Zipf(w) => w.remove(i),
         }
         let f = self.at(i).0;
         self.file_members[f] -= 1;
@@ -169,28 +161,23 @@ impl FileSet {
     /// The chance that a read picks a member.
     fn p_member(&self) -> f64 {
         match &self.picks {
-            FilePicks::Uniform { .. } => self.members as f64 / self.items as f64,
-            FilePicks::Zipf { w, .. } => w.total() as f64 / w.all_weight() as f64,
+            FilePicks::Classes(c) => c.p_member(),
+            FilePicks::Zipf(w) => w.total() as f64 / w.all_weight() as f64,
         }
     }
 
     /// A member, drawn as the picker would draw among the members (there is one).
     fn pick(&self, rng: &mut Pcg64Mcg) -> u64 {
         match &self.picks {
-            FilePicks::Uniform { list, .. } => {
-                list[below(rng.next_u64(), self.members) as usize] as u64
-            }
-            FilePicks::Zipf { w, .. } => w.zipf_item(w.find(below(rng.next_u64(), w.total()))),
+            FilePicks::Classes(c) => c.pick(rng),
+            FilePicks::Zipf(w) => w.zipf_item(w.find(below(rng.next_u64(), w.total()))),
         }
     }
 
-    /// The member bits (and a uniform set's places), the first time.
+    /// The member bits, the first time.
     fn allocate(&mut self) {
         if self.member.is_empty() {
             self.member = vec![0; self.items.div_ceil(64) as usize];
-            if let FilePicks::Uniform { place, .. } = &mut self.picks {
-                *place = vec![0; self.items as usize];
-            }
         }
     }
 
@@ -211,14 +198,11 @@ impl FileSet {
         }
         let members = for_each_set_bit(&self.member).map(|i| i as u64);
         match &mut self.picks {
-            FilePicks::Uniform { list, place } => {
-                list.clear();
-                for i in members {
-                    place[i as usize] = list.len() as u32;
-                    list.push(i as u32);
-                }
+            FilePicks::Classes(c) => {
+                c.clear();
+                members.for_each(|i| c.add(i));
             }
-            FilePicks::Zipf { w, .. } => {
+            FilePicks::Zipf(w) => {
                 // The tree summed once, not grown an item at a time.
                 w.clear();
                 members.for_each(|i| w.mark(i));
@@ -327,16 +311,17 @@ impl FileSet {
     /// ended. Drawn backwards from the last read: uniform offsets, its file in
     /// proportion to the settled items, and at a file's first meeting its item,
     /// uniformly among the file's settled ones (the reads are independent, so the
-    /// last read of a file is any of its settled items alike); zipf offsets (`zipf`),
-    /// each read's item as the picker draws among the settled ones (drawn again while
-    /// it is a member: a quarter of the weight at most). Stops once every file with a
+    /// last read of a file is any of its settled items alike); zipf or hot/cold
+    /// offsets (`weighted`: the picker, and an instant in the run's phase), each
+    /// read's item as the picker draws among the settled ones (drawn again while it
+    /// is a member: a quarter of the chance at most). Stops once every file with a
     /// settled item is met.
     fn leave_prev_pos(
         &self,
         mm: &mut Mm,
         rng: &mut Pcg64Mcg,
         n: u64,
-        zipf: Option<&Zipf>,
+        weighted: Option<(&Sampler, u64)>,
     ) -> Option<u64> {
         let settled = self.items - self.members;
         if n == 0 || settled == 0 {
@@ -351,9 +336,9 @@ impl FileSet {
         let mut met = vec![false; files];
         let (mut left, mut last_read) = (open, None);
         for _ in 0..n {
-            let (f, drawn) = match zipf {
-                Some(z) => {
-                    let i = std::iter::repeat_with(|| z.sample(rng))
+            let (f, drawn) = match weighted {
+                Some((sampler, now)) => {
+                    let i = std::iter::repeat_with(|| sampler.next(rng, &mut 0, now))
                         .find(|&i| !self.has(i))
                         .expect("an endless draw");
                     (self.at(i).0, Some(i))
@@ -390,7 +375,7 @@ pub struct FileSkip {
 /// workload with uniform offsets or reading in turn under skip sampling (its set not
 /// dense), one read a batch, no think time and no `ops` cap, with no read in
 /// progress, no access recording, and files whose accesses do not trap.
-pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
+pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64, slice_end: u64) -> bool {
     let Spec::File {
         write: false,
         mmap: false,
@@ -404,7 +389,20 @@ pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
     let n = match sampler {
         Sampler::Uniform { n } | Sampler::Sequential { n } => n,
         Sampler::Zipf(z) => &z.skip_params().0,
-        Sampler::HotCold { .. } => return false,
+        // A hot set that stays put for the run: after its phase change, or a slice
+        // that ends before it (every read issued then).
+        Sampler::HotCold {
+            n,
+            hot_n,
+            phase_change_ns,
+            ..
+        } => {
+            let still = phase_change_ns.is_none_or(|tc| clock >= tc || slice_end <= tc);
+            if *hot_n == 0 || hot_n >= n || !still {
+                return false;
+            }
+            n
+        }
     };
     let skipping = |s: &SkipSets| s.file.as_ref().is_none_or(|f| !f.probe.dense);
     w.skip_sets.as_deref().is_some_and(skipping)
@@ -422,25 +420,42 @@ pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64) -> bool {
         && spaces.iter().all(|&s| !mm.spaces[s as usize].traps())
 }
 
+/// The picker's chances at `now` (hot/cold: its phase then), and what the backward
+/// draw of `prev_pos` draws its reads with (None: uniform offsets, which it counts).
+fn chances(sampler: &Sampler, now: u64) -> (Dist<'_>, Option<(&Sampler, u64)>) {
+    match *sampler {
+        Sampler::Uniform { .. } | Sampler::Sequential { .. } => (Dist::Uniform, None),
+        Sampler::Zipf(ref z) => (Dist::Zipf(z), Some((sampler, now))),
+        Sampler::HotCold {
+            n,
+            hot_n,
+            hot_prob_u32,
+            phase_change_ns,
+        } => {
+            let d = Dist::HotCold {
+                hot_lo: super::pattern::hot_lo(n, phase_change_ns, now),
+                hot_n,
+                hot_u32: hot_prob_u32,
+            };
+            (d, Some((sampler, now)))
+        }
+    }
+}
+
 /// The workload's set, made (dense, not built) if it has none or one for other files.
 fn ready<'a>(
     slot: &'a mut Option<Box<FileSet>>,
     spaces: &[u32],
     (per_file_items, io_pages): (u64, u32),
-    zipf: Option<&Zipf>,
+    dist: Dist,
 ) -> &'a mut FileSet {
-    let zipf_id = zipf.map(Zipf::identity);
     let fits = slot.as_ref().is_some_and(|s| {
-        let id = match &s.picks {
-            FilePicks::Uniform { .. } => None,
-            FilePicks::Zipf { id, .. } => Some(*id),
-        };
         s.spaces == spaces
             && (s.per_file_items, s.io_pages) == (per_file_items, io_pages)
-            && id == zipf_id
+            && s.dist_id == dist.identity()
     });
     if !fits {
-        let set = FileSet::new(spaces, per_file_items, io_pages, zipf);
+        let set = FileSet::new(spaces, per_file_items, io_pages, dist);
         *slot = Some(Box::new(set));
     }
     slot.as_mut().expect("made above")
@@ -492,11 +507,9 @@ pub(crate) fn run(
     let bytes = io_pages as u64 * 4096;
     let sets = skip_sets.as_deref_mut().expect("applies() checked");
     let sampler: &Sampler = sampler;
-    let zipf = match sampler {
-        Sampler::Zipf(z) => Some(&**z),
-        _ => None,
-    };
-    let s = ready(&mut sets.file, spaces, (per_file_items, io_pages), zipf);
+    // Hot/cold: in the run's phase, which applies() checked it stays in.
+    let (dist, weighted) = chances(sampler, *clock);
+    let s = ready(&mut sets.file, spaces, (per_file_items, io_pages), dist);
     mm.now = *clock;
     if s.probe.dense {
         return None;
@@ -538,7 +551,7 @@ pub(crate) fn run(
             geometric(&mut t.rng, s.p_member())
         };
         let made = p.run_hits(gap);
-        if let Some(last) = s.leave_prev_pos(mm, &mut t.rng, made, zipf) {
+        if let Some(last) = s.leave_prev_pos(mm, &mut t.rng, made, weighted) {
             // The run's last read (its `prev_pos` already so): its file's completed
             // reads forgotten as of it.
             s.leave_file_after(mm, last, p.hits_end_ns - op_ns);
@@ -621,15 +634,15 @@ mod tests {
 
     /// Three files of four items (of two pages), items 1, 2 (file 0) and 9 (file 2)
     /// members: file 0 has two settled items, files 1 and 2 four and three. Its
-    /// picker's items uniform, or `zipf`'s.
-    fn set_and_mm(zipf: Option<&Zipf>) -> (FileSet, Mm) {
+    /// picker `sampler`'s, over the 12 items.
+    fn set_and_mm(sampler: &Sampler) -> (FileSet, Mm) {
         let mut mm = Mm::new(crate::mm::Config::new(64 << 8));
         let spaces: Vec<u32> = (0..3)
             .map(|f| mm.add_space(SpaceKind::File, format!("f{f}"), 8, None))
             .collect();
-        let mut s = FileSet::new(&spaces, 4, 2, zipf);
+        let mut s = FileSet::new(&spaces, 4, 2, chances(sampler, 0).0);
         s.allocate();
-        if let FilePicks::Zipf { w, .. } = &mut s.picks {
+        if let FilePicks::Zipf(w) = &mut s.picks {
             // The ranks' weights worked out, no member yet.
             w.sum_blocks();
         }
@@ -647,7 +660,7 @@ mod tests {
         let spaces: Vec<u32> = (0..2)
             .map(|f| mm.add_space(SpaceKind::File, format!("f{f}"), 100, None))
             .collect();
-        let mut s = FileSet::new(&spaces, 100, 1, None);
+        let mut s = FileSet::new(&spaces, 100, 1, Dist::Uniform);
         s.allocate();
         assert_eq!(s.next_member(17), None);
         for i in [5, 70, 130] {
@@ -697,7 +710,7 @@ mod tests {
     /// names the run's last read. Uniform offsets.
     #[test]
     fn prev_pos_is_where_each_file_s_last_read_ended() {
-        prev_pos_after_runs(None, |_| 1.0);
+        prev_pos_after_runs(&Sampler::Uniform { n: 12 }, |_| 1.0);
     }
 
     /// The same for zipf offsets (0.9 and 1.2): item i's chance is its rank's
@@ -706,22 +719,42 @@ mod tests {
     #[test]
     fn prev_pos_is_where_each_file_s_last_zipf_read_ended() {
         for skew in [0.9, 1.2] {
-            let z = Zipf::new(12, skew);
+            let z = super::super::pattern::Zipf::new(12, skew);
             let mut rank_of = [0u64; 12];
             for r in 0..12 {
                 rank_of[z.item_of_rank(r) as usize] = r;
             }
             let weight = |i: u64| ((rank_of[i as usize] + 1) as f64).powf(-skew);
-            let (s, _) = set_and_mm(Some(&z));
+            let zipf = Sampler::Zipf(std::sync::Arc::new(z));
+            let (s, _) = set_and_mm(&zipf);
             let all: f64 = (0..12).map(weight).sum();
             let members: f64 = [1, 2, 9].iter().map(|&i| weight(i)).sum();
             assert!((s.p_member() - members / all).abs() < 1e-9);
-            prev_pos_after_runs(Some(&z), weight);
+            prev_pos_after_runs(&zipf, weight);
         }
     }
 
-    fn prev_pos_after_runs(zipf: Option<&Zipf>, weight: impl Fn(u64) -> f64 + Copy) {
-        let (s, mut mm) = set_and_mm(zipf);
+    /// The same for hot/cold offsets: items 0..3 hot (members 1 and 2 among them),
+    /// picked with chance 0.8, the cold ones with 0.2; each item uniformly within
+    /// its class.
+    #[test]
+    fn prev_pos_is_where_each_file_s_last_hot_or_cold_read_ended() {
+        let hotcold = Sampler::HotCold {
+            n: 12,
+            hot_n: 3,
+            hot_prob_u32: super::super::prob_u32(0.8),
+            phase_change_ns: None,
+        };
+        let weight = |i: u64| if i < 3 { 0.8 / 3.0 } else { 0.2 / 9.0 };
+        let (s, _) = set_and_mm(&hotcold);
+        let members = 2.0 * 0.8 / 3.0 + 0.2 / 9.0;
+        assert!((s.p_member() - members).abs() < 1e-6);
+        prev_pos_after_runs(&hotcold, weight);
+    }
+
+    fn prev_pos_after_runs(sampler: &Sampler, weight: impl Fn(u64) -> f64 + Copy) {
+        let (s, mut mm) = set_and_mm(sampler);
+        let weighted = chances(sampler, 0).1;
         let mut rng = task_rng(3, "file");
         const N: u64 = 200_000;
         for n in [1u32, 2, 4] {
@@ -732,7 +765,7 @@ mod tests {
                     mm.spaces[sp as usize].ra.prev_pos = -1;
                 }
                 let last = s
-                    .leave_prev_pos(&mut mm, &mut rng, n as u64, zipf)
+                    .leave_prev_pos(&mut mm, &mut rng, n as u64, weighted)
                     .expect("a read");
                 let o: Outcome = std::array::from_fn(|f| {
                     let p = mm.spaces[s.spaces[f] as usize].ra.prev_pos;
@@ -769,9 +802,9 @@ mod tests {
     #[test]
     fn the_set_is_the_items_a_read_may_change() {
         use crate::mm::page::{pg, pte};
-        let (_, mut mm) = set_and_mm(None);
+        let (_, mut mm) = set_and_mm(&Sampler::Uniform { n: 12 });
         let spaces: Vec<u32> = (0..3).collect();
-        let mut s = FileSet::new(&spaces, 4, 2, None);
+        let mut s = FileSet::new(&spaces, 4, 2, Dist::Uniform);
         // Nothing cached (and no file open): every item may change.
         s.build(&mut mm);
         assert_eq!((s.members, s.file_members.clone()), (12, vec![4, 4, 4]));
