@@ -39,8 +39,8 @@ const KV_SKIP_SET_BYTES: u64 = 9;
 /// sampling (`workload::skip_fio`): a membership bit per block and, for at most a
 /// quarter of the blocks, a place in the pass (16 bytes).
 const FIO_SKIP_SET_BYTES: u64 = 5;
-/// Per item (`io_size`) of a `file-read` workload reading with read(), its set under
-/// skip sampling (`workload::skip_file`, built once its reads settle): a membership
+/// Per item (`io_size`) of a `file-read` workload reading with read() (or a
+/// `file-write` workload), its set under skip sampling (`workload::skip_file`, built once its reads settle): a membership
 /// bit, a place (4) and a list entry (4); at zipf offsets a rank's weight (8) and bit
 /// instead.
 const FILE_SKIP_SET_BYTES_PER_ITEM: u64 = 9;
@@ -307,7 +307,9 @@ pub fn estimate(sc: &Scenario) -> Estimate {
                     bytes: m.pages * FIO_SKIP_SET_BYTES,
                     key: m.key.clone(),
                 });
-            } else if w.kind == WorkloadKind::FileRead && !w.mmap.unwrap_or(false) {
+            } else if matches!(w.kind, WorkloadKind::FileRead | WorkloadKind::FileWrite)
+                && !w.mmap.unwrap_or(false)
+            {
                 let io_pages = w.io_size.map_or(1, |b| b.0.div_ceil(PAGE_SIZE)).max(1);
                 parts.push(Part {
                     what: "access sampling sets",
@@ -638,6 +640,7 @@ mod tests {
             assert_eq!(sets(&[&pattern]), Some(8192 * 9), "{pattern}");
         }
         assert_eq!(sets(&["workload.0.mmap=true"]), None);
+        assert_eq!(sets(&["workload.0.kind=\"file-write\""]), Some(8192 * 9));
         assert_eq!(sets(&["run.access_sampling=\"each\""]), None);
     }
 

@@ -1,7 +1,7 @@
 //! Skip sampling for `file-read` workloads reading at uniform, zipf or hot/cold
 //! offsets or in turn (`pattern = "uniform"`, `"zipf"`, `"hotcold"` or
 //! `"sequential"`, read(), under `run.access_sampling = "skip"`), back to back or
-//! paced.
+//! paced, and for `file-write` workloads writing so.
 //!
 //! A read() of an item (`io_size` of one of the files) whose pages are all cached and
 //! settled ([`Mm::filemap_read_settled`]: no read on record, no readahead mark,
@@ -31,6 +31,12 @@
 //! makes it at its slot as under `each`. A member reached is looked at first and
 //! dropped if settled. Results are `each`'s byte for byte.
 //!
+//! A `file-write` workload's write() of an item whose pages are cached and already
+//! dirty changes nothing either ([`Mm::filemap_write_settled`]), while the writer's
+//! dirty throttling would not look at the global state ([`Mm::dirty_ratelimit_quiet`],
+//! checked per run as `skip_fio` does); a write leaves no file position and forgets
+//! no completed read, so its runs leave the files as they were.
+//!
 //! The set follows each file's change log: every page-cache entry written, and (with
 //! [`Mm::watching_folios`]) every folio whose LRU state another path changed. It
 //! starts dense, not built: reads are taken one by one (as under `each`) until those
@@ -49,12 +55,13 @@ use super::skip::{geometric, ClassLists, DenseProbe, Dist, SkipSets, ZipfWeights
 use super::{left_by_settled_syscall, Pacing, SliceEnd, SliceReport, Spec, Thread, Workload};
 
 thread_local! {
-    /// Reads made in closed form on this host thread ([`reads_skipped_here`]).
+    /// Reads (and writes) made in closed form on this host thread
+    /// ([`reads_skipped_here`]).
     static READS_SKIPPED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// How many `file-read` reads the runs on this host thread have made in closed form
-/// (for tests, and for anyone asking whether skipping pays).
+/// How many `file-read` reads (and `file-write` writes) the runs on this host thread
+/// have made in closed form (for tests, and for anyone asking whether skipping pays).
 pub fn reads_skipped_here() -> u64 {
     READS_SKIPPED.with(|c| c.get())
 }
@@ -68,6 +75,8 @@ pub struct FileSet {
     spaces: Vec<u32>,
     per_file_items: u64,
     io_pages: u32,
+    /// A `file-write` workload's set (its I/Os are writes), else a `file-read`'s.
+    write: bool,
     items: u64,
     member: Vec<u64>,
     picks: FilePicks,
@@ -93,7 +102,12 @@ enum FilePicks {
 }
 
 impl FileSet {
-    fn new(spaces: &[u32], per_file_items: u64, io_pages: u32, dist: Dist) -> FileSet {
+    fn new(
+        spaces: &[u32],
+        (per_file_items, io_pages): (u64, u32),
+        write: bool,
+        dist: Dist,
+    ) -> FileSet {
         let items = spaces.len() as u64 * per_file_items;
         let picks = match dist {
             Dist::Zipf(z) => FilePicks::Zipf(Box::new(ZipfWeights::new(z))),
@@ -103,6 +117,7 @@ impl FileSet {
             spaces: spaces.to_vec(),
             per_file_items,
             io_pages,
+            write,
             items,
             member: Vec::new(),
             picks,
@@ -120,10 +135,15 @@ impl FileSet {
         (f, ((i % self.per_file_items) * self.io_pages as u64) as u32)
     }
 
-    /// Whether a read of item `i` would change nothing.
+    /// Whether a read (a write) of item `i` would change nothing (the writer's dirty
+    /// throttling aside, which [`run`] checks).
     fn settled(&self, mm: &Mm, i: u64) -> bool {
         let (f, first) = self.at(i);
-        mm.filemap_read_settled(self.spaces[f], first, self.io_pages)
+        if self.write {
+            mm.filemap_write_settled(self.spaces[f], first, self.io_pages)
+        } else {
+            mm.filemap_read_settled(self.spaces[f], first, self.io_pages)
+        }
     }
 
     fn has(&self, i: u64) -> bool {
@@ -377,7 +397,6 @@ pub struct FileSkip {
 /// progress, no access recording, and files whose accesses do not trap.
 pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64, slice_end: u64) -> bool {
     let Spec::File {
-        write: false,
         mmap: false,
         spaces,
         sampler,
@@ -447,15 +466,16 @@ fn ready<'a>(
     slot: &'a mut Option<Box<FileSet>>,
     spaces: &[u32],
     (per_file_items, io_pages): (u64, u32),
+    write: bool,
     dist: Dist,
 ) -> &'a mut FileSet {
     let fits = slot.as_ref().is_some_and(|s| {
         s.spaces == spaces
-            && (s.per_file_items, s.io_pages) == (per_file_items, io_pages)
+            && (s.per_file_items, s.io_pages, s.write) == (per_file_items, io_pages, write)
             && s.dist_id == dist.identity()
     });
     if !fits {
-        let set = FileSet::new(spaces, per_file_items, io_pages, dist);
+        let set = FileSet::new(spaces, (per_file_items, io_pages), write, dist);
         *slot = Some(Box::new(set));
     }
     slot.as_mut().expect("made above")
@@ -472,11 +492,13 @@ pub(crate) fn dense_read(s: &mut FileSet, mm: &mut Mm, item: u64) {
     }
 }
 
-/// Thread `t`'s reads from `clock` as [`super::run_slice`]'s loop makes them, at
-/// their slots, up to the first read of a member (uniform: handed on in `t.retry`,
-/// issued at its slot; in turn: not yet issued; None is returned and the loop makes
-/// it), or the end of the slice, of a sleep past it or of the workload (returned).
-/// None too when the set is dense: the loop draws and makes each read.
+/// Thread `t`'s reads (or a `file-write` workload's writes) from `clock` as
+/// [`super::run_slice`]'s loop makes them, at their slots, up to the first read of a
+/// member (uniform: handed on in `t.retry`, issued at its slot; in turn: not yet
+/// issued; None is returned and the loop makes it), or the end of the slice, of a
+/// sleep past it or of the workload (returned). None too when the set is dense, or a
+/// writer's dirty throttling may look at the global state: the loop draws and makes
+/// each I/O.
 pub(crate) fn run(
     w: &mut Workload,
     t: &mut Thread,
@@ -492,6 +514,7 @@ pub(crate) fn run(
                 pages_per_file,
                 io_pages,
                 sampler,
+                write,
                 ..
             },
         skip_sets,
@@ -501,7 +524,13 @@ pub(crate) fn run(
     else {
         unreachable!("applies() checked the kind");
     };
-    let io_pages = *io_pages;
+    let (io_pages, write) = (*io_pages, *write);
+    if write && !mm.dirty_ratelimit_quiet() {
+        // The next write looks at the global dirty state whatever it writes. Only
+        // the writer's own dirtying moves its counts, and a settled write dirties
+        // nothing, so they hold over a run.
+        return None;
+    }
     let per_file_items = (*pages_per_file / io_pages as u64).max(1);
     let op_ns = mm.cfg.costs.syscall_ns + io_pages as u64 * mm.cfg.costs.copy_page_ns;
     let bytes = io_pages as u64 * 4096;
@@ -509,7 +538,13 @@ pub(crate) fn run(
     let sampler: &Sampler = sampler;
     // Hot/cold: in the run's phase, which applies() checked it stays in.
     let (dist, weighted) = chances(sampler, *clock);
-    let s = ready(&mut sets.file, spaces, (per_file_items, io_pages), dist);
+    let s = ready(
+        &mut sets.file,
+        spaces,
+        (per_file_items, io_pages),
+        write,
+        dist,
+    );
     mm.now = *clock;
     if s.probe.dense {
         return None;
@@ -551,7 +586,11 @@ pub(crate) fn run(
             geometric(&mut t.rng, s.p_member())
         };
         let made = p.run_hits(gap);
-        if let Some(last) = s.leave_prev_pos(mm, &mut t.rng, made, weighted) {
+        // A write leaves neither the file position nor completed reads.
+        let last = (!write)
+            .then(|| s.leave_prev_pos(mm, &mut t.rng, made, weighted))
+            .flatten();
+        if let Some(last) = last {
             // The run's last read (its `prev_pos` already so): its file's completed
             // reads forgotten as of it.
             s.leave_file_after(mm, last, p.hits_end_ns - op_ns);
@@ -564,7 +603,7 @@ pub(crate) fn run(
         t.batch_left = w.batch;
         // The read starts afresh (`read_op` resets it only for a new operation).
         t.read = None;
-        t.retry = Some((i, false, p.issued_ns.expect("issued")));
+        t.retry = Some((i, write, p.issued_ns.expect("issued")));
     }
     *clock = p.clock;
     if interval_ns > 0 {
@@ -607,7 +646,8 @@ fn in_turn(s: &mut FileSet, mm: &mut Mm, p: &mut Pacing, cursor: &mut u64) {
             return;
         }
         // A run stays in the cursor's file (one file may wrap to its start): each
-        // file read is then left as its last read leaves it, at that read's time.
+        // file read is then left as its last read leaves it, at that read's time
+        // (a write leaves nothing).
         let n = if s.spaces.len() > 1 {
             gap.min(s.per_file_items - *cursor % s.per_file_items)
         } else {
@@ -616,7 +656,9 @@ fn in_turn(s: &mut FileSet, mm: &mut Mm, p: &mut Pacing, cursor: &mut u64) {
         let k = p.run_hits(n);
         if k > 0 {
             let last = (*cursor + (k - 1) % s.items) % s.items;
-            s.leave_file_after(mm, last, p.hits_end_ns - p.access_ns);
+            if !s.write {
+                s.leave_file_after(mm, last, p.hits_end_ns - p.access_ns);
+            }
             *cursor = (*cursor + k % s.items) % s.items;
         }
         if k < n {
@@ -640,7 +682,7 @@ mod tests {
         let spaces: Vec<u32> = (0..3)
             .map(|f| mm.add_space(SpaceKind::File, format!("f{f}"), 8, None))
             .collect();
-        let mut s = FileSet::new(&spaces, 4, 2, chances(sampler, 0).0);
+        let mut s = FileSet::new(&spaces, (4, 2), false, chances(sampler, 0).0);
         s.allocate();
         if let FilePicks::Zipf(w) = &mut s.picks {
             // The ranks' weights worked out, no member yet.
@@ -660,7 +702,7 @@ mod tests {
         let spaces: Vec<u32> = (0..2)
             .map(|f| mm.add_space(SpaceKind::File, format!("f{f}"), 100, None))
             .collect();
-        let mut s = FileSet::new(&spaces, 100, 1, Dist::Uniform);
+        let mut s = FileSet::new(&spaces, (100, 1), false, Dist::Uniform);
         s.allocate();
         assert_eq!(s.next_member(17), None);
         for i in [5, 70, 130] {
@@ -804,7 +846,7 @@ mod tests {
         use crate::mm::page::{pg, pte};
         let (_, mut mm) = set_and_mm(&Sampler::Uniform { n: 12 });
         let spaces: Vec<u32> = (0..3).collect();
-        let mut s = FileSet::new(&spaces, 4, 2, Dist::Uniform);
+        let mut s = FileSet::new(&spaces, (4, 2), false, Dist::Uniform);
         // Nothing cached (and no file open): every item may change.
         s.build(&mut mm);
         assert_eq!((s.members, s.file_members.clone()), (12, vec![4, 4, 4]));
