@@ -39,8 +39,8 @@ const KV_SKIP_SET_BYTES: u64 = 9;
 /// sampling (`workload::skip_fio`): a membership bit per block and, for at most a
 /// quarter of the blocks, a place in the pass (16 bytes).
 const FIO_SKIP_SET_BYTES: u64 = 5;
-/// Per item (`io_size`) of a `file-read` workload reading with read() (or a
-/// `file-write` workload), its set under skip sampling (`workload::skip_file`, built once its reads settle): a membership
+/// Per item (`io_size`) of a `file-read` or `file-write` workload, its set under skip
+/// sampling (`workload::skip_file`, built once its reads settle): a membership
 /// bit, a place (4) and a list entry (4); at zipf offsets a rank's weight (8) and bit
 /// instead.
 const FILE_SKIP_SET_BYTES_PER_ITEM: u64 = 9;
@@ -307,9 +307,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
                     bytes: m.pages * FIO_SKIP_SET_BYTES,
                     key: m.key.clone(),
                 });
-            } else if matches!(w.kind, WorkloadKind::FileRead | WorkloadKind::FileWrite)
-                && !w.mmap.unwrap_or(false)
-            {
+            } else if matches!(w.kind, WorkloadKind::FileRead | WorkloadKind::FileWrite) {
                 let io_pages = w.io_size.map_or(1, |b| b.0.div_ceil(PAGE_SIZE)).max(1);
                 parts.push(Part {
                     what: "access sampling sets",
@@ -574,11 +572,12 @@ mod tests {
             .into_iter()
             .find(|p| p.what == "access sampling sets");
         assert_eq!(sets.map(|p| p.bytes), Some(16_000_000 * 9));
-        // Reading through an mmap, nothing is skipped.
+        // Loading through an mmap skips the same items.
         let s =
             crate::scenario::parse_str(text, "t.toml", &["workload.0.mmap=true".into()]).unwrap();
         let e = estimate(&s);
-        assert!(e.parts.iter().all(|p| p.what != "access sampling sets"));
+        let sets = e.parts.iter().find(|p| p.what == "access sampling sets");
+        assert_eq!(sets.map(|p| p.bytes), Some(256_000_000 * 9));
     }
 
     #[test]
@@ -622,7 +621,7 @@ mod tests {
     }
 
     #[test]
-    fn file_reads_count_their_sets_unless_through_mmap() {
+    fn file_reads_and_writes_count_their_sets() {
         // Two files of 64 MiB read 16 KiB at a time: 8192 items at 9 B.
         let text = "[machine]\nmemory = \"1G\"\n[[workload]]\nname = \"f\"\nkind = \"file-read\"\n\
                     nr_files = 2\nfile_size = \"64M\"\nio_size = \"16K\"\n";
@@ -639,7 +638,7 @@ mod tests {
             let pattern = format!("workload.0.pattern=\"{pattern}\"");
             assert_eq!(sets(&[&pattern]), Some(8192 * 9), "{pattern}");
         }
-        assert_eq!(sets(&["workload.0.mmap=true"]), None);
+        assert_eq!(sets(&["workload.0.mmap=true"]), Some(8192 * 9));
         assert_eq!(sets(&["workload.0.kind=\"file-write\""]), Some(8192 * 9));
         assert_eq!(sets(&["run.access_sampling=\"each\""]), None);
     }

@@ -265,6 +265,25 @@ fn zipf_file_reads_agree() {
     file_reads_agree(&back_to_back, &["pgscan_kswapd", "pgdeactivate"]);
 }
 
+/// file.toml's service loading its files through their mappings at uniform offsets
+/// (`mmap = true`), paced and back to back: a run of loads of settled items costs
+/// their accesses as user time and leaves nothing behind.
+#[test]
+fn uniform_mmap_file_reads_agree() {
+    let paced = include_str!("../benches/skip/file.toml").replacen(
+        "kind = \"file-read\"",
+        "kind = \"file-read\"\nmmap = true",
+        1,
+    );
+    assert!(paced.contains("mmap = true"));
+    file_reads_agree(&paced, &["workingset_refault_file", "pgscan_kswapd"]);
+    let back_to_back = paced
+        .replace("duration = \"4s\"", "duration = \"2s\"")
+        .replace("threads = 2\nrate = 100000\n", "threads = 2\n");
+    assert!(!back_to_back.contains("100000"));
+    file_reads_agree(&back_to_back, &["pgscan_kswapd"]);
+}
+
 /// file.toml's service writing at uniform offsets (`file-write`): a write of an item
 /// whose pages are cached and dirty changes nothing while the writer's throttling is
 /// quiet, so its runs pass in closed form as reads' do (no file position to leave).
@@ -315,7 +334,17 @@ fn hotcold_file_reads_agree() {
 /// skipped the same way.
 #[test]
 fn sequential_file_reads_skipped_are_each_s_byte_for_byte() {
-    sequential_file_ios_skipped_are_each_s_byte_for_byte("file-read");
+    sequential_file_ios_skipped_are_each_s_byte_for_byte("kind = \"file-read\"");
+}
+
+/// The same service loading its files through their mappings (`mmap = true`), in
+/// turn: a load of pages whose entries are present and young (and their PMD
+/// entries) changes nothing, as an anonymous page's access, and leaves no file
+/// position. Byte for byte, the files cached and mapped, and under reclaim whose
+/// rmap walks age and unmap them.
+#[test]
+fn sequential_mmap_file_reads_skipped_are_each_s_byte_for_byte() {
+    sequential_file_ios_skipped_are_each_s_byte_for_byte("kind = \"file-read\"\nmmap = true");
 }
 
 /// The same service as a `file-write` workload writing its files in turn: a write()
@@ -325,16 +354,17 @@ fn sequential_file_reads_skipped_are_each_s_byte_for_byte() {
 /// (most writes skipped) and under reclaim that cleans and evicts them.
 #[test]
 fn sequential_file_writes_skipped_are_each_s_byte_for_byte() {
-    sequential_file_ios_skipped_are_each_s_byte_for_byte("file-write");
+    sequential_file_ios_skipped_are_each_s_byte_for_byte("kind = \"file-write\"");
 }
 
+/// file.toml's service in turn, its `kind = "file-read"` line replaced by `kind`.
 fn sequential_file_ios_skipped_are_each_s_byte_for_byte(kind: &str) {
     let paced = include_str!("../benches/skip/file.toml")
         .replace(
             "pattern = \"uniform\"\nthreads = 2",
             "pattern = \"sequential\"\nthreads = 2",
         )
-        .replacen("kind = \"file-read\"", &format!("kind = \"{kind}\""), 1);
+        .replacen("kind = \"file-read\"", kind, 1);
     let back_to_back = paced.replace("threads = 2\nrate = 100000\n", "threads = 2\n");
     assert!(paced.contains("\"sequential\"\nthreads = 2") && !back_to_back.contains("100000"));
     let runs = |text: &str, sets: &[&str]| {
@@ -375,14 +405,14 @@ fn sequential_file_ios_skipped_are_each_s_byte_for_byte(kind: &str) {
         for (text, sets) in [(&paced, &evict[..]), (&back_to_back, &short[..])] {
             let (skipped, ops) = runs(text, sets);
             assert!(
-                kind == "file-write" || skipped * 20 > ops,
+                kind.contains("file-write") || skipped * 20 > ops,
                 "{lru}: {skipped} of {ops} reads skipped"
             );
         }
     }
 }
 
-/// Random small fio, `file-read` and `file-write` (in turn) services beside a sweeping hog and a
+/// Random small fio, `file-read` (read() or mmap) and `file-write` (in turn) services beside a sweeping hog and a
 /// stream, each run under each and under skip: results and timeseries byte for byte,
 /// as both kinds skip exactly. The cases draw what the hand-made ones fix: block and
 /// item sizes that need not divide the file, pacing from slots far apart to faster
@@ -405,9 +435,13 @@ fn random_fio_and_file_read_services_skip_exactly() {
             )
         } else {
             format!(
-                "kind = \"{}\"\nnr_files = {}\nfile_size = \"{}K\"\nio_size = \"{}K\"\n\
+                "{}\nnr_files = {}\nfile_size = \"{}K\"\nio_size = \"{}K\"\n\
                  pattern = \"sequential\"\nthreads = {}\n",
-                ["file-read", "file-write"][rng.gen_range(0..2)],
+                [
+                    "kind = \"file-read\"",
+                    "kind = \"file-write\"",
+                    "kind = \"file-read\"\nmmap = true",
+                ][rng.gen_range(0..3)],
                 rng.gen_range(1..4),
                 rng.gen_range(256..16 * 1024),
                 [4, 8, 16][rng.gen_range(0..3)],

@@ -1,7 +1,8 @@
 //! Skip sampling for `file-read` workloads reading at uniform, zipf or hot/cold
 //! offsets or in turn (`pattern = "uniform"`, `"zipf"`, `"hotcold"` or
 //! `"sequential"`, read(), under `run.access_sampling = "skip"`), back to back or
-//! paced, and for `file-write` workloads writing so.
+//! paced, and for `file-write` workloads writing so and `file-read` ones loading
+//! through the files' mappings (`mmap = true`).
 //!
 //! A read() of an item (`io_size` of one of the files) whose pages are all cached and
 //! settled ([`Mm::filemap_read_settled`]: no read on record, no readahead mark,
@@ -35,7 +36,10 @@
 //! dirty changes nothing either ([`Mm::filemap_write_settled`]), while the writer's
 //! dirty throttling would not look at the global state ([`Mm::dirty_ratelimit_quiet`],
 //! checked per run as `skip_fio` does); a write leaves no file position and forgets
-//! no completed read, so its runs leave the files as they were.
+//! no completed read, so its runs leave the files as they were. So does a load
+//! through a file's mapping of pages whose entries are present and young under a
+//! young PMD entry (an anonymous page's settled access, [`settled`]): it costs the
+//! accesses as user time and enters no kernel.
 //!
 //! The set follows each file's change log: every page-cache entry written, and (with
 //! [`Mm::watching_folios`]) every folio whose LRU state another path changed. It
@@ -51,7 +55,7 @@ use crate::mm::lru_gen::PTRS_PER_PTE;
 use crate::mm::{Mm, PMD_CHANGE};
 
 use super::pattern::{below, Sampler};
-use super::skip::{geometric, ClassLists, DenseProbe, Dist, SkipSets, ZipfWeights};
+use super::skip::{geometric, settled, ClassLists, DenseProbe, Dist, SkipSets, ZipfWeights};
 use super::{left_by_settled_syscall, Pacing, SliceEnd, SliceReport, Spec, Thread, Workload};
 
 thread_local! {
@@ -75,8 +79,8 @@ pub struct FileSet {
     spaces: Vec<u32>,
     per_file_items: u64,
     io_pages: u32,
-    /// A `file-write` workload's set (its I/Os are writes), else a `file-read`'s.
-    write: bool,
+    /// What the workload's I/Os are.
+    io: FileIo,
     items: u64,
     member: Vec<u64>,
     picks: FilePicks,
@@ -89,6 +93,25 @@ pub struct FileSet {
     log_pos: Vec<u64>,
     /// Taking reads one by one (stale until built), and what they showed.
     probe: DenseProbe,
+}
+
+/// What a workload's I/Os are: read()s, write()s (`file-write`), or loads from the
+/// files' mappings (`mmap = true`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FileIo {
+    Read,
+    Write,
+    Mmap,
+}
+
+impl FileIo {
+    fn of(write: bool, mmap: bool) -> FileIo {
+        match (write, mmap) {
+            (true, _) => FileIo::Write,
+            (false, true) => FileIo::Mmap,
+            (false, false) => FileIo::Read,
+        }
+    }
 }
 
 /// How the members are drawn, as the workload's picker draws items.
@@ -105,7 +128,7 @@ impl FileSet {
     fn new(
         spaces: &[u32],
         (per_file_items, io_pages): (u64, u32),
-        write: bool,
+        io: FileIo,
         dist: Dist,
     ) -> FileSet {
         let items = spaces.len() as u64 * per_file_items;
@@ -117,7 +140,7 @@ impl FileSet {
             spaces: spaces.to_vec(),
             per_file_items,
             io_pages,
-            write,
+            io,
             items,
             member: Vec::new(),
             picks,
@@ -135,14 +158,20 @@ impl FileSet {
         (f, ((i % self.per_file_items) * self.io_pages as u64) as u32)
     }
 
-    /// Whether a read (a write) of item `i` would change nothing (the writer's dirty
-    /// throttling aside, which [`run`] checks).
+    /// Whether a read (a write, a load of each page through the mapping) of item
+    /// `i` would change nothing (the writer's dirty throttling aside, which [`run`]
+    /// checks). A load changes nothing when the page's entry is present and young
+    /// and its PMD entry young, as an anonymous page's access.
     fn settled(&self, mm: &Mm, i: u64) -> bool {
         let (f, first) = self.at(i);
-        if self.write {
-            mm.filemap_write_settled(self.spaces[f], first, self.io_pages)
-        } else {
-            mm.filemap_read_settled(self.spaces[f], first, self.io_pages)
+        let (space, n) = (self.spaces[f], self.io_pages);
+        match self.io {
+            FileIo::Read => mm.filemap_read_settled(space, first, n),
+            FileIo::Write => mm.filemap_write_settled(space, first, n),
+            FileIo::Mmap => {
+                let s = &mm.spaces[space as usize];
+                (first..first + n).all(|p| settled(s.pte(p), s.pmd_young(p), 0))
+            }
         }
     }
 
@@ -229,7 +258,10 @@ impl FileSet {
                 w.sum_blocks();
             }
         }
-        mm.watching_folios = true;
+        // A folio's state decides a read's or a write's effect, not a load's.
+        if self.io != FileIo::Mmap {
+            mm.watching_folios = true;
+        }
         for (f, &s) in self.spaces.iter().enumerate() {
             self.log_pos[f] = mm.spaces[s as usize].watch_changes();
         }
@@ -397,10 +429,7 @@ pub struct FileSkip {
 /// progress, no access recording, and files whose accesses do not trap.
 pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64, slice_end: u64) -> bool {
     let Spec::File {
-        mmap: false,
-        spaces,
-        sampler,
-        ..
+        spaces, sampler, ..
     } = &w.spec
     else {
         return false;
@@ -466,16 +495,16 @@ fn ready<'a>(
     slot: &'a mut Option<Box<FileSet>>,
     spaces: &[u32],
     (per_file_items, io_pages): (u64, u32),
-    write: bool,
+    io: FileIo,
     dist: Dist,
 ) -> &'a mut FileSet {
     let fits = slot.as_ref().is_some_and(|s| {
         s.spaces == spaces
-            && (s.per_file_items, s.io_pages, s.write) == (per_file_items, io_pages, write)
+            && (s.per_file_items, s.io_pages, s.io) == (per_file_items, io_pages, io)
             && s.dist_id == dist.identity()
     });
     if !fits {
-        let set = FileSet::new(spaces, (per_file_items, io_pages), write, dist);
+        let set = FileSet::new(spaces, (per_file_items, io_pages), io, dist);
         *slot = Some(Box::new(set));
     }
     slot.as_mut().expect("made above")
@@ -492,7 +521,8 @@ pub(crate) fn dense_read(s: &mut FileSet, mm: &mut Mm, item: u64) {
     }
 }
 
-/// Thread `t`'s reads (or a `file-write` workload's writes) from `clock` as
+/// Thread `t`'s reads (or a `file-write` workload's writes, or loads through the
+/// mappings) from `clock` as
 /// [`super::run_slice`]'s loop makes them, at their slots, up to the first read of a
 /// member (uniform: handed on in `t.retry`, issued at its slot; in turn: not yet
 /// issued; None is returned and the loop makes it), or the end of the slice, of a
@@ -515,6 +545,7 @@ pub(crate) fn run(
                 io_pages,
                 sampler,
                 write,
+                mmap,
                 ..
             },
         skip_sets,
@@ -524,7 +555,7 @@ pub(crate) fn run(
     else {
         unreachable!("applies() checked the kind");
     };
-    let (io_pages, write) = (*io_pages, *write);
+    let (io_pages, write, io) = (*io_pages, *write, FileIo::of(*write, *mmap));
     if write && !mm.dirty_ratelimit_quiet() {
         // The next write looks at the global dirty state whatever it writes. Only
         // the writer's own dirtying moves its counts, and a settled write dirties
@@ -532,20 +563,22 @@ pub(crate) fn run(
         return None;
     }
     let per_file_items = (*pages_per_file / io_pages as u64).max(1);
-    let op_ns = mm.cfg.costs.syscall_ns + io_pages as u64 * mm.cfg.costs.copy_page_ns;
+    // A syscall and its copies in the kernel, or a load a page in user space.
+    let costs = &mm.cfg.costs;
+    let op_ns = match io {
+        FileIo::Mmap => io_pages as u64 * costs.access_ns,
+        _ => costs.syscall_ns + io_pages as u64 * costs.copy_page_ns,
+    };
     let bytes = io_pages as u64 * 4096;
     let sets = skip_sets.as_deref_mut().expect("applies() checked");
     let sampler: &Sampler = sampler;
     // Hot/cold: in the run's phase, which applies() checked it stays in.
     let (dist, weighted) = chances(sampler, *clock);
-    let s = ready(
-        &mut sets.file,
-        spaces,
-        (per_file_items, io_pages),
-        write,
-        dist,
-    );
-    mm.now = *clock;
+    let s = ready(&mut sets.file, spaces, (per_file_items, io_pages), io, dist);
+    if io != FileIo::Mmap {
+        // (A load enters no kernel.)
+        mm.now = *clock;
+    }
     if s.probe.dense {
         return None;
     }
@@ -586,8 +619,8 @@ pub(crate) fn run(
             geometric(&mut t.rng, s.p_member())
         };
         let made = p.run_hits(gap);
-        // A write leaves neither the file position nor completed reads.
-        let last = (!write)
+        // A write or a load leaves neither the file position nor completed reads.
+        let last = (io == FileIo::Read)
             .then(|| s.leave_prev_pos(mm, &mut t.rng, made, weighted))
             .flatten();
         if let Some(last) = last {
@@ -609,14 +642,20 @@ pub(crate) fn run(
     if interval_ns > 0 {
         t.next_issue_ns = p.next_issue_ns;
     }
-    rep.system_ns += p.hits * op_ns;
+    if io == FileIo::Mmap {
+        rep.user_ns += p.hits * op_ns;
+    } else {
+        rep.system_ns += p.hits * op_ns;
+    }
     READS_SKIPPED.with(|c| c.set(c.get() + p.hits));
     if p.hits > 0 {
         t.ops += p.hits;
         t.last_op_ns = Some(p.hits_end_ns);
-        // What the last read left behind: the kernel's state at its entry and exit
-        // (its file was left by `leave_file_after`).
-        left_by_settled_syscall(mm, p.hits_end_ns - op_ns, op_ns);
+        if io != FileIo::Mmap {
+            // What the last syscall left behind: the kernel's state at its entry and
+            // exit (a read's file was left by `leave_file_after`).
+            left_by_settled_syscall(mm, p.hits_end_ns - op_ns, op_ns);
+        }
     }
     p.record_counted(stats, bytes);
     if let Some(issued) = p.issued_ns {
@@ -656,7 +695,7 @@ fn in_turn(s: &mut FileSet, mm: &mut Mm, p: &mut Pacing, cursor: &mut u64) {
         let k = p.run_hits(n);
         if k > 0 {
             let last = (*cursor + (k - 1) % s.items) % s.items;
-            if !s.write {
+            if s.io == FileIo::Read {
                 s.leave_file_after(mm, last, p.hits_end_ns - p.access_ns);
             }
             *cursor = (*cursor + k % s.items) % s.items;
@@ -682,7 +721,7 @@ mod tests {
         let spaces: Vec<u32> = (0..3)
             .map(|f| mm.add_space(SpaceKind::File, format!("f{f}"), 8, None))
             .collect();
-        let mut s = FileSet::new(&spaces, (4, 2), false, chances(sampler, 0).0);
+        let mut s = FileSet::new(&spaces, (4, 2), FileIo::Read, chances(sampler, 0).0);
         s.allocate();
         if let FilePicks::Zipf(w) = &mut s.picks {
             // The ranks' weights worked out, no member yet.
@@ -702,7 +741,7 @@ mod tests {
         let spaces: Vec<u32> = (0..2)
             .map(|f| mm.add_space(SpaceKind::File, format!("f{f}"), 100, None))
             .collect();
-        let mut s = FileSet::new(&spaces, (100, 1), false, Dist::Uniform);
+        let mut s = FileSet::new(&spaces, (100, 1), FileIo::Read, Dist::Uniform);
         s.allocate();
         assert_eq!(s.next_member(17), None);
         for i in [5, 70, 130] {
@@ -846,7 +885,7 @@ mod tests {
         use crate::mm::page::{pg, pte};
         let (_, mut mm) = set_and_mm(&Sampler::Uniform { n: 12 });
         let spaces: Vec<u32> = (0..3).collect();
-        let mut s = FileSet::new(&spaces, (4, 2), false, Dist::Uniform);
+        let mut s = FileSet::new(&spaces, (4, 2), FileIo::Read, Dist::Uniform);
         // Nothing cached (and no file open): every item may change.
         s.build(&mut mm);
         assert_eq!((s.members, s.file_members.clone()), (12, vec![4, 4, 4]));
