@@ -27,6 +27,19 @@ fn counter(r: &Results, name: &str) -> f64 {
     match name {
         "ops" => r.workloads["svc"].ops as f64,
         "latency_mean" => r.workloads["svc"].latency_ns.mean,
+        // The service's threads' CPU time in user space, and in all.
+        "user_ns" => r
+            .tasks
+            .iter()
+            .filter(|(name, _)| name.starts_with("svc/"))
+            .map(|(_, t)| t.user_ns as f64)
+            .sum(),
+        "cpu_ns" => r
+            .tasks
+            .iter()
+            .filter(|(name, _)| name.starts_with("svc/"))
+            .map(|(_, t)| (t.user_ns + t.system_ns) as f64)
+            .sum(),
         _ => *r.vmstat.get(name).unwrap_or(&0) as f64,
     }
 }
@@ -179,7 +192,7 @@ fn paced_zipf_under_damon_reclaim_agrees() {
 #[test]
 fn kv_requests_agree() {
     let mut counters = COUNTERS.to_vec();
-    counters.push("latency_mean");
+    counters.extend(["latency_mean", "user_ns"]);
     agree_on(
         include_str!("../benches/skip/kv.toml"),
         &["pswpout", "pswpin", "pgscan_kswapd"],
@@ -206,7 +219,7 @@ fn kv_zipf_requests_agree() {
 #[test]
 fn paced_kv_requests_agree() {
     let mut counters = COUNTERS.to_vec();
-    counters.push("latency_mean");
+    counters.extend(["latency_mean", "user_ns"]);
     let kv = include_str!("../benches/skip/kv.toml");
     let zipf = kv.replace("pattern = \"uniform\"", "pattern = \"zipf\"\nskew = 0.9");
     for (text, pacing) in [
@@ -530,6 +543,7 @@ fn file_reads_agree(text: &str, pressure: &[&str]) {
         "pgactivate",
         "pgdeactivate",
         "latency_mean",
+        "cpu_ns",
     ]);
     let before = reclaimsim::workload::skip_file::reads_skipped_here();
     agree_on(text, pressure, &counters);

@@ -542,7 +542,8 @@ pub(crate) fn run(
             },
             g => (g.min(ops_left.unwrap_or(u64::MAX)), Ok(s.settled_draw())),
         };
-        let (start_ns, mut made) = (*clock, 0u64);
+        // The requests' own time: a wait for a batch's slot is idle, not user time.
+        let (mut busy_ns, mut made) = (0u64, 0u64);
         while made < n && *clock < end_ns {
             if t.batch_left == 0 {
                 // Between batches: the pacing or think time, as run_slice's loop.
@@ -568,6 +569,7 @@ pub(crate) fn run(
                 Err(pages) => pages,
             };
             *clock += request_ns + pages * access_ns;
+            busy_ns += request_ns + pages * access_ns;
             if !tally.count(pages - s.min_pages, *clock) {
                 // A batch the run did not start (its latency includes requests made
                 // before), or one the statistics may not count: as run_slice records
@@ -584,7 +586,7 @@ pub(crate) fn run(
         if let (Ok(_), Some(g)) = (draw, t.kv_skip.gap.as_mut()) {
             *g -= made;
         }
-        rep.user_ns += *clock - start_ns;
+        rep.user_ns += busy_ns;
         total += made;
         t.ops += made;
         if made > 0 {
