@@ -236,6 +236,44 @@ fn paced_kv_requests_agree() {
     }
 }
 
+/// kv.toml's clients asking for keys in turn (`pattern = "sequential"`, memtier's
+/// S:S): nothing is drawn but each request's set decision, which a run draws as the
+/// request would, so skipping gives `each`'s results byte for byte: back to back,
+/// paced and thinking, under both LRUs, beside the stream that keeps reclaim swapping
+/// values out, and with keys few enough to stay settled between passes.
+#[test]
+fn kv_requests_in_turn_skipped_are_each_s_byte_for_byte() {
+    let kv = include_str!("../benches/skip/kv.toml")
+        .replace("pattern = \"uniform\"", "pattern = \"sequential\"");
+    assert!(kv.contains("\"sequential\"\nset_ratio"));
+    let skipped_here = reclaimsim::workload::skip_kv::requests_skipped_here;
+    for lru in ["classic", "mglru"] {
+        let lru = format!("kernel.lru=\"{lru}\"");
+        for pacing in [
+            "",
+            "workload.1.rate=100000",
+            "workload.1.think_time=\"50us\"",
+        ] {
+            let sets: Vec<&str> = [lru.as_str(), pacing]
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .collect();
+            exact_runs(&kv, &sets, skipped_here);
+            // 20 k keys (39 MiB): their pages stay young between passes.
+            let few: Vec<&str> = sets
+                .iter()
+                .copied()
+                .chain(["workload.1.keys=20000"])
+                .collect();
+            let (skipped, ops) = exact_runs(&kv, &few, skipped_here);
+            assert!(
+                skipped * 2 > ops,
+                "{few:?}: {skipped} of {ops} requests skipped"
+            );
+        }
+    }
+}
+
 /// benches/skip/file.toml: a service reading 4 KiB at uniform offsets of three files,
 /// paced, beside an anon set and a stream under which reclaim deactivates and evicts
 /// its page cache. The reads of settled items pass in closed form (their slots, their

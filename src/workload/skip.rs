@@ -37,6 +37,31 @@ pub(super) fn settled(e: Pte, pmd_young: bool, write_u32: u32) -> bool {
         && (write_u32 == 0 || e & pte::DIRTY != 0)
 }
 
+/// How many items in turn from `from` (of `n`, wrapping) come before the next whose
+/// bit is set in `member`, if fewer than `within`; None otherwise. For the sets whose
+/// items are taken in turn (`skip_file`'s, `skip_kv`'s): `within` is the most the
+/// caller can take now (a slice's worth), so a scan costs no more than the run it
+/// bounds, however sparse the members.
+pub(super) fn next_in_turn(member: &[u64], n: u64, from: u64, within: u64) -> Option<u64> {
+    let n_words = member.len();
+    let w0 = (from / 64) as usize;
+    let mut bits = member[w0] >> (from % 64) << (from % 64);
+    // From the cursor's word on (the first round back to it), as far as `within`.
+    let words = ((from % 64 + within.min(n)) / 64) as usize;
+    for step in 0..=n_words.min(words + 1) {
+        let w = (w0 + step) % n_words;
+        if step > 0 {
+            bits = member[w];
+        }
+        if bits != 0 {
+            let i = w as u64 * 64 + bits.trailing_zeros() as u64;
+            let gap = (i + n - from) % n;
+            return (gap < within).then_some(gap);
+        }
+    }
+    None
+}
+
 /// Failures before the first success of trials that succeed with probability `p`
 /// (inversion of the geometric distribution); `u64::MAX` for p = 0.
 pub(super) fn geometric(rng: &mut Pcg64Mcg, p: f64) -> u64 {

@@ -55,7 +55,9 @@ use crate::mm::lru_gen::PTRS_PER_PTE;
 use crate::mm::{Mm, PMD_CHANGE};
 
 use super::pattern::{below, Sampler};
-use super::skip::{geometric, settled, ClassLists, DenseProbe, Dist, SkipSets, ZipfWeights};
+use super::skip::{
+    geometric, next_in_turn, settled, ClassLists, DenseProbe, Dist, SkipSets, ZipfWeights,
+};
 use super::{left_by_settled_syscall, Pacing, SliceEnd, SliceReport, Spec, Thread, Workload};
 
 thread_local! {
@@ -302,24 +304,9 @@ impl FileSet {
     }
 
     /// How many reads in turn from item `from` come before the next read of a
-    /// member (wrapping; None without members).
-    fn next_member(&self, from: u64) -> Option<u64> {
-        let word = |w: usize, from_bit: u64| self.member[w] >> from_bit << from_bit;
-        let n_words = self.member.len();
-        let w0 = (from / 64) as usize;
-        let mut bits = word(w0, from % 64);
-        // From the cursor's word to the last, then from the first round to it.
-        for step in 0..=n_words {
-            let w = (w0 + step) % n_words;
-            if step > 0 {
-                bits = self.member[w];
-            }
-            if bits != 0 {
-                let i = w as u64 * 64 + bits.trailing_zeros() as u64;
-                return Some((i + self.items - from) % self.items);
-            }
-        }
-        None
+    /// member (wrapping), if fewer than `within`.
+    fn next_member(&self, from: u64, within: u64) -> Option<u64> {
+        next_in_turn(&self.member, self.items, from, within)
     }
 
     /// Item `last`'s file as a run's last read of it, started at `last_start_ns`,
@@ -674,7 +661,10 @@ pub(crate) fn run(
 /// and the run goes on) or the slice's end.
 fn in_turn(s: &mut FileSet, mm: &mut Mm, p: &mut Pacing, cursor: &mut u64) {
     loop {
-        let gap = s.next_member(*cursor).unwrap_or(u64::MAX);
+        // No more reads than the slice (or the workload) has room for, back to back.
+        let horizon = p.slice_end.min(p.stop_ns);
+        let within = horizon.saturating_sub(p.clock) / p.access_ns.max(1) + 1;
+        let gap = s.next_member(*cursor, within).unwrap_or(within);
         if gap == 0 {
             // Looked at now: nothing changes it before its read, later in this slice
             // (a paced one) or in a later one after the logs are caught up.
@@ -743,7 +733,7 @@ mod tests {
             .collect();
         let mut s = FileSet::new(&spaces, (100, 1), FileIo::Read, Dist::Uniform);
         s.allocate();
-        assert_eq!(s.next_member(17), None);
+        assert_eq!(s.next_member(17, u64::MAX), None);
         for i in [5, 70, 130] {
             s.add(i);
         }
@@ -757,7 +747,10 @@ mod tests {
             (199, 6),
         ];
         for (from, gap) in want {
-            assert_eq!(s.next_member(from), Some(gap), "from {from}");
+            assert_eq!(s.next_member(from, u64::MAX), Some(gap), "from {from}");
+            // Looking no further than the member: not found; one further: found.
+            assert_eq!(s.next_member(from, gap), None, "from {from}, within {gap}");
+            assert_eq!(s.next_member(from, gap + 1), Some(gap), "from {from}");
         }
     }
 

@@ -15,7 +15,10 @@
 //! change log (a page written by the kernel makes the keys overlapping it members
 //! again), rebuilt from the page table after a spell of requests taken one by one.
 //! Uniform and zipf key pickers, back to back, paced or thinking (a batch is issued
-//! as `run_slice`'s loop issues it); other pickers take each request.
+//! as `run_slice`'s loop issues it). Keys asked for in turn (`pattern =
+//! "sequential"`) need nothing drawn but each request's set decision, which a run
+//! draws as the request would: the run up to the next member at the cursor passes
+//! as those requests would, byte for byte. Hot/cold pickers take each request.
 
 use rand::RngCore;
 use rand_pcg::Pcg64Mcg;
@@ -24,8 +27,19 @@ use crate::mm::bitmap::for_each_set_bit;
 use crate::mm::{lru_gen::PTRS_PER_PTE, Mm, Space, PMD_CHANGE};
 
 use super::pattern::{below, Sampler, Zipf};
-use super::skip::{geometric, settled, DenseProbe, SkipSets, ZipfWeights};
+use super::skip::{geometric, next_in_turn, settled, DenseProbe, SkipSets, ZipfWeights};
 use super::{SliceEnd, SliceReport, Spec, Thread, Workload, WorkloadStats};
+
+thread_local! {
+    /// Requests made in closed form on this host thread ([`requests_skipped_here`]).
+    static REQUESTS_SKIPPED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many `kv` requests the runs on this host thread have made without touching
+/// their pages (for tests, and for anyone asking whether skipping pays).
+pub fn requests_skipped_here() -> u64 {
+    REQUESTS_SKIPPED.with(|c| c.get())
+}
 
 /// Above this chance that a request picks a member, requests are taken one by one.
 /// Higher than for single accesses ([`super::skip`]): a request costs far more than
@@ -352,6 +366,16 @@ impl SettledDraw {
     }
 }
 
+/// How a run's settled requests get their values' page counts: drawn in proportion
+/// to the settled keys of each size, known (a member found settled), or from the
+/// keys in turn at the thread's cursor.
+#[derive(Debug, Clone, Copy)]
+enum Pages {
+    Drawn(SettledDraw),
+    Known(u64),
+    InTurn,
+}
+
 /// What [`member_request`] found for the request at a gap's end.
 pub(crate) enum Next {
     /// A request that changes nothing (a member found settled, now out of the set),
@@ -459,7 +483,8 @@ pub(crate) fn dense_request(s: &mut KvSet, space: &mut Space, key: u64) {
 }
 
 /// Whether thread `t`'s next request is the skipping loop's: a `kv` workload with a
-/// uniform or zipf picker under skip sampling (back to back, paced or thinking), past
+/// uniform, zipf or in-turn picker under skip sampling (back to back, paced or
+/// thinking), past
 /// its load phase, with no request in progress or handed on, on a space whose
 /// accesses do not trap (`--record-accesses`, a research policy).
 pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm) -> bool {
@@ -469,7 +494,7 @@ pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm) -> bool {
     // A dense set: the operation takes each request (and tells the set).
     let skipping = |s: &SkipSets| s.kv.as_ref().is_none_or(|kv| !kv.probe.dense);
     w.skip_sets.as_deref().is_some_and(skipping)
-        && matches!(kv.sampler, Sampler::Uniform { .. } | Sampler::Zipf(_))
+        && !matches!(kv.sampler, Sampler::HotCold { .. })
         && t.retry.is_none()
         && t.kv_skip.next.is_none()
         && t.populate.is_none()
@@ -509,10 +534,11 @@ pub(crate) fn run(
     };
     let (interval_ns, think_ns) = (*interval_ns, *think_ns);
     let (keys, zipf) = match &kv.sampler {
-        Sampler::Uniform { n } => (*n, None),
+        Sampler::Uniform { n } | Sampler::Sequential { n } => (*n, None),
         Sampler::Zipf(z) => (z.skip_params().0, Some(&**z)),
-        _ => unreachable!("applies() checked the picker"),
+        Sampler::HotCold { .. } => unreachable!("applies() checked the picker"),
     };
+    let in_turn = matches!(kv.sampler, Sampler::Sequential { .. });
     let (space_id, value_size, set_u32) = (kv.space, kv.value_size, kv.set_u32);
     let (request_ns, batch, stats_from_ns) = (kv.request_ns, *batch, *stats_from_ns);
     let access_ns = mm.cfg.costs.access_ns;
@@ -526,22 +552,48 @@ pub(crate) fn run(
     let mut total = 0u64;
     let mut slept = None;
     while *clock < end_ns && *ops_left != Some(0) && slept.is_none() {
-        let Some(gap) = settled_ahead(s, &mut t.kv_skip, &mut t.rng) else {
-            // Dense: the operation draws the request itself.
-            break;
-        };
-        // A run of settled requests (as many of the gap as the slice, the
-        // workload's stop and its `ops` allow), or the member at the gap's end.
-        let (n, draw) = match gap {
-            0 => match member_request(s, space, &mut t.kv_skip, &mut t.rng) {
-                Next::Settled(pages) => (1, Err(pages)),
-                Next::Take(k, set) => {
+        // A run of settled requests (as many as the slice, the workload's stop and
+        // its `ops` allow), or the member at the run's end.
+        let (n, pages) = if in_turn {
+            if s.probe.dense {
+                break;
+            }
+            let k = t.cursor;
+            // No more requests than the slice (or the workload) has room for.
+            let within = (end_ns - *clock) / base_ns.max(1) + 1;
+            match next_in_turn(&s.member, keys, k, within) {
+                Some(0) if !s.key_settled(space, k) => {
+                    // Handed on as the picker gives it: the key at the cursor, then
+                    // the set decision.
+                    t.cursor = (k + 1) % keys;
+                    let set = set_u32 != 0 && (t.rng.next_u64() as u32) < set_u32;
+                    t.kv_skip.pending = Some(k);
                     t.kv_skip.next = Some((k, set));
                     break;
                 }
-            },
-            g => (g.min(ops_left.unwrap_or(u64::MAX)), Ok(s.settled_draw())),
+                Some(0) => {
+                    s.remove(k);
+                    (1, Pages::InTurn)
+                }
+                gap => (gap.unwrap_or(within), Pages::InTurn),
+            }
+        } else {
+            let Some(gap) = settled_ahead(s, &mut t.kv_skip, &mut t.rng) else {
+                // Dense: the operation draws the request itself.
+                break;
+            };
+            match gap {
+                0 => match member_request(s, space, &mut t.kv_skip, &mut t.rng) {
+                    Next::Settled(pages) => (1, Pages::Known(pages)),
+                    Next::Take(k, set) => {
+                        t.kv_skip.next = Some((k, set));
+                        break;
+                    }
+                },
+                g => (g, Pages::Drawn(s.settled_draw())),
+            }
         };
+        let n = n.min(ops_left.unwrap_or(u64::MAX));
         // The requests' own time: a wait for a batch's slot is idle, not user time.
         let (mut busy_ns, mut made) = (0u64, 0u64);
         while made < n && *clock < end_ns {
@@ -564,9 +616,20 @@ pub(crate) fn run(
                 }
                 tally.batch_started(*clock >= stats_from_ns, *clock);
             }
-            let pages = match draw {
-                Ok(d) => s.min_pages + d.one_more(&mut t.rng) as u64,
-                Err(pages) => pages,
+            let pages = match pages {
+                Pages::Drawn(d) => s.min_pages + d.one_more(&mut t.rng) as u64,
+                Pages::Known(pages) => pages,
+                Pages::InTurn => {
+                    // The picker's key and set decision, as it gives them (a
+                    // settled key's pages are dirty if it may set: either way).
+                    let k = t.cursor;
+                    t.cursor = (k + 1) % keys;
+                    if set_u32 != 0 {
+                        t.rng.next_u64();
+                    }
+                    let (first, last) = s.pages(k);
+                    last - first + 1
+                }
             };
             *clock += request_ns + pages * access_ns;
             busy_ns += request_ns + pages * access_ns;
@@ -583,7 +646,7 @@ pub(crate) fn run(
             }
             made += 1;
         }
-        if let (Ok(_), Some(g)) = (draw, t.kv_skip.gap.as_mut()) {
+        if let (Pages::Drawn(_), Some(g)) = (pages, t.kv_skip.gap.as_mut()) {
             *g -= made;
         }
         rep.user_ns += busy_ns;
@@ -598,6 +661,7 @@ pub(crate) fn run(
         }
     }
     s.tally = tally.flush(stats, (base_ns, access_ns), value_size);
+    REQUESTS_SKIPPED.with(|c| c.set(c.get() + total));
     slept.map_or(Ok(total), Err)
 }
 
