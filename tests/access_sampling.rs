@@ -290,11 +290,24 @@ fn paced_uniform_file_reads_agree() {
 /// others', and reclaim deactivates its pages under it.
 #[test]
 fn back_to_back_uniform_file_reads_agree() {
-    let text = include_str!("../benches/skip/file.toml")
+    let text = back_to_back(include_str!("../benches/skip/file.toml"));
+    file_reads_agree(&text, &["pgscan_kswapd", "pgdeactivate"]);
+}
+
+/// file.toml (or a variant of it) with its service back to back for 2 s.
+fn back_to_back(paced: &str) -> String {
+    let text = paced
         .replace("duration = \"4s\"", "duration = \"2s\"")
         .replace("threads = 2\nrate = 100000\n", "threads = 2\n");
     assert!(!text.contains("100000") && text.contains("\"2s\""));
-    file_reads_agree(&text, &["pgscan_kswapd", "pgdeactivate"]);
+    text
+}
+
+/// [`file_reads_agree`] for a variant of file.toml's service, paced and
+/// [`back_to_back`] (`b2b_pressure` the counters that show its pressure).
+fn paced_and_back_to_back_agree(paced: &str, b2b_pressure: &[&str]) {
+    file_reads_agree(paced, &["workingset_refault_file", "pgscan_kswapd"]);
+    file_reads_agree(&back_to_back(paced), b2b_pressure);
 }
 
 /// file.toml's service reading at zipf offsets (0.9 over the three files' items),
@@ -308,12 +321,7 @@ fn zipf_file_reads_agree() {
         "pattern = \"zipf\"\nskew = 0.9\nthreads = 2",
     );
     assert!(paced.contains("zipf"));
-    file_reads_agree(&paced, &["workingset_refault_file", "pgscan_kswapd"]);
-    let back_to_back = paced
-        .replace("duration = \"4s\"", "duration = \"2s\"")
-        .replace("threads = 2\nrate = 100000\n", "threads = 2\n");
-    assert!(!back_to_back.contains("100000"));
-    file_reads_agree(&back_to_back, &["pgscan_kswapd", "pgdeactivate"]);
+    paced_and_back_to_back_agree(&paced, &["pgscan_kswapd", "pgdeactivate"]);
 }
 
 /// file.toml's service loading its files through their mappings at uniform offsets
@@ -327,12 +335,7 @@ fn uniform_mmap_file_reads_agree() {
         1,
     );
     assert!(paced.contains("mmap = true"));
-    file_reads_agree(&paced, &["workingset_refault_file", "pgscan_kswapd"]);
-    let back_to_back = paced
-        .replace("duration = \"4s\"", "duration = \"2s\"")
-        .replace("threads = 2\nrate = 100000\n", "threads = 2\n");
-    assert!(!back_to_back.contains("100000"));
-    file_reads_agree(&back_to_back, &["pgscan_kswapd"]);
+    paced_and_back_to_back_agree(&paced, &["pgscan_kswapd"]);
 }
 
 /// file.toml's service writing at uniform offsets (`file-write`): a write of an item
@@ -355,7 +358,7 @@ fn uniform_file_writes_agree() {
 }
 
 /// file.toml's service reading at hot/cold offsets (a fifth of the items take 95 %
-/// of the reads), the hot set moving at 2 s, paced and back to back: a run skips in
+/// of the reads), the hot set moving at 1 s, paced and back to back: a run skips in
 /// one phase of the hot set (a slice before the move, or any after it), its members
 /// drawn by class chance, the backward draw of `prev_pos` by the picker in that phase.
 #[test]
@@ -363,16 +366,10 @@ fn hotcold_file_reads_agree() {
     let paced = include_str!("../benches/skip/file.toml").replace(
         "pattern = \"uniform\"\nthreads = 2",
         "pattern = \"hotcold\"\nhot_fraction = 0.2\nhot_probability = 0.95\n\
-         phase_change = \"2s\"\nthreads = 2",
+         phase_change = \"1s\"\nthreads = 2",
     );
     assert!(paced.contains("hotcold"));
-    file_reads_agree(&paced, &["workingset_refault_file", "pgscan_kswapd"]);
-    let back_to_back = paced
-        .replace("duration = \"4s\"", "duration = \"2s\"")
-        .replace("phase_change = \"2s\"", "phase_change = \"1s\"")
-        .replace("threads = 2\nrate = 100000\n", "threads = 2\n");
-    assert!(!back_to_back.contains("100000"));
-    file_reads_agree(&back_to_back, &["pgscan_kswapd", "pgdeactivate"]);
+    paced_and_back_to_back_agree(&paced, &["pgscan_kswapd", "pgdeactivate"]);
 }
 
 /// file.toml's service reading its three files in turn (4 KiB at a time, from each
