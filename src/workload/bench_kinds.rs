@@ -111,8 +111,7 @@ impl Kv {
             (None, None) => {
                 t.unrecorded = false;
                 let set_u32 = self.set_u32;
-                let set =
-                    |r: &mut rand_pcg::Pcg64Mcg| set_u32 != 0 && (r.next_u64() as u32) < set_u32;
+                let set = |r: &mut rand_pcg::Pcg64Mcg| draw_set(r, set_u32);
                 // Keys come from accesses drawn ahead, whose values' first page-table
                 // entries are already loading (the same keys, in the same order).
                 let space = &cx.mm.spaces[self.space as usize];
@@ -300,6 +299,14 @@ impl Fio {
             read_op(cx, t, space, first, n, false)
         }
     }
+}
+
+/// A `kv` request's set decision: a set with chance `set_u32` / 2^32, drawn from the
+/// thread's stream only if the workload sets at all (memtier's `--ratio`). Every
+/// path that makes or skips a request draws it here, so the stream stays the same.
+#[inline]
+pub(crate) fn draw_set(rng: &mut rand_pcg::Pcg64Mcg, set_u32: u32) -> bool {
+    set_u32 != 0 && (rng.next_u64() as u32) < set_u32
 }
 
 /// A random fio job's pass over its blocks: pass `pass` visits block

@@ -2499,7 +2499,7 @@ mod tests {
     fn next_ahead_is_drawing_in_turn() {
         let zipf = Zipf::with_table_ranks(1 << 12, 0.99, 1 << 8);
         for set_u32 in [0u32, u32::MAX / 10, u32::MAX] {
-            let set = |r: &mut Pcg64Mcg| set_u32 != 0 && (r.next_u64() as u32) < set_u32;
+            let set = |r: &mut Pcg64Mcg| bench_kinds::draw_set(r, set_u32);
             let (mut ra, mut rb) = (task_rng(2, "kv"), task_rng(2, "kv"));
             let mut ahead = None;
             for i in 0..20_000u64 {

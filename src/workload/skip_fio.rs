@@ -330,7 +330,7 @@ pub(crate) fn run(
         *stats_from_ns,
     );
     let mut end = None;
-    // The last read made here: its start and block.
+    // The last read made here: its start and its I/O number.
     let mut last_read = None;
     while p.clock < end_ns && *ops_left != Some(0) {
         let pass_end = (pass.pass() + 1) * blocks;
@@ -384,7 +384,7 @@ pub(crate) fn run(
                 mix == Mix::Reads
             })
         {
-            last_read = Some((p.hits_end_ns - op_ns, pass.block_of(t.cursor + k - 1)));
+            last_read = Some((p.hits_end_ns - op_ns, t.cursor + k - 1));
         }
         t.cursor += k;
         if let Some(left) = ops_left.as_mut() {
@@ -408,7 +408,13 @@ pub(crate) fn run(
         // and the file position (a write changes neither). (Its `t.read` is not: the
         // next read resets it unread.) Then what the last I/O left: the kernel's
         // state at its entry and exit, and the batch it was.
-        if let Some((start_ns, block)) = last_read {
+        if let Some((start_ns, io)) = last_read {
+            // (In the pass in progress unless writes have since entered the next.)
+            let block = if pass.pass() == io / blocks {
+                pass.block_of(io)
+            } else {
+                f.pass_at(t, io).block_of(io)
+            };
             mm.now = start_ns;
             mm.read_pending_until(space, (block * bs_pages as u64) as u32);
             mm.spaces[space as usize].ra.prev_pos = ((block + 1) * bs_pages as u64 * 4096) as i64;

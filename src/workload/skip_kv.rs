@@ -26,6 +26,7 @@ use rand_pcg::Pcg64Mcg;
 use crate::mm::bitmap::for_each_set_bit;
 use crate::mm::{lru_gen::PTRS_PER_PTE, Mm, Space, PMD_CHANGE};
 
+use super::bench_kinds::draw_set;
 use super::pattern::{below, Sampler, Zipf};
 use super::skip::{geometric, next_in_turn, settled, DenseProbe, SkipSets, ZipfWeights};
 use super::{SliceEnd, SliceReport, Spec, Thread, Workload, WorkloadStats};
@@ -460,7 +461,7 @@ fn member_request(s: &mut KvSet, space: &Space, st: &mut KvSkip, rng: &mut Pcg64
     debug_assert!(!s.is_empty(), "with no member the gap is endless");
     st.gap = None;
     let k = s.pick(rng);
-    let set = s.set_u32 != 0 && (rng.next_u64() as u32) < s.set_u32;
+    let set = draw_set(rng, s.set_u32);
     if s.key_settled(space, k) {
         s.remove(k);
         // Drawn from the members, so its own size, not a class draw.
@@ -566,7 +567,7 @@ pub(crate) fn run(
                     // Handed on as the picker gives it: the key at the cursor, then
                     // the set decision.
                     t.cursor = (k + 1) % keys;
-                    let set = set_u32 != 0 && (t.rng.next_u64() as u32) < set_u32;
+                    let set = draw_set(&mut t.rng, set_u32);
                     t.kv_skip.pending = Some(k);
                     t.kv_skip.next = Some((k, set));
                     break;
@@ -624,9 +625,7 @@ pub(crate) fn run(
                     // settled key's pages are dirty if it may set: either way).
                     let k = t.cursor;
                     t.cursor = (k + 1) % keys;
-                    if set_u32 != 0 {
-                        t.rng.next_u64();
-                    }
+                    draw_set(&mut t.rng, set_u32);
                     let (first, last) = s.pages(k);
                     last - first + 1
                 }
