@@ -5,6 +5,7 @@
 //! came back), so that agreeing counters mean something.
 
 use reclaimsim::report::results::Results;
+use reclaimsim::workload::skip_kv;
 
 mod common;
 
@@ -233,6 +234,47 @@ fn paced_kv_requests_agree() {
         );
         assert!(text.contains(pacing));
         agree_on(&text, &["pswpout", "pswpin", "pgscan_kswapd"], &counters);
+    }
+}
+
+/// kv.toml with hot/cold keys (a fifth of them take 90 % of the requests), the hot
+/// set moving half-way (`phase_change`), back to back and paced, and with values
+/// not filled beforehand: a member is drawn by its class's chance, a settled
+/// request's value size by the settled keys' chances, and the set follows the hot
+/// set where it moves.
+#[test]
+fn kv_hotcold_requests_agree() {
+    let mut counters = COUNTERS.to_vec();
+    counters.extend(["latency_mean", "user_ns"]);
+    let text = include_str!("../benches/skip/kv.toml").replace(
+        "pattern = \"uniform\"",
+        "pattern = \"hotcold\"\nhot_fraction = 0.2\nhot_probability = 0.9\n\
+         phase_change = \"2s\"",
+    );
+    assert!(text.contains("phase_change"));
+    let paced = text.replace(
+        "request_time = \"4us\"",
+        "request_time = \"4us\"\nrate = 100000",
+    );
+    assert!(paced.contains("rate = 100000"));
+    // Values not filled and no stream: the keys come in as they are first asked
+    // for, the new hot set's after the move.
+    let unfilled = text
+        .replace("fill = true", "fill = false")
+        .replace("size = \"320M\"", "size = \"4M\"");
+    assert!(unfilled.contains("fill = false") && unfilled.contains("\"4M\""));
+    let swapping: &[&str] = &["pswpout", "pswpin", "pgscan_kswapd"];
+    for (text, pressure) in [
+        (&text, swapping),
+        (&paced, swapping),
+        (&unfilled, &["pgfault"]),
+    ] {
+        let before = skip_kv::requests_skipped_here();
+        agree_on(text, pressure, &counters);
+        assert!(
+            skip_kv::requests_skipped_here() > before,
+            "no request was skipped"
+        );
     }
 }
 

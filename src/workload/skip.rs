@@ -328,8 +328,14 @@ impl ClassLists {
         }
     }
 
-    fn class(&self, o: u64) -> usize {
+    /// The class of `o`: 0 hot (or the one class), 1 cold.
+    pub(super) fn class(&self, o: u64) -> usize {
         ((o + self.n - self.hot_lo) % self.n >= self.hot_n) as usize
+    }
+
+    /// The chance that one access picks a given item of class `c`.
+    pub(super) fn p_item(&self, c: usize) -> f64 {
+        self.p_page[c]
     }
 
     pub(super) fn add(&mut self, o: u64) {
@@ -347,7 +353,7 @@ impl ClassLists {
         list.pop();
     }
 
-    fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.lists.iter().all(|l| l.is_empty())
     }
 

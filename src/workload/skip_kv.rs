@@ -15,10 +15,12 @@
 //! change log (a page written by the kernel makes the keys overlapping it members
 //! again), rebuilt from the page table after a spell of requests taken one by one.
 //! Uniform and zipf key pickers, back to back, paced or thinking (a batch is issued
-//! as `run_slice`'s loop issues it). Keys asked for in turn (`pattern =
-//! "sequential"`) need nothing drawn but each request's set decision, which a run
-//! draws as the request would: the run up to the next member at the cursor passes
-//! as those requests would, byte for byte. Hot/cold pickers take each request.
+//! as `run_slice`'s loop issues it). Hot/cold keys are two classes of equally likely
+//! keys (the lists a hot/cold anon set uses, [`ClassLists`]); a run stops where the
+//! hot set moves (`phase_change`), and the set for the new hot set starts dense.
+//! Keys asked for in turn (`pattern = "sequential"`) need nothing drawn but each
+//! request's set decision, which a run draws as the request would: the run up to the
+//! next member at the cursor passes as those requests would, byte for byte.
 
 use rand::RngCore;
 use rand_pcg::Pcg64Mcg;
@@ -27,8 +29,10 @@ use crate::mm::bitmap::for_each_set_bit;
 use crate::mm::{lru_gen::PTRS_PER_PTE, Mm, Space, PMD_CHANGE};
 
 use super::bench_kinds::draw_set;
-use super::pattern::{below, Sampler, Zipf};
-use super::skip::{geometric, next_in_turn, settled, DenseProbe, SkipSets, ZipfWeights};
+use super::pattern::{below, Sampler};
+use super::skip::{
+    geometric, next_in_turn, settled, ClassLists, DenseProbe, Dist, SkipSets, ZipfWeights,
+};
 use super::{SliceEnd, SliceReport, Spec, Thread, Workload, WorkloadStats};
 
 thread_local! {
@@ -56,8 +60,8 @@ pub struct KvSet {
     set_u32: u32,
     /// Pages a value spans at least: ⌈value_size / 4096⌉.
     min_pages: u64,
-    /// The zipf picker's identity (None: uniform).
-    zipf_id: Option<[u64; 3]>,
+    /// The picker's identity ([`Dist::identity`]; uniform and in turn: zeros).
+    picker_id: [u64; 4],
     member: Vec<u64>,
     picks: KvPicks,
     log_pos: u64,
@@ -85,24 +89,37 @@ enum KvPicks {
         class_weight: [u64; 2],
         member_weight: [u64; 2],
     },
+    /// Hot/cold keys: the members listed by hotness ([`ClassLists`]), and the keys
+    /// and members counted by hotness (first index) and size class (second).
+    HotCold {
+        lists: ClassLists,
+        keys: [[u64; 2]; 2],
+        members: [[u64; 2]; 2],
+    },
 }
 
 impl KvSet {
     /// A set not built yet: dense, so requests are taken one by one (as under
     /// `each`) until they show that most change nothing ([`dense_request`]); a
     /// workload whose requests keep changing state never pays for the set.
-    fn new(space_id: u32, keys: u64, value_size: u64, set_u32: u32, zipf: Option<&Zipf>) -> KvSet {
+    fn new(space_id: u32, keys: u64, value_size: u64, set_u32: u32, dist: Dist) -> KvSet {
         let min_pages = value_size.div_ceil(4096);
-        let picks = match zipf {
-            None => KvPicks::Uniform {
+        let picks = match dist {
+            Dist::Uniform => KvPicks::Uniform {
                 lists: [Vec::new(), Vec::new()],
                 place: Vec::new(),
                 class_keys: [0; 2],
             },
-            Some(z) => KvPicks::Zipf {
+            Dist::Zipf(z) => KvPicks::Zipf {
                 w: Box::new(ZipfWeights::new(z)),
                 class_weight: [0; 2],
                 member_weight: [0; 2],
+            },
+            // A zeroed place per key, which the host commits as the set is built.
+            Dist::HotCold { .. } => KvPicks::HotCold {
+                lists: ClassLists::new(keys, dist),
+                keys: [[0; 2]; 2],
+                members: [[0; 2]; 2],
             },
         };
         KvSet {
@@ -111,7 +128,7 @@ impl KvSet {
             value_size,
             set_u32,
             min_pages,
-            zipf_id: zipf.map(Zipf::identity),
+            picker_id: dist.identity(),
             member: Vec::new(),
             picks,
             log_pos: 0,
@@ -124,15 +141,26 @@ impl KvSet {
     fn build(&mut self, space: &mut Space) {
         if self.member.is_empty() {
             self.member = vec![0; self.keys.div_ceil(64) as usize];
-            if let KvPicks::Uniform {
-                place, class_keys, ..
-            } = &mut self.picks
-            {
-                *place = vec![0; self.keys as usize];
-                for k in 0..self.keys {
-                    let (first, last) = pages_of(k, self.value_size);
-                    class_keys[(last - first + 1 > self.min_pages) as usize] += 1;
+            let (value_size, min_pages) = (self.value_size, self.min_pages);
+            let size_class = |k: u64| {
+                let (first, last) = pages_of(k, value_size);
+                (last - first + 1 > min_pages) as usize
+            };
+            match &mut self.picks {
+                KvPicks::Uniform {
+                    place, class_keys, ..
+                } => {
+                    *place = vec![0; self.keys as usize];
+                    for k in 0..self.keys {
+                        class_keys[size_class(k)] += 1;
+                    }
                 }
+                KvPicks::HotCold { lists, keys, .. } => {
+                    for k in 0..self.keys {
+                        keys[lists.class(k)][size_class(k)] += 1;
+                    }
+                }
+                KvPicks::Zipf { .. } => {}
             }
         }
         self.probe.built();
@@ -179,6 +207,10 @@ impl KvSet {
                 w.add(k);
                 member_weight[c] += w.item_weight(k);
             }
+            KvPicks::HotCold { lists, members, .. } => {
+                members[lists.class(k)][c] += 1;
+                lists.add(k);
+            }
         }
     }
 
@@ -202,6 +234,10 @@ impl KvSet {
                 w.remove(k);
                 member_weight[c] -= w.item_weight(k);
             }
+            KvPicks::HotCold { lists, members, .. } => {
+                members[lists.class(k)][c] -= 1;
+                lists.remove(k);
+            }
         }
     }
 
@@ -209,6 +245,7 @@ impl KvSet {
         match &self.picks {
             KvPicks::Uniform { lists, .. } => lists.iter().all(Vec::is_empty),
             KvPicks::Zipf { w, .. } => w.total() == 0,
+            KvPicks::HotCold { lists, .. } => lists.is_empty(),
         }
     }
 
@@ -219,6 +256,7 @@ impl KvSet {
                 (lists[0].len() + lists[1].len()) as f64 / self.keys as f64
             }
             KvPicks::Zipf { w, .. } => w.total() as f64 / w.all_weight() as f64,
+            KvPicks::HotCold { lists, .. } => lists.p_member(),
         }
     }
 
@@ -235,6 +273,7 @@ impl KvSet {
                 }
             }
             KvPicks::Zipf { w, .. } => w.zipf_item(w.find(below(rng.next_u64(), w.total()))),
+            KvPicks::HotCold { lists, .. } => lists.pick(rng),
         }
     }
 
@@ -257,6 +296,26 @@ impl KvSet {
                 class_weight[0] - member_weight[0],
                 class_weight[1] - member_weight[1],
             ),
+            KvPicks::HotCold {
+                lists,
+                keys,
+                members,
+            } => {
+                // Each size class's settled keys by their chances, as weights out of
+                // 2^52 (a chance's precision).
+                let chance = |c: usize| {
+                    (0..2)
+                        .map(|h| (keys[h][c] - members[h][c]) as f64 * lists.p_item(h))
+                        .sum::<f64>()
+                };
+                let (a, b) = (chance(0), chance(1));
+                if a == 0.0 || b == 0.0 {
+                    ((a > 0.0) as u64, (b > 0.0) as u64)
+                } else {
+                    let w0 = ((a / (a + b)) * (1u64 << 52) as f64) as u64;
+                    (w0, (1 << 52) - w0)
+                }
+            }
         };
         SettledDraw { w0, w1 }
     }
@@ -301,6 +360,18 @@ impl KvSet {
                 *member_weight = [0; 2];
                 for k in members() {
                     member_weight[class(k)] += w.item_weight(k);
+                }
+            }
+            KvPicks::HotCold {
+                lists,
+                members: counts,
+                ..
+            } => {
+                lists.clear();
+                *counts = [[0; 2]; 2];
+                for k in members() {
+                    counts[lists.class(k)][class(k)] += 1;
+                    lists.add(k);
                 }
             }
         }
@@ -404,16 +475,16 @@ pub(crate) fn ready<'a>(
     slot: &'a mut Option<Box<KvSet>>,
     space_id: u32,
     (keys, value_size, set_u32): (u64, u64, u32),
-    zipf: Option<&Zipf>,
+    dist: Dist,
 ) -> &'a mut KvSet {
-    let zipf_id = zipf.map(Zipf::identity);
+    let picker_id = dist.identity();
     let fits = slot.as_ref().is_some_and(|s| {
-        (s.space, s.keys, s.value_size, s.set_u32, s.zipf_id)
-            == (space_id, keys, value_size, set_u32, zipf_id)
+        (s.space, s.keys, s.value_size, s.set_u32, s.picker_id)
+            == (space_id, keys, value_size, set_u32, picker_id)
     });
     if !fits {
         *slot = Some(Box::new(KvSet::new(
-            space_id, keys, value_size, set_u32, zipf,
+            space_id, keys, value_size, set_u32, dist,
         )));
     }
     slot.as_mut().expect("made above")
@@ -483,8 +554,8 @@ pub(crate) fn dense_request(s: &mut KvSet, space: &mut Space, key: u64) {
     }
 }
 
-/// Whether thread `t`'s next request is the skipping loop's: a `kv` workload with a
-/// uniform, zipf or in-turn picker under skip sampling (back to back, paced or
+/// Whether thread `t`'s next request is the skipping loop's: a `kv` workload (any
+/// picker: uniform, zipf, hot/cold or in turn) under skip sampling (back to back, paced or
 /// thinking), past
 /// its load phase, with no request in progress or handed on, on a space whose
 /// accesses do not trap (`--record-accesses`, a research policy).
@@ -495,7 +566,6 @@ pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm) -> bool {
     // A dense set: the operation takes each request (and tells the set).
     let skipping = |s: &SkipSets| s.kv.as_ref().is_none_or(|kv| !kv.probe.dense);
     w.skip_sets.as_deref().is_some_and(skipping)
-        && !matches!(kv.sampler, Sampler::HotCold { .. })
         && t.retry.is_none()
         && t.kv_skip.next.is_none()
         && t.populate.is_none()
@@ -534,10 +604,32 @@ pub(crate) fn run(
         unreachable!("applies() checked the kind");
     };
     let (interval_ns, think_ns) = (*interval_ns, *think_ns);
-    let (keys, zipf) = match &kv.sampler {
-        Sampler::Uniform { n } | Sampler::Sequential { n } => (*n, None),
-        Sampler::Zipf(z) => (z.skip_params().0, Some(&**z)),
-        Sampler::HotCold { .. } => unreachable!("applies() checked the picker"),
+    // Where a hot/cold picker's hot set moves, if still ahead: the run stops before
+    // a request issued there (whose key the new hot set picks).
+    let mut phase_end = u64::MAX;
+    let (keys, dist) = match &kv.sampler {
+        Sampler::Uniform { n } | Sampler::Sequential { n } => (*n, Dist::Uniform),
+        Sampler::Zipf(z) => (z.skip_params().0, Dist::Zipf(z)),
+        &Sampler::HotCold {
+            n,
+            hot_n,
+            hot_prob_u32,
+            phase_change_ns,
+        } => {
+            if let Some(tc) = phase_change_ns.filter(|&tc| *clock < tc) {
+                phase_end = tc;
+            }
+            let hot_lo = super::pattern::hot_lo(n, phase_change_ns, *clock);
+            let hot_u32 = hot_prob_u32;
+            (
+                n,
+                Dist::HotCold {
+                    hot_lo,
+                    hot_n,
+                    hot_u32,
+                },
+            )
+        }
     };
     let in_turn = matches!(kv.sampler, Sampler::Sequential { .. });
     let (space_id, value_size, set_u32) = (kv.space, kv.value_size, kv.set_u32);
@@ -545,14 +637,28 @@ pub(crate) fn run(
     let access_ns = mm.cfg.costs.access_ns;
     let space = &mut mm.spaces[space_id as usize];
     let sets = skip_sets.as_deref_mut().expect("applies() checked");
-    let s = ready(&mut sets.kv, space_id, (keys, value_size, set_u32), zipf);
+    let s = ready(&mut sets.kv, space_id, (keys, value_size, set_u32), dist);
     start_run(s, space, &mut t.kv_skip);
     let base_ns = request_ns + s.min_pages * access_ns;
     let mut tally = Tally::new(batch, std::mem::take(&mut s.tally));
-    let end_ns = (*stop_ns).min(slice_end);
+    let end_ns = (*stop_ns).min(slice_end).min(phase_end);
     let mut total = 0u64;
     let mut slept = None;
-    while *clock < end_ns && *ops_left != Some(0) && slept.is_none() {
+    let mut at_phase = false;
+    while *clock < end_ns && *ops_left != Some(0) && slept.is_none() && !at_phase {
+        if phase_end < u64::MAX {
+            // The next request must be issued in this slice and before the hot set
+            // moves (a member handed on is issued by `run_slice` as it stands);
+            // otherwise `run_slice`'s loop waits or sleeps for it and takes it.
+            let issue_at = if t.batch_left == 0 {
+                t.next_issue_ns.max(*clock)
+            } else {
+                *clock
+            };
+            if issue_at >= end_ns {
+                break;
+            }
+        }
         // A run of settled requests (as many as the slice, the workload's stop and
         // its `ops` allow), or the member at the run's end.
         let (n, pages) = if in_turn {
@@ -603,6 +709,10 @@ pub(crate) fn run(
                 if t.next_issue_ns > *clock {
                     if t.next_issue_ns >= slice_end || t.next_issue_ns >= *stop_ns {
                         slept = Some(SliceEnd::SleepUntil(t.next_issue_ns.min(*stop_ns)));
+                        break;
+                    }
+                    if t.next_issue_ns >= phase_end {
+                        at_phase = true;
                         break;
                     }
                     *clock = t.next_issue_ns;
@@ -749,6 +859,7 @@ mod tests {
     use crate::mm::page::pte;
     use crate::mm::SpaceKind;
     use crate::rng::task_rng;
+    use crate::workload::pattern::Zipf;
 
     const KEYS: u64 = 1000;
     const VALUE: u64 = 2000;
@@ -783,7 +894,7 @@ mod tests {
         let (mut mm, si) = settled_kv();
         let mut slot = None;
         let mut st = KvSkip::default();
-        let s = ready(&mut slot, si, (KEYS, VALUE, 1), None);
+        let s = ready(&mut slot, si, (KEYS, VALUE, 1), Dist::Uniform);
         // A new set is not built: requests are taken one by one until those probed
         // show that they change nothing (every page settled here), a window of
         // DENSE_PROBE_ACCESSES probes at one request in DENSE_REQUEST_PROBE_EVERY.
@@ -822,7 +933,7 @@ mod tests {
         let space = &mut mm.spaces[si as usize];
         *space.pte_mut(200) &= !pte::DIRTY;
         let mut slot = None;
-        let s = ready(&mut slot, si, (KEYS, VALUE, 0), None);
+        let s = ready(&mut slot, si, (KEYS, VALUE, 0), Dist::Uniform);
         s.build(space);
         assert!(members(s).is_empty());
         *space.pte_mut(300) &= !pte::YOUNG;
@@ -837,7 +948,7 @@ mod tests {
     /// two pages as often as the settled keys' chances say. Worked out from the keys'
     /// byte ranges and `p_key`, each count within 4.5 standard deviations of its
     /// expectation.
-    fn requests_are_drawn_as_the_picker_draws(zipf: Option<&Zipf>, p_key: impl Fn(u64) -> f64) {
+    fn requests_are_drawn_as_the_picker_draws(dist: Dist, p_key: impl Fn(u64) -> f64) {
         let (mut mm, si) = settled_kv();
         let space = &mut mm.spaces[si as usize];
         // Members: the keys on every eighth page from page 3 (unsettled: not young).
@@ -861,7 +972,7 @@ mod tests {
 
         let mut slot = None;
         let mut st = KvSkip::default();
-        let s = ready(&mut slot, si, (KEYS, VALUE, 1), zipf);
+        let s = ready(&mut slot, si, (KEYS, VALUE, 1), dist);
         s.build(space);
         start_run(s, space, &mut st);
         assert_eq!(members(s), unsettled);
@@ -927,7 +1038,33 @@ mod tests {
 
     #[test]
     fn requests_are_drawn_as_uniform_keys_are() {
-        requests_are_drawn_as_the_picker_draws(None, |_| 1.0 / KEYS as f64);
+        requests_are_drawn_as_the_picker_draws(Dist::Uniform, |_| 1.0 / KEYS as f64);
+    }
+
+    /// Hot/cold keys (a tenth of them, from the middle and wrapping past the last key
+    /// in the second case, take 90 % of the requests): a hot key's chance is 0.9 over
+    /// the hot keys, a cold one's 0.1 over the rest.
+    #[test]
+    fn requests_are_drawn_as_hot_cold_keys_are() {
+        let hot_n = KEYS / 10;
+        let hot_u32 = (0.9 * (1u64 << 32) as f64) as u32;
+        let h = hot_u32 as f64 / (1u64 << 32) as f64;
+        for hot_lo in [KEYS / 2, KEYS - hot_n / 2] {
+            let hot = |k: u64| (k + KEYS - hot_lo) % KEYS < hot_n;
+            let p_key = |k: u64| {
+                if hot(k) {
+                    h / hot_n as f64
+                } else {
+                    (1.0 - h) / (KEYS - hot_n) as f64
+                }
+            };
+            let dist = Dist::HotCold {
+                hot_lo,
+                hot_n,
+                hot_u32,
+            };
+            requests_are_drawn_as_the_picker_draws(dist, p_key);
+        }
     }
 
     /// Zipf keys (0.9, 1.2): key k's chance is its rank's (rank + 1)^-s over the
@@ -942,7 +1079,7 @@ mod tests {
             }
             let h: f64 = (1..=KEYS).map(|r| (r as f64).powf(-skew)).sum();
             let p_key = |k: u64| ((rank_of[k as usize] + 1) as f64).powf(-skew) / h;
-            requests_are_drawn_as_the_picker_draws(Some(&z), p_key);
+            requests_are_drawn_as_the_picker_draws(Dist::Zipf(&z), p_key);
         }
     }
 }
