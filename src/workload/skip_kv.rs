@@ -555,17 +555,23 @@ pub(crate) fn dense_request(s: &mut KvSet, space: &mut Space, key: u64) {
 }
 
 /// Whether thread `t`'s next request is the skipping loop's: a `kv` workload (any
-/// picker: uniform, zipf, hot/cold or in turn) under skip sampling (back to back, paced or
-/// thinking), past
-/// its load phase, with no request in progress or handed on, on a space whose
-/// accesses do not trap (`--record-accesses`, a research policy).
+/// picker: uniform, zipf, hot/cold or in turn) under skip sampling (back to back,
+/// paced or thinking), past its load phase, with no request in progress or handed
+/// on, on a space whose accesses do not trap (`--record-accesses`, a research
+/// policy).
 pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm) -> bool {
     let Spec::Kv(kv) = &w.spec else {
         return false;
     };
     // A dense set: the operation takes each request (and tells the set).
     let skipping = |s: &SkipSets| s.kv.as_ref().is_none_or(|kv| !kv.probe.dense);
+    // A hot/cold picker with both classes (one key has no cold class).
+    let two_classes = match kv.sampler {
+        Sampler::HotCold { n, hot_n, .. } => hot_n > 0 && hot_n < n,
+        _ => true,
+    };
     w.skip_sets.as_deref().is_some_and(skipping)
+        && two_classes
         && t.retry.is_none()
         && t.kv_skip.next.is_none()
         && t.populate.is_none()
