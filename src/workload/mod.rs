@@ -1333,29 +1333,9 @@ fn paced_anon_hits(
         (Some(sets), _) if !s.traps() => {
             // Only the accesses that can change something, each at its slot; the
             // slots of those skipped pass by in closed form.
-            let (n, dist) = match sampler {
-                Sampler::Zipf(z) => (z.skip_params().0, skip::Dist::Zipf(z)),
-                Sampler::Uniform { n } => (*n, skip::Dist::Uniform),
-                &Sampler::HotCold {
-                    n,
-                    hot_n,
-                    hot_prob_u32,
-                    phase_change_ns,
-                } => {
-                    // The run's phase, fixed for it (paced_hit_run checked).
-                    let hot_lo = pattern::hot_lo(n, phase_change_ns, *clock);
-                    let hot_u32 = hot_prob_u32;
-                    (
-                        n,
-                        skip::Dist::HotCold {
-                            hot_lo,
-                            hot_n,
-                            hot_u32,
-                        },
-                    )
-                }
-                _ => unreachable!("paced_hit_run checked the sampler"),
-            };
+            // A hot/cold run's phase is fixed for it (paced_hit_run checked).
+            let (n, dist) =
+                skip::Dist::of(sampler, *clock).expect("paced_hit_run checked the sampler");
             let mut budget = skip::Budget::Paced(&mut p);
             let at = (space, 0);
             let slow = &mut Slow::none();

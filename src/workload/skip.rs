@@ -269,7 +269,30 @@ pub(crate) enum Dist<'a> {
     },
 }
 
-impl Dist<'_> {
+impl<'a> Dist<'a> {
+    /// A random picker's chances at `now` (hot/cold: its hot set then), with the
+    /// number of items they range over; None for a sweep (`Sampler::Sequential`).
+    pub(crate) fn of(sampler: &'a Sampler, now: u64) -> Option<(u64, Dist<'a>)> {
+        match *sampler {
+            Sampler::Sequential { .. } => None,
+            Sampler::Uniform { n } => Some((n, Dist::Uniform)),
+            Sampler::Zipf(ref z) => Some((z.skip_params().0, Dist::Zipf(z))),
+            Sampler::HotCold {
+                n,
+                hot_n,
+                hot_prob_u32,
+                phase_change_ns,
+            } => Some((
+                n,
+                Dist::HotCold {
+                    hot_lo: super::pattern::hot_lo(n, phase_change_ns, now),
+                    hot_n,
+                    hot_u32: hot_prob_u32,
+                },
+            )),
+        }
+    }
+
     /// What tells one picker from another, for a set's [`Key`].
     pub(super) fn identity(&self) -> [u64; 4] {
         match *self {
@@ -881,29 +904,9 @@ pub(crate) fn skip_hit_loop(
                 sequential_hits(space, limit, write_u32, rng, cursor, (state, slow), at);
             return Skipped::Ran(hits, miss);
         }
-        Sampler::Uniform { n } => (*n, Dist::Uniform),
-        Sampler::Zipf(z) => (z.skip_params().0, Dist::Zipf(z)),
-        &Sampler::HotCold {
-            n,
-            hot_n,
-            hot_prob_u32,
-            phase_change_ns,
-        } => {
-            if hot_n == 0 || hot_n >= n {
-                return Skipped::No;
-            }
-            // The phase the call starts in, as the per-access loop takes it.
-            let hot_lo = super::pattern::hot_lo(n, phase_change_ns, clock);
-            let hot_u32 = hot_prob_u32;
-            (
-                n,
-                Dist::HotCold {
-                    hot_lo,
-                    hot_n,
-                    hot_u32,
-                },
-            )
-        }
+        &Sampler::HotCold { n, hot_n, .. } if hot_n == 0 || hot_n >= n => return Skipped::No,
+        // The phase the call starts in, as the per-access loop takes it.
+        _ => Dist::of(sampler, clock).expect("a random picker"),
     };
     let mut budget = Budget::Count { limit, hits: 0 };
     let Some(miss) = random_loop(

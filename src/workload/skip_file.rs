@@ -458,22 +458,9 @@ pub(crate) fn applies(w: &Workload, t: &Thread, mm: &Mm, clock: u64, slice_end: 
 /// The picker's chances at `now` (hot/cold: its phase then), and what the backward
 /// draw of `prev_pos` draws its reads with (None: uniform offsets, which it counts).
 fn chances(sampler: &Sampler, now: u64) -> (Dist<'_>, Option<(&Sampler, u64)>) {
-    match *sampler {
-        Sampler::Uniform { .. } | Sampler::Sequential { .. } => (Dist::Uniform, None),
-        Sampler::Zipf(ref z) => (Dist::Zipf(z), Some((sampler, now))),
-        Sampler::HotCold {
-            n,
-            hot_n,
-            hot_prob_u32,
-            phase_change_ns,
-        } => {
-            let d = Dist::HotCold {
-                hot_lo: super::pattern::hot_lo(n, phase_change_ns, now),
-                hot_n,
-                hot_u32: hot_prob_u32,
-            };
-            (d, Some((sampler, now)))
-        }
+    match Dist::of(sampler, now) {
+        Some((_, Dist::Uniform)) | None => (Dist::Uniform, None),
+        Some((_, d)) => (d, Some((sampler, now))),
     }
 }
 

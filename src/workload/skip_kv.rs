@@ -613,29 +613,18 @@ pub(crate) fn run(
     // Where a hot/cold picker's hot set moves, if still ahead: the run stops before
     // a request issued there (whose key the new hot set picks).
     let mut phase_end = u64::MAX;
-    let (keys, dist) = match &kv.sampler {
-        Sampler::Uniform { n } | Sampler::Sequential { n } => (*n, Dist::Uniform),
-        Sampler::Zipf(z) => (z.skip_params().0, Dist::Zipf(z)),
-        &Sampler::HotCold {
-            n,
-            hot_n,
-            hot_prob_u32,
-            phase_change_ns,
-        } => {
-            if let Some(tc) = phase_change_ns.filter(|&tc| *clock < tc) {
-                phase_end = tc;
-            }
-            let hot_lo = super::pattern::hot_lo(n, phase_change_ns, *clock);
-            let hot_u32 = hot_prob_u32;
-            (
-                n,
-                Dist::HotCold {
-                    hot_lo,
-                    hot_n,
-                    hot_u32,
-                },
-            )
+    if let Sampler::HotCold {
+        phase_change_ns: Some(tc),
+        ..
+    } = kv.sampler
+    {
+        if *clock < tc {
+            phase_end = tc;
         }
+    }
+    let (keys, dist) = match &kv.sampler {
+        Sampler::Sequential { n } => (*n, Dist::Uniform),
+        picker => Dist::of(picker, *clock).expect("a random picker"),
     };
     let in_turn = matches!(kv.sampler, Sampler::Sequential { .. });
     let (space_id, value_size, set_u32) = (kv.space, kv.value_size, kv.set_u32);
