@@ -257,8 +257,8 @@ fn kv_hotcold_requests_agree() {
         "request_time = \"4us\"\nrate = 100000",
     );
     assert!(paced.contains("rate = 100000"));
-    // Values not filled and no stream: the keys come in as they are first asked
-    // for, the new hot set's after the move.
+    // Values not filled and the stream cut to 4 MiB: the keys come in as they are
+    // first asked for, the new hot set's after the move.
     let unfilled = text
         .replace("fill = true", "fill = false")
         .replace("size = \"320M\"", "size = \"4M\"");
